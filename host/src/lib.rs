@@ -1,0 +1,1 @@
+//! sluice's host library (work in progress).
