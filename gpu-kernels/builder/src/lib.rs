@@ -115,7 +115,7 @@ impl Builder {
         self
     }
 
-    /// The nested build's target folder. Default: `target/sluice-kernels` of the
+    /// The nested build's target folder. Default: `target/sluice-kernels/<arch>` of the
     /// workspace holding the kernel crate. Never the outer build's own target
     /// folder: cargo locks it for the whole outer build.
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
@@ -176,7 +176,12 @@ impl Builder {
 
     /// As [`Builder::build`], with an already discovered toolchain.
     pub fn build_with(&self, tc: &Toolchain) -> Result<PtxOutput, BuildError> {
-        let target_dir = self.target_dir.clone().unwrap_or_else(|| self.workspace_target().join("sluice-kernels"));
+        // One folder per architecture: the target CPU is a rustflag, and switching
+        // it in one folder would rebuild `core` every time.
+        let target_dir = self
+            .target_dir
+            .clone()
+            .unwrap_or_else(|| self.workspace_target().join("sluice-kernels").join(self.arch.to_string()));
         std::fs::create_dir_all(&target_dir).map_err(error::io(format!("creating {}", target_dir.display())))?;
         let linker = compile_linker(tc, &target_dir)?;
         let manifest = self.crate_dir.join("Cargo.toml");

@@ -256,6 +256,8 @@ pub fn find_ptxas(loc: &Locations) -> Result<PathBuf, BuildError> {
     if let Some(found) = looked.iter().find(|p| p.is_file()) {
         return Ok(found.clone());
     }
+    let mut seen = std::collections::HashSet::new();
+    looked.retain(|p| seen.insert(p.clone()));
     looked.truncate(4);
     looked.insert(0, loc.tools_dir.join("venv"));
     Err(BuildError::ToolMissing { tool: Tool::Ptxas, looked, fix: PTXAS_FIX.into() })
