@@ -5,11 +5,11 @@
 //! | `setup` | finds or installs the kernel toolchain and `ptxas`, idempotently |
 //! | `build-ptx [--arch sm_XX] [--release\|--debug]` | compiles `gpu-kernels` to `target/ptx/gpu-kernels.ptx` |
 //! | `check-ptx [--arch sm_XX]...` | assembles the PTX with `ptxas`, prints each kernel's resources |
-//! | `test` | the README's test command: `cargo test --workspace` |
+//! | `test` | the README's test command: `setup`, then `cargo test --workspace` |
 //! | `ci` | exactly what `.ci/run` runs after installing |
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
-//! | `demo [lanes]` | runs the seed example (`examples/seed_columns.rs`) |
+//! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
 //! | `bench [kernels]` | on a GPU machine: runs the benchmarks; elsewhere: says how to bundle them |
 
 use std::path::{Path, PathBuf};
@@ -26,11 +26,11 @@ commands:
   build-ptx [--arch sm_XX] [--release|--debug]
                                       compile gpu-kernels to target/ptx/gpu-kernels.ptx
   check-ptx [--arch sm_XX]...         assemble the PTX with ptxas (default sm_90), print resources
-  test                                run the test suite (cargo test --workspace)
+  test                                setup, then run the test suite (cargo test --workspace)
   ci                                  build-ptx, check-ptx sm_90 sm_80, test: what CI runs
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
-  demo [lanes]                        run the seed example on the GPU
+  demo [lanes]                        setup, then run the seed example on the GPU
   bench [kernels]                     run the benchmarks (GPU machine) or explain how";
 
 type Result<T = ()> = std::result::Result<T, String>;
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         "setup" => setup(rest),
         "build-ptx" => build_ptx(rest).map(|_| ()),
         "check-ptx" => check(rest),
-        "test" => cargo(&["test", "--workspace"]),
+        "test" => setup(&[]).and_then(|()| cargo(&["test", "--workspace"])),
         "ci" => ci(),
         "bless" => bless(),
         "bundle" => bundle(),
@@ -333,6 +333,7 @@ fn bless() -> Result {
 }
 
 fn demo(args: &[String]) -> Result {
+    setup(&[])?;
     let mut a = vec!["run", "--release", "--example", "seed_columns", "--"];
     a.extend(args.iter().map(String::as_str));
     cargo(&a)

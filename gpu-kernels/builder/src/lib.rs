@@ -279,9 +279,16 @@ fn compile_linker(tc: &Toolchain, target_dir: &Path) -> Result<PathBuf, BuildErr
         return Ok(exe);
     }
     std::fs::create_dir_all(&dir).map_err(error::io(format!("creating {}", dir.display())))?;
-    let src = dir.join(format!("sluice-llbc-{hash:016x}.rs"));
+    // Unique scratch names: build scripts, xtask and test threads may compile it at once.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let src = dir.join(format!("sluice-llbc-{hash:016x}.{unique}.rs"));
     std::fs::write(&src, LLBC_SOURCE).map_err(error::io(format!("writing {}", src.display())))?;
-    let tmp = dir.join(format!("sluice-llbc-{hash:016x}.tmp{}", std::process::id()));
+    let tmp = dir.join(format!("sluice-llbc-{hash:016x}.{unique}.tmp"));
     let out = Command::new(&tc.rustc.rustc)
         .env_clear()
         .envs(toolchain::scrubbed_env())
@@ -290,6 +297,7 @@ fn compile_linker(tc: &Toolchain, target_dir: &Path) -> Result<PathBuf, BuildErr
         .arg(&src)
         .output()
         .map_err(error::io(format!("starting {}", tc.rustc.rustc.display())))?;
+    let _ = std::fs::remove_file(&src);
     if !out.status.success() {
         return Err(BuildError::ToolUnusable {
             tool: Tool::KernelRustc,
