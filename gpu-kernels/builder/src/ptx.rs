@@ -153,17 +153,26 @@ fn number_before(text: &str, unit: &str) -> Option<u32> {
 /// Parses the `ptxas -v` report.
 pub fn parse_ptxas_report(log: &str) -> Vec<KernelResources> {
     let mut out: Vec<KernelResources> = Vec::new();
+    // ptxas also prints "Function properties for <callee>" (vprintf, helpers)
+    // inside a kernel's section: only the kernel's own block counts.
+    let mut properties_of_kernel = false;
     for line in log.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or("").to_string();
             out.push(KernelResources { name, ..Default::default() });
+            properties_of_kernel = false;
             continue;
         }
         let Some(k) = out.last_mut() else { continue };
-        if line.contains("bytes stack frame") {
-            k.stack_frame_bytes = number_before(line, "bytes stack frame").unwrap_or(0);
-            k.spill_store_bytes = number_before(line, "bytes spill stores").unwrap_or(0);
-            k.spill_load_bytes = number_before(line, "bytes spill loads").unwrap_or(0);
+        if let Some(rest) = line.split("Function properties for ").nth(1) {
+            properties_of_kernel = rest.trim() == k.name;
+        } else if line.contains("bytes stack frame") {
+            if properties_of_kernel {
+                k.stack_frame_bytes = number_before(line, "bytes stack frame").unwrap_or(0);
+                k.spill_store_bytes = number_before(line, "bytes spill stores").unwrap_or(0);
+                k.spill_load_bytes = number_before(line, "bytes spill loads").unwrap_or(0);
+            }
+            properties_of_kernel = false;
         } else if line.contains("Used") && line.contains("registers") {
             k.registers = number_before(line, "registers").unwrap_or(0);
             k.shared_bytes = number_before(line, "bytes smem").unwrap_or(0);
@@ -214,8 +223,12 @@ mod tests {
 ptxas info    : Compiling entry function 'tiled' for 'sm_90'\n\
 ptxas info    : Function properties for tiled\n\
     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n\
+ptxas info    : Function properties for vprintf\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
 ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 388 bytes cmem[0]\n\
 ptxas info    : Compiling entry function 'fill' for 'sm_90'\n\
+ptxas info    : Function properties for vprintf\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
 ptxas info    : Function properties for fill\n\
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
 ptxas info    : Used 8 registers, used 0 barriers, 372 bytes cmem[0]\n";

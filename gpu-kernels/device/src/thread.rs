@@ -1,21 +1,73 @@
-//! Thread, block and grid indices (the CUDA `threadIdx`/`blockIdx`/`blockDim`/`gridDim`).
+//! Thread, block and grid indices and sizes (CUDA's `threadIdx`, `blockIdx`,
+//! `blockDim`, `gridDim`) in 1, 2 and 3 dimensions, and global-index helpers.
 //!
-//! Available on the device only; each function reads one special register.
+//! Each function reads one or a few special registers (`%tid`, `%ctaid`,
+//! `%ntid`, `%nctaid`); they cost a cycle or two and need no `unsafe`.
+//! [`Dim3`] and [`WARP_SIZE`] exist on the host too (launch configurations
+//! use them); everything else is device-only.
+//!
+//! # Which index to use
+//!
+//! | helper | value | unique per thread? |
+//! | --- | --- | --- |
+//! | [`index_1d`] | `blockIdx.x * blockDim.x + threadIdx.x` | only in a 1-D launch |
+//! | [`index_2d`] | `(x, y)` global coordinates | only in a launch with `z == 1` |
+//! | [`index_3d`] | `(x, y, z)` global coordinates | always |
+//! | [`global_rank`] | linear id over the whole grid, any shape | always |
+//!
+//! # Example (device code)
+//!
+//! A grid-stride loop, the shape of `gpu_kernels::saxpy`:
+//!
+//! ```ignore
+//! use sluice_device::thread;
+//! let mut i = thread::index_1d();
+//! while i < len {
+//!     // ... one element ...
+//!     i += thread::grid_size_1d();
+//! }
+//! ```
+
+/// Threads per warp on every NVIDIA architecture sluice targets.
+pub const WARP_SIZE: u32 = 32;
+
+/// A 3-component index or size, as CUDA's `dim3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    /// x component.
+    pub x: u32,
+    /// y component.
+    pub y: u32,
+    /// z component.
+    pub z: u32,
+}
+
+impl Dim3 {
+    /// `(x, y, z)`.
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    /// `(x, 1, 1)`.
+    pub const fn x(x: u32) -> Dim3 {
+        Dim3 { x, y: 1, z: 1 }
+    }
+
+    /// `(x, y, 1)`.
+    pub const fn xy(x: u32, y: u32) -> Dim3 {
+        Dim3 { x, y, z: 1 }
+    }
+
+    /// `x * y * z` in 64 bits.
+    pub const fn volume(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+}
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
+    use super::Dim3;
     use core::arch::nvptx;
-
-    /// A 3-component index or size, as CUDA's `dim3`.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Dim3 {
-        /// x component.
-        pub x: u32,
-        /// y component.
-        pub y: u32,
-        /// z component.
-        pub z: u32,
-    }
 
     macro_rules! special {
         ($(#[$doc:meta] $name:ident => $x:ident, $y:ident, $z:ident;)*) => {$(
@@ -39,32 +91,137 @@ mod imp {
         grid_dim => _grid_dim_x, _grid_dim_y, _grid_dim_z;
     }
 
+    macro_rules! component {
+        ($(#[$doc:meta] $name:ident => $intr:ident;)*) => {$(
+            #[$doc]
+            #[inline(always)]
+            pub fn $name() -> u32 {
+                // SAFETY: reading a special register has no preconditions inside a kernel.
+                unsafe { nvptx::$intr() as u32 }
+            }
+        )*};
+    }
+
+    component! {
+        /// `threadIdx.x`.
+        thread_idx_x => _thread_idx_x;
+        /// `threadIdx.y`.
+        thread_idx_y => _thread_idx_y;
+        /// `threadIdx.z`.
+        thread_idx_z => _thread_idx_z;
+        /// `blockIdx.x`.
+        block_idx_x => _block_idx_x;
+        /// `blockIdx.y`.
+        block_idx_y => _block_idx_y;
+        /// `blockIdx.z`.
+        block_idx_z => _block_idx_z;
+        /// `blockDim.x`.
+        block_dim_x => _block_dim_x;
+        /// `blockDim.y`.
+        block_dim_y => _block_dim_y;
+        /// `blockDim.z`.
+        block_dim_z => _block_dim_z;
+        /// `gridDim.x`.
+        grid_dim_x => _grid_dim_x;
+        /// `gridDim.y`.
+        grid_dim_y => _grid_dim_y;
+        /// `gridDim.z`.
+        grid_dim_z => _grid_dim_z;
+    }
+
     /// The global 1-D index of this thread: `blockIdx.x * blockDim.x + threadIdx.x`,
-    /// computed in 64 bits so that it cannot wrap.
+    /// computed in 64 bits so that it cannot wrap. Unique per thread only in a
+    /// 1-D launch (use [`global_rank`] when the launch shape is not known).
     #[inline(always)]
     pub fn index_1d() -> u64 {
-        // SAFETY: reading special registers has no preconditions inside a kernel.
-        unsafe {
-            nvptx::_block_idx_x() as u64 * nvptx::_block_dim_x() as u64 + nvptx::_thread_idx_x() as u64
-        }
+        block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
     }
 
-    /// The total number of threads in the grid along x (the stride of a grid-stride loop).
+    /// The global `(x, y)` coordinates of this thread (64-bit).
+    #[inline(always)]
+    pub fn index_2d() -> (u64, u64) {
+        (index_1d(), block_idx_y() as u64 * block_dim_y() as u64 + thread_idx_y() as u64)
+    }
+
+    /// The global `(x, y, z)` coordinates of this thread (64-bit).
+    #[inline(always)]
+    pub fn index_3d() -> (u64, u64, u64) {
+        let (x, y) = index_2d();
+        (x, y, block_idx_z() as u64 * block_dim_z() as u64 + thread_idx_z() as u64)
+    }
+
+    /// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
     #[inline(always)]
     pub fn grid_size_1d() -> u64 {
-        // SAFETY: reading special registers has no preconditions inside a kernel.
-        unsafe { nvptx::_grid_dim_x() as u64 * nvptx::_block_dim_x() as u64 }
+        grid_dim_x() as u64 * block_dim_x() as u64
     }
 
-    /// Waits until every thread of the block reaches this point (`__syncthreads()`).
-    ///
-    /// Every thread of the block must call it (not inside divergent control flow),
-    /// or the block deadlocks: that part is the kernel author's duty.
+    /// The grid's extent in threads along x and y.
+    #[inline(always)]
+    pub fn grid_size_2d() -> (u64, u64) {
+        (grid_size_1d(), grid_dim_y() as u64 * block_dim_y() as u64)
+    }
+
+    /// The grid's extent in threads along x, y and z.
+    #[inline(always)]
+    pub fn grid_size_3d() -> (u64, u64, u64) {
+        let (x, y) = grid_size_2d();
+        (x, y, grid_dim_z() as u64 * block_dim_z() as u64)
+    }
+
+    /// Threads per block, `blockDim.x * blockDim.y * blockDim.z` (at most 1024).
+    #[inline(always)]
+    pub fn block_size() -> u32 {
+        block_dim_x() * block_dim_y() * block_dim_z()
+    }
+
+    /// This thread's linear rank inside its block, `0..block_size()`
+    /// (`(z * blockDim.y + y) * blockDim.x + x`, the order warps are formed in).
+    #[inline(always)]
+    pub fn block_rank() -> u32 {
+        (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
+    }
+
+    /// This block's linear rank inside the grid (64-bit).
+    #[inline(always)]
+    pub fn grid_block_rank() -> u64 {
+        (block_idx_z() as u64 * grid_dim_y() as u64 + block_idx_y() as u64) * grid_dim_x() as u64
+            + block_idx_x() as u64
+    }
+
+    /// Number of blocks in the grid (64-bit).
+    #[inline(always)]
+    pub fn grid_blocks() -> u64 {
+        grid_dim_x() as u64 * grid_dim_y() as u64 * grid_dim_z() as u64
+    }
+
+    /// A linear id of this thread that is unique over the whole grid whatever
+    /// the launch shape: `grid_block_rank() * block_size() + block_rank()`.
+    /// Equal to [`index_1d`] in a 1-D launch.
+    #[inline(always)]
+    pub fn global_rank() -> u64 {
+        grid_block_rank() * block_size() as u64 + block_rank() as u64
+    }
+
+    /// Total threads in the grid, `grid_blocks() * block_size()`; with
+    /// [`global_rank`] it forms a grid-stride loop that is correct for any shape.
+    #[inline(always)]
+    pub fn total_threads() -> u64 {
+        grid_blocks() * block_size() as u64
+    }
+
+    /// The warp of this thread inside its block, `block_rank() / 32`.
+    /// (Not `%warpid`, which names a hardware slot and may change during execution.)
+    #[inline(always)]
+    pub fn warp_idx() -> u32 {
+        block_rank() / super::WARP_SIZE
+    }
+
+    /// Waits until every thread of the block reaches this point; see
+    /// [`crate::sync::sync_threads`] (kept here for existing callers).
     #[inline(always)]
     pub fn sync_threads() {
-        // SAFETY: a block-wide barrier; reaching it from all threads is the caller's duty
-        // as documented above (a divergent call hangs the block, it is not memory-unsafe).
-        unsafe { nvptx::_syncthreads() }
+        crate::sync::sync_threads()
     }
 }
 

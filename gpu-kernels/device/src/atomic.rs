@@ -1,0 +1,497 @@
+//! Atomic read-modify-write on global and shared memory, with a [`Scope`].
+//!
+//! | operation | types | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- | --- | --- |
+//! | add, result used | `u32 i32 u64 i64 f32 f64` | [`fetch_add`] | `atomicAdd` | `atom.add` |
+//! | add, result unused | same | [`add`] | `atomicAdd` (result ignored) | `red.add` |
+//! | min, max | `u32 i32 u64 i64` | [`fetch_min`], [`fetch_max`] | `atomicMin`, `atomicMax` | `atom.min`, `atom.max` |
+//! | and, or, xor | `u32 i32 u64 i64` | [`fetch_and`], [`fetch_or`], [`fetch_xor`] | `atomicAnd` ... | `atom.and` ... |
+//! | exchange | `u32 i32 u64 i64 f32 f64` | [`swap`] | `atomicExch` | `atom.exch` |
+//! | compare-and-swap | same | [`compare_exchange`] | `atomicCAS` | `atom.cas` |
+//!
+//! Every operation is *relaxed* (`atom.relaxed.SCOPE`, like CUDA's `atomicAdd`):
+//! it is indivisible but orders nothing else; pair it with
+//! [`crate::sync::fence_acq_rel`] or a barrier to publish other data.
+//!
+//! **Scope** says which threads the atomicity is guaranteed against:
+//! [`Scope::Block`] (`.cta`, the block's threads — enough for shared memory and
+//! cheapest), [`Scope::Device`] (`.gpu`, every thread of the device — what
+//! `atomicAdd` gives; use it for global memory written by several blocks), or
+//! [`Scope::System`] (`.sys`, also the host and peer GPUs on mapped memory).
+//!
+//! **Address space.** The functions at the top of this module take a *generic*
+//! pointer (`*mut T`), which may point to global or (converted) shared
+//! memory. [`global`] has the same functions for pointers known to be in global
+//! memory (`.global`, what nvcc emits for kernel parameters), and [`shared`]
+//! for [`SharedPtr`](crate::shared::SharedPtr)s (`.shared`, the `ATOMS`
+//! instructions of SASS). [`SharedArray`](crate::shared::SharedArray) and
+//! [`SharedSlice`](crate::shared::SharedSlice) have safe, bounds-checked
+//! methods of the same names (block scope).
+//!
+//! # Example (device code)
+//!
+//! ```ignore
+//! use sluice_device::{atomic, Scope};
+//! // One partial sum per block into out[0] (`out` is a kernel parameter).
+//! // SAFETY: `out` points to at least one f32 of global memory that this
+//! // launch may update (the host's contract for the kernel).
+//! unsafe { atomic::global::add(out, block_sum, Scope::Device) };
+//! ```
+
+pub use crate::Scope;
+
+/// Address space of an atomic operation (internal).
+#[doc(hidden)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    Generic,
+    Global,
+    Shared,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Types with an atomic add (`u32 i32 u64 i64 f32 f64`).
+pub trait AtomicAdd: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    unsafe fn __fetch_add(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    #[doc(hidden)]
+    unsafe fn __add(space: Space, scope: Scope, addr: u64, v: Self);
+}
+
+/// Types with atomic min and max (`u32 i32 u64 i64`).
+pub trait AtomicMinMax: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    unsafe fn __fetch_min(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    #[doc(hidden)]
+    unsafe fn __fetch_max(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+}
+
+/// Types with atomic bitwise and, or, xor (`u32 i32 u64 i64`).
+pub trait AtomicBits: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    unsafe fn __fetch_and(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    #[doc(hidden)]
+    unsafe fn __fetch_or(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    #[doc(hidden)]
+    unsafe fn __fetch_xor(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+}
+
+/// Types with atomic exchange and compare-and-swap (`u32 i32 u64 i64 f32 f64`;
+/// floats compare by bits, so `-0.0 != 0.0` and a NaN can match itself).
+pub trait AtomicSwap: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    unsafe fn __swap(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    #[doc(hidden)]
+    unsafe fn __cas(space: Space, scope: Scope, addr: u64, current: Self, new: Self) -> Self;
+    #[doc(hidden)]
+    fn __same_bits(a: Self, b: Self) -> bool;
+}
+
+impl sealed::Sealed for u32 {}
+impl sealed::Sealed for i32 {}
+impl sealed::Sealed for u64 {}
+impl sealed::Sealed for i64 {}
+impl sealed::Sealed for f32 {}
+impl sealed::Sealed for f64 {}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::*;
+    use core::arch::asm;
+
+    /// Expands `$m!(addr_class, addr_type, ".space", ".scope", args...)` for the
+    /// (space, scope) pair, so that each arm is one fixed instruction.
+    macro_rules! dispatch {
+        ($space:expr, $scope:expr, $m:ident!($($args:tt)*)) => {
+            match ($space, $scope) {
+                (Space::Generic, Scope::Block) => $m!(reg64, u64, "", ".cta", $($args)*),
+                (Space::Generic, Scope::Device) => $m!(reg64, u64, "", ".gpu", $($args)*),
+                (Space::Generic, Scope::System) => $m!(reg64, u64, "", ".sys", $($args)*),
+                (Space::Global, Scope::Block) => $m!(reg64, u64, ".global", ".cta", $($args)*),
+                (Space::Global, Scope::Device) => $m!(reg64, u64, ".global", ".gpu", $($args)*),
+                (Space::Global, Scope::System) => $m!(reg64, u64, ".global", ".sys", $($args)*),
+                (Space::Shared, Scope::Block) => $m!(reg32, u32, ".shared", ".cta", $($args)*),
+                (Space::Shared, Scope::Device) => $m!(reg32, u32, ".shared", ".gpu", $($args)*),
+                (Space::Shared, Scope::System) => $m!(reg32, u32, ".shared", ".sys", $($args)*),
+            }
+        };
+    }
+
+    // `d = atom.OP [a], v`
+    macro_rules! atom2 {
+        ($acls:ident, $aty:ty, $sp:literal, $sc:literal, $op:expr, $vcls:ident, $d:ident, $a:expr, $v:expr) => {
+            asm!(concat!("atom.relaxed", $sc, $sp, ".", $op, " {d}, [{a}], {v};"),
+                 d = out($vcls) $d, a = in($acls) $a as $aty, v = in($vcls) $v, options(nostack, preserves_flags))
+        };
+    }
+    // `red.OP [a], v`
+    macro_rules! red2 {
+        ($acls:ident, $aty:ty, $sp:literal, $sc:literal, $op:expr, $vcls:ident, $a:expr, $v:expr) => {
+            asm!(concat!("red.relaxed", $sc, $sp, ".", $op, " [{a}], {v};"),
+                 a = in($acls) $a as $aty, v = in($vcls) $v, options(nostack, preserves_flags))
+        };
+    }
+    // `d = atom.cas [a], b, c`
+    macro_rules! cas3 {
+        ($acls:ident, $aty:ty, $sp:literal, $sc:literal, $op:expr, $vcls:ident, $d:ident, $a:expr, $b:expr, $c:expr) => {
+            asm!(concat!("atom.relaxed", $sc, $sp, ".", $op, " {d}, [{a}], {b}, {c};"),
+                 d = out($vcls) $d, a = in($acls) $a as $aty, b = in($vcls) $b, c = in($vcls) $c, options(nostack, preserves_flags))
+        };
+    }
+
+    macro_rules! fetch_op {
+        ($fname:ident, $t:ty, $vcls:ident, $op:expr) => {
+            #[inline(always)]
+            unsafe fn $fname(space: Space, scope: Scope, addr: u64, v: Self) -> Self {
+                let d: $t;
+                // SAFETY: the public wrappers require `addr` to be a valid, aligned
+                // address of a `$t` in `space`.
+                unsafe { dispatch!(space, scope, atom2!($op, $vcls, d, addr, v)) };
+                d
+            }
+        };
+    }
+
+    macro_rules! impl_add {
+        ($($t:ty, $vcls:ident, $op:literal;)*) => {$(
+            impl AtomicAdd for $t {
+                fetch_op!(__fetch_add, $t, $vcls, $op);
+                #[inline(always)]
+                unsafe fn __add(space: Space, scope: Scope, addr: u64, v: Self) {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { dispatch!(space, scope, red2!($op, $vcls, addr, v)) }
+                }
+            }
+        )*};
+    }
+    impl_add! {
+        u32, reg32, "add.u32";
+        i32, reg32, "add.s32";
+        u64, reg64, "add.u64";
+        i64, reg64, "add.u64";
+        f32, reg32, "add.f32";
+        f64, reg64, "add.f64";
+    }
+
+    macro_rules! impl_minmax {
+        ($($t:ty, $vcls:ident, $min:literal, $max:literal;)*) => {$(
+            impl AtomicMinMax for $t {
+                fetch_op!(__fetch_min, $t, $vcls, $min);
+                fetch_op!(__fetch_max, $t, $vcls, $max);
+            }
+        )*};
+    }
+    impl_minmax! {
+        u32, reg32, "min.u32", "max.u32";
+        i32, reg32, "min.s32", "max.s32";
+        u64, reg64, "min.u64", "max.u64";
+        i64, reg64, "min.s64", "max.s64";
+    }
+
+    macro_rules! impl_bits {
+        ($($t:ty, $vcls:ident, $w:literal;)*) => {$(
+            impl AtomicBits for $t {
+                fetch_op!(__fetch_and, $t, $vcls, concat!("and.b", $w));
+                fetch_op!(__fetch_or, $t, $vcls, concat!("or.b", $w));
+                fetch_op!(__fetch_xor, $t, $vcls, concat!("xor.b", $w));
+            }
+        )*};
+    }
+    impl_bits! {
+        u32, reg32, "32";
+        i32, reg32, "32";
+        u64, reg64, "64";
+        i64, reg64, "64";
+    }
+
+    macro_rules! impl_swap {
+        ($($t:ty, $vcls:ident, $w:literal, $bits:ident;)*) => {$(
+            impl AtomicSwap for $t {
+                fetch_op!(__swap, $t, $vcls, concat!("exch.b", $w));
+                #[inline(always)]
+                unsafe fn __cas(space: Space, scope: Scope, addr: u64, current: Self, new: Self) -> Self {
+                    let d: $t;
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { dispatch!(space, scope, cas3!(concat!("cas.b", $w), $vcls, d, addr, current, new)) };
+                    d
+                }
+                #[inline(always)]
+                fn __same_bits(a: Self, b: Self) -> bool {
+                    $bits(a) == $bits(b)
+                }
+            }
+        )*};
+    }
+    #[inline(always)]
+    fn id<T>(x: T) -> T {
+        x
+    }
+    #[inline(always)]
+    fn f32_bits(x: f32) -> u32 {
+        x.to_bits()
+    }
+    #[inline(always)]
+    fn f64_bits(x: f64) -> u64 {
+        x.to_bits()
+    }
+    impl_swap! {
+        u32, reg32, "32", id;
+        i32, reg32, "32", id;
+        u64, reg64, "64", id;
+        i64, reg64, "64", id;
+        f32, reg32, "32", f32_bits;
+        f64, reg64, "64", f64_bits;
+    }
+
+    /// Generates the public functions of one address space. `$ptr` is the
+    /// pointer type, `$addr` turns it into the `u64` operand.
+    macro_rules! api {
+        ($space:expr, $ptr:ident, $addr:expr, $what:literal) => {
+            /// Atomically adds `val` to `*ptr` and returns the old value (`atomicAdd`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn fetch_add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__fetch_add($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically adds `val` to `*ptr`, without returning the old value
+            /// (`red`: the instruction nvcc emits when `atomicAdd`'s result is unused).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: Scope) {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__add($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically stores `min(*ptr, val)`; returns the old value (`atomicMin`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn fetch_min<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__fetch_min($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically stores `max(*ptr, val)`; returns the old value (`atomicMax`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn fetch_max<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__fetch_max($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically stores `*ptr & val`; returns the old value (`atomicAnd`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn fetch_and<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__fetch_and($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically stores `*ptr | val`; returns the old value (`atomicOr`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn fetch_or<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__fetch_or($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically stores `*ptr ^ val`; returns the old value (`atomicXor`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn fetch_xor<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__fetch_xor($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// Atomically stores `val`; returns the old value (`atomicExch`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn swap<T: AtomicSwap>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+                // SAFETY: forwarded to the caller.
+                unsafe { T::__swap($space, scope, ($addr)(ptr), val) }
+            }
+
+            /// If `*ptr` holds `current` (bitwise), atomically stores `new`.
+            /// `Ok(old)` if it did, `Err(old)` if not (`atomicCAS`).
+            ///
+            /// # Safety
+            #[doc = $what]
+            #[inline(always)]
+            pub unsafe fn compare_exchange<T: AtomicSwap>(ptr: $ptr<T>, current: T, new: T, scope: Scope) -> Result<T, T> {
+                // SAFETY: forwarded to the caller.
+                let old = unsafe { T::__cas($space, scope, ($addr)(ptr), current, new) };
+                if T::__same_bits(old, current) {
+                    Ok(old)
+                } else {
+                    Err(old)
+                }
+            }
+        };
+    }
+
+    type MutPtr<T> = *mut T;
+
+    api!(
+        Space::Generic,
+        MutPtr,
+        |p: *mut _| p as u64,
+        "`ptr` is valid for reads and writes of a `T` (global memory, or shared memory \
+         through a generic pointer), aligned for `T`; other threads access it only atomically \
+         or after synchronising with this operation."
+    );
+
+    /// The same operations on pointers known to be in **global** memory
+    /// (`atom.global`): a kernel's pointer parameters, device allocations.
+    pub mod global {
+        use super::*;
+        api!(
+            Space::Global,
+            MutPtr,
+            |p: *mut _| p as u64,
+            "`ptr` points into global memory (not shared, local or constant), is valid for reads \
+             and writes of a `T` and aligned for it; other threads access it only atomically or \
+             after synchronising with this operation."
+        );
+    }
+
+    /// The same operations on [`SharedPtr`](crate::shared::SharedPtr)s
+    /// (`atom.shared`). [`SharedArray`](crate::shared::SharedArray) has safe,
+    /// bounds-checked versions.
+    pub mod shared {
+        use super::*;
+        use crate::shared::SharedPtr;
+        api!(
+            Space::Shared,
+            SharedPtr,
+            |p: SharedPtr<_>| p.addr() as u64,
+            "`ptr` is inside shared memory allocated to this kernel and aligned for `T`; other \
+             threads access it only atomically or after synchronising with this operation."
+        );
+    }
+
+    macro_rules! shared_methods {
+        () => {
+            /// Atomically adds `v` to element `i` (block scope) and returns the old
+            /// value. Panics if `i >= len`.
+            #[inline(always)]
+            pub fn fetch_add(&self, i: usize, v: T) -> T
+            where
+                T: AtomicAdd,
+            {
+                let p = self.ptr(i);
+                // SAFETY: `ptr` checked `i`; the element is allocated, aligned for
+                // `T` and `Pod`; shared memory is only reachable by this block.
+                unsafe { shared::fetch_add(p, v, Scope::Block) }
+            }
+
+            /// Atomically adds `v` to element `i` (block scope, `red.shared`).
+            /// Panics if `i >= len`.
+            #[inline(always)]
+            pub fn add(&self, i: usize, v: T)
+            where
+                T: AtomicAdd,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::add(p, v, Scope::Block) }
+            }
+
+            /// Atomic min on element `i` (block scope); returns the old value.
+            #[inline(always)]
+            pub fn fetch_min(&self, i: usize, v: T) -> T
+            where
+                T: AtomicMinMax,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::fetch_min(p, v, Scope::Block) }
+            }
+
+            /// Atomic max on element `i` (block scope); returns the old value.
+            #[inline(always)]
+            pub fn fetch_max(&self, i: usize, v: T) -> T
+            where
+                T: AtomicMinMax,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::fetch_max(p, v, Scope::Block) }
+            }
+
+            /// Atomic or on element `i` (block scope); returns the old value.
+            #[inline(always)]
+            pub fn fetch_or(&self, i: usize, v: T) -> T
+            where
+                T: AtomicBits,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::fetch_or(p, v, Scope::Block) }
+            }
+
+            /// Atomic and on element `i` (block scope); returns the old value.
+            #[inline(always)]
+            pub fn fetch_and(&self, i: usize, v: T) -> T
+            where
+                T: AtomicBits,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::fetch_and(p, v, Scope::Block) }
+            }
+
+            /// Atomic exchange of element `i` (block scope); returns the old value.
+            #[inline(always)]
+            pub fn swap(&self, i: usize, v: T) -> T
+            where
+                T: AtomicSwap,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::swap(p, v, Scope::Block) }
+            }
+
+            /// Compare-and-swap of element `i` (block scope); see [`compare_exchange`].
+            #[inline(always)]
+            pub fn compare_exchange(&self, i: usize, current: T, new: T) -> Result<T, T>
+            where
+                T: AtomicSwap,
+            {
+                let p = self.ptr(i);
+                // SAFETY: as in `fetch_add`.
+                unsafe { shared::compare_exchange(p, current, new, Scope::Block) }
+            }
+        };
+    }
+
+    impl<T: bytemuck::Pod, const N: usize> crate::shared::SharedArray<T, N> {
+        shared_methods!();
+    }
+
+    impl<T: bytemuck::Pod> crate::shared::SharedSlice<T> {
+        shared_methods!();
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use imp::*;

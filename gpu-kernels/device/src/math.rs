@@ -1,0 +1,444 @@
+//! Floating-point math in `f32` and `f64` (device only), as methods named like
+//! std's: `x.exp()`, `x.sin_cos()`, `x.powf(y)`.
+//!
+//! `core` has no transcendental functions, and on the GPU they come from
+//! NVIDIA's **libdevice** (`nvvm/libdevice/libdevice.10.bc` in the CUDA
+//! toolkit), the bitcode library nvcc uses for the same functions: each method
+//! calls `__nv_*` (declared in [`libdevice`]), and `sluice-builder` links the
+//! file into the kernels' bitcode (then the optimiser inlines what is used and
+//! drops the rest). A kernel that calls a libdevice function in a build without
+//! libdevice fails with a `LibdeviceMissing` error naming the functions (set
+//! `SLUICE_LIBDEVICE` to the file).
+//!
+//! Methods that compile to one PTX instruction (`sqrt`, `mul_add`, `floor`,
+//! `ceil`, `trunc`, `abs`, `copysign`, `min`, `max`) use LLVM intrinsics and
+//! need no libdevice.
+//!
+//! Accuracy is libdevice's (CUDA Programming Guide, "Mathematical Functions"):
+//! e.g. `exp`, `sin`, `cos` within 2 ulp in `f32`, 1 ulp in `f64`; `sqrt` is
+//! correctly rounded (`sqrt.rn`), as `sqrtf` in nvcc's default mode. Results are
+//! the same as those of nvcc's `expf`, `sinf`, ... with default flags (no
+//! `-use_fast_math`, no flush-to-zero).
+//!
+//! # Fast approximate variants
+//!
+//! [`FastFloat`] (for `f32`) adds the `*_fast` methods: the functions nvcc
+//! uses for `__expf`, `__sinf`, `__fdividef`, ... or under `-use_fast_math`
+//! (`ex2.approx`, `sin.approx`, `lg2.approx`, `rcp.approx`, `tanh.approx`).
+//! They are several times faster and much less accurate (absolute errors around
+//! 2^-21 for `sin_fast` in [-π, π], relative errors of a few ulp for
+//! `exp_fast` that grow with |x|), and no subnormal support. Use them
+//! knowingly; the name says so at every call site.
+//!
+//! # Names
+//!
+//! | C / CUDA | sluice (std name) | | C / CUDA | sluice |
+//! | --- | --- | --- | --- | --- |
+//! | `sqrtf` | `sqrt` | | `rsqrtf` | `rsqrt` |
+//! | `fmaf` | `mul_add` | | `cbrtf` | `cbrt` |
+//! | `expf`, `exp2f`, `exp10f`, `expm1f` | `exp`, `exp2`, `exp10`, `exp_m1` | | `logf`, `log2f`, `log10f`, `log1pf` | `ln`, `log2`, `log10`, `ln_1p` |
+//! | `sinf`, `cosf`, `tanf`, `sincosf` | `sin`, `cos`, `tan`, `sin_cos` | | `sinpif`, `cospif` | `sin_pi`, `cos_pi` |
+//! | `asinf`, `acosf`, `atanf`, `atan2f` | `asin`, `acos`, `atan`, `atan2` | | `sinhf`, `coshf`, `tanhf` | `sinh`, `cosh`, `tanh` |
+//! | `asinhf`, `acoshf`, `atanhf` | `asinh`, `acosh`, `atanh` | | `powf`, `powif` | `powf`, `powi` |
+//! | `erff`, `erfcf`, `erfinvf`, `erfcinvf` | `erf`, `erfc`, `erf_inv`, `erfc_inv` | | `tgammaf`, `lgammaf` | `gamma`, `ln_gamma` |
+//! | `floorf`, `ceilf`, `truncf`, `roundf`, `rintf` | `floor`, `ceil`, `trunc`, `round`, `round_ties_even` | | `fabsf`, `copysignf` | `abs`, `copysign` |
+//! | `fminf`, `fmaxf` | `min`, `max` | | `fmodf`, `remainderf`, `fdimf` | `fmod`, `remainder`, `fdim` |
+//! | `hypotf`, `rhypotf` | `hypot`, `rhypot` | | `ldexpf` | `ldexp` |
+//! | `__expf`, `__exp10f` | `exp_fast`, `exp10_fast` | | `exp2f` (approx) | `exp2_fast` |
+//! | `__logf`, `__log2f`, `__log10f` | `ln_fast`, `log2_fast`, `log10_fast` | | `__sinf`, `__cosf`, `__tanf`, `__sincosf` | `sin_fast`, `cos_fast`, `tan_fast`, `sin_cos_fast` |
+//! | `__powf` | `powf_fast` | | `__fdividef` | `div_fast` |
+//! | `tanhf` (approx, `-use_fast_math`) | `tanh_fast` | | `__fsqrt_rn` vs approx | `sqrt_fast` |
+//!
+//! # Example (device code)
+//!
+//! ```ignore
+//! use sluice_device::math::DeviceFloat;
+//! let (s, c) = theta.sin_cos();
+//! let g = (-0.5 * r * r).exp() * inv_sqrt_2pi;
+//! ```
+
+/// libdevice's functions, as `extern "C"` declarations (device only). Prefer
+/// the methods of [`DeviceFloat`] and [`FastFloat`]; these are here for the
+/// rest of libdevice's ~500 functions, which a kernel may declare the same way.
+#[cfg(target_arch = "nvptx64")]
+#[allow(missing_docs)]
+pub mod libdevice {
+    macro_rules! decl {
+        ($($name:ident($($a:ident: $t:ty),*) -> $r:ty;)*) => {
+            unsafe extern "C" {
+                $(pub safe fn $name($($a: $t),*) -> $r;)*
+            }
+        };
+    }
+    decl! {
+        __nv_rsqrtf(x: f32) -> f32; __nv_rsqrt(x: f64) -> f64;
+        __nv_cbrtf(x: f32) -> f32; __nv_cbrt(x: f64) -> f64;
+        __nv_expf(x: f32) -> f32; __nv_exp(x: f64) -> f64;
+        __nv_exp2f(x: f32) -> f32; __nv_exp2(x: f64) -> f64;
+        __nv_exp10f(x: f32) -> f32; __nv_exp10(x: f64) -> f64;
+        __nv_expm1f(x: f32) -> f32; __nv_expm1(x: f64) -> f64;
+        __nv_logf(x: f32) -> f32; __nv_log(x: f64) -> f64;
+        __nv_log2f(x: f32) -> f32; __nv_log2(x: f64) -> f64;
+        __nv_log10f(x: f32) -> f32; __nv_log10(x: f64) -> f64;
+        __nv_log1pf(x: f32) -> f32; __nv_log1p(x: f64) -> f64;
+        __nv_sinf(x: f32) -> f32; __nv_sin(x: f64) -> f64;
+        __nv_cosf(x: f32) -> f32; __nv_cos(x: f64) -> f64;
+        __nv_tanf(x: f32) -> f32; __nv_tan(x: f64) -> f64;
+        __nv_sinpif(x: f32) -> f32; __nv_sinpi(x: f64) -> f64;
+        __nv_cospif(x: f32) -> f32; __nv_cospi(x: f64) -> f64;
+        __nv_asinf(x: f32) -> f32; __nv_asin(x: f64) -> f64;
+        __nv_acosf(x: f32) -> f32; __nv_acos(x: f64) -> f64;
+        __nv_atanf(x: f32) -> f32; __nv_atan(x: f64) -> f64;
+        __nv_atan2f(y: f32, x: f32) -> f32; __nv_atan2(y: f64, x: f64) -> f64;
+        __nv_sinhf(x: f32) -> f32; __nv_sinh(x: f64) -> f64;
+        __nv_coshf(x: f32) -> f32; __nv_cosh(x: f64) -> f64;
+        __nv_tanhf(x: f32) -> f32; __nv_tanh(x: f64) -> f64;
+        __nv_asinhf(x: f32) -> f32; __nv_asinh(x: f64) -> f64;
+        __nv_acoshf(x: f32) -> f32; __nv_acosh(x: f64) -> f64;
+        __nv_atanhf(x: f32) -> f32; __nv_atanh(x: f64) -> f64;
+        __nv_powf(x: f32, y: f32) -> f32; __nv_pow(x: f64, y: f64) -> f64;
+        __nv_powif(x: f32, n: i32) -> f32; __nv_powi(x: f64, n: i32) -> f64;
+        __nv_erff(x: f32) -> f32; __nv_erf(x: f64) -> f64;
+        __nv_erfcf(x: f32) -> f32; __nv_erfc(x: f64) -> f64;
+        __nv_erfinvf(x: f32) -> f32; __nv_erfinv(x: f64) -> f64;
+        __nv_erfcinvf(x: f32) -> f32; __nv_erfcinv(x: f64) -> f64;
+        __nv_tgammaf(x: f32) -> f32; __nv_tgamma(x: f64) -> f64;
+        __nv_lgammaf(x: f32) -> f32; __nv_lgamma(x: f64) -> f64;
+        __nv_roundf(x: f32) -> f32; __nv_round(x: f64) -> f64;
+        __nv_rintf(x: f32) -> f32; __nv_rint(x: f64) -> f64;
+        __nv_fmodf(x: f32, y: f32) -> f32; __nv_fmod(x: f64, y: f64) -> f64;
+        __nv_remainderf(x: f32, y: f32) -> f32; __nv_remainder(x: f64, y: f64) -> f64;
+        __nv_fdimf(x: f32, y: f32) -> f32; __nv_fdim(x: f64, y: f64) -> f64;
+        __nv_hypotf(x: f32, y: f32) -> f32; __nv_hypot(x: f64, y: f64) -> f64;
+        __nv_rhypotf(x: f32, y: f32) -> f32; __nv_rhypot(x: f64, y: f64) -> f64;
+        __nv_ldexpf(x: f32, e: i32) -> f32; __nv_ldexp(x: f64, e: i32) -> f64;
+        __nv_fast_expf(x: f32) -> f32;
+        __nv_fast_exp10f(x: f32) -> f32;
+        __nv_fast_logf(x: f32) -> f32;
+        __nv_fast_log2f(x: f32) -> f32;
+        __nv_fast_log10f(x: f32) -> f32;
+        __nv_fast_sinf(x: f32) -> f32;
+        __nv_fast_cosf(x: f32) -> f32;
+        __nv_fast_tanf(x: f32) -> f32;
+        __nv_fast_powf(x: f32, y: f32) -> f32;
+        __nv_fast_fdividef(x: f32, y: f32) -> f32;
+    }
+    unsafe extern "C" {
+        /// `sincosf`: writes `sin(x)` to `*s` and `cos(x)` to `*c`.
+        pub fn __nv_sincosf(x: f32, s: *mut f32, c: *mut f32);
+        /// `sincos`: writes `sin(x)` to `*s` and `cos(x)` to `*c`.
+        pub fn __nv_sincos(x: f64, s: *mut f64, c: *mut f64);
+        /// `__sincosf`: approximate `sincosf`.
+        pub fn __nv_fast_sincosf(x: f32, s: *mut f32, c: *mut f32);
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::libdevice::*;
+    use core::arch::asm;
+    use core::intrinsics;
+
+    /// Math methods for `f32` and `f64` on the device, named as std's.
+    /// See the [module docs](super) for accuracy and the C names.
+    pub trait DeviceFloat: Copy {
+        /// Square root, correctly rounded (`sqrt.rn`).
+        fn sqrt(self) -> Self;
+        /// `1 / sqrt(x)` (`rsqrt.approx` for f32, as CUDA's `rsqrtf`; 1 ulp for f64).
+        fn rsqrt(self) -> Self;
+        /// Cube root.
+        fn cbrt(self) -> Self;
+        /// `self * a + b` with one rounding (`fma.rn`).
+        fn mul_add(self, a: Self, b: Self) -> Self;
+        /// e^x.
+        fn exp(self) -> Self;
+        /// 2^x.
+        fn exp2(self) -> Self;
+        /// 10^x.
+        fn exp10(self) -> Self;
+        /// e^x - 1, accurate near 0.
+        fn exp_m1(self) -> Self;
+        /// Natural logarithm.
+        fn ln(self) -> Self;
+        /// Base-2 logarithm.
+        fn log2(self) -> Self;
+        /// Base-10 logarithm.
+        fn log10(self) -> Self;
+        /// ln(1 + x), accurate near 0.
+        fn ln_1p(self) -> Self;
+        /// Sine (radians).
+        fn sin(self) -> Self;
+        /// Cosine (radians).
+        fn cos(self) -> Self;
+        /// Tangent (radians).
+        fn tan(self) -> Self;
+        /// `(sin x, cos x)`, computed together.
+        fn sin_cos(self) -> (Self, Self);
+        /// sin(πx).
+        fn sin_pi(self) -> Self;
+        /// cos(πx).
+        fn cos_pi(self) -> Self;
+        /// Arcsine.
+        fn asin(self) -> Self;
+        /// Arccosine.
+        fn acos(self) -> Self;
+        /// Arctangent.
+        fn atan(self) -> Self;
+        /// Four-quadrant arctangent of `self / x` (`atan2(self, x)`).
+        fn atan2(self, x: Self) -> Self;
+        /// Hyperbolic sine.
+        fn sinh(self) -> Self;
+        /// Hyperbolic cosine.
+        fn cosh(self) -> Self;
+        /// Hyperbolic tangent.
+        fn tanh(self) -> Self;
+        /// Inverse hyperbolic sine.
+        fn asinh(self) -> Self;
+        /// Inverse hyperbolic cosine.
+        fn acosh(self) -> Self;
+        /// Inverse hyperbolic tangent.
+        fn atanh(self) -> Self;
+        /// x^y.
+        fn powf(self, y: Self) -> Self;
+        /// x^n.
+        fn powi(self, n: i32) -> Self;
+        /// Error function.
+        fn erf(self) -> Self;
+        /// Complementary error function, 1 - erf(x).
+        fn erfc(self) -> Self;
+        /// Inverse error function.
+        fn erf_inv(self) -> Self;
+        /// Inverse complementary error function.
+        fn erfc_inv(self) -> Self;
+        /// Gamma function.
+        fn gamma(self) -> Self;
+        /// ln |Γ(x)|.
+        fn ln_gamma(self) -> Self;
+        /// Largest integer <= x.
+        fn floor(self) -> Self;
+        /// Smallest integer >= x.
+        fn ceil(self) -> Self;
+        /// Integer part (towards zero).
+        fn trunc(self) -> Self;
+        /// Nearest integer, halves away from zero.
+        fn round(self) -> Self;
+        /// Nearest integer, halves to even.
+        fn round_ties_even(self) -> Self;
+        /// |x|.
+        fn abs(self) -> Self;
+        /// |x| with the sign of `sign`.
+        fn copysign(self, sign: Self) -> Self;
+        /// Minimum; a NaN operand is ignored (`fminf`).
+        fn min(self, other: Self) -> Self;
+        /// Maximum; a NaN operand is ignored (`fmaxf`).
+        fn max(self, other: Self) -> Self;
+        /// C's `fmod`: x - trunc(x / y) * y (Rust's `%`).
+        fn fmod(self, y: Self) -> Self;
+        /// IEEE remainder: x - round_ties_even(x / y) * y.
+        fn remainder(self, y: Self) -> Self;
+        /// `max(x - y, 0)`.
+        fn fdim(self, y: Self) -> Self;
+        /// sqrt(x² + y²) without undue overflow.
+        fn hypot(self, y: Self) -> Self;
+        /// 1 / sqrt(x² + y²).
+        fn rhypot(self, y: Self) -> Self;
+        /// x · 2^e.
+        fn ldexp(self, e: i32) -> Self;
+    }
+
+    macro_rules! float_impl {
+        ($t:ty, $sqrt:ident, $fma:ident, $floor:ident, $ceil:ident, $trunc:ident, $copysign:ident,
+         { $($m:ident($($a:ident: $at:ty),*) => $f:ident;)* }, $sincos:ident) => {
+            impl DeviceFloat for $t {
+                #[inline(always)]
+                fn sqrt(self) -> Self {
+                    intrinsics::$sqrt(self)
+                }
+                #[inline(always)]
+                fn mul_add(self, a: Self, b: Self) -> Self {
+                    intrinsics::$fma(self, a, b)
+                }
+                #[inline(always)]
+                fn floor(self) -> Self {
+                    intrinsics::$floor(self)
+                }
+                #[inline(always)]
+                fn ceil(self) -> Self {
+                    intrinsics::$ceil(self)
+                }
+                #[inline(always)]
+                fn trunc(self) -> Self {
+                    intrinsics::$trunc(self)
+                }
+                #[inline(always)]
+                fn abs(self) -> Self {
+                    <$t>::abs(self)
+                }
+                #[inline(always)]
+                fn copysign(self, sign: Self) -> Self {
+                    intrinsics::$copysign(self, sign)
+                }
+                #[inline(always)]
+                fn min(self, other: Self) -> Self {
+                    <$t>::min(self, other)
+                }
+                #[inline(always)]
+                fn max(self, other: Self) -> Self {
+                    <$t>::max(self, other)
+                }
+                #[inline(always)]
+                fn sin_cos(self) -> (Self, Self) {
+                    let (mut s, mut c) = (0.0, 0.0);
+                    // SAFETY: both pointers are to live locals, written once by libdevice.
+                    unsafe { $sincos(self, &mut s, &mut c) };
+                    (s, c)
+                }
+                $(
+                    #[inline(always)]
+                    fn $m(self $(, $a: $at)*) -> Self {
+                        $f(self $(, $a)*)
+                    }
+                )*
+            }
+        };
+    }
+
+    float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
+        rsqrt() => __nv_rsqrtf; cbrt() => __nv_cbrtf;
+        exp() => __nv_expf; exp2() => __nv_exp2f; exp10() => __nv_exp10f; exp_m1() => __nv_expm1f;
+        ln() => __nv_logf; log2() => __nv_log2f; log10() => __nv_log10f; ln_1p() => __nv_log1pf;
+        sin() => __nv_sinf; cos() => __nv_cosf; tan() => __nv_tanf; sin_pi() => __nv_sinpif; cos_pi() => __nv_cospif;
+        asin() => __nv_asinf; acos() => __nv_acosf; atan() => __nv_atanf; atan2(x: f32) => __nv_atan2f;
+        sinh() => __nv_sinhf; cosh() => __nv_coshf; tanh() => __nv_tanhf;
+        asinh() => __nv_asinhf; acosh() => __nv_acoshf; atanh() => __nv_atanhf;
+        powf(y: f32) => __nv_powf; powi(n: i32) => __nv_powif;
+        erf() => __nv_erff; erfc() => __nv_erfcf; erf_inv() => __nv_erfinvf; erfc_inv() => __nv_erfcinvf;
+        gamma() => __nv_tgammaf; ln_gamma() => __nv_lgammaf;
+        round() => __nv_roundf; round_ties_even() => __nv_rintf;
+        fmod(y: f32) => __nv_fmodf; remainder(y: f32) => __nv_remainderf; fdim(y: f32) => __nv_fdimf;
+        hypot(y: f32) => __nv_hypotf; rhypot(y: f32) => __nv_rhypotf; ldexp(e: i32) => __nv_ldexpf;
+    }, __nv_sincosf);
+
+    float_impl!(f64, sqrtf64, fmaf64, floorf64, ceilf64, truncf64, copysignf64, {
+        rsqrt() => __nv_rsqrt; cbrt() => __nv_cbrt;
+        exp() => __nv_exp; exp2() => __nv_exp2; exp10() => __nv_exp10; exp_m1() => __nv_expm1;
+        ln() => __nv_log; log2() => __nv_log2; log10() => __nv_log10; ln_1p() => __nv_log1p;
+        sin() => __nv_sin; cos() => __nv_cos; tan() => __nv_tan; sin_pi() => __nv_sinpi; cos_pi() => __nv_cospi;
+        asin() => __nv_asin; acos() => __nv_acos; atan() => __nv_atan; atan2(x: f64) => __nv_atan2;
+        sinh() => __nv_sinh; cosh() => __nv_cosh; tanh() => __nv_tanh;
+        asinh() => __nv_asinh; acosh() => __nv_acosh; atanh() => __nv_atanh;
+        powf(y: f64) => __nv_pow; powi(n: i32) => __nv_powi;
+        erf() => __nv_erf; erfc() => __nv_erfc; erf_inv() => __nv_erfinv; erfc_inv() => __nv_erfcinv;
+        gamma() => __nv_tgamma; ln_gamma() => __nv_lgamma;
+        round() => __nv_round; round_ties_even() => __nv_rint;
+        fmod(y: f64) => __nv_fmod; remainder(y: f64) => __nv_remainder; fdim(y: f64) => __nv_fdim;
+        hypot(y: f64) => __nv_hypot; rhypot(y: f64) => __nv_rhypot; ldexp(e: i32) => __nv_ldexp;
+    }, __nv_sincos);
+
+    /// Fast, approximate `f32` math (the `__expf` family of CUDA, and what
+    /// `-use_fast_math` substitutes). See the [module docs](super) for accuracy.
+    pub trait FastFloat: Copy {
+        /// Approximate e^x (`__expf`: `ex2.approx` of `x·log2(e)`).
+        fn exp_fast(self) -> Self;
+        /// Approximate 2^x (`ex2.approx.ftz.f32`).
+        fn exp2_fast(self) -> Self;
+        /// Approximate 10^x (`__exp10f`).
+        fn exp10_fast(self) -> Self;
+        /// Approximate ln x (`__logf`).
+        fn ln_fast(self) -> Self;
+        /// Approximate log2 x (`__log2f`, `lg2.approx`).
+        fn log2_fast(self) -> Self;
+        /// Approximate log10 x (`__log10f`).
+        fn log10_fast(self) -> Self;
+        /// Approximate sine (`__sinf`, `sin.approx`); accurate only for |x| up to a few π.
+        fn sin_fast(self) -> Self;
+        /// Approximate cosine (`__cosf`, `cos.approx`).
+        fn cos_fast(self) -> Self;
+        /// Approximate tangent (`__tanf`).
+        fn tan_fast(self) -> Self;
+        /// Approximate `(sin x, cos x)` (`__sincosf`).
+        fn sin_cos_fast(self) -> (Self, Self);
+        /// Approximate x^y (`__powf`: `exp2(y·log2 x)` with approximate parts).
+        fn powf_fast(self, y: Self) -> Self;
+        /// Approximate x / y (`__fdividef`); wrong for |y| > 2^126.
+        fn div_fast(self, y: Self) -> Self;
+        /// Approximate square root (`sqrt.approx.f32`).
+        fn sqrt_fast(self) -> Self;
+        /// Approximate hyperbolic tangent (`tanh.approx.f32`, sm_75+).
+        fn tanh_fast(self) -> Self;
+    }
+
+    impl FastFloat for f32 {
+        #[inline(always)]
+        fn exp_fast(self) -> f32 {
+            __nv_fast_expf(self)
+        }
+        #[inline(always)]
+        fn exp2_fast(self) -> f32 {
+            let r: f32;
+            // SAFETY: register-only arithmetic.
+            unsafe { asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags)) };
+            r
+        }
+        #[inline(always)]
+        fn exp10_fast(self) -> f32 {
+            __nv_fast_exp10f(self)
+        }
+        #[inline(always)]
+        fn ln_fast(self) -> f32 {
+            __nv_fast_logf(self)
+        }
+        #[inline(always)]
+        fn log2_fast(self) -> f32 {
+            __nv_fast_log2f(self)
+        }
+        #[inline(always)]
+        fn log10_fast(self) -> f32 {
+            __nv_fast_log10f(self)
+        }
+        #[inline(always)]
+        fn sin_fast(self) -> f32 {
+            __nv_fast_sinf(self)
+        }
+        #[inline(always)]
+        fn cos_fast(self) -> f32 {
+            __nv_fast_cosf(self)
+        }
+        #[inline(always)]
+        fn tan_fast(self) -> f32 {
+            __nv_fast_tanf(self)
+        }
+        #[inline(always)]
+        fn sin_cos_fast(self) -> (f32, f32) {
+            let (mut s, mut c) = (0.0, 0.0);
+            // SAFETY: both pointers are to live locals, written once by libdevice.
+            unsafe { __nv_fast_sincosf(self, &mut s, &mut c) };
+            (s, c)
+        }
+        #[inline(always)]
+        fn powf_fast(self, y: f32) -> f32 {
+            __nv_fast_powf(self, y)
+        }
+        #[inline(always)]
+        fn div_fast(self, y: f32) -> f32 {
+            __nv_fast_fdividef(self, y)
+        }
+        #[inline(always)]
+        fn sqrt_fast(self) -> f32 {
+            let r: f32;
+            // SAFETY: register-only arithmetic.
+            unsafe { asm!("sqrt.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags)) };
+            r
+        }
+        #[inline(always)]
+        fn tanh_fast(self) -> f32 {
+            let r: f32;
+            // SAFETY: register-only arithmetic (sm_75+, below every arch sluice builds for).
+            unsafe { asm!("tanh.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags)) };
+            r
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use imp::{DeviceFloat, FastFloat};

@@ -1,0 +1,620 @@
+//! Shared memory: statically sized per-block arrays ([`shared_array!`](crate::shared_array))
+//! and the dynamic shared-memory region ([`dynamic_shared`]).
+//!
+//! Rust has no way to place a `static` in PTX's `.shared` state space
+//! (LLVM's `addrspace(3)`), so sluice declares shared memory in PTX itself:
+//!
+//! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])` emits a module-scope
+//!   `.shared .align A .b8 sluice_shared_NAME_HASH[N * size_of::<T>()];` through
+//!   `global_asm!`, where `HASH` is a hash of the invocation's module path, file,
+//!   line and column. The declaration is at module scope, not inside the
+//!   function, so a helper that declares an array and is inlined twice into a
+//!   kernel still refers to one array (a name declared twice in one PTX function
+//!   is an assembler error), and two declarations never share a name. ptxas
+//!   allocates such an array only in the kernels that use it, as it does for
+//!   `__shared__` variables of CUDA C++ device functions.
+//! * [`dynamic_shared`] reads the region sized at launch
+//!   (`extern __shared__` in CUDA C++), declared once by this crate as
+//!   `.extern .shared .align 16 .b8 sluice_dynamic_shared[]`.
+//!
+//! Accesses go through `ld.shared`/`st.shared`/`atom.shared` with a 32-bit
+//! shared-window address ([`SharedPtr`]), the instructions nvcc emits for
+//! `__shared__` data. (A generic pointer obtained with `cvta.shared` also works,
+//! see [`SharedArray::as_generic_ptr`], but every access through it then pays
+//! for a generic `LD`/`ST` instead of `LDS`/`STS` in SASS: LLVM cannot infer
+//! the state space of a pointer that comes out of inline assembly.)
+//!
+//! # Example (device code)
+//!
+//! ```ignore
+//! use sluice_device::{shared_array, sync, thread};
+//! let tile = shared_array!(TILE: [f32; 256]);    // one array per block
+//! let t = thread::thread_idx_x() as usize;
+//! tile.set(t, input[t]);                         // bounds-checked store
+//! sync::sync_threads();                          // every thread reaches it
+//! let mirrored = tile.get(255 - t);              // sees the other threads' stores
+//! ```
+//!
+//! # What is safe, and what remains the kernel author's duty
+//!
+//! [`SharedArray::get`] and [`SharedArray::set`] are safe: the index is
+//! checked, the element type is [`bytemuck::Pod`] (so whatever bits the memory
+//! holds, uninitialised or half-written, form a valid `T`, and no padding byte
+//! is read), and the accesses are inline PTX, which the Rust compiler cannot
+//! reason about. PTX's memory model does not make racy programs undefined: a
+//! load that races with a store returns some value written to that location
+//! (or its initial garbage). So a missing barrier gives **wrong results, never
+//! undefined behaviour**. What sluice cannot check, and the kernel author owns:
+//!
+//! * **Barriers.** A value stored by one thread is visible to another thread of
+//!   the block only after a [`crate::sync::sync_threads`] that both pass (or a
+//!   fence plus a flag). Put one between the phase that writes a tile and the
+//!   phase that reads it, and another before the tile is overwritten.
+//! * **Barrier convergence.** Every thread of the block must reach each
+//!   `sync_threads` (see [`crate::sync`]); threads without work keep looping
+//!   with the others and only skip their loads/stores.
+//! * **Who writes what.** Two threads storing to one element in the same phase
+//!   race; use the atomics ([`SharedArray::fetch_add`] and
+//!   [`crate::atomic::shared`]) for read-modify-write.
+//! * **Size.** Static shared memory per block is at most 48 KiB; beyond it
+//!   (up to 227 KiB on sm_90) only dynamic shared memory works, and the launch
+//!   must opt in (`cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)`).
+//!
+//! Raw [`SharedPtr`] accesses (`read`, `write`) are `unsafe`: they are not
+//! bounds-checked.
+
+use core::marker::PhantomData;
+
+use bytemuck::Pod;
+
+/// A typed address in the block's shared memory (32-bit, as PTX's `.shared`
+/// window). The analogue of `*mut T` for shared memory: copying it copies the
+/// address, and accesses through it are `unsafe`.
+pub struct SharedPtr<T> {
+    addr: u32,
+    // `*mut T`: invariant in `T`, and neither `Send` nor `Sync`, as a raw pointer.
+    _t: PhantomData<*mut T>,
+}
+
+impl<T> Clone for SharedPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedPtr<T> {}
+
+impl<T> core::fmt::Debug for SharedPtr<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "SharedPtr({:#x})", self.addr)
+    }
+}
+
+impl<T> SharedPtr<T> {
+    /// The pointer at shared-window byte address `addr`. Creating one is safe;
+    /// using it is not.
+    #[inline(always)]
+    pub const fn from_addr(addr: u32) -> SharedPtr<T> {
+        SharedPtr { addr, _t: PhantomData }
+    }
+
+    /// The shared-window byte address.
+    #[inline(always)]
+    pub const fn addr(self) -> u32 {
+        self.addr
+    }
+
+    /// The pointer `count` elements further (wrapping, like `wrapping_add`).
+    #[inline(always)]
+    pub const fn add(self, count: u32) -> SharedPtr<T> {
+        SharedPtr::from_addr(self.addr.wrapping_add(count.wrapping_mul(core::mem::size_of::<T>() as u32)))
+    }
+
+    /// The same address as another element type.
+    #[inline(always)]
+    pub const fn cast<U>(self) -> SharedPtr<U> {
+        SharedPtr::from_addr(self.addr)
+    }
+}
+
+/// Alignment of the arrays this module declares: at least 16 bytes, so that
+/// 16-byte elements can be moved with one vector instruction.
+#[doc(hidden)]
+pub const fn __array_align<T>() -> usize {
+    let a = core::mem::align_of::<T>();
+    if a > 16 {
+        a
+    } else {
+        16
+    }
+}
+
+/// The alignment every element of a 16-byte-aligned array of `T` has.
+#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+const fn element_align<T>() -> usize {
+    let size = core::mem::size_of::<T>();
+    let a = core::mem::align_of::<T>();
+    if size == 0 {
+        return a;
+    }
+    let low = size & size.wrapping_neg();
+    let low = if low > 16 { 16 } else { low };
+    if low > a {
+        low
+    } else {
+        a
+    }
+}
+
+/// FNV-1a of the invocation site; makes `shared_array!` symbols unique.
+#[doc(hidden)]
+pub const fn __symbol_hash(site: &str) -> u64 {
+    let b = site.as_bytes();
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut i = 0;
+    while i < b.len() {
+        h = (h ^ b[i] as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
+/// A statically sized array in the block's shared memory, made by
+/// [`shared_array!`](crate::shared_array). A `Copy` handle (an address): every
+/// copy names the same memory, which every thread of the block shares.
+///
+/// See the [module docs](self) for what is safe and what is the kernel
+/// author's duty (barriers).
+pub struct SharedArray<T, const N: usize> {
+    base: SharedPtr<T>,
+}
+
+impl<T, const N: usize> Clone for SharedArray<T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const N: usize> Copy for SharedArray<T, N> {}
+
+/// A runtime-sized view of shared memory (the dynamic region, or part of an
+/// array). Same rules as [`SharedArray`].
+pub struct SharedSlice<T> {
+    base: SharedPtr<T>,
+    len: u32,
+}
+
+impl<T> Clone for SharedSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedSlice<T> {}
+
+impl<T: Pod, const N: usize> SharedArray<T, N> {
+    /// Number of elements.
+    pub const LEN: usize = N;
+
+    /// Wraps the address of a `.shared` array of `N` elements of `T` declared
+    /// with [`__array_align`] alignment. Used by `shared_array!` only.
+    ///
+    /// # Safety
+    ///
+    /// * `addr` is the shared-window address of a `.shared` declaration of at
+    ///   least `N * size_of::<T>()` bytes;
+    /// * aligned to `__array_align::<T>()`.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub const unsafe fn __from_symbol(addr: u32) -> Self {
+        SharedArray { base: SharedPtr::from_addr(addr) }
+    }
+
+    /// Number of elements, `N`.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether `N == 0`.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// The address of element 0.
+    #[inline(always)]
+    pub const fn as_ptr(&self) -> SharedPtr<T> {
+        self.base
+    }
+
+    /// The whole array as a [`SharedSlice`].
+    #[inline(always)]
+    pub const fn as_slice(&self) -> SharedSlice<T> {
+        SharedSlice { base: self.base, len: N as u32 }
+    }
+}
+
+impl<T: Pod> SharedSlice<T> {
+    /// Number of elements.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether it has no element.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of element 0.
+    #[inline(always)]
+    pub const fn as_ptr(&self) -> SharedPtr<T> {
+        self.base
+    }
+
+    /// Splits at `mid` (panics if `mid > len`).
+    #[inline(always)]
+    pub fn split_at(self, mid: usize) -> (SharedSlice<T>, SharedSlice<T>) {
+        if mid > self.len as usize {
+            split_at_out_of_bounds();
+        }
+        let mid = mid as u32;
+        (SharedSlice { base: self.base, len: mid }, SharedSlice { base: self.base.add(mid), len: self.len - mid })
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[cold]
+fn split_at_out_of_bounds() -> ! {
+    crate::dfail!("SharedSlice::split_at out of bounds")
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+fn split_at_out_of_bounds() -> ! {
+    panic!("SharedSlice::split_at out of bounds")
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::*;
+    use core::arch::asm;
+    use core::mem::{size_of, MaybeUninit};
+
+    macro_rules! chunk_io {
+        ($($load:ident, $store:ident, $ty:ty, $width:literal, $n:literal: $($r:ident)*;)*) => {$(
+            #[inline(always)]
+            unsafe fn $load(addr: u32) -> [$ty; $n] {
+                $(let $r: u32;)*
+                // SAFETY: the caller passes a valid, suitably aligned shared address.
+                unsafe {
+                    asm!(
+                        concat!("ld.shared", $width, " ", chunk_io!(@regs $($r)*), ", [{a}];"),
+                        a = in(reg32) addr,
+                        $($r = out(reg32) $r,)*
+                        options(pure, readonly, nostack, preserves_flags),
+                    );
+                }
+                [$($r as $ty),*]
+            }
+            #[inline(always)]
+            unsafe fn $store(addr: u32, v: [$ty; $n]) {
+                let [$($r),*] = v;
+                // SAFETY: the caller passes a valid, suitably aligned shared address.
+                unsafe {
+                    asm!(
+                        concat!("st.shared", $width, " [{a}], ", chunk_io!(@regs $($r)*), ";"),
+                        a = in(reg32) addr,
+                        $($r = in(reg32) $r as u32,)*
+                        options(nostack, preserves_flags),
+                    );
+                }
+            }
+        )*};
+        (@regs $r:ident) => { concat!("{", stringify!($r), "}") };
+        (@regs $($r:ident)*) => { concat!("{{", chunk_io!(@list $($r)*), "}}") };
+        (@list $r:ident) => { concat!("{", stringify!($r), "}") };
+        (@list $r:ident $($rest:ident)+) => { concat!("{", stringify!($r), "}, ", chunk_io!(@list $($rest)+)) };
+    }
+
+    chunk_io! {
+        ld_v4, st_v4, u32, ".v4.b32", 4: r0 r1 r2 r3;
+        ld_v2, st_v2, u32, ".v2.b32", 2: r0 r1;
+        ld_b32, st_b32, u32, ".b32", 1: r0;
+        ld_b16, st_b16, u16, ".u16", 1: r0;
+        ld_b8, st_b8, u8, ".u8", 1: r0;
+    }
+
+    /// Loads a `T` from shared address `addr`, known to be `align`-aligned,
+    /// with the widest instructions the alignment allows (the branches fold
+    /// away: `size` and `align` are constants after inlining).
+    ///
+    /// # Safety
+    /// `addr..addr + size_of::<T>()` is allocated shared memory, `addr` is
+    /// `align`-aligned and `align >= align_of::<T>()`; any bits form a valid `T`.
+    #[inline(always)]
+    pub(crate) unsafe fn load<T: Copy>(addr: u32, align: usize) -> T {
+        let size = size_of::<T>();
+        let mut out = MaybeUninit::<T>::uninit();
+        let p = out.as_mut_ptr() as *mut u8;
+        let mut off = 0usize;
+        // SAFETY: (whole block) every chunk lies inside `T` (the loops stop at
+        // `size`) and inside the caller's allocated, aligned range; the local
+        // writes are unaligned-tolerant.
+        unsafe {
+            macro_rules! go {
+                ($w:literal, $ld:ident) => {
+                    while off + $w <= size {
+                        let v = $ld(addr + off as u32);
+                        core::ptr::write_unaligned(p.add(off) as *mut _, v);
+                        off += $w;
+                    }
+                };
+            }
+            if align >= 16 {
+                go!(16, ld_v4);
+            }
+            if align >= 8 {
+                go!(8, ld_v2);
+            }
+            if align >= 4 {
+                go!(4, ld_b32);
+            }
+            if align >= 2 {
+                go!(2, ld_b16);
+            }
+            go!(1, ld_b8);
+            out.assume_init()
+        }
+    }
+
+    /// Stores `v` at shared address `addr`; see [`load`].
+    ///
+    /// # Safety
+    /// As [`load`]; `T` has no padding (its bytes are all initialised).
+    #[inline(always)]
+    pub(crate) unsafe fn store<T: Copy>(addr: u32, align: usize, v: T) {
+        let size = size_of::<T>();
+        let p = &v as *const T as *const u8;
+        let mut off = 0usize;
+        // SAFETY: as in `load`; reads of `v`'s bytes are in bounds and
+        // initialised because `T` has no padding (caller's duty).
+        unsafe {
+            macro_rules! go {
+                ($w:literal, $st:ident) => {
+                    while off + $w <= size {
+                        $st(addr + off as u32, core::ptr::read_unaligned(p.add(off) as *const _));
+                        off += $w;
+                    }
+                };
+            }
+            if align >= 16 {
+                go!(16, st_v4);
+            }
+            if align >= 8 {
+                go!(8, st_v2);
+            }
+            if align >= 4 {
+                go!(4, st_b32);
+            }
+            if align >= 2 {
+                go!(2, st_b16);
+            }
+            go!(1, st_b8);
+        }
+    }
+
+    impl<T> SharedPtr<T> {
+        /// The generic address of this shared location (`cvta.shared.u64`), for
+        /// code that takes `*mut T`. Accesses through it work but compile to
+        /// generic loads and stores.
+        #[inline(always)]
+        pub fn to_generic(self) -> *mut T {
+            let p: u64;
+            // SAFETY: an address conversion; no memory is accessed.
+            unsafe {
+                asm!("cvta.shared.u64 {p}, {a};", p = out(reg64) p, a = in(reg64) self.addr as u64,
+                     options(pure, nomem, nostack, preserves_flags))
+            };
+            p as *mut T
+        }
+
+        /// Reads the `T` at this address.
+        ///
+        /// # Safety
+        /// * the address is inside shared memory allocated to this kernel
+        ///   (a `shared_array!` or the launch's dynamic region);
+        /// * aligned for `T`;
+        /// * the bytes there form a valid `T` (always true for `Pod` types).
+        #[inline(always)]
+        pub unsafe fn read(self) -> T
+        where
+            T: Copy,
+        {
+            // SAFETY: forwarded to the caller.
+            unsafe { load::<T>(self.addr, core::mem::align_of::<T>()) }
+        }
+
+        /// Writes `v` at this address.
+        ///
+        /// # Safety
+        /// * the address is inside shared memory allocated to this kernel;
+        /// * aligned for `T`;
+        /// * `T` has no padding bytes (true for `Pod` types).
+        #[inline(always)]
+        pub unsafe fn write(self, v: T)
+        where
+            T: Copy,
+        {
+            // SAFETY: forwarded to the caller.
+            unsafe { store::<T>(self.addr, core::mem::align_of::<T>(), v) }
+        }
+    }
+
+    macro_rules! accessors {
+        () => {
+            /// Element `i`. Panics if `i >= len`.
+            #[inline(always)]
+            pub fn get(&self, i: usize) -> T {
+                crate::dassert!(i < self.len(), "shared memory index out of bounds");
+                // SAFETY: i < len (checked above).
+                unsafe { self.get_unchecked(i) }
+            }
+
+            /// Stores `v` in element `i`. Panics if `i >= len`. Other threads
+            /// see it after the next barrier (see the module docs).
+            #[inline(always)]
+            pub fn set(&self, i: usize, v: T) {
+                crate::dassert!(i < self.len(), "shared memory index out of bounds");
+                // SAFETY: i < len (checked above).
+                unsafe { self.set_unchecked(i, v) }
+            }
+
+            /// Element `i` without a bounds check.
+            ///
+            /// # Safety
+            /// `i < self.len()`.
+            #[inline(always)]
+            pub unsafe fn get_unchecked(&self, i: usize) -> T {
+                // SAFETY: in bounds (caller), aligned to `element_align` (the
+                // declaration is 16-aligned, the stride is `size_of::<T>()`),
+                // and `T: Pod` accepts any bits.
+                unsafe { load::<T>(self.base.add(i as u32).addr, element_align::<T>()) }
+            }
+
+            /// Stores `v` in element `i` without a bounds check.
+            ///
+            /// # Safety
+            /// `i < self.len()`.
+            #[inline(always)]
+            pub unsafe fn set_unchecked(&self, i: usize, v: T) {
+                // SAFETY: in bounds (caller), aligned as in `get_unchecked`,
+                // and `T: Pod` has no padding.
+                unsafe { store::<T>(self.base.add(i as u32).addr, element_align::<T>(), v) }
+            }
+
+            /// The address of element `i`. Panics if `i >= len`.
+            #[inline(always)]
+            pub fn ptr(&self, i: usize) -> SharedPtr<T> {
+                crate::dassert!(i < self.len(), "shared memory index out of bounds");
+                self.base.add(i as u32)
+            }
+
+            /// The generic address of element 0 (see [`SharedPtr::to_generic`]).
+            #[inline(always)]
+            pub fn as_generic_ptr(&self) -> *mut T {
+                self.base.to_generic()
+            }
+
+            /// Stores `v` in every element, the block's threads sharing the work
+            /// (thread `block_rank()` stores elements `rank, rank + block_size, ...`).
+            /// Call it from every thread of the block, then [`crate::sync::sync_threads`]
+            /// before reading.
+            #[inline(always)]
+            pub fn fill_cooperative(&self, v: T) {
+                let step = crate::thread::block_size() as usize;
+                let mut i = crate::thread::block_rank() as usize;
+                while i < self.len() {
+                    // SAFETY: i < len (loop condition).
+                    unsafe { self.set_unchecked(i, v) };
+                    i += step;
+                }
+            }
+        };
+    }
+
+    impl<T: Pod, const N: usize> SharedArray<T, N> {
+        accessors!();
+    }
+
+    impl<T: Pod> SharedSlice<T> {
+        accessors!();
+    }
+
+    /// The dynamic shared-memory region of this launch (CUDA's
+    /// `extern __shared__ T buf[]`), viewed as `T`s: as many whole `T` as fit
+    /// in the size given at launch (`%dynamic_smem_size`), starting 16-aligned.
+    /// Empty if the launch asked for none.
+    #[inline(always)]
+    pub fn dynamic_shared<T: Pod>() -> SharedSlice<T> {
+        let (addr, bytes): (u32, u32);
+        // SAFETY: reads the address of the region declared in this crate's
+        // `global_asm!` and a special register; no memory is accessed.
+        unsafe {
+            asm!(
+                "mov.u32 {a}, sluice_dynamic_shared;",
+                "mov.u32 {n}, %dynamic_smem_size;",
+                a = out(reg32) addr,
+                n = out(reg32) bytes,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        let size = core::mem::size_of::<T>() as u32;
+        let len = if size == 0 { 0 } else { bytes / size };
+        SharedSlice { base: SharedPtr::from_addr(addr), len }
+    }
+
+    /// Bytes of dynamic shared memory this launch was given.
+    #[inline(always)]
+    pub fn dynamic_shared_bytes() -> u32 {
+        let n: u32;
+        // SAFETY: reads a special register.
+        unsafe { asm!("mov.u32 {n}, %dynamic_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags)) };
+        n
+    }
+
+    // The one declaration of the dynamic region, at module scope.
+    core::arch::global_asm!(".extern .shared .align 16 .b8 sluice_dynamic_shared[];");
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use imp::{dynamic_shared, dynamic_shared_bytes};
+
+/// Declares a statically sized array in the block's shared memory and
+/// returns a [`SharedArray`] handle to it (device only).
+///
+/// `shared_array!(NAME: [T; N])`: `NAME` is any identifier (it names the PTX
+/// symbol, together with a hash of the call site, so it need not be unique
+/// across the crate, only within one block of code); `T: bytemuck::Pod`;
+/// `N` a constant expression. Like a CUDA `__shared__` variable, one array
+/// exists per block per call site — calling the function holding it twice,
+/// or from two kernels, names the same per-block array.
+///
+/// `T` and `N` are resolved inside a hidden module nested in the caller's
+/// module (with `use super::*`): they may name items of the enclosing module,
+/// but not generic parameters or items local to the function.
+///
+/// ```ignore
+/// let tile = sluice_device::shared_array!(TILE: [[f32; 33]; 32]);
+/// ```
+#[macro_export]
+#[cfg_attr(target_arch = "nvptx64", allow_internal_unstable(asm_experimental_arch))]
+macro_rules! shared_array {
+    ($name:ident : [$t:ty; $n:expr]) => {{
+        #[allow(non_snake_case, dead_code, unused_imports)]
+        mod $name {
+            use super::*;
+            pub const LEN: usize = $n;
+            pub const HASH: u64 =
+                $crate::shared::__symbol_hash(concat!(module_path!(), "|", file!(), "|", line!(), "|", column!()));
+            ::core::arch::global_asm!(
+                concat!(".shared .align {align} .b8 sluice_shared_", stringify!($name), "_{hash}[{bytes}];"),
+                align = const $crate::shared::__array_align::<$t>(),
+                hash = const HASH,
+                bytes = const ::core::mem::size_of::<$t>() * LEN,
+            );
+        }
+        let addr: u32;
+        // SAFETY: `mov.u32` of a symbol's shared-window address; no memory is accessed.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("mov.u32 {a}, sluice_shared_", stringify!($name), "_{hash};"),
+                hash = const $name::HASH,
+                a = out(reg32) addr,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        // SAFETY: `addr` is the address of the declaration just above, of
+        // `LEN * size_of::<T>()` bytes aligned to `__array_align::<T>()`.
+        unsafe { $crate::shared::SharedArray::<$t, { $name::LEN }>::__from_symbol(addr) }
+    }};
+}

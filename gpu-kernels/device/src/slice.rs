@@ -1,0 +1,230 @@
+//! Kernel slice parameters: a safe per-thread element accessor for the
+//! one-thread-one-element case, and `unsafe` for general indexed writes.
+//!
+//! A kernel receives every slice as a device pointer and an element count
+//! (sluice's ABI). Turning that into `&mut [T]` in every thread would be
+//! unsound: thousands of threads would each hold a `&mut` to the *same*
+//! slice, and `&mut` promises exclusive access. What *is* sound is for each
+//! thread to hold `&mut` to elements no other thread touches. So:
+//!
+//! * [`DeviceSliceMut::for_thread`] hands out `&mut` to the element at this
+//!   thread's [`global_rank`](crate::thread::global_rank), a linear id unique
+//!   over the whole grid whatever its shape: no two threads can get the same
+//!   element, so the `&mut`s never alias. Threads past the end get `None`.
+//! * [`DeviceSliceMut::grid_stride`] iterates over the elements
+//!   `rank, rank + total_threads, ...` of this thread (a grid-stride loop):
+//!   disjoint between threads for the same reason.
+//! * Anything else (a thread writing an element chosen by data, a transpose's
+//!   scattered writes, several threads updating one element) is
+//!   [`DeviceSliceMut::write`] or a raw pointer: `unsafe`, with the kernel
+//!   author proving that no two threads write the same element (or using
+//!   [`crate::atomic`]).
+//! * Read-only parameters are plain `&[T]` ([`slice`](fn@slice)): sharing is what `&`
+//!   means, as long as nothing writes the memory during the launch — the
+//!   host-side guarantee sluice's views give.
+//!
+//! The constructors are `unsafe`: they trust the (pointer, length) pair and the
+//! host's promise that no other work uses the memory during the launch.
+//!
+//! # Example (device code)
+//!
+//! ```ignore
+//! use sluice_device::slice::{self, DeviceSliceMut};
+//! #[no_mangle]
+//! pub unsafe extern "ptx-kernel" fn scale(y: *mut f32, y_len: u64, x: *const f32, x_len: u64, a: f32) {
+//!     // SAFETY: sluice passes each slice as (pointer, length) of live device
+//!     // memory; `y` is used by this launch only and only through `y`.
+//!     let (mut y, x) = unsafe { (DeviceSliceMut::from_raw_parts(y, y_len), slice::slice(x, x_len)) };
+//!     for (i, yi) in y.grid_stride() {
+//!         if let Some(xi) = x.get(i) {
+//!             *yi = a * *xi;
+//!         }
+//!     }
+//! }
+//! ```
+
+use core::marker::PhantomData;
+
+/// A kernel's mutable slice parameter, seen from one thread: it can only
+/// reach the elements that belong to this thread (see the module docs).
+pub struct DeviceSliceMut<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    // Borrows the memory mutably for 'a, as `&'a mut [T]` would (invariant in T).
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+/// A `&[T]` from a kernel's read-only (pointer, length) parameter.
+///
+/// # Safety
+///
+/// * `ptr` is valid for reads of `len` elements of `T` and aligned (or
+///   `len == 0`), and `len * size_of::<T>() <= isize::MAX`;
+/// * nothing writes that memory during `'a` (the launch): the host keeps
+///   writers off it (sluice: the view is shared, and its writer's fence was awaited).
+#[inline(always)]
+pub unsafe fn slice<'a, T>(ptr: *const T, len: u64) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's contract above is `from_raw_parts`'s.
+    unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+}
+
+impl<'a, T> DeviceSliceMut<'a, T> {
+    /// Wraps a kernel's mutable (pointer, length) parameter.
+    ///
+    /// # Safety
+    ///
+    /// * `ptr` is valid for reads and writes of `len` elements of `T` and
+    ///   aligned (or `len == 0`), for all of `'a`;
+    /// * during `'a` nothing else accesses the memory: no other launch, copy or
+    ///   host code (sluice's host side guarantees it for a bound view), and in
+    ///   this launch only through `DeviceSliceMut`s made from this same
+    ///   parameter, at most one per thread.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: u64) -> DeviceSliceMut<'a, T> {
+        DeviceSliceMut { ptr, len: len as usize, _borrow: PhantomData }
+    }
+
+    /// Number of elements.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the slice is empty.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The raw pointer (for `unsafe` code and atomics).
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    /// A mutable reference to element `i`.
+    ///
+    /// # Safety
+    ///
+    /// * `i < self.len()`;
+    /// * no other thread reads or writes element `i` while the reference is
+    ///   live (the kernel's indexing must make `i` this thread's own).
+    #[inline(always)]
+    pub unsafe fn get_unchecked_mut(&mut self, i: usize) -> &mut T {
+        // SAFETY: in bounds and exclusive to this thread (caller); valid memory
+        // (constructor's contract).
+        unsafe { &mut *self.ptr.add(i) }
+    }
+
+    /// Writes `v` to element `i` (panics if `i >= len`): the general indexed
+    /// write, for kernels whose threads do not own contiguous elements.
+    ///
+    /// # Safety
+    ///
+    /// No other thread of the launch reads or writes element `i` (except with
+    /// atomics) unless ordered by a barrier or fence: the kernel's indexing
+    /// must give each element one writer.
+    #[inline(always)]
+    pub unsafe fn write(&self, i: usize, v: T) {
+        if i >= self.len {
+            write_out_of_bounds();
+        }
+        // SAFETY: in bounds (checked); one writer per element (caller);
+        // valid memory (constructor's contract).
+        unsafe { self.ptr.add(i).write(v) }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl<'a, T> DeviceSliceMut<'a, T> {
+    /// The element of this thread, `self[global_rank()]`, or `None` past the
+    /// end. Safe: `global_rank` differs between any two threads of the grid,
+    /// so the references handed out never alias.
+    #[inline(always)]
+    pub fn for_thread(&mut self) -> Option<&mut T> {
+        let i = crate::thread::global_rank();
+        if i < self.len as u64 {
+            // SAFETY: i < len, and element i belongs to this thread only
+            // (global ranks are unique), borrowed through `&mut self`.
+            Some(unsafe { &mut *self.ptr.add(i as usize) })
+        } else {
+            None
+        }
+    }
+
+    /// As [`for_thread`](Self::for_thread), indexing by the 1-D index
+    /// `blockIdx.x * blockDim.x + threadIdx.x` — cheaper, and the same in a
+    /// 1-D launch. In a launch with `gridDim.y/z` or `blockDim.y/z` above 1
+    /// (where that index is shared by several threads) it returns `None` in
+    /// every thread.
+    #[inline(always)]
+    pub fn for_thread_1d(&mut self) -> Option<&mut T> {
+        use crate::thread::*;
+        let one_d = (grid_dim_y() | grid_dim_z() | block_dim_y() | block_dim_z()) == 1;
+        let i = index_1d();
+        if one_d && i < self.len as u64 {
+            // SAFETY: in a 1-D launch `index_1d` is unique per thread; i < len.
+            Some(unsafe { &mut *self.ptr.add(i as usize) })
+        } else {
+            None
+        }
+    }
+
+    /// This thread's elements `(i, &mut self[i])` for
+    /// `i = global_rank() + k * total_threads()`: a grid-stride loop that is
+    /// correct for any launch shape and any length.
+    #[inline(always)]
+    pub fn grid_stride(&mut self) -> GridStride<'_, T> {
+        GridStride {
+            ptr: self.ptr,
+            len: self.len as u64,
+            next: crate::thread::global_rank(),
+            step: crate::thread::total_threads(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[cold]
+fn write_out_of_bounds() -> ! {
+    crate::dfail!("DeviceSliceMut::write out of bounds")
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+fn write_out_of_bounds() -> ! {
+    panic!("DeviceSliceMut::write out of bounds")
+}
+
+/// The iterator of [`DeviceSliceMut::grid_stride`].
+#[cfg(target_arch = "nvptx64")]
+pub struct GridStride<'s, T> {
+    ptr: *mut T,
+    len: u64,
+    next: u64,
+    step: u64,
+    // Holds the `&mut DeviceSliceMut` borrow.
+    _borrow: PhantomData<&'s mut [T]>,
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl<'s, T> Iterator for GridStride<'s, T> {
+    type Item = (usize, &'s mut T);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.len {
+            return None;
+        }
+        let i = self.next;
+        self.next += self.step;
+        // SAFETY: i < len; the indices `rank + k * total_threads` of distinct
+        // threads are disjoint, and this iterator yields each of its own once,
+        // while it holds the slice's unique borrow.
+        Some((i as usize, unsafe { &mut *self.ptr.add(i as usize) }))
+    }
+}

@@ -1,0 +1,171 @@
+//! Barriers and memory fences.
+//!
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`sync_threads`] | `__syncthreads()` | `bar.sync 0` |
+//! | [`sync_threads_count`] | `__syncthreads_count(p)` | `bar.red.popc.u32` |
+//! | [`sync_threads_and`] | `__syncthreads_and(p)` | `bar.red.and.pred` |
+//! | [`sync_threads_or`] | `__syncthreads_or(p)` | `bar.red.or.pred` |
+//! | [`barrier_sync`] | `asm("bar.sync id, n;")` | `bar.sync id, n` (named barrier) |
+//! | [`fence`]`(Scope::Block)` | `__threadfence_block()` | `fence.sc.cta` (= `membar.cta`) |
+//! | [`fence`]`(Scope::Device)` | `__threadfence()` | `fence.sc.gpu` (= `membar.gl`) |
+//! | [`fence`]`(Scope::System)` | `__threadfence_system()` | `fence.sc.sys` (= `membar.sys`) |
+//! | [`fence_acq_rel`]`(scope)` | `cuda::atomic_thread_fence(acq_rel, scope)` | `fence.acq_rel.{cta,gpu,sys}` |
+//!
+//! Warp-level synchronisation (`__syncwarp`) is [`crate::warp::sync_warp`].
+//!
+//! # What the kernel author must still do
+//!
+//! A block barrier must be reached by *every* thread of the block that has
+//! not exited, the same number of times (in CUDA terms: not in divergent
+//! control flow). A thread that skips it makes the block hang or, on older
+//! architectures, makes the barrier count wrong. This is a liveness bug, not
+//! memory unsafety, so the functions are safe; the rule is stated here and on
+//! every kernel that uses them. Threads with no element to work on (the tail
+//! of the last block) must therefore stay in the kernel until the last barrier
+//! and only skip the loads and stores.
+//!
+//! # Example (device code)
+//!
+//! ```ignore
+//! use sluice_device::sync;
+//! // How many threads of the block saw a negative value?
+//! let negatives = sync::sync_threads_count(x < 0.0);
+//! ```
+
+pub use crate::Scope;
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::Scope;
+    use core::arch::asm;
+
+    /// Waits until every thread of the block reaches this point (`__syncthreads()`),
+    /// and makes the shared- and global-memory writes made before it by the
+    /// block's threads visible to the block's threads after it.
+    ///
+    /// Every non-exited thread of the block must call it; see the module docs.
+    #[inline(always)]
+    pub fn sync_threads() {
+        // SAFETY: `bar.sync 0` has no memory-safety preconditions; reaching it
+        // from all threads is the liveness rule documented in the module docs.
+        unsafe { core::arch::nvptx::_syncthreads() }
+    }
+
+    /// [`sync_threads`], and returns how many threads of the block passed `true`
+    /// (`__syncthreads_count`).
+    #[inline(always)]
+    pub fn sync_threads_count(predicate: bool) -> u32 {
+        let n: u32;
+        // SAFETY: a block barrier with a population count; no memory is accessed
+        // through operands. Not `nomem`: it orders memory like `bar.sync`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; bar.red.popc.u32 {n}, 0, p; }}",
+                v = in(reg32) predicate as u32,
+                n = out(reg32) n,
+                options(nostack),
+            );
+        }
+        n
+    }
+
+    /// [`sync_threads`], and returns whether every thread of the block passed
+    /// `true` (`__syncthreads_and`).
+    #[inline(always)]
+    pub fn sync_threads_and(predicate: bool) -> bool {
+        let r: u32;
+        // SAFETY: as in `sync_threads_count`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; bar.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                v = in(reg32) predicate as u32,
+                r = out(reg32) r,
+                options(nostack),
+            );
+        }
+        r != 0
+    }
+
+    /// [`sync_threads`], and returns whether any thread of the block passed
+    /// `true` (`__syncthreads_or`).
+    #[inline(always)]
+    pub fn sync_threads_or(predicate: bool) -> bool {
+        let r: u32;
+        // SAFETY: as in `sync_threads_count`.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; bar.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                v = in(reg32) predicate as u32,
+                r = out(reg32) r,
+                options(nostack),
+            );
+        }
+        r != 0
+    }
+
+    /// Named barrier `id` (0..16) for `threads` threads (a multiple of 32):
+    /// waits until that many threads have arrived at barrier `id`.
+    /// Barrier 0 with all the block's threads is [`sync_threads`].
+    ///
+    /// # Safety
+    ///
+    /// * `id < 16` and `threads` is a non-zero multiple of 32 no larger than the block;
+    /// * exactly `threads` threads (whole warps) use barrier `id` between two of
+    ///   its completions, and no other code uses `id` concurrently — a mismatch
+    ///   is undefined behaviour in PTX, not just a hang.
+    #[inline(always)]
+    pub unsafe fn barrier_sync(id: u32, threads: u32) {
+        // SAFETY: the caller upholds the barrier contract above.
+        unsafe { asm!("bar.sync {id}, {n};", id = in(reg32) id, n = in(reg32) threads, options(nostack)) }
+    }
+
+    /// Arrives at named barrier `id` without waiting (producer side of a
+    /// producer/consumer pair with [`barrier_sync`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`barrier_sync`].
+    #[inline(always)]
+    pub unsafe fn barrier_arrive(id: u32, threads: u32) {
+        // SAFETY: the caller upholds the barrier contract of `barrier_sync`.
+        unsafe { asm!("bar.arrive {id}, {n};", id = in(reg32) id, n = in(reg32) threads, options(nostack)) }
+    }
+
+    /// A sequentially consistent fence at `scope`: CUDA's `__threadfence_block()`
+    /// (`Block`), `__threadfence()` (`Device`), `__threadfence_system()` (`System`).
+    ///
+    /// Memory operations of this thread before the fence are observed by the
+    /// threads of `scope` before those after it. A fence orders; it does not wait
+    /// for other threads (that is a barrier's job).
+    #[inline(always)]
+    pub fn fence(scope: Scope) {
+        // SAFETY: fences have no operands and no preconditions; not `nomem`,
+        // so the compiler does not move memory accesses across them either.
+        unsafe {
+            match scope {
+                Scope::Block => asm!("fence.sc.cta;", options(nostack)),
+                Scope::Device => asm!("fence.sc.gpu;", options(nostack)),
+                Scope::System => asm!("fence.sc.sys;", options(nostack)),
+            }
+        }
+    }
+
+    /// An acquire-release fence at `scope` (`fence.acq_rel.*`, sm_70+): lighter
+    /// than [`fence`], enough for the release/acquire patterns of message
+    /// passing through a flag written with a relaxed atomic.
+    #[inline(always)]
+    pub fn fence_acq_rel(scope: Scope) {
+        // SAFETY: as in `fence`.
+        unsafe {
+            match scope {
+                Scope::Block => asm!("fence.acq_rel.cta;", options(nostack)),
+                Scope::Device => asm!("fence.acq_rel.gpu;", options(nostack)),
+                Scope::System => asm!("fence.acq_rel.sys;", options(nostack)),
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use imp::*;

@@ -1,0 +1,421 @@
+//! Warp-level operations: lane id and masks, shuffles, votes, match, reductions.
+//!
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`lane_id`] | `threadIdx.x % 32` (1-D) / `%laneid` | `mov.u32 %r, %laneid` |
+//! | [`active_mask`] | `__activemask()` | `activemask.b32` |
+//! | [`lane_mask_lt`] | `%lanemask_lt` | `mov.u32 %r, %lanemask_lt` |
+//! | [`sync_warp`] | `__syncwarp(mask)` | `bar.warp.sync` |
+//! | [`shfl_idx`], [`shfl_up`], [`shfl_down`], [`shfl_xor`] | `__shfl_sync`, `__shfl_up_sync`, `__shfl_down_sync`, `__shfl_xor_sync` | `shfl.sync.{idx,up,down,bfly}.b32` |
+//! | [`any`], [`all`], [`ballot`] | `__any_sync`, `__all_sync`, `__ballot_sync` | `vote.sync.{any,all,ballot}` |
+//! | [`match_any`], [`match_all`] | `__match_any_sync`, `__match_all_sync` | `match.{any,all}.sync.b32/b64` (sm_70+) |
+//! | `reduce_add_u32` and friends (sm_80+ builds) | `__reduce_add_sync` ... | `redux.sync` (sm_80+) |
+//! | [`sum_f32`] | (a butterfly of `__shfl_xor_sync`) | 5 × `shfl.sync.bfly` |
+//!
+//! Shuffles exist for every [`Shuffle`] type: `u32`, `i32`, `f32` (one `shfl`)
+//! and `u64`, `i64`, `f64` (two `shfl`s on the halves).
+//!
+//! # Safety of the `.sync` operations
+//!
+//! Every `*.sync` instruction takes a `mask` of the lanes that take part. PTX
+//! leaves the behaviour undefined if the calling lane is not in `mask`, or if a
+//! lane in `mask` does not execute the *same* instruction (it has exited, or
+//! is on another branch) — on sm_70+ the warp may hang or read garbage. Rust
+//! cannot check convergence, so these functions are `unsafe` with that as
+//! their contract. The common correct uses:
+//!
+//! * `FULL_MASK` in code that every lane of a full warp reaches (no early
+//!   `return` before it; blocks whose size is a multiple of 32);
+//! * `active_mask()` computed in the same converged region (then only the
+//!   active lanes take part, and shuffle sources outside it read garbage).
+//!
+//! # Example (device code): a warp sum
+//!
+//! ```ignore
+//! use sluice_device::warp::{self, FULL_MASK};
+//! let mut v = x;
+//! let mut offset = 16;
+//! while offset > 0 {
+//!     // SAFETY: all 32 lanes run this loop the same number of times.
+//!     v += unsafe { warp::shfl_down(FULL_MASK, v, offset) };
+//!     offset /= 2;
+//! }
+//! // lane 0 holds the warp's sum
+//! ```
+
+/// All 32 lanes.
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use core::arch::asm;
+
+    /// This thread's lane in its warp, `0..32`.
+    #[inline(always)]
+    pub fn lane_id() -> u32 {
+        let r: u32;
+        // SAFETY: reads a special register.
+        unsafe { asm!("mov.u32 {r}, %laneid;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) };
+        r
+    }
+
+    /// The lanes of this warp executing this instruction now (`__activemask()`).
+    /// Not a synchronisation: lanes may be active without being converged.
+    #[inline(always)]
+    pub fn active_mask() -> u32 {
+        let r: u32;
+        // SAFETY: no operands besides the result. Not `pure`: the answer depends on
+        // where the call is, so the compiler must not move or merge it.
+        unsafe { asm!("activemask.b32 {r};", r = out(reg32) r, options(nomem, nostack, preserves_flags)) };
+        r
+    }
+
+    macro_rules! lanemask {
+        ($($(#[$doc:meta])* $name:ident => $reg:literal;)*) => {$(
+            $(#[$doc])*
+            #[inline(always)]
+            pub fn $name() -> u32 {
+                let r: u32;
+                // SAFETY: reads a special register.
+                unsafe { asm!(concat!("mov.u32 {r}, ", $reg, ";"), r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) };
+                r
+            }
+        )*};
+    }
+
+    lanemask! {
+        /// Bits of the lanes below this one (`%lanemask_lt`).
+        lane_mask_lt => "%lanemask_lt";
+        /// Bits of the lanes up to and including this one (`%lanemask_le`).
+        lane_mask_le => "%lanemask_le";
+        /// Bit of this lane (`%lanemask_eq`).
+        lane_mask_eq => "%lanemask_eq";
+        /// Bits of the lanes above this one (`%lanemask_gt`).
+        lane_mask_gt => "%lanemask_gt";
+    }
+
+    /// Waits until every lane in `mask` has reached a `sync_warp` and orders
+    /// their memory accesses (`__syncwarp(mask)`).
+    ///
+    /// # Safety
+    /// The calling lane is in `mask`, and every lane in `mask` reaches a
+    /// `sync_warp` with the same mask (see the module docs).
+    #[inline(always)]
+    pub unsafe fn sync_warp(mask: u32) {
+        // SAFETY: the caller upholds the convergence contract.
+        unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
+    }
+
+    /// Types that can be exchanged between lanes with `shfl.sync`.
+    pub trait Shuffle: Copy + sealed::Sealed {
+        #[doc(hidden)]
+        unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self;
+    }
+
+    mod sealed {
+        pub trait Sealed {}
+    }
+
+    #[doc(hidden)]
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        Idx,
+        Up,
+        Down,
+        Xor,
+    }
+
+    #[inline(always)]
+    unsafe fn shfl32(kind: Kind, mask: u32, a: u32, b: u32) -> u32 {
+        let d: u32;
+        // SAFETY: register-only instruction; the convergence contract is the
+        // caller's (see the module docs). `c` is the clamp value of a full-width
+        // shuffle: 31 for idx/down/bfly, 0 for up. Not `pure`: moving a
+        // shuffle into divergent code changes its meaning.
+        unsafe {
+            match kind {
+                Kind::Idx => asm!("shfl.sync.idx.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
+                Kind::Up => asm!("shfl.sync.up.b32 {d}, {a}, {b}, 0, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
+                Kind::Down => asm!("shfl.sync.down.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
+                Kind::Xor => asm!("shfl.sync.bfly.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
+            }
+        }
+        d
+    }
+
+    macro_rules! shuffle32 {
+        ($($t:ty),*) => {$(
+            impl sealed::Sealed for $t {}
+            impl Shuffle for $t {
+                #[inline(always)]
+                unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self {
+                    // SAFETY: forwarded to the caller of the public shuffle.
+                    <$t>::from_bits_or_cast(unsafe { shfl32(kind, mask, self.to_bits_or_cast(), b) })
+                }
+            }
+        )*};
+    }
+    macro_rules! shuffle64 {
+        ($($t:ty),*) => {$(
+            impl sealed::Sealed for $t {}
+            impl Shuffle for $t {
+                #[inline(always)]
+                unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self {
+                    let bits = self.to_bits_or_cast();
+                    // SAFETY: forwarded to the caller of the public shuffle; both halves
+                    // are shuffled by the same lanes with the same source lane.
+                    let (lo, hi) = unsafe { (shfl32(kind, mask, bits as u32, b), shfl32(kind, mask, (bits >> 32) as u32, b)) };
+                    <$t>::from_bits_or_cast(lo as u64 | (hi as u64) << 32)
+                }
+            }
+        )*};
+    }
+
+    trait Bits<B> {
+        fn to_bits_or_cast(self) -> B;
+        fn from_bits_or_cast(b: B) -> Self;
+    }
+    impl Bits<u32> for u32 {
+        fn to_bits_or_cast(self) -> u32 {
+            self
+        }
+        fn from_bits_or_cast(b: u32) -> Self {
+            b
+        }
+    }
+    impl Bits<u32> for i32 {
+        fn to_bits_or_cast(self) -> u32 {
+            self as u32
+        }
+        fn from_bits_or_cast(b: u32) -> Self {
+            b as i32
+        }
+    }
+    impl Bits<u32> for f32 {
+        fn to_bits_or_cast(self) -> u32 {
+            self.to_bits()
+        }
+        fn from_bits_or_cast(b: u32) -> Self {
+            f32::from_bits(b)
+        }
+    }
+    impl Bits<u64> for u64 {
+        fn to_bits_or_cast(self) -> u64 {
+            self
+        }
+        fn from_bits_or_cast(b: u64) -> Self {
+            b
+        }
+    }
+    impl Bits<u64> for i64 {
+        fn to_bits_or_cast(self) -> u64 {
+            self as u64
+        }
+        fn from_bits_or_cast(b: u64) -> Self {
+            b as i64
+        }
+    }
+    impl Bits<u64> for f64 {
+        fn to_bits_or_cast(self) -> u64 {
+            self.to_bits()
+        }
+        fn from_bits_or_cast(b: u64) -> Self {
+            f64::from_bits(b)
+        }
+    }
+
+    shuffle32!(u32, i32, f32);
+    shuffle64!(u64, i64, f64);
+
+    /// `value` of lane `src_lane` (`__shfl_sync(mask, value, src_lane)`).
+    ///
+    /// # Safety
+    /// Convergence contract of the module docs: this lane is in `mask`, and
+    /// every lane in `mask` executes this call.
+    #[inline(always)]
+    pub unsafe fn shfl_idx<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T {
+        // SAFETY: forwarded to the caller.
+        unsafe { value.shfl(Kind::Idx, mask, src_lane) }
+    }
+
+    /// `value` of lane `lane_id() - delta`; lanes below `delta` keep their own
+    /// (`__shfl_up_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_up<T: Shuffle>(mask: u32, value: T, delta: u32) -> T {
+        // SAFETY: forwarded to the caller.
+        unsafe { value.shfl(Kind::Up, mask, delta) }
+    }
+
+    /// `value` of lane `lane_id() + delta`; lanes with `lane_id() + delta >= 32`
+    /// keep their own (`__shfl_down_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_down<T: Shuffle>(mask: u32, value: T, delta: u32) -> T {
+        // SAFETY: forwarded to the caller.
+        unsafe { value.shfl(Kind::Down, mask, delta) }
+    }
+
+    /// `value` of lane `lane_id() ^ lane_mask` (`__shfl_xor_sync`, a butterfly).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_xor<T: Shuffle>(mask: u32, value: T, lane_mask: u32) -> T {
+        // SAFETY: forwarded to the caller.
+        unsafe { value.shfl(Kind::Xor, mask, lane_mask) }
+    }
+
+    /// Whether `predicate` is true on any lane of `mask` (`__any_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn any(mask: u32, predicate: bool) -> bool {
+        let r: u32;
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe {
+            asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; vote.sync.any.pred q, p, {m}; selp.u32 {r}, 1, 0, q; }}",
+                 v = in(reg32) predicate as u32, m = in(reg32) mask, r = out(reg32) r, options(nomem, nostack))
+        };
+        r != 0
+    }
+
+    /// Whether `predicate` is true on every lane of `mask` (`__all_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn all(mask: u32, predicate: bool) -> bool {
+        let r: u32;
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe {
+            asm!("{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; vote.sync.all.pred q, p, {m}; selp.u32 {r}, 1, 0, q; }}",
+                 v = in(reg32) predicate as u32, m = in(reg32) mask, r = out(reg32) r, options(nomem, nostack))
+        };
+        r != 0
+    }
+
+    /// Bit `i` set iff lane `i` of `mask` passed `true` (`__ballot_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe {
+            asm!("{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
+                 v = in(reg32) predicate as u32, m = in(reg32) mask, r = out(reg32) r, options(nomem, nostack))
+        };
+        r
+    }
+
+    /// The lanes of `mask` whose `value` equals this lane's (`__match_any_sync`, sm_70+).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn match_any(mask: u32, value: u32) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe { asm!("match.any.sync.b32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nomem, nostack)) };
+        r
+    }
+
+    /// [`match_any`] for 64-bit values.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn match_any_u64(mask: u32, value: u64) -> u32 {
+        let r: u32;
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe { asm!("match.any.sync.b64 {r}, {v}, {m};", r = out(reg32) r, v = in(reg64) value, m = in(reg32) mask, options(nomem, nostack)) };
+        r
+    }
+
+    /// `Some(mask)` if every lane of `mask` holds the same `value`, else `None`
+    /// (`__match_all_sync`, sm_70+).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn match_all(mask: u32, value: u32) -> Option<u32> {
+        let (r, p): (u32, u32);
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe {
+            asm!("{{ .reg .pred q; match.all.sync.b32 {r}|q, {v}, {m}; selp.u32 {p}, 1, 0, q; }}",
+                 r = out(reg32) r, p = out(reg32) p, v = in(reg32) value, m = in(reg32) mask, options(nomem, nostack))
+        };
+        if p != 0 {
+            Some(r)
+        } else {
+            None
+        }
+    }
+
+    macro_rules! redux {
+        ($($(#[$doc:meta])* $name:ident, $t:ty, $op:literal;)*) => {$(
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// As [`shfl_idx`].
+            #[cfg(target_feature = "sm_80")]
+            #[inline(always)]
+            pub unsafe fn $name(mask: u32, value: $t) -> $t {
+                let r: $t;
+                // SAFETY: register-only; convergence is the caller's contract.
+                unsafe { asm!(concat!("redux.sync.", $op, " {r}, {v}, {m};"), r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nomem, nostack)) };
+                r
+            }
+        )*};
+    }
+
+    redux! {
+        /// The sum over the lanes of `mask` (`__reduce_add_sync`, sm_80+), in every lane.
+        reduce_add_u32, u32, "add.u32";
+        /// The sum over the lanes of `mask` (`__reduce_add_sync`, sm_80+), in every lane.
+        reduce_add_i32, i32, "add.s32";
+        /// The minimum over the lanes of `mask` (`__reduce_min_sync`, sm_80+).
+        reduce_min_u32, u32, "min.u32";
+        /// The minimum over the lanes of `mask` (`__reduce_min_sync`, sm_80+).
+        reduce_min_i32, i32, "min.s32";
+        /// The maximum over the lanes of `mask` (`__reduce_max_sync`, sm_80+).
+        reduce_max_u32, u32, "max.u32";
+        /// The maximum over the lanes of `mask` (`__reduce_max_sync`, sm_80+).
+        reduce_max_i32, i32, "max.s32";
+        /// Bitwise and over the lanes of `mask` (`__reduce_and_sync`, sm_80+).
+        reduce_and_u32, u32, "and.b32";
+        /// Bitwise or over the lanes of `mask` (`__reduce_or_sync`, sm_80+).
+        reduce_or_u32, u32, "or.b32";
+        /// Bitwise xor over the lanes of `mask` (`__reduce_xor_sync`, sm_80+).
+        reduce_xor_u32, u32, "xor.b32";
+    }
+
+    /// The sum of `value` over all 32 lanes, in every lane (a butterfly of
+    /// five `shfl.sync.bfly`; the order of the additions is fixed, so the
+    /// result is the same in every lane and from run to run).
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp execute this call (convergence contract with
+    /// `FULL_MASK`).
+    #[inline(always)]
+    pub unsafe fn sum_f32(value: f32) -> f32 {
+        let mut v = value;
+        let mut offset = 16;
+        while offset > 0 {
+            // SAFETY: the caller guarantees the full warp is converged here.
+            v += unsafe { shfl_xor(super::FULL_MASK, v, offset) };
+            offset >>= 1;
+        }
+        v
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use imp::*;

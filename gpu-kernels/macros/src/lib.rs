@@ -1,0 +1,230 @@
+//! `#[kernel]`: write a kernel once as a Rust function; get a PTX entry on the
+//! device and a typed launch descriptor on the host.
+//!
+//! ```ignore
+//! use sluice_device::slice::DeviceSliceMut;
+//! use sluice_macros::kernel;
+//!
+//! #[kernel]
+//! pub fn saxpy(mut y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
+//!     let i = sluice_device::thread::index_1d() as usize;
+//!     if let (Some(yi), Some(xi)) = (y.for_thread_1d(), x.get(i)) {
+//!         *yi = a * *xi + *yi;
+//!     }
+//! }
+//! ```
+//!
+//! # What it expands to
+//!
+//! On `nvptx64` (the kernel build): a `#[no_mangle] extern "ptx-kernel"` entry
+//! with the same name whose slice parameters are lowered to
+//! (pointer, `u64` length) pairs, as sluice's kernel ABI says; the body sees
+//! them again as `&[T]` and `DeviceSliceMut<T>`.
+//!
+//! On the host: a zero-sized type of the same name implementing
+//! `sluice_host::KernelDecl`, whose `Signature` lists the parameters as the
+//! host sees them (`&[T]` → `Ref<T>`, `DeviceSliceMut<T>` → `Mut<T>`, any
+//! other type by value). Launches through it are checked at compile time:
+//! argument count, types, mutability, and the lane each view is bound to.
+//!
+//! # Parameters
+//!
+//! | in the kernel | on the host | device ABI |
+//! | --- | --- | --- |
+//! | `x: &[T]` | `Ref<T>`: a read-only view | `*const T`, `u64` |
+//! | `y: DeviceSliceMut<T>` | `Mut<T>`: a mutable view | `*mut T`, `u64` |
+//! | `a: T` (`T: Pod`) | `T` by value | `T` |
+//!
+//! `&mut [T]` is refused: every thread of the grid would hold a mutable
+//! reference to the whole slice at once, which Rust's aliasing rules forbid.
+//! `DeviceSliceMut` hands each thread its own element safely
+//! (`for_thread_1d`, `grid_stride`) and keeps arbitrary indexed writes
+//! `unsafe`, with the duty (no two threads write one element) spelled out.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as TokenStream2};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments, Type};
+
+/// Marks a function as a GPU kernel. See the crate docs.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let attr = TokenStream2::from(attr);
+        return syn::Error::new(attr.span(), "#[kernel] takes no arguments").to_compile_error().into();
+    }
+    let func = parse_macro_input!(item as ItemFn);
+    match expand(func) {
+        Ok(ts) => ts.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+enum Kind {
+    /// `&[T]`
+    Ref(Type),
+    /// `DeviceSliceMut<T>`
+    Mut(Type),
+    /// by value
+    Value(Type),
+}
+
+struct Param {
+    ident: syn::Ident,
+    mutable: bool,
+    kind: Kind,
+}
+
+fn classify(ty: &Type, kernel: &str, name: &str) -> syn::Result<Kind> {
+    match ty {
+        Type::Reference(r) => {
+            if let Type::Slice(s) = &*r.elem {
+                if r.mutability.is_some() {
+                    return Err(syn::Error::new(
+                        ty.span(),
+                        format!(
+                            "kernel `{kernel}`, parameter `{name}`: a kernel cannot take `&mut [T]`: every thread \
+                             would hold a mutable reference to the whole slice at once. Take \
+                             `DeviceSliceMut<T>` and use `.for_thread_1d()` / `.grid_stride()` (one element per \
+                             thread), or its `unsafe` indexed writes"
+                        ),
+                    ));
+                }
+                return Ok(Kind::Ref((*s.elem).clone()));
+            }
+            Err(syn::Error::new(
+                ty.span(),
+                format!(
+                    "kernel `{kernel}`, parameter `{name}`: references other than `&[T]` cannot cross to the \
+                     device; pass a slice (`&[T]`, `DeviceSliceMut<T>`) or a `Pod` value"
+                ),
+            ))
+        }
+        Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last().expect("a path has a segment");
+            if last.ident == "DeviceSliceMut" {
+                let PathArguments::AngleBracketed(args) = &last.arguments else {
+                    return Err(syn::Error::new(ty.span(), "write the element type: `DeviceSliceMut<T>`"));
+                };
+                let elem = args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => Some(t.clone()),
+                    _ => None,
+                });
+                return elem
+                    .map(Kind::Mut)
+                    .ok_or_else(|| syn::Error::new(ty.span(), "write the element type: `DeviceSliceMut<T>`"));
+            }
+            Ok(Kind::Value(ty.clone()))
+        }
+        Type::Ptr(_) => Err(syn::Error::new(
+            ty.span(),
+            format!(
+                "kernel `{kernel}`, parameter `{name}`: raw pointers carry no length and no access rule; take \
+                 `&[T]` or `DeviceSliceMut<T>` (lowered to pointer + length), or write the entry by hand"
+            ),
+        )),
+        _ => Ok(Kind::Value(ty.clone())),
+    }
+}
+
+fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
+    let sig = &func.sig;
+    let name = &sig.ident;
+    let kernel = name.to_string();
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        return Err(syn::Error::new(sig.generics.span(), format!("kernel `{kernel}` cannot be generic: a PTX entry has one concrete signature")));
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        return Err(syn::Error::new(ty.span(), format!("kernel `{kernel}` must return `()`: write results through a `DeviceSliceMut`")));
+    }
+    if sig.asyncness.is_some() || sig.variadic.is_some() {
+        return Err(syn::Error::new(sig.span(), format!("kernel `{kernel}` must be a plain `fn`")));
+    }
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        let FnArg::Typed(pt) = input else {
+            return Err(syn::Error::new(input.span(), format!("kernel `{kernel}` cannot take `self`")));
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return Err(syn::Error::new(pt.pat.span(), format!("kernel `{kernel}`: parameters must be plain names (no patterns)")));
+        };
+        let pname = pi.ident.to_string();
+        params.push(Param { ident: pi.ident.clone(), mutable: pi.mutability.is_some(), kind: classify(&pt.ty, &kernel, &pname)? });
+    }
+
+    let vis = &func.vis;
+    let attrs: Vec<_> = func.attrs.iter().filter(|a| !a.path().is_ident("inline")).collect();
+    let body = &func.block;
+
+    // Device: the entry with lowered parameters, rebinding each under its own name.
+    let mut abi = Vec::new();
+    let mut rebind = Vec::new();
+    for p in &params {
+        let id = &p.ident;
+        let mutability = if p.mutable { quote!(mut) } else { quote!() };
+        let (ptr, len) = (format_ident!("{}__ptr", id), format_ident!("{}__len", id));
+        match &p.kind {
+            Kind::Ref(t) => {
+                abi.push(quote!(#ptr: *const #t, #len: u64));
+                rebind.push(quote! {
+                    // SAFETY: the host lowers a view of `len` initialised elements, bound to the
+                    // launching lane and not written by any work during this launch (sluice's
+                    // ownership rules), to (`ptr`, `len`).
+                    let #mutability #id: &[#t] = unsafe { ::sluice_device::slice::slice(#ptr, #len) };
+                });
+            }
+            Kind::Mut(t) => {
+                abi.push(quote!(#ptr: *mut #t, #len: u64));
+                rebind.push(quote! {
+                    // SAFETY: as for `&[T]`, and the host hands this launch the only access to
+                    // the view (a `&mut` borrow of it) for the launch's whole duration.
+                    let #mutability #id = unsafe { ::sluice_device::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
+                });
+            }
+            Kind::Value(t) => abi.push(quote!(#mutability #id: #t)),
+        }
+    }
+
+    // Host: the descriptor.
+    let sig_types: Vec<TokenStream2> = params
+        .iter()
+        .map(|p| match &p.kind {
+            Kind::Ref(t) => quote_spanned!(t.span()=> ::sluice_host::Ref<#t>),
+            Kind::Mut(t) => quote_spanned!(t.span()=> ::sluice_host::Mut<#t>),
+            Kind::Value(t) => quote!(#t),
+        })
+        .collect();
+    let host_doc = format!(
+        "Host descriptor of the kernel `{kernel}` (generated by `#[kernel]`): launch it with \
+         `Lane::launch`; its parameters are `{}`.",
+        sig_types.iter().map(|t| t.to_string().replace(" ", "")).collect::<Vec<_>>().join(", ")
+    );
+    let name_lit = syn::LitStr::new(&kernel, Span::call_site());
+
+    Ok(quote! {
+        #[cfg(target_arch = "nvptx64")]
+        #(#attrs)*
+        #[no_mangle]
+        #[allow(non_snake_case)]
+        #vis unsafe extern "ptx-kernel" fn #name(#(#abi),*) {
+            #(#rebind)*
+            #body
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #host_doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #name;
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: generated from the kernel's own signature: the device entry's parameters are,
+        // in order, exactly what `Signature` lowers to; `&[T]` parameters are shared slices the
+        // kernel cannot write in safe code, so only the `Mut` ones are written.
+        unsafe impl ::sluice_host::KernelDecl for #name {
+            const NAME: &'static str = #name_lit;
+            type Signature = (#(#sig_types,)*);
+        }
+    })
+}
