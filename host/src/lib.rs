@@ -1,1 +1,114 @@
-//! sluice's host library (work in progress).
+//! sluice's host library: run kernels on many CUDA streams at once, with the borrow checker —
+//! not a runtime tracker — ordering the streams.
+//!
+//! A [`scope`] creates *lanes* (CUDA streams). Inside [`Lane::enter`] a lane's [`Stream`]
+//! binds device columns as *views* branded with that lane, launches kernels on them and copies
+//! them to pinned host memory. Data moves between lanes only through *fences* (CUDA events),
+//! awaited on the GPU. When the scope ends it joins each lane it created — never the whole
+//! device — and frees what it allocated.
+//!
+//! ```no_run
+//! use sluice_host::{scope, Gpu, Kernel, LaunchConfig, Mut, Ref};
+//! # #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)] #[repr(C)] struct Particle { x: f32, y: f32, z: f32, q: f32 }
+//! # const PTX: &str = "";
+//! // SAFETY: `potential` writes only `out`, within its length, and reads the others in bounds.
+//! const POTENTIAL: Kernel<(Mut<f32>, Ref<Particle>, Ref<Particle>, f32)> =
+//!     unsafe { Kernel::new(PTX, "potential") };
+//!
+//! # fn main() -> sluice_host::Result<()> {
+//! # let (rows, n) = (1 << 16, 8);
+//! # let host_sources: Vec<Particle> = vec![];
+//! # let host_targets: Vec<Particle> = vec![];
+//! let gpu = Gpu::new(0)?;
+//! let mut host = gpu.pinned_matrix::<f32>(rows, n)?;          // page-locked destination
+//! scope(&gpu, |s| {
+//!     let sources = s.upload(&host_sources)?;                 // one upload, read by every lane
+//!     let targets = s.upload_matrix(&host_targets, rows, n)?; // column j: lane j's targets
+//!     let out = s.alloc_matrix::<f32>(rows, n)?;              // shared m x n device matrix
+//!     let cfg = LaunchConfig::for_elements(rows, 256);
+//!     for (j, ((lane, col), dst)) in
+//!         s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+//!     {
+//!         let _copy = lane.enter(|st| {
+//!             let src = st.await_fence(&sources)?;            // GPU-side wait, host never blocks
+//!             let tgt = st.await_fence(&targets)?.column(j).unwrap();
+//!             let mut col = st.bind(col);                     // ColumnViewMut, this lane only
+//!             st.launch(&POTENTIAL, cfg, (&mut col, &tgt, &src, 1e-3))?;
+//!             st.copy_to_host(&col, dst)                      // same lane: ordered, no sync
+//!         })?;
+//!     }
+//!     Ok(())
+//! })?;                                                        // joins each lane; never the device
+//! println!("{}", host[0]);
+//! # Ok(()) }
+//! ```
+//!
+//! # CPU ideas and their sluice types
+//!
+//! | on the CPU | in sluice | notes |
+//! | --- | --- | --- |
+//! | `Vec<T>` | [`DeviceMatrix<T>`] (a buffer is one column) | owned, freed on drop; or from a [`Scope`], freed at its end |
+//! | `&mut [T]` | [`ColumnsMut<'a, T>`] | disjoint column ranges: `columns_mut`, `split_columns_mut`, `column_chunks_mut` |
+//! | `&[T]` | [`ColumnsRef<'a, T>`] / [`ColumnView<'scope, 'id, T>`] | unbound / bound to one lane |
+//! | `&mut [T]` given to a thread | [`ColumnViewMut<'scope, 'id, T>`] | bound to one lane by its brand `'id` |
+//! | `std::thread::scope` | [`scope`] | joins every lane in its own frame |
+//! | thread | [`Lane`] / [`Stream`] | a CUDA stream; work on it runs in order |
+//! | `join` / `JoinHandle` | [`Fence`], [`Fenced`], [`Pending`] | awaited by another lane (GPU-side) or by the host |
+//! | `Arc<[T]>` read by many threads | [`Scope::upload`] → `&Fenced<ColumnsRef>` | each lane awaits the upload fence |
+//! | a page-locked `Vec<T>` | [`PinnedMatrix<T>`], [`PinnedMut<'a, T>`] | destinations of copies back |
+//! | `fn(&mut [f32], &[f32], f32)` | [`Kernel<(Mut<f32>, Ref<f32>, f32)>`](Kernel) | typed launches |
+//!
+//! # Safety model
+//!
+//! The seven rules of the design, and where each is enforced:
+//!
+//! | rule | enforced by | file |
+//! | --- | --- | --- |
+//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: `for<'id>` closures, invariant `'id` in every view; fences are the only way out | `view.rs`, `fence.rs` |
+//! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `memory.rs` |
+//! | 3. read-only data is read by many lanes, each after awaiting its upload fence | `&Fenced<ColumnsRef>` yields `ColumnView`, which fits only `Ref` parameters | `fence.rs`, `launch.rs` |
+//! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
+//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins before `'scope` ends | `scope.rs` |
+//! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize`; the `tidy` test | `driver.rs` |
+//! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
+//!
+//! What the types cannot check is what a kernel does with its parameters: declaring a
+//! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
+//! `unsafe` block in this crate says which invariant it relies on and who upholds it.
+//!
+//! Errors are values ([`Error`]), never panics: no driver, no device, a driver too old, a
+//! launch over the device's limits, a copy of mismatched lengths, an allocation too large.
+//!
+//! # When to copy per column, and when to fan in
+//!
+//! A copy per column on the lane that produced it overlaps each column's copy with other
+//! lanes' kernels: the best choice when columns are large (hundreds of KiB or more). Many
+//! small copies serialise on the copy engines; then fan in: one lane awaits every lane's
+//! fence ([`Stream::await_all`]) and copies the whole matrix, or a few column ranges, at once.
+
+#![warn(missing_docs)]
+
+mod copy;
+mod device;
+mod driver;
+mod error;
+mod fence;
+mod launch;
+mod memory;
+mod scope;
+mod stream;
+mod view;
+
+pub use copy::Pending;
+pub use device::{DeviceInfo, Gpu, MemInfo};
+pub use driver::{driver_present, DriverError};
+pub use error::{Error, Result};
+pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
+pub use launch::{Arg, Function, Kernel, LaunchArgs, LaunchConfig, Launchable, Mut, Param, Ref, Signature};
+pub use memory::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix, PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use scope::{scope, Lane, LaneStats, Scope};
+pub use stream::Stream;
+pub use view::{ColumnView, ColumnViewMut};
+
+#[doc(hidden)]
+pub use launch::{ParamBuf, ResolvedFn};

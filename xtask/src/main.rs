@@ -75,8 +75,10 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
+/// Where setup installs ptxas and libdevice: the same place the builder looks
+/// (`SLUICE_TOOLS_DIR`, else `target/sluice-tools` under the workspace root).
 fn locations() -> Locations {
-    Locations { tools_dir: target_dir().join("sluice-tools") }
+    Builder::new(root().join("gpu-kernels")).locations()
 }
 
 fn run(cmd: &mut Command) -> Result {
@@ -482,9 +484,9 @@ if [ "$what" = demo ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  if [ -x "$here/benches/cuda/run.sh" ] || [ -f "$here/benches/cuda/run.sh" ]; then
-    bash "$here/benches/cuda/run.sh" "$here" >"$out/bench.log" 2>&1
-    summary+=("$(printf '%-40s rc=%s' bench $?)")
+  if [ -f "$here/benches/run.sh" ]; then
+    bash "$here/benches/run.sh" "$here" 2>&1 | tee "$out/bench.log"
+    summary+=("$(printf '%-40s rc=%s' bench "${PIPESTATUS[0]}")")
   fi
 fi
 

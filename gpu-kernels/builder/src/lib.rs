@@ -148,24 +148,21 @@ impl Builder {
             // The user moved the workspace's target folder: follow them.
             return PathBuf::from(dir);
         }
-        // The kernel crate sits in `<root>/gpu-kernels` or `<root>/<anything>`:
-        // default to the target folder beside the nearest Cargo.lock above it.
-        let mut dir = self.crate_dir.canonicalize().unwrap_or_else(|_| self.crate_dir.clone());
-        loop {
-            if dir.join("Cargo.lock").is_file() {
-                return dir.join("target");
-            }
-            if !dir.pop() {
-                return self.crate_dir.join("target");
-            }
-        }
+        workspace_root(&self.crate_dir).join("target")
     }
 
-    /// The local tools folder this builder uses.
+    /// The local tools folder this builder uses: the builder's `tools_dir`, else
+    /// `SLUICE_TOOLS_DIR`, else `target/sluice-tools` beside the workspace's
+    /// `Cargo.lock`. Deliberately not under `CARGO_TARGET_DIR`: tools such as
+    /// trybuild run cargo with their own target folder, and `cargo xtask setup`
+    /// installed ptxas and libdevice in one place.
     pub fn locations(&self) -> Locations {
-        Locations {
-            tools_dir: self.tools_dir.clone().unwrap_or_else(|| self.workspace_target().join("sluice-tools")),
-        }
+        let tools_dir = self
+            .tools_dir
+            .clone()
+            .or_else(|| std::env::var_os("SLUICE_TOOLS_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+            .unwrap_or_else(|| workspace_root(&self.crate_dir).join("target").join("sluice-tools"));
+        Locations { tools_dir }
     }
 
     /// Finds the toolchain, builds the kernel crate and returns the PTX.
@@ -249,6 +246,21 @@ impl Builder {
             None => ptx_path.clone(),
         };
         Ok(PtxOutput { ptx: final_path, kernels, sources, arch: self.arch, libdevice: tc.libdevice.clone() })
+    }
+}
+
+/// The folder of the nearest `Cargo.lock` above `crate_dir` (the workspace
+/// root), or `crate_dir` itself.
+pub fn workspace_root(crate_dir: &Path) -> PathBuf {
+    let start = crate_dir.canonicalize().unwrap_or_else(|_| crate_dir.to_path_buf());
+    let mut dir = start.clone();
+    loop {
+        if dir.join("Cargo.lock").is_file() {
+            return dir;
+        }
+        if !dir.pop() {
+            return start;
+        }
     }
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Kernel benchmark on a GPU machine: the Rust kernels (bundle/bin/bench_kernels)
+# against the same algorithms in CUDA C++ (benches/cuda, built here with nvcc),
+# same sizes, launch configurations and inputs, in one run. Prints a table last.
+#   bash benches/run.sh BUNDLE_DIR        (called by bundle/run.sh bench)
+set -u
+bundle="$1"
+out="${OUT:-$bundle/logs}"
+mkdir -p "$out"
+arch="${SLUICE_BENCH_ARCH:-sm_90}"
+cuda_bin=/tmp/sluice-cuda-bench
+if ! nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_bin" "$bundle/benches/cuda/bench.cu" 2>"$out/nvcc.log"; then
+  echo "nvcc failed: see $out/nvcc.log"; cat "$out/nvcc.log"; exit 1
+fi
+"$cuda_bin" all >"$out/bench-cuda.csv" 2>"$out/bench-cuda.err" || { echo "CUDA C++ bench failed"; cat "$out/bench-cuda.err"; exit 1; }
+"$bundle/bin/bench_kernels" all >"$out/bench-rust.csv" 2>"$out/bench-rust.err" || { echo "Rust bench failed"; cat "$out/bench-rust.err"; exit 1; }
+python3 - "$out/bench-cuda.csv" "$out/bench-rust.csv" <<'PY'
+import csv, sys
+def load(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith('#') or not line.strip():
+                continue
+            impl, kernel, sizes, block, grid, med, lo, hi, reps, check = line.strip().split(',')
+            rows[(kernel, sizes)] = dict(block=block, grid=grid, med=float(med), check=float(check))
+    return rows
+cuda, rust = load(sys.argv[1]), load(sys.argv[2])
+print(f"{'kernel':<16} {'sizes':<14} {'nvcc ms':>9} {'rust ms':>9} {'rust/nvcc':>9}  {'check':<5} verdict")
+worst = 0.0
+for key in sorted(cuda):
+    c = cuda[key]; r = rust.get(key)
+    if r is None:
+        print(f"{key[0]:<16} {key[1]:<14} {c['med']:>9.4f} {'-':>9} {'-':>9}  no Rust run"); continue
+    ratio = r['med'] / c['med']
+    worst = max(worst, ratio)
+    same = abs(r['check'] - c['check']) <= 1e-3 * max(1.0, abs(c['check']))
+    cfg = '' if (r['block'], r['grid']) == (c['block'], c['grid']) else f" (config differs: {r['block']}/{r['grid']} vs {c['block']}/{c['grid']})"
+    print(f"{key[0]:<16} {key[1]:<14} {c['med']:>9.4f} {r['med']:>9.4f} {ratio:>9.3f}  {'same' if same else 'DIFF':<5} {'ok' if ratio <= 1.10 else 'over 1.10x'}{cfg}")
+print(f"worst ratio {worst:.3f} (goal: every kernel <= 1.10)")
+PY

@@ -1,0 +1,298 @@
+//! Asynchronous copies between host and device (rule 4: the host keeps its hands off a
+//! copy's host side until the copy is awaited).
+//!
+//! # Rule 4
+//!
+//! * Device → host: [`Stream::copy_to_host`] *consumes* the destination ([`PinnedMut`]) and
+//!   returns a [`Pending`]. Only [`Pending::wait`] (`cuEventSynchronize`) hands the
+//!   destination back. The destination borrows its pinned matrix for the whole scope, so
+//!   even if the `Pending` is leaked the matrix stays borrowed until the scope has joined.
+//! * Host → device: [`Stream::copy_to_device`] takes the source as `&'scope [T]`: the host
+//!   may read it, but cannot change or free it until the scope has joined.
+
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+
+use bytemuck::Pod;
+
+use crate::driver::{self, mem::Span2d};
+use crate::error::{Error, Result};
+use crate::fence::Fence;
+use crate::memory::{PinnedMut, Span};
+use crate::stream::Stream;
+use crate::view::{ColumnView, ColumnViewMut};
+
+/// A device-to-host copy in flight. Holds the destination until the copy is done:
+/// [`wait`](Pending::wait) blocks on this copy's event only and gives the destination back.
+///
+/// The std analogue is a `JoinHandle<&mut [T]>`.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_buffer::<u32>(64)?;
+///     let host = s.pinned_buffer::<u32>(64)?;
+///     let pending = s.lane()?.enter(|st| {
+///         let mut v = st.bind(m.as_columns_mut());
+///         st.zero(&mut v)?;
+///         st.copy_to_host(&v, host.as_pinned_mut())
+///     })?;
+///     let col = pending.wait()?;         // PinnedMut: derefs to [u32]
+///     assert!(col.iter().all(|x| *x == 0));
+///     Ok(())
+/// })
+/// # }
+/// ```
+///
+/// # Rule 4
+///
+/// The destination cannot be read before the copy is awaited: the copy took it.
+///
+/// ```compile_fail,E0382
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_buffer::<u32>(64)?;
+///     let host = s.pinned_buffer::<u32>(64)?;
+///     let mut dst = host.as_pinned_mut();
+///     let pending = s.lane()?.enter(|st| {
+///         let v = st.bind(m.as_columns_mut());
+///         st.copy_to_host(&v, dst)
+///     })?;
+///     println!("{}", dst[0]); // error[E0382]: borrow of moved value: `dst` — the copy has it
+///     # drop(pending);
+///     Ok(())
+/// })
+/// # }
+/// ```
+///
+/// Read what `wait` returns:
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_buffer::<u32>(64)?;
+///     let host = s.pinned_buffer::<u32>(64)?;
+///     let dst = host.as_pinned_mut();
+///     let pending = s.lane()?.enter(|st| {
+///         let mut v = st.bind(m.as_columns_mut());
+///         st.zero(&mut v)?;
+///         st.copy_to_host(&v, dst)
+///     })?;
+///     let dst = pending.wait()?;
+///     println!("{}", dst[0]);
+///     Ok(())
+/// })
+/// # }
+/// ```
+pub struct Pending<'scope, T> {
+    dst: PinnedMut<'scope, T>,
+    fence: Fence<'scope>,
+}
+
+impl<'scope, T> Pending<'scope, T> {
+    /// Blocks this host thread until the copy is done, then returns its destination.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(8)?;
+    ///     let h = s.pinned_buffer::<f32>(8)?;
+    ///     let p = s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.copy_to_host(&v, h.as_pinned_mut()) })?;
+    ///     assert_eq!(p.wait()?.len(), 8);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn wait(self) -> Result<PinnedMut<'scope, T>> {
+        self.fence.wait()?;
+        Ok(self.dst)
+    }
+
+    /// The copy's fence (e.g. for another lane to await before reusing the source).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(8)?;
+    ///     let h = s.pinned_buffer::<f32>(8)?;
+    ///     let p = s.lane()?.enter(|st| { let v = st.bind(m.as_columns_mut()); st.copy_to_host(&v, h.as_pinned_mut()) })?;
+    ///     s.lane()?.enter(|st| st.await_fence(p.fence()))?; // ordered after the copy
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn fence(&self) -> &Fence<'scope> {
+        &self.fence
+    }
+}
+
+impl<T> std::fmt::Debug for Pending<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending").field("len", &self.dst.len()).finish_non_exhaustive()
+    }
+}
+
+fn span2d(s: &Span) -> Span2d {
+    Span2d {
+        width_bytes: s.rows * s.elem_size,
+        height: s.cols,
+        device_pitch: s.ld * s.elem_size,
+        host_pitch: s.rows * s.elem_size,
+    }
+}
+
+impl<'scope, 'id> Stream<'scope, 'id> {
+    /// Copies a view (one column, a column range, a whole matrix; `&view` of either kind, or
+    /// a [`ColumnView`]) to pinned host memory, on
+    /// this lane: ordered after everything enqueued here before, so no fence is needed
+    /// between a kernel and the copy of its output on the same lane. Columns land
+    /// contiguously (`rows * cols` elements); a padded view is copied with one 2-D copy.
+    ///
+    /// Records an event after the copy for the returned [`Pending`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `dst` has not exactly `src.len()` elements,
+    /// [`Error::ZeroSized`] for empty views; [`Error::Copy`] from the driver. Nothing is
+    /// enqueued on a length error.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let mut host = gpu.pinned_matrix::<f32>(256, 4)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(256, 4)?;
+    ///     let lane = s.lane()?;
+    ///     let (first, rest) = host.split_columns_mut(1).unwrap();
+    ///     lane.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.zero(&mut v)?;
+    ///         let (c0, others) = v.split_columns(1).unwrap();
+    ///         let p0 = st.copy_to_host(&c0, first)?;      // one column
+    ///         let p1 = st.copy_to_host(&others, rest)?;   // a column range, one copy
+    ///         Ok::<_, sluice_host::Error>((p0, p1))
+    ///     })?;
+    ///     Ok(())
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_to_host<'v, T: Pod>(
+        &self,
+        src: impl Into<ColumnView<'v, 'id, T>>,
+        dst: PinnedMut<'scope, T>,
+    ) -> Result<Pending<'scope, T>> {
+        let s = src.into().span();
+        let (ptr, len) = dst.raw();
+        if s.len() == 0 {
+            return Err(Error::ZeroSized);
+        }
+        if s.len() != len {
+            return Err(Error::LengthMismatch { expected: s.len(), got: len });
+        }
+        if s.ctx != self.lane.shared.gpu.ctx().0 as usize {
+            return Err(Error::WrongDevice { what: "copy" });
+        }
+        // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
+        // at least the scope, which joins this stream before the memory can be freed. Host
+        // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
+        // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
+        // (or before the scope has joined, if the `Pending` is leaked).
+        unsafe {
+            driver::mem::copy_dtoh(
+                self.lane.shared.gpu.ctx(),
+                self.lane.inner.stream,
+                ptr.as_ptr().cast::<c_void>(),
+                s.ptr,
+                span2d(&s),
+            )
+        }
+        .map_err(|error| Error::Copy { direction: "device to host", error })?;
+        self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
+        let fence = self.record()?;
+        Ok(Pending { dst, fence })
+    }
+
+    /// Copies host memory into a view, on this lane: later work on this lane sees the data.
+    ///
+    /// `src` stays borrowed (shared) until the scope ends, so the host cannot change or free
+    /// it while the copy may still read it (rule 4). Pinned sources copy asynchronously;
+    /// pageable ones are staged by the driver.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::ZeroSized`], [`Error::Copy`].
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let input = gpu.pinned_buffer::<f32>(1024)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(1024)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.copy_to_device(&input, &mut v)
+    ///     })
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// The source cannot change while the scope may still copy from it:
+    ///
+    /// ```compile_fail,E0502
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let mut input = gpu.pinned_buffer::<f32>(1024)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(1024)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.copy_to_device(&input, &mut v)
+    ///     })?;
+    ///     input[0] = 1.0; // error[E0502]: `input` is borrowed by the copy until the scope ends
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    ///
+    /// Fill the source before the scope (or use another buffer per step).
+    pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
+        let s = dst.span();
+        if s.len() == 0 || src.is_empty() {
+            return Err(Error::ZeroSized);
+        }
+        if s.len() != src.len() {
+            return Err(Error::LengthMismatch { expected: src.len(), got: s.len() });
+        }
+        if s.ctx != self.lane.shared.gpu.ctx().0 as usize {
+            return Err(Error::WrongDevice { what: "copy" });
+        }
+        // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
+        // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
+        // (shared) for 'scope, so nothing writes or frees it before the scope joins.
+        unsafe {
+            driver::mem::copy_htod(
+                self.lane.shared.gpu.ctx(),
+                self.lane.inner.stream,
+                s.ptr,
+                src.as_ptr().cast::<c_void>(),
+                span2d(&s),
+            )
+        }
+        .map_err(|error| Error::Copy { direction: "host to device", error })?;
+        self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_spans_copy_row_blocks_with_pitch() {
+        let s = Span { ptr: 0, rows: 100, cols: 3, ld: 128, elem_size: 4, alloc: 1, ctx: 0 };
+        let d = span2d(&s);
+        assert_eq!((d.width_bytes, d.height, d.device_pitch, d.host_pitch), (400, 3, 512, 400));
+    }
+
+    #[test]
+    fn pending_is_send() {
+        fn assert<T: Send + Sync>() {}
+        assert::<Pending<'static, f32>>();
+    }
+}

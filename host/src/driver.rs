@@ -1,0 +1,802 @@
+//! The driver room: the only module that calls the CUDA driver (rule 6 lives here).
+//!
+//! Everything below goes through `cudarc::driver::{sys, result}`, never cudarc's safe
+//! layer: that layer tracks every array with events at run time, which is exactly the
+//! hidden synchronization sluice replaces with types. One thin function per driver call,
+//! grouped by object (`stream::create`, `event::record`, ...), each turning a `CUresult`
+//! into a [`DriverError`]. Raw handles keep a `Raw`/`cu_` prefix so they never look like
+//! their safe wrappers.
+//!
+//! # Rule 6: no device-wide synchronization
+//!
+//! This module has no binding for the context-wide synchronize call, and the `tidy` test
+//! fails the build if one appears in `host/src` or `src`. The only blocking waits are
+//! [`stream::synchronize`] (one stream) and [`event::synchronize`] (one event).
+//!
+//! # Contexts
+//!
+//! Every call that needs a current context first makes sluice's context current on the
+//! calling thread ([`bind`]), so lanes may be entered from any thread. The check is one
+//! `cuCtxGetCurrent` (a thread-local read in the driver); the context is switched only
+//! when another one is current.
+
+use std::ffi::{c_int, c_uint, c_void, CStr};
+use std::fmt;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use cudarc::driver::{result, sys};
+
+/// A CUDA driver error code, kept raw; its name and message are looked up when displayed.
+///
+/// The std analogue is [`std::io::Error::raw_os_error`]: a small `Copy` value that says
+/// exactly what the driver said. [`crate::Error`] wraps it with the step that failed.
+///
+/// ```
+/// use sluice_host::DriverError;
+/// let e = DriverError::from_code(2); // CUDA_ERROR_OUT_OF_MEMORY
+/// assert_eq!(e.code(), 2);
+/// assert_eq!(e.name(), "CUDA_ERROR_OUT_OF_MEMORY");
+/// assert!(e.to_string().starts_with("CUDA_ERROR_OUT_OF_MEMORY (2)"));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DriverError(sys::CUresult);
+
+impl DriverError {
+    /// The raw `CUresult` code.
+    ///
+    /// ```
+    /// assert_eq!(sluice_host::DriverError::from_code(700).code(), 700); // CUDA_ERROR_ILLEGAL_ADDRESS
+    /// ```
+    pub fn code(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// The error for a raw `CUresult` code; codes this build of sluice does not know become
+    /// `CUDA_ERROR_UNKNOWN` (999).
+    ///
+    /// ```
+    /// use sluice_host::DriverError;
+    /// assert_eq!(DriverError::from_code(1).name(), "CUDA_ERROR_INVALID_VALUE");
+    /// assert_eq!(DriverError::from_code(123_456).code(), 999);
+    /// ```
+    pub fn from_code(code: u32) -> DriverError {
+        // Look the code up among the enum's values rather than transmuting: a code this
+        // build does not know must not become an invalid enum value.
+        const KNOWN: &[sys::CUresult] = &[
+            sys::CUresult::CUDA_SUCCESS,
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+            sys::CUresult::CUDA_ERROR_NOT_INITIALIZED,
+            sys::CUresult::CUDA_ERROR_DEINITIALIZED,
+            sys::CUresult::CUDA_ERROR_NO_DEVICE,
+            sys::CUresult::CUDA_ERROR_INVALID_DEVICE,
+            sys::CUresult::CUDA_ERROR_INVALID_PTX,
+            sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+            sys::CUresult::CUDA_ERROR_INVALID_CONTEXT,
+            sys::CUresult::CUDA_ERROR_INVALID_HANDLE,
+            sys::CUresult::CUDA_ERROR_NOT_FOUND,
+            sys::CUresult::CUDA_ERROR_NOT_READY,
+            sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+            sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+            sys::CUresult::CUDA_ERROR_LAUNCH_FAILED,
+            sys::CUresult::CUDA_ERROR_INVALID_IMAGE,
+            sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU,
+            sys::CUresult::CUDA_ERROR_UNKNOWN,
+        ];
+        let found = KNOWN.iter().copied().find(|r| *r as u32 == code);
+        DriverError(found.unwrap_or(sys::CUresult::CUDA_ERROR_UNKNOWN))
+    }
+
+    /// The code's name, such as `CUDA_ERROR_OUT_OF_MEMORY` (needs no driver).
+    ///
+    /// ```
+    /// assert_eq!(sluice_host::DriverError::from_code(600).name(), "CUDA_ERROR_NOT_READY");
+    /// ```
+    pub fn name(self) -> String {
+        format!("{:?}", self.0)
+    }
+
+    /// The driver's description of the code, when the driver is loaded.
+    ///
+    /// ```
+    /// // `None` where no driver is loaded; the driver's sentence otherwise.
+    /// let m = sluice_host::DriverError::from_code(2).message();
+    /// # let _ = m;
+    /// ```
+    pub fn message(self) -> Option<String> {
+        if !DRIVER_LOADED.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut s = MaybeUninit::<*const std::ffi::c_char>::uninit();
+        // SAFETY: DRIVER_LOADED is set only after `init` checked that libcuda loads and
+        // exports `cuGetErrorString`; the out-pointer is valid for one write.
+        let r = unsafe { sys::cuGetErrorString(self.0, s.as_mut_ptr()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return None;
+        }
+        // SAFETY: on success the driver wrote a pointer to a static NUL-terminated string
+        // (or null, checked here).
+        let p = unsafe { s.assume_init() };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, NUL-terminated, static storage owned by the driver.
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+
+    pub(crate) fn raw(self) -> sys::CUresult {
+        self.0
+    }
+}
+
+impl From<result::DriverError> for DriverError {
+    fn from(e: result::DriverError) -> Self {
+        DriverError(e.0)
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.code())?;
+        if let Some(m) = self.message() {
+            write!(f, ": {m}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DriverError({}, {})", self.name(), self.code())
+    }
+}
+
+impl std::error::Error for DriverError {}
+
+/// What `init` found wrong before any driver call could fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InitError {
+    /// `libcuda` cannot be loaded.
+    NoDriver,
+    /// `libcuda` lacks a symbol sluice calls.
+    MissingSymbol(&'static str),
+    /// `cuInit` or `cuDriverGetVersion` failed.
+    Driver(DriverError),
+    /// The driver is older than sluice's minimum.
+    TooOld { found: u32 },
+}
+
+/// Set once `init` has verified the library and its symbols: from then on `sys` calls
+/// cannot hit cudarc's "library not found" / "missing symbol" panics.
+static DRIVER_LOADED: AtomicBool = AtomicBool::new(false);
+
+/// The oldest driver sluice runs on (CUDA 11.4, as cudarc).
+pub(crate) const MIN_DRIVER: u32 = 11040;
+
+/// Every driver entry point sluice calls, checked before the first call (cudarc's
+/// dynamic loading would panic on a missing one).
+const SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDeviceTotalMem_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxGetCurrent",
+    "cuCtxSetCurrent",
+    "cuStreamCreate",
+    "cuStreamSynchronize",
+    "cuStreamDestroy_v2",
+    "cuStreamWaitEvent",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuEventDestroy_v2",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemHostAlloc",
+    "cuMemFreeHost",
+    "cuMemGetInfo_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpy2DAsync_v2",
+    "cuMemsetD2D8Async",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuModuleUnload",
+    "cuFuncGetAttribute",
+    "cuLaunchKernel",
+];
+
+/// Whether the loaded driver exports `symbol` (for entry points only some calls need, so
+/// that their absence fails those calls, not `init`).
+pub(crate) fn has_symbol(symbol: &str) -> bool {
+    if !DRIVER_LOADED.load(Ordering::Acquire) {
+        return false;
+    }
+    // SAFETY: DRIVER_LOADED means `init` opened the library, so `culib` does not panic;
+    // `get` only looks the symbol up.
+    unsafe { sys::culib().get::<*const c_void>(symbol.as_bytes()) }.is_ok()
+}
+
+/// Loads the driver, checks its symbols and version, runs `cuInit` (once per process;
+/// later calls return the first result). Returns the driver version (e.g. 13000).
+pub(crate) fn init() -> Result<u32, InitError> {
+    static INIT: OnceLock<Result<u32, InitError>> = OnceLock::new();
+    *INIT.get_or_init(|| {
+        // SAFETY: only probes whether a `libcuda` can be opened; no symbol is called.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(InitError::NoDriver);
+        }
+        // SAFETY: `is_culib_present` just opened the library, so `culib` will not panic;
+        // `get` only looks symbols up (the pointer type is never called through).
+        let lib = unsafe { sys::culib() };
+        for name in SYMBOLS {
+            // SAFETY: as above, a lookup only.
+            if unsafe { lib.get::<*const c_void>(name.as_bytes()) }.is_err() {
+                return Err(InitError::MissingSymbol(name));
+            }
+        }
+        DRIVER_LOADED.store(true, Ordering::Release);
+        let mut version = 0 as c_int;
+        // SAFETY: the symbol exists (checked above); the out-pointer is valid.
+        check(unsafe { sys::cuDriverGetVersion(&mut version) }).map_err(InitError::Driver)?;
+        let version = version.max(0) as u32;
+        if version < MIN_DRIVER {
+            return Err(InitError::TooOld { found: version });
+        }
+        result::init().map_err(|e| InitError::Driver(e.into()))?;
+        Ok(version)
+    })
+}
+
+fn check(r: sys::CUresult) -> Result<(), DriverError> {
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        e => Err(DriverError(e)),
+    }
+}
+
+/// Declares a `Copy` raw-handle newtype that may cross threads.
+macro_rules! raw_handle {
+    ($(#[$doc:meta])* $name:ident($ty:ty)) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        pub(crate) struct $name(pub(crate) $ty);
+        // SAFETY: the CUDA driver API is thread-safe: its handles may be used from any
+        // thread (the driver serialises what needs it). sluice's own rules decide *when*
+        // a handle may be used; which thread uses it does not matter.
+        unsafe impl Send for $name {}
+        // SAFETY: as for `Send`: a shared handle only allows driver calls, which are thread-safe.
+        unsafe impl Sync for $name {}
+    };
+}
+
+raw_handle!(
+    /// A retained primary context.
+    RawContext(sys::CUcontext)
+);
+raw_handle!(
+    /// A stream (a lane's queue).
+    RawStream(sys::CUstream)
+);
+raw_handle!(
+    /// An event (a fence's marker).
+    RawEvent(sys::CUevent)
+);
+raw_handle!(
+    /// A loaded module.
+    RawModule(sys::CUmodule)
+);
+raw_handle!(
+    /// A kernel entry in a loaded module.
+    RawFunction(sys::CUfunction)
+);
+raw_handle!(
+    /// Page-locked host memory from `cuMemHostAlloc`.
+    RawHostPtr(*mut c_void)
+);
+
+/// A device address (`CUdeviceptr`).
+pub(crate) type DevicePtr = sys::CUdeviceptr;
+
+/// Makes `ctx` current on this thread unless it already is.
+///
+/// # Safety
+/// - `ctx` is a retained context that has not been released.
+pub(crate) unsafe fn bind(ctx: RawContext) -> Result<(), DriverError> {
+    let mut cur = MaybeUninit::<sys::CUcontext>::uninit();
+    // SAFETY: `init` verified the symbol; the out-pointer is valid for one write.
+    check(unsafe { sys::cuCtxGetCurrent(cur.as_mut_ptr()) })?;
+    // SAFETY: written by the successful call above.
+    if unsafe { cur.assume_init() } == ctx.0 {
+        return Ok(());
+    }
+    // SAFETY: `ctx` is retained (caller's duty).
+    check(unsafe { sys::cuCtxSetCurrent(ctx.0) })
+}
+
+pub(crate) mod device {
+    //! `cuDevice*` and the primary context.
+    use super::*;
+
+    pub(crate) use sys::CUdevice_attribute as Attribute;
+
+    pub(crate) fn count() -> Result<usize, DriverError> {
+        let mut n = 0 as c_int;
+        // SAFETY: callers ran `init` (the only way to reach this module); valid out-pointer.
+        check(unsafe { sys::cuDeviceGetCount(&mut n) })?;
+        Ok(n.max(0) as usize)
+    }
+
+    pub(crate) fn get(ordinal: usize) -> Result<sys::CUdevice, DriverError> {
+        let mut d = MaybeUninit::uninit();
+        let ordinal = c_int::try_from(ordinal).map_err(|_| DriverError(sys::CUresult::CUDA_ERROR_INVALID_DEVICE))?;
+        // SAFETY: valid out-pointer; the driver checks the ordinal.
+        check(unsafe { sys::cuDeviceGet(d.as_mut_ptr(), ordinal) })?;
+        // SAFETY: written by the successful call.
+        Ok(unsafe { d.assume_init() })
+    }
+
+    pub(crate) fn name(dev: sys::CUdevice) -> Result<String, DriverError> {
+        let mut buf = [0u8; 256];
+        // SAFETY: `buf` holds `len` writable bytes; the driver NUL-terminates within them.
+        check(unsafe { sys::cuDeviceGetName(buf.as_mut_ptr().cast(), buf.len() as c_int, dev) })?;
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+        Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+    }
+
+    pub(crate) fn attribute(dev: sys::CUdevice, attr: Attribute) -> Result<i32, DriverError> {
+        let mut v = 0 as c_int;
+        // SAFETY: valid out-pointer; `dev` came from `get`.
+        check(unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
+        Ok(v)
+    }
+
+    pub(crate) fn total_mem(dev: sys::CUdevice) -> Result<usize, DriverError> {
+        let mut v = 0usize;
+        // SAFETY: valid out-pointer; `dev` came from `get`.
+        check(unsafe { sys::cuDeviceTotalMem_v2(&mut v, dev) })?;
+        Ok(v)
+    }
+
+    pub(crate) fn retain_primary(dev: sys::CUdevice) -> Result<RawContext, DriverError> {
+        let mut c = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; `dev` came from `get`.
+        check(unsafe { sys::cuDevicePrimaryCtxRetain(c.as_mut_ptr(), dev) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawContext(unsafe { c.assume_init() }))
+    }
+
+    /// # Safety
+    /// - One release per successful `retain_primary`, after every use of the context.
+    pub(crate) unsafe fn release_primary(dev: sys::CUdevice) -> Result<(), DriverError> {
+        // SAFETY: the caller pairs it with a retain.
+        check(unsafe { sys::cuDevicePrimaryCtxRelease_v2(dev) })
+    }
+}
+
+pub(crate) mod mem {
+    //! Allocation and copies (`cuMem*`).
+    use super::*;
+
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn info(ctx: RawContext) -> Result<(usize, usize), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: valid out-pointers, context current.
+        check(unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) })?;
+        Ok((free, total))
+    }
+
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn alloc(ctx: RawContext, bytes: usize) -> Result<DevicePtr, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut p = 0 as DevicePtr;
+        // SAFETY: valid out-pointer, context current.
+        check(unsafe { sys::cuMemAlloc_v2(&mut p, bytes) })?;
+        Ok(p)
+    }
+
+    /// # Safety
+    /// - `ptr` came from `alloc` in `ctx` and is freed once.
+    /// - No work that uses it may be pending.
+    pub(crate) unsafe fn free(ctx: RawContext, ptr: DevicePtr) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuMemFree_v2(ptr) })
+    }
+
+    /// Page-locked host memory, portable across contexts.
+    ///
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn host_alloc(ctx: RawContext, bytes: usize) -> Result<RawHostPtr, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut p = std::ptr::null_mut();
+        // SAFETY: valid out-pointer, context current.
+        check(unsafe { sys::cuMemHostAlloc(&mut p, bytes, sys::CU_MEMHOSTALLOC_PORTABLE) })?;
+        Ok(RawHostPtr(p))
+    }
+
+    /// # Safety
+    /// - `ptr` came from `host_alloc` in `ctx` and is freed once; no copy using it is pending.
+    pub(crate) unsafe fn host_free(ctx: RawContext, ptr: RawHostPtr) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuMemFreeHost(ptr.0) })
+    }
+
+    /// One description of a (possibly pitched) copy: `height` rows of `width_bytes`,
+    /// `pitch` bytes apart on each side.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct Span2d {
+        pub width_bytes: usize,
+        pub height: usize,
+        pub device_pitch: usize,
+        pub host_pitch: usize,
+    }
+
+    /// Device → host, asynchronous on `stream`.
+    ///
+    /// # Safety
+    /// - `ctx` retained, `stream` alive and in `ctx`.
+    /// - `src` is valid for the span on the device, `dst` for the span on the host, until
+    ///   the stream has passed this copy; nothing else writes `dst` or `src` meanwhile.
+    pub(crate) unsafe fn copy_dtoh(
+        ctx: RawContext,
+        stream: RawStream,
+        dst: *mut c_void,
+        src: DevicePtr,
+        span: Span2d,
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        if span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes) {
+            // SAFETY: caller's duty (the contiguous span is width * height bytes).
+            return check(unsafe { sys::cuMemcpyDtoHAsync_v2(dst, src, span.width_bytes * span.height, stream.0) });
+        }
+        let p = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: span.device_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            dstHost: dst,
+            dstDevice: 0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: span.host_pitch,
+            WidthInBytes: span.width_bytes,
+            Height: span.height,
+        };
+        // SAFETY: the descriptor lives across the call (the driver reads it before
+        // returning); memory validity is the caller's duty.
+        check(unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.0) })
+    }
+
+    /// Host → device, asynchronous on `stream`.
+    ///
+    /// # Safety
+    /// - As [`copy_dtoh`], with the roles of host and device swapped.
+    pub(crate) unsafe fn copy_htod(
+        ctx: RawContext,
+        stream: RawStream,
+        dst: DevicePtr,
+        src: *const c_void,
+        span: Span2d,
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        if span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes) {
+            // SAFETY: caller's duty.
+            return check(unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src, span.width_bytes * span.height, stream.0) });
+        }
+        let p = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            srcHost: src,
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: span.host_pitch,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: span.device_pitch,
+            WidthInBytes: span.width_bytes,
+            Height: span.height,
+        };
+        // SAFETY: as in `copy_dtoh`.
+        check(unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.0) })
+    }
+
+    /// Sets `height` rows of `width_bytes` bytes, `pitch` apart, to zero, on `stream`.
+    ///
+    /// # Safety
+    /// - `ctx` retained, `stream` alive; the span is device memory this stream may write.
+    pub(crate) unsafe fn zero_2d(
+        ctx: RawContext,
+        stream: RawStream,
+        dst: DevicePtr,
+        pitch: usize,
+        width_bytes: usize,
+        height: usize,
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuMemsetD2D8Async(dst, pitch, 0, width_bytes, height, stream.0) })
+    }
+}
+
+pub(crate) mod stream {
+    //! `cuStream*`: lanes.
+    use super::*;
+
+    /// A non-blocking stream: no implicit ordering with the legacy default stream.
+    ///
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn create(ctx: RawContext) -> Result<RawStream, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut s = MaybeUninit::uninit();
+        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as c_uint;
+        // SAFETY: valid out-pointer, context current.
+        check(unsafe { sys::cuStreamCreate(s.as_mut_ptr(), flags) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawStream(unsafe { s.assume_init() }))
+    }
+
+    /// Blocks the calling thread until `stream` has run everything enqueued on it.
+    ///
+    /// # Safety
+    /// - `stream` is alive, its context retained.
+    pub(crate) unsafe fn synchronize(ctx: RawContext, stream: RawStream) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuStreamSynchronize(stream.0) })
+    }
+
+    /// # Safety
+    /// - `stream` is alive and never used again.
+    pub(crate) unsafe fn destroy(ctx: RawContext, stream: RawStream) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuStreamDestroy_v2(stream.0) })
+    }
+
+    /// Makes later work on `stream` wait for `event`'s latest record (GPU-side; the host
+    /// does not block).
+    ///
+    /// # Safety
+    /// - `stream` and `event` are alive, in `ctx`.
+    pub(crate) unsafe fn wait_event(ctx: RawContext, stream: RawStream, event: RawEvent) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let flags = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as c_uint;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuStreamWaitEvent(stream.0, event.0, flags) })
+    }
+}
+
+pub(crate) mod event {
+    //! `cuEvent*`: fences and timestamps.
+    use super::*;
+
+    /// An event; `timing` selects whether it records a timestamp (slower to record).
+    ///
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn create(ctx: RawContext, timing: bool) -> Result<RawEvent, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let flags = if timing {
+            sys::CUevent_flags::CU_EVENT_DEFAULT
+        } else {
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+        };
+        let mut e = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer, context current.
+        check(unsafe { sys::cuEventCreate(e.as_mut_ptr(), flags as c_uint) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawEvent(unsafe { e.assume_init() }))
+    }
+
+    /// # Safety
+    /// - `event` and `stream` are alive, in `ctx`.
+    pub(crate) unsafe fn record(ctx: RawContext, event: RawEvent, stream: RawStream) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuEventRecord(event.0, stream.0) })
+    }
+
+    /// Blocks the calling thread until `event`'s latest record has completed.
+    ///
+    /// # Safety
+    /// - `event` is alive.
+    pub(crate) unsafe fn synchronize(ctx: RawContext, event: RawEvent) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuEventSynchronize(event.0) })
+    }
+
+    /// Milliseconds from `start` to `end` (both timing events, both completed).
+    ///
+    /// # Safety
+    /// - Both events are alive.
+    pub(crate) unsafe fn elapsed_ms(ctx: RawContext, start: RawEvent, end: RawEvent) -> Result<f32, DriverError> {
+        // cudarc would panic on a missing symbol: refuse instead (timestamps are optional).
+        if !has_symbol("cuEventElapsedTime") {
+            return Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED));
+        }
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty; `result::event::elapsed` is the thin call.
+        unsafe { result::event::elapsed(start.0, end.0) }.map_err(Into::into)
+    }
+
+    /// # Safety
+    /// - `event` is alive and never used again (waits already enqueued on it are fine).
+    pub(crate) unsafe fn destroy(ctx: RawContext, event: RawEvent) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuEventDestroy_v2(event.0) })
+    }
+}
+
+pub(crate) mod module {
+    //! `cuModule*` and `cuFunc*`.
+    use super::*;
+    use std::ffi::CString;
+
+    pub(crate) use sys::CUfunction_attribute as FuncAttribute;
+
+    /// Loads a NUL-terminated PTX (or cubin) image; the driver JIT-compiles PTX here.
+    ///
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn load_data(ctx: RawContext, image: &CStr) -> Result<RawModule, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut m = MaybeUninit::uninit();
+        // SAFETY: `image` is NUL-terminated and outlives the call; valid out-pointer.
+        check(unsafe { sys::cuModuleLoadData(m.as_mut_ptr(), image.as_ptr().cast()) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawModule(unsafe { m.assume_init() }))
+    }
+
+    /// # Safety
+    /// - `module` is loaded.
+    pub(crate) unsafe fn function(ctx: RawContext, module: RawModule, name: &str) -> Result<RawFunction, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let name = CString::new(name).map_err(|_| DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND))?;
+        let mut f = MaybeUninit::uninit();
+        // SAFETY: `name` is NUL-terminated and outlives the call; valid out-pointer.
+        check(unsafe { sys::cuModuleGetFunction(f.as_mut_ptr(), module.0, name.as_ptr()) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawFunction(unsafe { f.assume_init() }))
+    }
+
+    /// # Safety
+    /// - `f` belongs to a loaded module.
+    pub(crate) unsafe fn attribute(ctx: RawContext, f: RawFunction, attr: FuncAttribute) -> Result<i32, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut v = 0 as c_int;
+        // SAFETY: valid out-pointer; `f` alive (caller's duty).
+        check(unsafe { sys::cuFuncGetAttribute(&mut v, attr, f.0) })?;
+        Ok(v)
+    }
+
+    /// # Safety
+    /// - `module` is loaded, unloaded once, and no launch of its functions is pending.
+    pub(crate) unsafe fn unload(ctx: RawContext, module: RawModule) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuModuleUnload(module.0) })
+    }
+}
+
+/// Launches `f` on `stream`.
+///
+/// # Safety
+/// - `f` belongs to a loaded module of `ctx`; `stream` is alive.
+/// - `params` points to one pointer per kernel parameter, each to a value of exactly
+///   that parameter's size; the driver copies them before returning.
+/// - Every device address among the parameters stays valid, and is accessed by no other
+///   stream in a conflicting way, until `stream` has passed this launch.
+pub(crate) unsafe fn launch(
+    ctx: RawContext,
+    f: RawFunction,
+    stream: RawStream,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    shared_mem_bytes: u32,
+    params: &mut [*mut c_void],
+) -> Result<(), DriverError> {
+    // SAFETY: caller's duty.
+    unsafe { bind(ctx) }?;
+    // SAFETY: caller's duty; `params` outlives the call.
+    check(unsafe {
+        sys::cuLaunchKernel(
+            f.0,
+            grid.0,
+            grid.1,
+            grid.2,
+            block.0,
+            block.1,
+            block.2,
+            shared_mem_bytes,
+            stream.0,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })
+}
+
+/// Whether the driver library can be loaded on this machine (no driver call is made).
+///
+/// ```
+/// if !sluice_host::driver_present() {
+///     println!("no CUDA driver: GPU work will report Error::NoDriver");
+/// }
+/// ```
+pub fn driver_present() -> bool {
+    // SAFETY: only probes whether a `libcuda` can be opened.
+    unsafe { sys::is_culib_present() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_error_displays_name_and_code_without_a_driver() {
+        let e = DriverError::from_code(2);
+        let s = e.to_string();
+        assert!(s.starts_with("CUDA_ERROR_OUT_OF_MEMORY (2)"), "{s}");
+        assert_eq!(format!("{e:?}"), "DriverError(CUDA_ERROR_OUT_OF_MEMORY, 2)");
+    }
+
+    #[test]
+    fn unknown_codes_do_not_become_invalid_enum_values() {
+        assert_eq!(DriverError::from_code(0xdead).name(), "CUDA_ERROR_UNKNOWN");
+    }
+
+    #[test]
+    fn init_without_a_driver_is_a_typed_error() {
+        if !driver_present() {
+            assert_eq!(init(), Err(InitError::NoDriver));
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! One error type for the crate: each variant names the step that failed and carries
+//! what is needed to act on it.
+
+use std::fmt;
+
+use crate::driver::DriverError;
+
+/// `Result` with sluice's [`Error`].
+///
+/// ```no_run
+/// fn columns(gpu: &sluice_host::Gpu) -> sluice_host::Result<usize> {
+///     Ok(gpu.alloc_matrix::<f32>(16, 4)?.cols())
+/// }
+/// ```
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in sluice, by the step that failed.
+///
+/// Driver failures keep the raw [`DriverError`] (code, name, message); the other
+/// variants are found by sluice itself before the driver is asked, so they cost no
+/// driver call and leave nothing half-done.
+///
+/// ```
+/// use sluice_host::Error;
+/// let e = Error::LengthMismatch { expected: 1024, got: 1000 };
+/// assert_eq!(e.to_string(), "copy: the source has 1024 elements but the destination 1000");
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// No CUDA driver library (`libcuda`) can be loaded on this machine.
+    NoDriver,
+    /// The driver library lacks an entry point sluice calls (an old or broken install).
+    DriverSymbolMissing {
+        /// The missing symbol.
+        symbol: &'static str,
+    },
+    /// The driver is too old: for sluice itself, or for the PTX being loaded.
+    DriverTooOld {
+        /// The driver's CUDA version, as `cuDriverGetVersion` reports it (12080 = 12.8).
+        found: u32,
+        /// The version needed.
+        needed: u32,
+    },
+    /// `cuInit` failed.
+    Init(DriverError),
+    /// There is no device with this ordinal.
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver sees.
+        count: usize,
+    },
+    /// A device query or the primary context failed.
+    Device {
+        /// The driver call.
+        call: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// Loading a PTX module failed (`cuModuleLoadData`: JIT compilation or a bad image).
+    LoadModule(DriverError),
+    /// The module has no kernel entry of this name.
+    KernelNotFound {
+        /// The entry name asked for.
+        name: &'static str,
+    },
+    /// The kernel's parameters in the PTX do not match its declared signature.
+    KernelSignature {
+        /// The kernel.
+        name: &'static str,
+        /// Parameter sizes in bytes, as the declaration lowers them.
+        expected: Vec<usize>,
+        /// Parameter sizes in bytes, as the PTX declares them.
+        found: Vec<usize>,
+    },
+    /// Memory or a resolved [`Function`](crate::Function) of one device was used on another
+    /// device's lane.
+    WrongDevice {
+        /// The kernel, or `"copy"`.
+        what: &'static str,
+    },
+    /// A launch configuration exceeds a limit of the device or the kernel.
+    LaunchConfig {
+        /// Which dimension or resource, such as `"block.x"` or `"threads per block"`.
+        what: &'static str,
+        /// The value asked for.
+        requested: u64,
+        /// The largest value allowed.
+        limit: u64,
+    },
+    /// A launch configuration has a zero dimension.
+    EmptyLaunch {
+        /// Which dimension, such as `"grid.x"`.
+        what: &'static str,
+    },
+    /// `cuLaunchKernel` failed.
+    Launch {
+        /// The kernel.
+        kernel: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// Device or pinned memory could not be allocated for another reason than its size.
+    Alloc {
+        /// Bytes asked for.
+        bytes: usize,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// The device has not this much free memory.
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Bytes free on the device when asked.
+        free: usize,
+    },
+    /// An allocation, upload or copy of zero elements.
+    ZeroSized,
+    /// `rows * cols * size_of::<T>()` does not fit in memory addresses.
+    TooLarge {
+        /// Rows asked for.
+        rows: usize,
+        /// Columns asked for.
+        cols: usize,
+        /// Bytes per element.
+        elem_size: usize,
+    },
+    /// An asynchronous copy could not be enqueued.
+    Copy {
+        /// `"device to host"`, `"host to device"` or `"zero"`.
+        direction: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// The two sides of a copy have different element counts.
+    LengthMismatch {
+        /// Elements on the source side.
+        expected: usize,
+        /// Elements on the destination side.
+        got: usize,
+    },
+    /// Views to be joined into one column range are not adjacent columns of one matrix.
+    NotAdjacent,
+    /// An event (fence or timestamp) call failed.
+    Event {
+        /// The driver call.
+        call: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// A stream (lane) call failed.
+    Stream {
+        /// The driver call.
+        call: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// Joining a lane at the end of a scope failed: work on it faulted. The scope's memory
+    /// is then leaked rather than freed (the device may be in an unknown state).
+    Join {
+        /// The lane's index in its scope (`usize::MAX` for the scope's upload lane).
+        lane: usize,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// Freeing memory or destroying a handle at the end of a scope failed.
+    Free {
+        /// What was being released.
+        what: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoDriver => write!(
+                f,
+                "no CUDA driver: libcuda could not be loaded (install the NVIDIA driver, or add its folder to LD_LIBRARY_PATH)"
+            ),
+            Error::DriverSymbolMissing { symbol } => {
+                write!(f, "the CUDA driver library lacks `{symbol}`: update the NVIDIA driver")
+            }
+            Error::DriverTooOld { found, needed } => write!(
+                f,
+                "the CUDA driver supports CUDA {}, but {} is needed: update the NVIDIA driver",
+                version(*found),
+                version(*needed)
+            ),
+            Error::Init(e) => write!(f, "cuInit failed: {e}"),
+            Error::NoDevice { ordinal, count } => {
+                write!(f, "no CUDA device {ordinal}: the driver sees {count} device(s)")
+            }
+            Error::Device { call, error } => write!(f, "device set-up: {call} failed: {error}"),
+            Error::LoadModule(e) => write!(f, "loading the PTX module failed: {e}"),
+            Error::KernelNotFound { name } => write!(f, "the module has no kernel `{name}`"),
+            Error::KernelSignature { name, expected, found } => write!(
+                f,
+                "kernel `{name}`: its declaration lowers to parameters of {expected:?} bytes, the PTX has {found:?}: \
+                 fix the declaration (each slice is two u64 parameters: address, length)"
+            ),
+            Error::WrongDevice { what } => {
+                write!(f, "{what}: memory or kernel of another device than this lane's (use one `Gpu` per device)")
+            }
+            Error::LaunchConfig { what, requested, limit } => {
+                write!(f, "launch config: {what} = {requested} is over the limit of {limit}")
+            }
+            Error::EmptyLaunch { what } => write!(f, "launch config: {what} is zero (every dimension must be at least 1)"),
+            Error::Launch { kernel, error } => write!(f, "launching `{kernel}` failed: {error}"),
+            Error::Alloc { bytes, error } => write!(f, "allocating {bytes} bytes failed: {error}"),
+            Error::OutOfMemory { requested, free } => write!(
+                f,
+                "out of device memory: {requested} bytes asked for, {free} free"
+            ),
+            Error::ZeroSized => write!(f, "zero-sized buffer: allocations, uploads and copies need at least one element"),
+            Error::TooLarge { rows, cols, elem_size } => {
+                write!(f, "a {rows} x {cols} matrix of {elem_size}-byte elements does not fit in the address space")
+            }
+            Error::Copy { direction, error } => write!(f, "copy ({direction}) failed: {error}"),
+            Error::LengthMismatch { expected, got } => {
+                write!(f, "copy: the source has {expected} elements but the destination {got}")
+            }
+            Error::NotAdjacent => write!(f, "views to join are not adjacent columns of one matrix"),
+            Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
+            Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
+            Error::Join { lane, error } => {
+                if *lane == usize::MAX {
+                    write!(f, "joining the scope's upload lane failed: {error}")
+                } else {
+                    write!(f, "joining lane {lane} failed: {error}")
+                }
+            }
+            Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Init(e) | Error::LoadModule(e) => Some(e),
+            Error::Device { error, .. }
+            | Error::Launch { error, .. }
+            | Error::Alloc { error, .. }
+            | Error::Copy { error, .. }
+            | Error::Event { error, .. }
+            | Error::Stream { error, .. }
+            | Error::Join { error, .. }
+            | Error::Free { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// 12080 → "12.8".
+fn version(v: u32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_say_what_to_do() {
+        assert!(Error::NoDriver.to_string().contains("install the NVIDIA driver"));
+        let e = Error::DriverTooOld { found: 11020, needed: 12080 };
+        assert_eq!(e.to_string(), "the CUDA driver supports CUDA 11.2, but 12.8 is needed: update the NVIDIA driver");
+        let e = Error::LaunchConfig { what: "block.x", requested: 2048, limit: 1024 };
+        assert_eq!(e.to_string(), "launch config: block.x = 2048 is over the limit of 1024");
+        let e = Error::OutOfMemory { requested: 10, free: 5 };
+        assert_eq!(e.to_string(), "out of device memory: 10 bytes asked for, 5 free");
+    }
+
+    #[test]
+    fn driver_errors_are_the_source() {
+        use std::error::Error as _;
+        let e = Error::Launch { kernel: "k", error: DriverError::from_code(1) };
+        assert!(e.source().is_some());
+        assert!(e.to_string().contains("CUDA_ERROR_INVALID_VALUE (1)"));
+        assert!(Error::ZeroSized.source().is_none());
+    }
+}

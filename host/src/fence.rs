@@ -1,0 +1,571 @@
+//! Fences: how data moves between lanes (rule 1), how shared data is read by many (rule 3),
+//! and why no wait is hidden (rule 7).
+//!
+//! A [`Fence`] is a CUDA event recorded on a lane after some work. [`Stream::fence`] takes a
+//! view, records a fence, and returns the columns *unbranded* inside a [`Fenced`]: the only
+//! way a view's columns leave its lane. Another lane gets them back only through
+//! [`Stream::await_fence`], which enqueues `cuStreamWaitEvent` (the GPU waits, the host goes
+//! on) and returns a view bound to the awaiting lane; the host gets them back only through
+//! [`Fenced::wait`] (`cuEventSynchronize` on that event).
+//!
+//! # Rule 7
+//!
+//! The events and waits sluice enqueues are exactly those the program asks for: one event per
+//! fence, pending copy or timestamp; one `cuStreamWaitEvent` per await on another lane than the
+//! fence's — and none when a lane awaits its own fence (stream order already covers it).
+//! [`LaneStats`](crate::LaneStats) counts both, per lane.
+
+use std::sync::atomic::Ordering;
+
+use crate::driver::{self, RawEvent, RawStream};
+use crate::error::{Error, Result};
+use crate::memory::{ColumnsMut, ColumnsRef, Span};
+use crate::scope::ScopeShared;
+use crate::stream::Stream;
+use crate::view::{ColumnView, ColumnViewMut};
+
+/// A point on one lane's timeline (a CUDA event): the std analogue is a
+/// `JoinHandle` that can be joined by the host or by another lane, any number of times.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let (a, b) = (s.lane()?, s.lane()?);
+///     let f = a.enter(|st| st.record())?;
+///     b.enter(|st| st.await_fence(&f))?;   // GPU-side: b waits for a's work so far
+///     f.wait()?;                            // host-side: this thread waits
+///     Ok(())
+/// })
+/// # }
+/// ```
+pub struct Fence<'scope> {
+    shared: &'scope ScopeShared,
+    event: RawEvent,
+    /// The lane that recorded it: awaiting on that lane needs no wait.
+    stream: RawStream,
+    timing: bool,
+}
+
+impl<'scope> Fence<'scope> {
+    pub(crate) fn new(shared: &'scope ScopeShared, event: RawEvent, stream: RawStream, timing: bool) -> Self {
+        Fence { shared, event, stream, timing }
+    }
+
+    /// Blocks this host thread until the work before the fence is done
+    /// (`cuEventSynchronize` on this event only).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let f = s.lane()?.enter(|st| st.record())?;
+    ///     f.wait()
+    /// })
+    /// # }
+    /// ```
+    pub fn wait(&self) -> Result<()> {
+        // SAFETY: the event is alive until the scope ends; the context is retained.
+        unsafe { driver::event::synchronize(self.shared.gpu.ctx(), self.event) }
+            .map_err(|error| Error::Event { call: "cuEventSynchronize", error })
+    }
+
+    /// Enqueues on `st` a wait for this fence, unless `st` recorded it.
+    fn enqueue_wait(&self, st: &Stream<'scope, '_>) -> Result<()> {
+        let inner = st.lane.inner;
+        if inner.stream == self.stream {
+            return Ok(()); // rule 7: stream order already puts later work after the fence
+        }
+        // SAFETY: the stream and the event are alive until the scope ends; context retained.
+        unsafe { driver::stream::wait_event(self.shared.gpu.ctx(), inner.stream, self.event) }
+            .map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+        inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Drop for Fence<'_> {
+    fn drop(&mut self) {
+        self.shared.recycle_event(self.event, self.timing);
+    }
+}
+
+impl std::fmt::Debug for Fence<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fence").finish_non_exhaustive()
+    }
+}
+
+/// Data behind a fence: columns written (or read) on one lane, not usable anywhere until
+/// the fence is awaited — on a lane ([`Stream::await_fence`]) or on the host ([`Fenced::wait`]).
+///
+/// `Fenced<ColumnsMut>` is a hand-off (awaited once, by value); `Fenced<ColumnsRef>` is shared
+/// read-only data, such as an upload (awaited by reference, by any number of lanes).
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_buffer::<f32>(256)?;
+///     let (a, b, c) = (s.lane()?, s.lane()?, s.lane()?);
+///     let written = a.enter(|st| {
+///         let mut v = st.bind(m.as_columns_mut());
+///         st.zero(&mut v)?;
+///         st.fence(v)
+///     })?;
+///     let shared = written.into_shared();                     // now read-only, for many
+///     b.enter(|st| st.await_fence(&shared).map(drop))?;
+///     c.enter(|st| st.await_fence(&shared).map(drop))?;
+///     Ok(())
+/// })
+/// # }
+/// ```
+///
+/// # Rule 1 and rule 3
+///
+/// The fenced data itself is not a view: it cannot be passed to a launch before it is
+/// awaited.
+///
+/// ```compile_fail,E0277
+/// # use sluice_host::{Kernel, LaunchConfig, Mut, Ref};
+/// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
+/// # fn demo(gpu: &sluice_host::Gpu, x: &[f32]) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let xs = s.upload(x)?;
+///     let y = s.alloc_buffer::<f32>(x.len())?;
+///     s.lane()?.enter(|st| {
+///         let mut y = st.bind(y.as_columns_mut());
+///         // error[E0277]: `&Fenced<'_, ColumnsRef<'_, f32>>` cannot be passed for a kernel parameter `Ref<f32>`
+///         st.launch(&SAXPY, LaunchConfig::for_elements(x.len(), 256), (&mut y, &xs, 2.0))
+///     })
+/// })
+/// # }
+/// ```
+///
+/// Await it first: `let x = st.await_fence(&xs)?;` then pass `&x`.
+pub struct Fenced<'scope, V> {
+    value: V,
+    fence: Fence<'scope>,
+}
+
+impl<'scope, V> Fenced<'scope, V> {
+    /// Blocks this host thread until the fence is reached, then returns the value free of
+    /// pending work (it can then be bound to any lane without a wait).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(16)?;
+    ///     let f = s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.zero(&mut v)?;
+    ///         st.fence(v)
+    ///     })?;
+    ///     let cols = f.wait()?;                       // ColumnsMut, no pending work
+    ///     s.lane()?.enter(|st| { let mut v = st.bind(cols); st.zero(&mut v) })
+    /// })
+    /// # }
+    /// ```
+    pub fn wait(self) -> Result<V> {
+        self.fence.wait()?;
+        Ok(self.value)
+    }
+
+    /// The fence alone (e.g. to order other work after it as well).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let up = s.upload(&[1u8; 16])?;
+    ///     s.lane()?.enter(|st| st.await_fence(up.fence()))?; // order only, no view
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn fence(&self) -> &Fence<'scope> {
+        &self.fence
+    }
+}
+
+impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {
+    /// Turns a hand-off into shared read-only data that any number of lanes may await.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(8)?;
+    ///     let f = s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.fence(v) })?;
+    ///     let shared = f.into_shared();
+    ///     for lane in s.lanes(3)? { lane.enter(|st| st.await_fence(&shared).map(drop))?; }
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn into_shared(self) -> Fenced<'scope, ColumnsRef<'scope, T>> {
+        Fenced { value: self.value.into_ref(), fence: self.fence }
+    }
+}
+
+impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {
+    /// Rows of the fenced columns.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
+    ///     assert_eq!((up.rows(), up.cols()), (4, 3));
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn rows(&self) -> usize {
+        self.value.rows()
+    }
+    /// Number of fenced columns.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
+    ///     assert_eq!(up.cols(), 3);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn cols(&self) -> usize {
+        self.value.cols()
+    }
+}
+
+impl<'scope, T> Fenced<'scope, ColumnsRef<'scope, T>> {
+    /// Rows of the fenced columns.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
+    ///     assert_eq!((up.rows(), up.cols()), (4, 3));
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn rows(&self) -> usize {
+        self.value.rows()
+    }
+    /// Number of fenced columns.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
+    ///     assert_eq!(up.cols(), 3);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn cols(&self) -> usize {
+        self.value.cols()
+    }
+}
+
+impl<V: std::fmt::Debug> std::fmt::Debug for Fenced<'_, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fenced").field("value", &self.value).finish_non_exhaustive()
+    }
+}
+
+mod sealed {
+    /// Only sluice can call the trait methods below: they hand out views without a wait.
+    pub struct Token(pub(super) ());
+    pub trait Sealed {}
+}
+use sealed::Token;
+
+/// Something a lane can await: a hand-off `Fenced<ColumnsMut>` (by value), shared data
+/// `&Fenced<ColumnsRef>` (by reference), or a plain `&Fence`.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let up = s.upload(&[1.0f32; 4])?;                    // &Fenced<ColumnsRef>: shared
+///     let m = s.alloc_buffer::<f32>(4)?;
+///     let (a, b) = (s.lane()?, s.lane()?);
+///     let f = a.enter(|st| st.fence(st.bind(m.as_columns_mut())))?; // Fenced<ColumnsMut>: hand-off
+///     b.enter(|st| {
+///         let _x = st.await_fence(&up)?;
+///         let _y = st.await_fence(f)?;
+///         Ok(())
+///     })
+/// })
+/// # }
+/// ```
+pub trait Awaitable<'scope>: sealed::Sealed {
+    /// What the awaiting lane gets: a view branded with its `'id`, or `()`.
+    type Output<'id>;
+    #[doc(hidden)]
+    fn fence_ref(&self) -> &Fence<'scope>;
+    #[doc(hidden)]
+    fn into_output<'id>(self, token: Token) -> Self::Output<'id>;
+}
+
+impl<T> sealed::Sealed for Fenced<'_, ColumnsMut<'_, T>> {}
+impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsMut<'scope, T>> {
+    type Output<'id> = ColumnViewMut<'scope, 'id, T>;
+    fn fence_ref(&self) -> &Fence<'scope> {
+        &self.fence
+    }
+    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {
+        ColumnViewMut::new(self.value.span())
+    }
+}
+
+impl<T> sealed::Sealed for &Fenced<'_, ColumnsRef<'_, T>> {}
+impl<'scope, T> Awaitable<'scope> for &Fenced<'scope, ColumnsRef<'scope, T>> {
+    type Output<'id> = ColumnView<'scope, 'id, T>;
+    fn fence_ref(&self) -> &Fence<'scope> {
+        &self.fence
+    }
+    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {
+        ColumnView::new(self.value.span())
+    }
+}
+
+impl<T> sealed::Sealed for Fenced<'_, ColumnsRef<'_, T>> {}
+impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsRef<'scope, T>> {
+    type Output<'id> = ColumnView<'scope, 'id, T>;
+    fn fence_ref(&self) -> &Fence<'scope> {
+        &self.fence
+    }
+    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {
+        ColumnView::new(self.value.span())
+    }
+}
+
+impl sealed::Sealed for &Fence<'_> {}
+impl<'scope> Awaitable<'scope> for &Fence<'scope> {
+    type Output<'id> = ();
+    fn fence_ref(&self) -> &Fence<'scope> {
+        self
+    }
+    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {}
+}
+
+/// A view a lane can fence: its columns leave the lane unbranded, behind the fence.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_matrix::<f32>(4, 2)?;
+///     let (a, b) = m.split_columns_mut(1).unwrap();
+///     s.lane()?.enter(|st| {
+///         let _mutable = st.fence(st.bind(a))?;               // Fenced<ColumnsMut>
+///         let _shared = st.fence(st.bind(b).into_view())?;    // Fenced<ColumnsRef>
+///         Ok(())
+///     })
+/// })
+/// # }
+/// ```
+pub trait Fenceable<'scope, 'id>: sealed::Sealed {
+    /// The unbranded columns: [`ColumnsMut`] for a mutable view, [`ColumnsRef`] for a read-only one.
+    type Unbranded;
+    #[doc(hidden)]
+    fn unbrand(self, token: Token) -> Self::Unbranded;
+}
+
+impl<T> sealed::Sealed for ColumnViewMut<'_, '_, T> {}
+impl<'scope, 'id, T> Fenceable<'scope, 'id> for ColumnViewMut<'scope, 'id, T> {
+    type Unbranded = ColumnsMut<'scope, T>;
+    fn unbrand(self, _: Token) -> ColumnsMut<'scope, T> {
+        ColumnsMut::new(self.span())
+    }
+}
+
+impl<T> sealed::Sealed for ColumnView<'_, '_, T> {}
+impl<'scope, 'id, T> Fenceable<'scope, 'id> for ColumnView<'scope, 'id, T> {
+    type Unbranded = ColumnsRef<'scope, T>;
+    fn unbrand(self, _: Token) -> ColumnsRef<'scope, T> {
+        ColumnsRef::new(self.span())
+    }
+}
+
+impl<'scope, 'id> Stream<'scope, 'id> {
+    /// Awaits a fence on this lane and returns what it guards, bound to this lane.
+    ///
+    /// Enqueues one `cuStreamWaitEvent` if the fence was recorded on another lane — the GPU
+    /// waits, this host thread does not — and nothing if it was recorded on this lane.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let shared = s.upload(data)?;                 // Fenced<ColumnsRef>
+    ///     s.lane()?.enter(|st| {
+    ///         let view = st.await_fence(&shared)?;      // ColumnView on this lane
+    ///         assert_eq!(st.stats().waits_enqueued, 1); // the upload ran on another lane
+    ///         # let _ = view;
+    ///         Ok(())
+    ///     })
+    /// })
+    /// # }
+    /// ```
+    pub fn await_fence<A: Awaitable<'scope>>(&self, a: A) -> Result<A::Output<'id>> {
+        a.fence_ref().enqueue_wait(self)?;
+        Ok(a.into_output(Token(())))
+    }
+
+    /// Records a fence after everything enqueued on this lane so far and returns the view's
+    /// columns unbranded behind it: the hand-off to another lane or to the host.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(64)?;
+    ///     let (a, b) = (s.lane()?, s.lane()?);
+    ///     let handed = a.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.zero(&mut v)?;
+    ///         st.fence(v)
+    ///     })?;
+    ///     b.enter(|st| { let mut v = st.await_fence(handed)?; st.zero(&mut v) })
+    /// })
+    /// # }
+    /// ```
+    pub fn fence<V: Fenceable<'scope, 'id>>(&self, view: V) -> Result<Fenced<'scope, V::Unbranded>> {
+        let fence = self.record()?;
+        Ok(Fenced { value: view.unbrand(Token(())), fence })
+    }
+
+    /// Fan-in: awaits every hand-off and joins them into one view of contiguous columns,
+    /// e.g. to copy a whole matrix (or a column range) back with one copy.
+    ///
+    /// # Errors
+    /// [`Error::NotAdjacent`] if the columns do not form one contiguous range of one matrix
+    /// (checked before any wait is enqueued); [`Error::ZeroSized`] if there are none.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let mut host = gpu.pinned_matrix::<f32>(1024, 8)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     let out = s.alloc_matrix::<f32>(1024, 8)?;
+    ///     let mut handed = Vec::new();
+    ///     for (lane, col) in s.lanes(8)?.into_iter().zip(out.columns_mut()) {
+    ///         handed.push(lane.enter(|st| {
+    ///             let mut v = st.bind(col);
+    ///             st.zero(&mut v)?;
+    ///             st.fence(v)
+    ///         })?);
+    ///     }
+    ///     let collector = s.lane()?;
+    ///     let done = collector.enter(|st| {
+    ///         let all = st.await_all(handed)?;                // 8 waits, one view
+    ///         st.copy_to_host(&all, host.as_pinned_mut())    // one copy of the whole matrix
+    ///     })?;
+    ///     done.wait().map(drop)
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn await_all<T>(
+        &self,
+        handed: impl IntoIterator<Item = Fenced<'scope, ColumnsMut<'scope, T>>>,
+    ) -> Result<ColumnViewMut<'scope, 'id, T>> {
+        let mut handed: Vec<_> = handed.into_iter().collect();
+        handed.sort_by_key(|f| f.value.span().ptr);
+        let mut joined: Option<Span> = None;
+        for f in &handed {
+            let s = f.value.span();
+            joined = Some(match joined {
+                None => s,
+                Some(j) => j.join(s).ok_or(Error::NotAdjacent)?,
+            });
+        }
+        let joined = joined.ok_or(Error::ZeroSized)?;
+        for f in &handed {
+            f.fence.enqueue_wait(self)?;
+        }
+        Ok(ColumnViewMut::new(joined))
+    }
+
+    /// A timestamp: a timing event recorded on this lane now, for profiling.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let (t0, t1) = s.lane()?.enter(|st| Ok::<_, sluice_host::Error>((st.timestamp()?, st.timestamp()?)))?;
+    ///     assert!(t1.elapsed_ms_since(&t0)? >= 0.0);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn timestamp(&self) -> Result<Timestamp<'scope>> {
+        let (event, shared) = self.record_event(true)?;
+        Ok(Timestamp { fence: Fence::new(shared, event, self.lane.inner.stream, true) })
+    }
+}
+
+/// A point in time on a lane's timeline (a timing-enabled event), for profiling.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let start = s.timestamp()?;
+///     let end = s.lane()?.enter(|st| st.timestamp())?;
+///     println!("{:.3} ms", end.elapsed_ms_since(&start)?);
+///     Ok(())
+/// })
+/// # }
+/// ```
+pub struct Timestamp<'scope> {
+    fence: Fence<'scope>,
+}
+
+impl<'scope> Timestamp<'scope> {
+    /// Milliseconds from `earlier` to `self` (negative if `self` came first). Blocks this
+    /// host thread until both have been reached.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let (t0, t1) = s.lane()?.enter(|st| Ok::<_, sluice_host::Error>((st.timestamp()?, st.timestamp()?)))?;
+    ///     println!("{} ms", t1.elapsed_ms_since(&t0)?);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn elapsed_ms_since(&self, earlier: &Timestamp<'scope>) -> Result<f32> {
+        earlier.fence.wait()?;
+        self.fence.wait()?;
+        // SAFETY: both events are alive until the scope ends and both have completed.
+        unsafe { driver::event::elapsed_ms(self.fence.shared.gpu.ctx(), earlier.fence.event, self.fence.event) }
+            .map_err(|error| Error::Event { call: "cuEventElapsedTime", error })
+    }
+
+    /// The timestamp as a fence (a timestamp orders work like any fence).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let t = s.timestamp()?;
+    ///     s.lane()?.enter(|st| st.await_fence(t.fence()))?;
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn fence(&self) -> &Fence<'scope> {
+        &self.fence
+    }
+}
+
+impl std::fmt::Debug for Timestamp<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timestamp").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_are_send_and_sync() {
+        fn assert<T: Send + Sync>() {}
+        assert::<Fence<'static>>();
+        assert::<Fenced<'static, ColumnsMut<'static, f32>>>();
+        assert::<Timestamp<'static>>();
+    }
+}

@@ -1,0 +1,544 @@
+//! Views: device columns bound to one lane, branded with that lane's `'id`.
+//!
+//! A view is what kernels and copies take. It exists only inside
+//! [`Lane::enter`](crate::Lane::enter)'s closure, carries the closure's brand `'id`, and can
+//! therefore be used only with that lane's [`Stream`](crate::Stream): every launch or copy
+//! on another lane, and every attempt to let the view escape the closure, fails to compile.
+//! The way out is a fence ([`Stream::fence`](crate::Stream::fence)).
+
+use std::marker::PhantomData;
+use std::ops::RangeBounds;
+
+use crate::memory::Span;
+
+/// The brand: an invariant lifetime that names one entered lane.
+///
+/// `fn(&'id ()) -> &'id ()` is invariant in `'id` (it appears in argument and return
+/// position), and fn pointers are `Send + Sync + Unpin + Copy`, so the marker leaves the
+/// auto traits alone. Without the invariance, `'id` could shrink or grow to match
+/// another lane's brand and views would move between lanes unfenced.
+pub(crate) type Brand<'id> = PhantomData<fn(&'id ()) -> &'id ()>;
+
+/// A read-only view of device columns, bound to one lane: the lane's `&'scope [T]`.
+///
+/// `Copy`; pass it (or `&view`) for a [`Ref<T>`](crate::Ref) kernel parameter, or as the
+/// source of [`Stream::copy_to_host`](crate::Stream::copy_to_host). It comes from awaiting a
+/// shared fence ([`Stream::await_fence`](crate::Stream::await_fence) on `&Fenced<ColumnsRef>`,
+/// e.g. an upload), from [`Stream::bind_ref`](crate::Stream::bind_ref), or from a mutable view.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let shared = s.upload_matrix(data, 256, 4)?;   // 4 columns of 256, uploaded once
+///     for lane in s.lanes(4)? {
+///         lane.enter(|st| {
+///             let all = st.await_fence(&shared)?;      // GPU-side wait; the host goes on
+///             let col = all.column(0).unwrap();        // still bound to this lane
+///             assert_eq!(col.rows(), 256);
+///             Ok::<_, sluice_host::Error>(())
+///         })?;
+///     }
+///     Ok(())
+/// })
+/// # }
+/// ```
+///
+/// # Lifetimes
+///
+/// `'scope` is how long the memory is borrowed (at least until the scope joins); `'id` is
+/// the brand of the lane it is bound to, valid only inside that lane's `enter` closure.
+/// A view cannot leave the closure:
+///
+/// ```compile_fail
+/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let shared = s.upload(data)?;
+///     let lane = s.lane()?;
+///     let escaped = lane.enter(|st| st.await_fence(&shared))?;
+///     // error: lifetime may not live long enough — the view would outlive its lane's closure
+///     # let _ = escaped;
+///     Ok(())
+/// })
+/// # }
+/// ```
+///
+/// Fence it to hand it on, or await the shared fence again where it is needed:
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let shared = s.upload(data)?;
+///     let (a, b) = (s.lane()?, s.lane()?);
+///     a.enter(|st| st.await_fence(&shared).map(drop))?;
+///     b.enter(|st| st.await_fence(&shared).map(drop))?;
+///     Ok(())
+/// })
+/// # }
+/// ```
+pub struct ColumnView<'scope, 'id, T> {
+    span: Span,
+    /// Shared borrow of the elements for `'scope`, as `&'scope [T]`.
+    _borrow: PhantomData<&'scope [T]>,
+    /// The lane this view is bound to; without it, views could be used on any lane.
+    _brand: Brand<'id>,
+}
+
+/// A mutable view of device columns, bound to one lane: the lane's `&'scope mut [T]`.
+///
+/// Pass `&mut view` for a [`Mut<T>`](crate::Mut) kernel parameter (or `&view` for a
+/// [`Ref<T>`](crate::Ref) one), copy into it with
+/// [`Stream::copy_to_device`](crate::Stream::copy_to_device), out of it with
+/// [`Stream::copy_to_host`](crate::Stream::copy_to_host). It comes from
+/// [`Stream::bind`](crate::Stream::bind) or from awaiting a hand-off
+/// ([`Stream::await_fence`](crate::Stream::await_fence) on a `Fenced<ColumnsMut>`).
+///
+/// Work on one lane runs in order, so a view may be written and read by many launches and
+/// copies on its lane with no fence at all. To hand it to another lane, fence it:
+/// [`Stream::fence`](crate::Stream::fence) records an event and returns the columns
+/// unbranded, wrapped in a [`Fenced`](crate::Fenced) that the other lane awaits.
+///
+/// ```no_run
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_matrix::<f32>(1024, 2)?;
+///     let (producer, consumer) = (s.lane()?, s.lane()?);
+///     let handed = producer.enter(|st| {
+///         let mut v = st.bind(m.as_columns_mut());
+///         st.launch(&FILL, LaunchConfig::for_elements(2048, 256), (&mut v, 1.0))?;
+///         st.fence(v)                                 // event after the write
+///     })?;
+///     consumer.enter(|st| {
+///         let mut v = st.await_fence(handed)?;         // cuStreamWaitEvent; now bound here
+///         st.zero(&mut v)
+///     })
+/// })
+/// # }
+/// ```
+///
+/// # Rule 1: no use on another lane before a fence
+///
+/// ```compile_fail
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_matrix::<f32>(1024, 1)?;
+///     let (a, b) = (s.lane()?, s.lane()?);
+///     a.enter(|sa| {
+///         let mut v = sa.bind(m.as_columns_mut());
+///         b.enter(|sb| {
+///             // error: lifetime may not live long enough — `v` is branded with lane a
+///             sb.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut v, 1.0))
+///         })
+///     })
+/// })
+/// # }
+/// ```
+///
+/// The fix is the fence-then-await shown above.
+///
+/// # Lifetimes
+///
+/// As [`ColumnView`]: `'scope` for the memory, `'id` for the lane. Methods taking `&mut self`
+/// reborrow for a shorter lifetime: such sub-views can be launched and copied on the lane
+/// but not fenced (a fence needs the `'scope` borrow), which keeps hand-offs whole.
+pub struct ColumnViewMut<'scope, 'id, T> {
+    span: Span,
+    /// Exclusive borrow of the elements for `'scope`, as `&'scope mut [T]`.
+    _borrow: PhantomData<&'scope mut [T]>,
+    /// The lane this view is bound to; without it, views could be used on any lane.
+    _brand: Brand<'id>,
+}
+
+impl<T> Clone for ColumnView<'_, '_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for ColumnView<'_, '_, T> {}
+
+macro_rules! view_common {
+    ($name:ident, $bind:literal) => {
+        impl<'scope, 'id, T> $name<'scope, 'id, T> {
+            pub(crate) fn new(span: Span) -> Self {
+                $name { span, _borrow: PhantomData, _brand: PhantomData }
+            }
+
+            pub(crate) fn span(&self) -> Span {
+                self.span
+            }
+
+            /// Rows (elements per column).
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        assert_eq!(v.rows(), 4);"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn rows(&self) -> usize {
+                self.span.rows
+            }
+
+            /// Columns.
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        assert_eq!(v.cols(), 6);"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn cols(&self) -> usize {
+                self.span.cols
+            }
+
+            /// The matrix's leading dimension (pass it to kernels that walk columns).
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        assert_eq!(v.ld(), 4);"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn ld(&self) -> usize {
+                self.span.ld
+            }
+
+            /// `rows * cols`.
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        assert_eq!(v.len(), 24);"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn len(&self) -> usize {
+                self.span.len()
+            }
+
+            /// Whether the view has no elements.
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        assert!(!v.is_empty());"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn is_empty(&self) -> bool {
+                self.span.len() == 0
+            }
+
+            /// Columns `[0, at)` and `[at, cols)`, both still bound to this lane.
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        let (a, b) = v.split_columns(2).unwrap();"]
+            #[doc = "        assert_eq!((a.cols(), b.cols()), (2, 4));"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn split_columns(self, at: usize) -> Option<(Self, Self)> {
+                let (l, r) = self.span.split_at(at)?;
+                Some(($name::new(l), $name::new(r)))
+            }
+
+            /// Joins `self` with `next` when `next` starts at the column after `self`'s last
+            /// in the same matrix; otherwise gives both back.
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        let (a, b) = v.split_columns(2).unwrap();"]
+            #[doc = "        let whole = a.join(b).ok().unwrap();"]
+            #[doc = "        assert_eq!(whole.cols(), 6);"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn join(self, next: Self) -> std::result::Result<Self, (Self, Self)> {
+                match self.span.join(next.span) {
+                    Some(span) => Ok($name::new(span)),
+                    None => Err((self, next)),
+                }
+            }
+
+            /// Each column on its own, still bound to this lane.
+            #[doc = ""]
+            #[doc = "```no_run"]
+            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+            #[doc = "sluice_host::scope(gpu, |s| {"]
+            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
+            #[doc = "    s.lane()?.enter(|st| {"]
+            #[doc = concat!("        let v = ", $bind, ";")]
+            #[doc = "        assert_eq!(v.into_columns().count(), 6);"]
+            #[doc = "    });"]
+            #[doc = "    Ok(())"]
+            #[doc = "})"]
+            #[doc = "# }"]
+            #[doc = "```"]
+            pub fn into_columns(self) -> impl Iterator<Item = Self> {
+                let mut rest = self.span;
+                std::iter::from_fn(move || rest.take_front(1).map($name::new))
+            }
+        }
+
+        impl<T> std::fmt::Debug for $name<'_, '_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("rows", &self.span.rows)
+                    .field("cols", &self.span.cols)
+                    .field("ld", &self.span.ld)
+                    .finish()
+            }
+        }
+    };
+}
+
+view_common!(ColumnView, "st.bind_ref(m.as_columns())");
+view_common!(ColumnViewMut, "st.bind(m.as_columns_mut())");
+
+impl<'scope, 'id, T> ColumnView<'scope, 'id, T> {
+    /// Column `j`; `None` if out of range.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind_ref(m.as_columns());
+    ///         assert_eq!(v.column(5).unwrap().cols(), 1);
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn column(&self, j: usize) -> Option<Self> {
+        self.span.range(j..j.checked_add(1)?).map(ColumnView::new)
+    }
+
+    /// A range of columns; `None` if out of range.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind_ref(m.as_columns());
+    ///         assert_eq!(v.column_range(1..3).unwrap().cols(), 2);
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn column_range(&self, range: impl RangeBounds<usize>) -> Option<Self> {
+        self.span.range(range).map(ColumnView::new)
+    }
+
+    /// A range of rows of a single-column view (e.g. part of an uploaded 1-D buffer);
+    /// `None` if out of range or if the view has more than one column.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind_ref(m.as_columns());
+    ///         let c = v.column(0).unwrap();
+    ///         assert_eq!(c.slice_rows(1..3).unwrap().len(), 2);
+    ///         assert!(v.slice_rows(1..3).is_none()); // several columns
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn slice_rows(&self, range: impl RangeBounds<usize>) -> Option<Self> {
+        slice_rows(self.span, range).map(ColumnView::new)
+    }
+}
+
+impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
+    /// The same columns, read-only, for as long as `self` is borrowed.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind(m.as_columns_mut());
+    ///         let r = v.as_view();
+    ///         assert_eq!(r.len(), v.len());
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn as_view(&self) -> ColumnView<'_, 'id, T> {
+        ColumnView::new(self.span)
+    }
+
+    /// Gives up write access: the same columns, read-only, still bound to this lane.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind(m.as_columns_mut());
+    ///         let r = v.into_view(); // can now be fenced as shared data
+    ///         assert_eq!(r.cols(), 6);
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn into_view(self) -> ColumnView<'scope, 'id, T> {
+        ColumnView::new(self.span)
+    }
+
+    /// Column `j`, mutably, for as long as `self` is borrowed; `None` if out of range.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         let mut c = v.column_mut(2).unwrap();
+    ///         st.zero(&mut c).unwrap();
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn column_mut(&mut self, j: usize) -> Option<ColumnViewMut<'_, 'id, T>> {
+        self.span.range(j..j.checked_add(1)?).map(ColumnViewMut::new)
+    }
+
+    /// A range of columns, mutably, for as long as `self` is borrowed.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         assert_eq!(v.column_range_mut(..2).unwrap().cols(), 2);
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn column_range_mut(&mut self, range: impl RangeBounds<usize>) -> Option<ColumnViewMut<'_, 'id, T>> {
+        self.span.range(range).map(ColumnViewMut::new)
+    }
+
+    /// Rows `[0, at)` and `[at, rows)` of a single-column view; `None` if `at > rows` or the
+    /// view has more than one column (a row split of several columns would interleave).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 6)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind(m.as_columns_mut());
+    ///         let (c0, _rest) = v.split_columns(1).unwrap();
+    ///         let (top, bottom) = c0.split_rows(1).unwrap();
+    ///         assert_eq!((top.rows(), bottom.rows()), (1, 3));
+    ///     });
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn split_rows(self, at: usize) -> Option<(Self, Self)> {
+        let top = slice_rows(self.span, ..at)?;
+        let bottom = slice_rows(self.span, at..)?;
+        Some((ColumnViewMut::new(top), ColumnViewMut::new(bottom)))
+    }
+}
+
+fn slice_rows(span: Span, range: impl RangeBounds<usize>) -> Option<Span> {
+    if span.cols != 1 {
+        return None;
+    }
+    // Reuse the column-range arithmetic on the transposed shape: rows of one column are
+    // "columns" of one element each.
+    let as_cols = Span { rows: 1, cols: span.rows, ld: 1, ..span };
+    let r = as_cols.range(range)?;
+    Some(Span { ptr: r.ptr, rows: r.cols, cols: 1, ..span })
+}
+
+impl<'a, 'id, T> From<&'a ColumnViewMut<'_, 'id, T>> for ColumnView<'a, 'id, T> {
+    fn from(v: &'a ColumnViewMut<'_, 'id, T>) -> Self {
+        v.as_view()
+    }
+}
+
+impl<'a, 'id, T> From<&ColumnView<'a, 'id, T>> for ColumnView<'a, 'id, T> {
+    fn from(v: &ColumnView<'a, 'id, T>) -> Self {
+        *v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_are_send_and_sync() {
+        fn assert<T: Send + Sync>() {}
+        assert::<ColumnView<'static, 'static, f32>>();
+        assert::<ColumnViewMut<'static, 'static, f32>>();
+    }
+
+    #[test]
+    fn row_slices_only_of_single_columns() {
+        let one = Span { ptr: 0x100, rows: 10, cols: 1, ld: 10, elem_size: 4, alloc: 1, ctx: 0 };
+        let s = slice_rows(one, 2..5).unwrap();
+        assert_eq!((s.ptr, s.rows, s.cols, s.flat_len()), (0x108, 3, 1, 3));
+        let two = Span { cols: 2, ..one };
+        assert!(slice_rows(two, 2..5).is_none());
+        assert!(slice_rows(one, 5..11).is_none());
+    }
+}

@@ -1,0 +1,138 @@
+//! Scopes on a real GPU: leaking guards with `mem::forget` is harmless (rule 5), owned
+//! memory outlives scopes, timestamps, pre-resolved kernels, lanes entered from several
+//! host threads.
+//!
+//! Needs an NVIDIA GPU: `cargo test --test gpu_scope -- --ignored`. Without one it fails.
+
+mod common;
+
+use sluice::{kernels, scope, LaunchConfig};
+
+const N: usize = 1 << 18;
+
+fn cfg() -> LaunchConfig {
+    LaunchConfig::for_elements(N, 256)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn forgetting_pending_copies_fences_and_views_is_harmless() {
+    let gpu = common::gpu();
+    let mut host = gpu.pinned_matrix::<f32>(N, 3).expect("pinned");
+    host.fill(f32::NAN);
+    scope(&gpu, |s| {
+        let m = s.alloc_matrix::<f32>(N, 3)?;
+        let mut cols = m.columns_mut();
+        let mut dsts = host.columns_mut();
+        let lane = s.lane()?;
+        // A pending copy, forgotten: its destination stays borrowed until the scope has joined.
+        let p = lane.enter(|st| {
+            let mut v = st.bind(cols.next().expect("3 columns"));
+            for _ in 0..20 {
+                st.launch(&kernels::fill_column, cfg(), (&mut v, 1.0))?;
+            }
+            st.copy_to_host(&v, dsts.next().expect("3 columns"))
+        })?;
+        std::mem::forget(p);
+        // A fenced hand-off, forgotten.
+        let f = lane.enter(|st| {
+            let mut v = st.bind(cols.next().expect("3 columns"));
+            st.launch(&kernels::fill_column, cfg(), (&mut v, 2.0))?;
+            st.fence(v)
+        })?;
+        std::mem::forget(f);
+        // A pending copy dropped without waiting (views have no destructor to skip at all).
+        let p = lane.enter(|st| {
+            let mut v = st.bind(cols.next().expect("3 columns"));
+            st.launch(&kernels::fill_column, cfg(), (&mut v, 3.0))?;
+            st.copy_to_host(&v, dsts.next().expect("3 columns"))
+        })?;
+        drop(p);
+        Ok(())
+    })
+    .expect("scope");
+    // The scope joined its lane: both copies are complete.
+    assert!(host.column(0).unwrap().iter().all(|v| *v == 1.0));
+    assert!(host.column(2).unwrap().iter().all(|v| *v == 3.0));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn owned_device_memory_outlives_scopes() {
+    let gpu = common::gpu();
+    let mut m = gpu.alloc_matrix::<f32>(N, 2).expect("alloc");
+    let mut host = gpu.pinned_matrix::<f32>(N, 2).expect("pinned");
+    scope(&gpu, |s| {
+        let (a, b) = m.split_columns_mut(1).expect("2 columns");
+        let (la, lb) = (s.lane()?, s.lane()?);
+        la.enter(|st| st.launch(&kernels::fill_column, cfg(), (&mut st.bind(a), 4.0)))?;
+        lb.enter(|st| st.launch(&kernels::fill_column, cfg(), (&mut st.bind(b), 5.0)))?;
+        Ok(())
+    })
+    .expect("first scope");
+    scope(&gpu, |s| {
+        let lane = s.lane()?;
+        lane.enter(|st| st.copy_to_host(st.bind_ref(m.as_columns()), host.as_pinned_mut()))?;
+        Ok(())
+    })
+    .expect("second scope");
+    assert!(host.column(0).unwrap().iter().all(|v| *v == 4.0));
+    assert!(host.column(1).unwrap().iter().all(|v| *v == 5.0));
+    m.free().expect("free");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn timestamps_and_resolved_functions() {
+    let gpu = common::gpu();
+    let fill = gpu.function(&kernels::fill_column).expect("resolve");
+    let (kernel_ms, total_ms) = scope(&gpu, |s| {
+        let start = s.timestamp()?;
+        let m = s.alloc_buffer::<f32>(N)?;
+        let (t0, t1) = s.lane()?.enter(|st| {
+            let mut v = st.bind(m.as_columns_mut());
+            let t0 = st.timestamp()?;
+            for _ in 0..10 {
+                st.launch(&fill, cfg(), (&mut v, 1.0))?;
+            }
+            Ok::<_, sluice::Error>((t0, st.timestamp()?))
+        })?;
+        Ok((t1.elapsed_ms_since(&t0)?, t1.elapsed_ms_since(&start)?))
+    })
+    .expect("scope");
+    assert!(kernel_ms > 0.0 && kernel_ms <= total_ms, "kernel {kernel_ms} ms, total {total_ms} ms");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn lanes_entered_from_several_host_threads() {
+    let gpu = common::gpu();
+    let n = 8;
+    let mut host = gpu.pinned_matrix::<f32>(N, n).expect("pinned");
+    scope(&gpu, |s| {
+        let m = s.alloc_matrix::<f32>(N, n)?;
+        let lanes = s.lanes(n)?;
+        std::thread::scope(|ts| {
+            let handles: Vec<_> = lanes
+                .into_iter()
+                .zip(m.columns_mut())
+                .zip(host.columns_mut())
+                .enumerate()
+                .map(|(j, ((lane, col), dst))| {
+                    ts.spawn(move || {
+                        lane.enter(|st| {
+                            let mut v = st.bind(col);
+                            st.launch(&kernels::fill_column, cfg(), (&mut v, j as f32))?;
+                            st.copy_to_host(&v, dst)?.wait().map(drop)
+                        })
+                    })
+                })
+                .collect();
+            handles.into_iter().try_for_each(|h| h.join().expect("thread"))
+        })
+    })
+    .expect("scope");
+    for j in 0..n {
+        assert!(host.column(j).unwrap().iter().all(|v| *v == j as f32));
+    }
+}

@@ -1,0 +1,129 @@
+//! Repository policy, checked as ordinary tests (they run everywhere, no GPU needed).
+//!
+//! * Rule 6: no device-wide synchronization — the context/device synchronize calls must
+//!   not appear in the library (`host/src`, `src`).
+//! * Every `unsafe { ... }` block in the library and the examples carries its proof: a
+//!   `// SAFETY:` comment just above it (the comment block ending on the line before, or on
+//!   the same line).
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn files(dirs: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in dirs {
+        rust_files(&root().join(d), &mut out);
+    }
+    assert!(!out.is_empty(), "no sources found under {dirs:?}");
+    out
+}
+
+/// The spellings of a device- or context-wide synchronize, in the driver API, the runtime
+/// API and cudarc's wrappers.
+const FORBIDDEN: &[&str] = &[
+    "cuCtxSynchronize",
+    "cudaDeviceSynchronize",
+    "cudaThreadSynchronize",
+    "ctx::synchronize",
+    "ctx_synchronize",
+    "device_synchronize",
+    "synchronize_device",
+    "synchronize_context",
+];
+
+#[test]
+fn no_device_wide_synchronization_in_the_library() {
+    let mut hits = Vec::new();
+    for f in files(&["host/src", "src"]) {
+        let text = std::fs::read_to_string(&f).expect("readable source");
+        for (i, line) in text.lines().enumerate() {
+            for word in FORBIDDEN {
+                if line.contains(word) {
+                    hits.push(format!("{}:{}: `{word}`", f.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "rule 6 (DESIGN.md): no device-wide synchronization in the library. Found:\n{}\n\
+         fix: wait on one lane (cuStreamSynchronize) or one fence (cuEventSynchronize / cuStreamWaitEvent) instead",
+        hits.join("\n")
+    );
+}
+
+/// Whether `line` opens an unsafe block (not `unsafe fn`, `unsafe impl`, or a doc/comment).
+fn opens_unsafe_block(line: &str) -> bool {
+    let code = line.trim_start();
+    if code.starts_with("//") {
+        return false;
+    }
+    let code = code.split("//").next().unwrap_or("");
+    code.contains("unsafe {")
+}
+
+#[test]
+fn every_unsafe_block_has_a_safety_comment() {
+    let mut missing = Vec::new();
+    for f in files(&["host/src", "src", "examples"]) {
+        let text = std::fs::read_to_string(&f).expect("readable source");
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !opens_unsafe_block(line) || line.contains("// SAFETY:") {
+                continue;
+            }
+            // Walk up over the comment block (and attributes) directly above.
+            let mut j = i;
+            let mut found = false;
+            while j > 0 {
+                j -= 1;
+                let above = lines[j].trim_start();
+                if above.starts_with("// ") || above == "//" || above.starts_with("#[") {
+                    if above.starts_with("// SAFETY:") {
+                        found = true;
+                        break;
+                    }
+                    continue;
+                }
+                // The block continues a statement begun above (`let x =`, `f(`, `a,`):
+                // the comment belongs above the statement's first line.
+                if above.ends_with('=') || above.ends_with('(') || above.ends_with(',') {
+                    continue;
+                }
+                break;
+            }
+            if !found {
+                missing.push(format!("{}:{}: {}", f.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "every `unsafe {{}}` block needs a `// SAFETY:` comment just above it naming the invariant it \
+         relies on and who upholds it (STYLE.md). Missing:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_recognises_blocks_and_skips_docs() {
+    assert!(opens_unsafe_block("    let x = unsafe { f() };"));
+    assert!(!opens_unsafe_block("/// let x = unsafe { f() };"));
+    assert!(!opens_unsafe_block("unsafe impl Send for X {}"));
+    assert!(!opens_unsafe_block("pub unsafe fn f() {"));
+}
