@@ -119,6 +119,46 @@ pub mod kernels {
     // (u64, u64, u64, u64, u64, u64, f32).
     pub const potential: Kernel<(Mut<f32>, Ref<Particle>, Ref<Particle>, f32)> =
         unsafe { Kernel::new(PTX, "potential") };
+    /// `potential_tiled(out, targets, sources, eps2)`: as [`potential`], with the sources
+    /// staged through shared memory 256 at a time. Block size up to 1024 (256 recommended),
+    /// grid `ceil(rows / block)`.
+    #[allow(non_upper_case_globals)]
+    #[allow(clippy::type_complexity)]
+    // SAFETY: writes `out[i]` for `i < min(out_len, targets_len)` only, reads `targets` and
+    // `sources` below their lengths; PTX parameters (u64, u64, u64, u64, u64, u64, f32).
+    pub const potential_tiled: Kernel<(Mut<f32>, Ref<Particle>, Ref<Particle>, f32)> =
+        unsafe { Kernel::new(PTX, "potential_tiled") };
+
+    /// `sum_reduce(out, x)`: `out[0] += Σ x` (warp shuffles, one atomic add per block).
+    /// `out[0]` must be zeroed first. Block a multiple of 32 (256 recommended), grid
+    /// `min(ceil(n / 1024), 8 × SMs)`.
+    #[allow(non_upper_case_globals)]
+    // SAFETY: writes only `out[0]` (atomically), reads `x` below its length; PTX
+    // parameters (u64, u64, u64, u64).
+    pub const sum_reduce: Kernel<(Mut<f32>, Ref<f32>)> = unsafe { Kernel::new(PTX, "sum_reduce") };
+
+    /// `transpose(out, input, rows, cols)`: `out[c * rows + r] = input[r * cols + c]`
+    /// through 32×33 shared tiles. Block `(32, 8)`, grid `(ceil(cols / 32), ceil(rows / 32))`.
+    #[allow(non_upper_case_globals)]
+    // SAFETY: writes `out` and reads `input` below `rows * cols`, and does nothing when
+    // that exceeds either length; PTX parameters (u64, u64, u64, u64, u32, u32).
+    pub const transpose: Kernel<(Mut<f32>, Ref<f32>, u32, u32)> = unsafe { Kernel::new(PTX, "transpose") };
+
+    /// `histogram(bins, x, lo, hi)`: counts `x` into `bins.len()` equal bins over `[lo, hi)`
+    /// (values outside are not counted), shared-memory sub-histograms for up to 4096 bins.
+    /// `bins` must be zeroed first. Block 256, grid `min(ceil(n / 256), 2 × SMs)`.
+    #[allow(non_upper_case_globals)]
+    // SAFETY: writes `bins` (atomically) below its length, reads `x` below its length;
+    // PTX parameters (u64, u64, u64, u64, f32, f32).
+    pub const histogram: Kernel<(Mut<u32>, Ref<f32>, f32, f32)> = unsafe { Kernel::new(PTX, "histogram") };
+
+    /// `device_selftest(out)`: exercises the device std (shuffles, votes, barriers, atomics,
+    /// shared memory, libdevice math, printf) and records the results for
+    /// `gpu_kernels::reference::check_selftest`. Grid 1, block 64, 256 bytes of dynamic
+    /// shared memory, `out` of `gpu_kernels::SELFTEST_LEN` elements.
+    #[allow(non_upper_case_globals)]
+    // SAFETY: writes `out` below `SELFTEST_LEN <= out_len` only; PTX parameters (u64, u64).
+    pub const device_selftest: Kernel<(Mut<u32>,)> = unsafe { Kernel::new(PTX, "device_selftest") };
 }
 
 #[cfg(test)]
@@ -128,11 +168,18 @@ mod tests {
     /// The hand-written descriptors match the embedded PTX (what loading checks again).
     #[test]
     fn kernel_handles_match_the_ptx() {
-        for name in [kernels::fill_column.name(), kernels::saxpy.name(), kernels::potential.name()] {
+        for (name, check) in [
+            (kernels::fill_column.name(), kernels::fill_column.check_signature()),
+            (kernels::saxpy.name(), kernels::saxpy.check_signature()),
+            (kernels::potential.name(), kernels::potential.check_signature()),
+            (kernels::potential_tiled.name(), kernels::potential_tiled.check_signature()),
+            (kernels::sum_reduce.name(), kernels::sum_reduce.check_signature()),
+            (kernels::transpose.name(), kernels::transpose.check_signature()),
+            (kernels::histogram.name(), kernels::histogram.check_signature()),
+            (kernels::device_selftest.name(), kernels::device_selftest.check_signature()),
+        ] {
             assert!(kernels::ENTRIES.split(',').any(|e| e == name), "{name} not in {}", kernels::ENTRIES);
+            assert_eq!(check, Ok(()), "{name}");
         }
-        assert_eq!(kernels::fill_column.check_signature(), Ok(()));
-        assert_eq!(kernels::saxpy.check_signature(), Ok(()));
-        assert_eq!(kernels::potential.check_signature(), Ok(()));
     }
 }

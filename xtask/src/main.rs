@@ -469,17 +469,17 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     [ -e "$t" ] || continue
     name="$(basename "$t")"
     # --include-ignored: the GPU tests are #[ignore]d on machines without a GPU.
-    "$t" --include-ignored --test-threads=1 --nocapture >"$out/test-$name.log" 2>&1
+    timeout "${SLUICE_TEST_TIMEOUT:-300}" "$t" --include-ignored --test-threads=1 --nocapture >"$out/test-${name%-*}.log" 2>&1
     rc=$?
-    res="$(grep -E '^test result:' "$out/test-$name.log" | tail -n 1)"
+    res="$(grep -E '^test result:' "$out/test-${name%-*}.log" | tail -n 1)"
     summary+=("$(printf '%-40s rc=%-3s %s' "$name" "$rc" "$res")")
   done
 fi
 
 if [ "$what" = demo ] || [ "$what" = all ]; then
   if [ -x "$here/bin/seed_columns" ]; then
-    "$here/bin/seed_columns" 8 >"$out/demo.log" 2>&1
-    summary+=("$(printf '%-40s rc=%s' seed_columns $?)")
+    timeout 300 "$here/bin/seed_columns" "${SLUICE_DEMO_LANES:-8}" 2>&1 | tee "$out/demo.log"
+    summary+=("$(printf '%-40s rc=%s' seed_columns "${PIPESTATUS[0]}")")
   fi
 fi
 
