@@ -1,48 +1,44 @@
-//! The kernel entries (device only). See the crate docs for the table of
-//! signatures and launch configurations.
+//! The kernels, each one `#[kernel]` function. See the crate docs for the
+//! table of signatures and launch configurations.
 //!
-//! Every entry is `#[no_mangle] pub unsafe extern "ptx-kernel" fn`: the host
-//! (sluice's launch, or a raw driver call) upholds its `# Safety` section.
-//! Common to all of them, and not repeated: each `(pointer, length)` pair
-//! describes live device memory of that many elements, properly aligned; a
-//! mutable slice is accessed by this launch only (no other stream, copy or
-//! host code touches it until the launch's fence); read-only slices are not
-//! written by anyone during the launch. sluice's bound views guarantee all
-//! three.
+//! On the device each becomes a `#[no_mangle] extern "ptx-kernel"` entry whose
+//! slices arrive as (pointer, length) pairs, rebuilt as `&[T]` and
+//! `DeviceSliceMut<T>` before the body runs. On the host each becomes a typed
+//! descriptor (`sluice::kernels::<name>`). What the entries rely on, and
+//! sluice's bound views guarantee: each (pointer, length) pair describes live,
+//! aligned device memory of that many elements; a mutable slice is accessed by
+//! this launch only (no other stream, copy or host code touches it until the
+//! launch's fence); read-only slices are not written during the launch.
+
+// The bodies are compiled for the device only; the host sees the signatures.
+#![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports, dead_code))]
 
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
-use sluice_device::slice::{self, DeviceSliceMut};
-use sluice_device::warp::{self, FULL_MASK};
-use sluice_device::math::DeviceFloat;
-use sluice_device::{atomic, shared_array, sync, thread, Scope};
+use sluice_device::slice::DeviceSliceMut;
+use sluice_macros::kernel;
+#[cfg(target_arch = "nvptx64")]
+use sluice_device::{
+    atomic,
+    math::DeviceFloat,
+    shared_array, sync, thread,
+    warp::{self, FULL_MASK},
+    Scope,
+};
 
-/// `out[i] = value` for `i < len`.
-///
-/// # Safety
-/// `out` points to `len` writable `f32` on the device, not accessed by any
-/// other work during the launch; the host side (`sluice`) guarantees it.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn fill_column(out: *mut f32, len: u64, value: f32) {
-    // SAFETY: (out, len) is this launch's own mutable slice (caller's contract).
-    let mut out = unsafe { DeviceSliceMut::from_raw_parts(out, len) };
+/// `out[i] = value` for every `i`. Any 1-D grid (grid-stride loop).
+#[kernel]
+pub fn fill_column(mut out: DeviceSliceMut<f32>, value: f32) {
     for (_, o) in out.grid_stride() {
         *o = value;
     }
 }
 
-/// `y[i] = a * x[i] + y[i]` for `i < min(y_len, x_len)`.
-///
-/// # Safety
-/// `y` and `x` point to `y_len` and `x_len` device `f32`; `y` is not read or
-/// written by other work during the launch.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn saxpy(y: *mut f32, y_len: u64, x: *const f32, x_len: u64, a: f32) {
-    let len = if y_len < x_len { y_len } else { x_len };
-    // SAFETY: a prefix (len <= y_len) of this launch's mutable slice `y`, and
-    // the read-only slice `x` (caller's contract).
-    let (mut y, x) = unsafe { (DeviceSliceMut::from_raw_parts(y, len), slice::slice(x, x_len)) };
+/// `y[i] = a * x[i] + y[i]` for `i < min(y.len(), x.len())`. Any 1-D grid.
+#[kernel]
+pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
+    let mut y = y.prefix(x.len());
     for (i, yi) in y.grid_stride() {
-        // SAFETY: i < len <= x_len.
+        // SAFETY: i < y.len() <= x.len().
         let xi = unsafe { *x.get_unchecked(i) };
         // One `fma.rn`, what nvcc makes of `a * x[i] + y[i]`.
         *yi = a.mul_add(xi, *yi);
@@ -50,32 +46,13 @@ pub unsafe extern "ptx-kernel" fn saxpy(y: *mut f32, y_len: u64, x: *const f32, 
 }
 
 /// The softened Coulomb potential of the sources at each target:
-/// `out[i] = Σ_k q_k / sqrt(|t_i − s_k|² + eps2)` for `i < min(out_len, targets_len)`.
-///
-/// # Safety
-/// Each pointer holds as many elements as its length says; `out` is written
-/// by this launch only.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn potential(
-    out: *mut f32,
-    out_len: u64,
-    targets: *const Particle,
-    targets_len: u64,
-    sources: *const Particle,
-    n_sources: u64,
-    eps2: f32,
-) {
-    let rows = if out_len < targets_len { out_len } else { targets_len };
-    // SAFETY: the caller's contract on the three (pointer, length) pairs.
-    let (mut out, targets, sources) = unsafe {
-        (
-            DeviceSliceMut::from_raw_parts(out, rows),
-            slice::slice(targets, targets_len),
-            slice::slice(sources, n_sources),
-        )
-    };
+/// `out[i] = Σ_k q_k / sqrt(|t_i − s_k|² + eps2)` for `i < min(out.len(), targets.len())`.
+/// 1-D, one thread per row.
+#[kernel]
+pub fn potential(out: DeviceSliceMut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32) {
+    let mut out = out.prefix(targets.len());
     let Some(o) = out.for_thread_1d() else { return };
-    // SAFETY: for_thread_1d returned Some, so index_1d() < rows <= targets_len.
+    // SAFETY: for_thread_1d returned Some, so index_1d() < out.len() <= targets.len().
     let t = unsafe { *targets.get_unchecked(thread::index_1d() as usize) };
     // Four sources per iteration, the unrolling nvcc applies to the same loop.
     let mut acc = 0.0f32;
@@ -113,28 +90,10 @@ fn interaction(t: &Particle, s: &Particle, eps2: f32) -> f32 {
 /// Launch: 1-D, one thread per row; any block size up to 1024 (256
 /// recommended), grid `ceil(rows / block)`.
 ///
-/// # Safety
-/// As [`potential`].
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn potential_tiled(
-    out: *mut f32,
-    out_len: u64,
-    targets: *const Particle,
-    targets_len: u64,
-    sources: *const Particle,
-    n_sources: u64,
-    eps2: f32,
-) {
+#[kernel]
+pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32) {
     let tile = shared_array!(SOURCES: [Particle; POTENTIAL_TILE]);
-    let rows = if out_len < targets_len { out_len } else { targets_len };
-    // SAFETY: the caller's contract on the three (pointer, length) pairs.
-    let (mut out, targets, sources) = unsafe {
-        (
-            DeviceSliceMut::from_raw_parts(out, rows),
-            slice::slice(targets, targets_len),
-            slice::slice(sources, n_sources),
-        )
-    };
+    let mut out = out.prefix(targets.len());
     let i = thread::index_1d() as usize;
     // Threads past the last row stay for the barriers and only skip their store.
     let t = targets.get(i).copied().unwrap_or(Particle { x: 0.0, y: 0.0, z: 0.0, q: 0.0 });
@@ -188,10 +147,12 @@ pub unsafe extern "ptx-kernel" fn potential_tiled(
 /// Launch: 1-D; block a multiple of 32 up to 1024 (256 recommended; other
 /// shapes trap with a message); grid `min(ceil(n / 1024), 8 × SMs)`.
 ///
-/// # Safety
-/// As the module docs; `out[0]` may be updated atomically by this launch only.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn sum_reduce(out: *mut f32, out_len: u64, x: *const f32, x_len: u64) {
+/// `out[0]` is updated with one atomic per block: a general write, so the body
+/// takes the raw pointer (`out.as_mut_ptr()`) under `unsafe`.
+#[kernel]
+pub fn sum_reduce(out: DeviceSliceMut<f32>, x: &[f32]) {
+    let out_len = out.len();
+    let out = out.as_mut_ptr();
     let warp_sums = shared_array!(WARP_SUMS: [f32; 32]);
     let bdim = thread::block_dim_x();
     // Full warps are what makes the FULL_MASK shuffles below defined.
@@ -202,8 +163,6 @@ pub unsafe extern "ptx-kernel" fn sum_reduce(out: *mut f32, out_len: u64, x: *co
     if out_len == 0 {
         return; // uniform over the grid: no thread reaches a barrier
     }
-    // SAFETY: the caller's contract on (x, x_len).
-    let x = unsafe { slice::slice(x, x_len) };
     let n = x.len();
     let stride = thread::grid_size_1d() as usize;
     let mut i = thread::index_1d() as usize;
@@ -240,7 +199,7 @@ pub unsafe extern "ptx-kernel" fn sum_reduce(out: *mut f32, out_len: u64, x: *co
         s = unsafe { warp_sum_down(s) };
         if lane == 0 {
             // SAFETY: out_len >= 1, so `out` points to at least one f32 of global
-            // memory that this launch alone updates (caller's contract).
+            // memory that this launch alone updates (the host's bound view).
             unsafe { atomic::global::add(out, s, Scope::Device) };
         }
     }
@@ -250,6 +209,7 @@ pub unsafe extern "ptx-kernel" fn sum_reduce(out: *mut f32, out_len: u64, x: *co
 ///
 /// # Safety
 /// All 32 lanes of the warp call it together.
+#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn warp_sum_down(mut v: f32) -> f32 {
     let mut offset = 16;
@@ -271,17 +231,12 @@ unsafe fn warp_sum_down(mut v: f32) -> f32 {
 /// `(ceil(cols / 32), ceil(rows / 32))`. If `rows * cols` exceeds either
 /// slice's length, it does nothing.
 ///
-/// # Safety
-/// As the module docs.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose(
-    out: *mut f32,
-    out_len: u64,
-    input: *const f32,
-    input_len: u64,
-    rows: u32,
-    cols: u32,
-) {
+/// Each thread writes the elements its tile position maps to: a general
+/// indexed write, done through `out.as_mut_ptr()` under `unsafe`.
+#[kernel]
+pub fn transpose(out: DeviceSliceMut<f32>, input: &[f32], rows: u32, cols: u32) {
+    let (out_len, input_len) = (out.len() as u64, input.len() as u64);
+    let out = out.as_mut_ptr();
     const T: u32 = TRANSPOSE_TILE;
     const PITCH: u32 = TRANSPOSE_TILE + 1;
     let tile = shared_array!(TILE: [f32; (TRANSPOSE_TILE * (TRANSPOSE_TILE + 1)) as usize]);
@@ -293,8 +248,6 @@ pub unsafe extern "ptx-kernel" fn transpose(
     if n > out_len || n > input_len {
         return; // uniform over the grid
     }
-    // SAFETY: the caller's contract on (input, input_len).
-    let input = unsafe { slice::slice(input, input_len) };
     let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
     let (c0, r0) = (thread::block_idx_x() * T, thread::block_idx_y() * T);
 
@@ -341,13 +294,13 @@ pub unsafe extern "ptx-kernel" fn transpose(
 ///
 /// Launch: 1-D, any grid (grid-stride); block 256, grid about 2 blocks per SM.
 ///
-/// # Safety
-/// As the module docs; `bins` is updated (atomically) by this launch only.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram(bins: *mut u32, n_bins: u64, x: *const f32, x_len: u64, lo: f32, hi: f32) {
+/// Bins are updated with atomics at data-dependent indices: the body takes
+/// `bins.as_mut_ptr()` under `unsafe`.
+#[kernel]
+pub fn histogram(bins: DeviceSliceMut<u32>, x: &[f32], lo: f32, hi: f32) {
     let local = shared_array!(BINS: [u32; HISTOGRAM_SHARED_BINS]);
-    // SAFETY: the caller's contract on (x, x_len).
-    let x = unsafe { slice::slice(x, x_len) };
+    let n_bins = bins.len() as u64;
+    let bins = bins.as_mut_ptr();
     let (tid, bdim) = (thread::thread_idx_x() as usize, thread::block_dim_x() as usize);
     let stride = thread::grid_size_1d() as usize;
     let nb = n_bins as u32;

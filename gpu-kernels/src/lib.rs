@@ -2,19 +2,22 @@
 //!
 //! # What builds where
 //!
-//! * For `nvptx64-nvidia-cuda` (through `sluice-builder`) the `extern "ptx-kernel"`
-//!   entries below become PTX `.entry` points; the root `build.rs` embeds that
-//!   PTX into every host binary as `sluice::kernels::PTX`.
-//! * For the host the same crate builds (with `std`) without the entries: it provides the
-//!   parameter types the host and device share ([`Particle`]), the launch
+//! * For `nvptx64-nvidia-cuda` (through `sluice-builder`) each `#[kernel]`
+//!   function below becomes an `extern "ptx-kernel"` PTX `.entry`; the root
+//!   `build.rs` embeds that PTX into every host binary as `sluice::kernels::PTX`.
+//! * For the host the same crate builds (with `std`) without the kernel bodies:
+//!   `#[kernel]` turns each kernel into a typed descriptor of the same name
+//!   (`sluice_host::KernelDecl`, the facade's `sluice::kernels::<name>`), and
+//!   the crate provides the parameter types the host and device share ([`Particle`]), the launch
 //!   constants ([`POTENTIAL_TILE`], [`TRANSPOSE_TILE`], ...), the binning rule the
 //!   histogram kernel and its reference share ([`histogram_bin`]), and the CPU
 //!   references the tests check the GPU against (`reference`, f64 or exact).
 //!
 //! # Kernels
 //!
-//! Signatures are written as Rust slices; on the wire each slice is two
-//! parameters (see ABI below). "any grid" kernels use grid-stride loops and are
+//! Signatures are the kernels' own: `&[T]` is read-only, `&mut [T]` below stands
+//! for `DeviceSliceMut<T>` (the per-thread mutable slice); on the wire each slice
+//! is two parameters (see ABI below). "any grid" kernels use grid-stride loops and are
 //! correct for every grid size; the recommended sizes are those of the
 //! benchmarks (H200, 132 SMs).
 //!
@@ -38,7 +41,7 @@
 //! # Writing style
 //!
 //! The kernels use the device std (`sluice_device`) the way a user would:
-//! read-only slices become `&[T]` ([`sluice_device::slice::slice`]),
+//! every kernel is a `#[kernel]` function, read-only slices are `&[T]`,
 //! one-thread-one-element outputs go through
 //! [`DeviceSliceMut`](sluice_device::slice::DeviceSliceMut), and every raw
 //! access left (a transpose's scattered writes, unchecked loads in hot loops)
@@ -432,7 +435,7 @@ pub mod reference {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
 mod device;
-#[cfg(target_arch = "nvptx64")]
 mod selftest;
+pub use device::*;
+pub use selftest::*;

@@ -7,19 +7,25 @@
 //! warps), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] bytes, `out` of
 //! [`SELFTEST_LEN`] `u32`.
 
-use super::{SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS};
-use sluice_device::math::{DeviceFloat, FastFloat};
+// The body is compiled for the device only; the host sees the signature.
+#![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
 
-use sluice_device::warp::{self, FULL_MASK};
-use sluice_device::{atomic, dassert, dprintln, shared, shared_array, sync, thread, Scope};
+use sluice_device::slice::DeviceSliceMut;
+use sluice_macros::kernel;
+#[cfg(target_arch = "nvptx64")]
+use {
+    super::{SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS},
+    sluice_device::math::{DeviceFloat, FastFloat},
+    sluice_device::warp::{self, FULL_MASK},
+    sluice_device::{atomic, dassert, dprintln, shared, shared_array, sync, thread, Scope},
+};
 
-/// See the module docs.
-///
-/// # Safety
-/// `out` points to `len >= SELFTEST_LEN` writable `u32` used by this launch only;
-/// the launch is one block of `SELFTEST_THREADS` threads.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn device_selftest(out: *mut u32, len: u64) {
+/// See the module docs. Each thread writes its own column of rows through
+/// `out.as_mut_ptr()` (a general indexed write, under `unsafe`).
+#[kernel]
+pub fn device_selftest(out: DeviceSliceMut<u32>) {
+    let len = out.len() as u64;
+    let out = out.as_mut_ptr();
     let tid = thread::thread_idx_x();
     dassert!(
         len >= SELFTEST_LEN as u64 && thread::block_dim_x() == SELFTEST_THREADS && thread::grid_dim_x() == 1,

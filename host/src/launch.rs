@@ -537,6 +537,48 @@ impl<S: Signature> Kernel<S> {
     }
 }
 
+/// What `#[kernel]` (crate `sluice-macros`) emits on the host for each kernel: a zero-sized
+/// type naming the entry and its parameter list, from the kernel's own Rust signature.
+/// [`Kernel::of`] pairs it with the PTX that holds the entry.
+///
+/// ```
+/// use sluice_host::{Kernel, KernelDecl, Mut, Ref};
+/// // What `#[kernel] pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)` expands to:
+/// #[allow(non_camel_case_types)]
+/// pub struct saxpy;
+/// // SAFETY: (emitted by the macro) the entry's parameters are what the signature lowers to,
+/// // and only the `Mut` slice is written.
+/// unsafe impl KernelDecl for saxpy {
+///     const NAME: &'static str = "saxpy";
+///     type Signature = (Mut<f32>, Ref<f32>, f32);
+/// }
+/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = Kernel::of::<saxpy>("PTX text");
+/// assert_eq!(SAXPY.name(), "saxpy");
+/// ```
+///
+/// # Safety
+/// The same duties as [`Kernel::new`]: the entry `NAME` takes, in order, the parameters
+/// `Signature` lowers to; it writes only through its [`Mut`] parameters and only below the
+/// lengths passed with them. `#[kernel]` upholds them by construction: it derives the
+/// signature from the function it compiles, and a `&[T]` parameter cannot be written in
+/// safe kernel code.
+pub unsafe trait KernelDecl {
+    /// The PTX entry name.
+    const NAME: &'static str;
+    /// The parameter list, as the host passes it.
+    type Signature: Signature;
+}
+
+impl<S: Signature> Kernel<S> {
+    /// The typed handle of a `#[kernel]`-declared entry in the PTX module `ptx`. Safe: the
+    /// declaration's `unsafe impl` carries the duties [`Kernel::new`] asks of its caller.
+    ///
+    /// See [`KernelDecl`] for an example.
+    pub const fn of<D: KernelDecl<Signature = S>>(ptx: &'static str) -> Kernel<S> {
+        Kernel { ptx, name: D::NAME, _sig: PhantomData }
+    }
+}
+
 impl<S: Signature> Kernel<S> {
     /// Checks, from the PTX text alone (no driver needed), that the entry exists and that its
     /// parameters have the sizes the declaration lowers to. Loading does the same check.

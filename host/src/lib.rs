@@ -104,7 +104,7 @@ pub use device::{DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
 pub use error::{Error, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
-pub use launch::{Arg, Function, Kernel, LaunchArgs, LaunchConfig, Launchable, Mut, Param, Ref, Signature};
+pub use launch::{Arg, Function, Kernel, KernelDecl, LaunchArgs, LaunchConfig, Launchable, Mut, Param, Ref, Signature};
 pub use memory::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix, PinnedChunksMut, PinnedMatrix, PinnedMut};
 pub use scope::{scope, Lane, LaneStats, Scope};
 pub use stream::Stream;

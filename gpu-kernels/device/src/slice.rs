@@ -99,6 +99,21 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         self.len == 0
     }
 
+    /// The first `len` elements (all of them if `len >= self.len()`): the
+    /// way to make a mutable slice as long as an input it is paired with.
+    ///
+    /// ```ignore
+    /// #[kernel]
+    /// pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
+    ///     let mut y = y.prefix(x.len()); // y.len() <= x.len() from here on
+    ///     # let _ = (y, a);
+    /// }
+    /// ```
+    #[inline(always)]
+    pub fn prefix(self, len: usize) -> DeviceSliceMut<'a, T> {
+        DeviceSliceMut { ptr: self.ptr, len: if len < self.len { len } else { self.len }, _borrow: PhantomData }
+    }
+
     /// The raw pointer (for `unsafe` code and atomics).
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {

@@ -81,8 +81,8 @@ fn classify(ty: &Type, kernel: &str, name: &str) -> syn::Result<Kind> {
         Type::Reference(r) => {
             if let Type::Slice(s) = &*r.elem {
                 if r.mutability.is_some() {
-                    return Err(syn::Error::new(
-                        ty.span(),
+                    return Err(syn::Error::new_spanned(
+                        ty,
                         format!(
                             "kernel `{kernel}`, parameter `{name}`: a kernel cannot take `&mut [T]`: every thread \
                              would hold a mutable reference to the whole slice at once. Take \
@@ -93,8 +93,8 @@ fn classify(ty: &Type, kernel: &str, name: &str) -> syn::Result<Kind> {
                 }
                 return Ok(Kind::Ref((*s.elem).clone()));
             }
-            Err(syn::Error::new(
-                ty.span(),
+            Err(syn::Error::new_spanned(
+                ty,
                 format!(
                     "kernel `{kernel}`, parameter `{name}`: references other than `&[T]` cannot cross to the \
                      device; pass a slice (`&[T]`, `DeviceSliceMut<T>`) or a `Pod` value"
@@ -117,8 +117,8 @@ fn classify(ty: &Type, kernel: &str, name: &str) -> syn::Result<Kind> {
             }
             Ok(Kind::Value(ty.clone()))
         }
-        Type::Ptr(_) => Err(syn::Error::new(
-            ty.span(),
+        Type::Ptr(_) => Err(syn::Error::new_spanned(
+            ty,
             format!(
                 "kernel `{kernel}`, parameter `{name}`: raw pointers carry no length and no access rule; take \
                  `&[T]` or `DeviceSliceMut<T>` (lowered to pointer + length), or write the entry by hand"

@@ -1,0 +1,9 @@
+// A raw pointer carries no length and no access rule: `#[kernel]` asks for a slice.
+use sluice_macros::kernel;
+
+#[kernel]
+pub fn fill(out: *mut f32, len: u64, value: f32) {
+    let _ = (out, len, value);
+}
+
+fn main() {}
