@@ -1,0 +1,538 @@
+//! The kernels of `gpu-kernels` beyond the seed — `potential_tiled`, `sum_reduce`,
+//! `transpose`, `histogram` — and `device_selftest`, on a real GPU, each checked against
+//! its CPU reference in `gpu_kernels::reference` (f64 or exact) with fresh random inputs.
+//!
+//! Every output is poisoned before the launch (NaN for `f32`, `0xDEADBEEF` for `u32`), or
+//! zeroed where the kernel accumulates (its contract), and is followed in device memory by
+//! [`TAIL`] poisoned elements that no launch may touch: an element never written, counted
+//! twice, or written past the end fails the test. Each test prints a small table of its
+//! largest errors and the seed (`SLUICE_TEST_SEED=<seed>` replays a run).
+//!
+//! `saxpy` and `fill_column` are covered by `kernels_smoke` and the host tests.
+//!
+//! Needs an NVIDIA GPU: `cargo test --test gpu_device_kernels -- --ignored`. Without one
+//! every test here fails (never passes silently).
+
+mod common;
+
+use gpu_kernels::{reference, SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS};
+use rand::rngs::StdRng;
+use rand::Rng;
+use sluice::{kernels, scope, Gpu, Kernel, LaunchConfig, Mut, Particle, Ref, Result};
+
+/// Poisoned elements after every output, checked untouched afterwards: more than the
+/// largest block, so a thread past the last row that stored anyway lands in them.
+const TAIL: usize = 1100;
+
+/// Poison for `u32` outputs.
+const POISON_U32: u32 = 0xDEAD_BEEF;
+
+/// The unit roundoff of `f32` (round to nearest): every correctly rounded `f32` operation
+/// has a relative error of at most `U`.
+const U: f64 = f32::EPSILON as f64 / 2.0;
+
+/// Softening of the potentials (as the seed tests and the benchmark).
+const EPS2: f32 = 1e-3;
+
+/// `f32` NaN with the exact bits the poison uses (a kernel never produces these bits here).
+fn is_f32_poison(v: f32) -> bool {
+    v.to_bits() == f32::NAN.to_bits()
+}
+
+/// A 1-D launch of `grid` blocks of `block` threads.
+fn cfg_1d(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig { grid: (grid, 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// The multiprocessor count, for the recommended grids.
+fn sm_count(gpu: &Gpu) -> u32 {
+    gpu.info().sm_count
+}
+
+// ---------------------------------------------------------------------------------------
+// potential_tiled
+
+type PotentialSig = (Mut<f32>, Ref<Particle>, Ref<Particle>, f32);
+
+/// Runs a potential kernel, one thread per target and `block` threads per block (grid
+/// `ceil(rows / block)`), into a NaN-poisoned output followed by a poisoned tail.
+/// Returns (the `rows` outputs, the tail).
+fn potential_on_gpu(
+    gpu: &Gpu,
+    kernel: &Kernel<PotentialSig>,
+    targets: &[Particle],
+    sources: &[Particle],
+    block: u32,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    let rows = targets.len();
+    let poison = vec![f32::NAN; rows + TAIL];
+    let mut host = gpu.pinned_buffer::<f32>(rows + TAIL)?;
+    host.fill(f32::NAN);
+    scope(gpu, |s| {
+        let (tgt, src) = (s.upload(targets)?, s.upload(sources)?);
+        let out = s.alloc_buffer::<f32>(rows + TAIL)?;
+        let (head_dst, tail_dst) = host.as_pinned_mut().split_at(rows).expect("rows <= rows + TAIL");
+        s.lane()?.enter(|st| {
+            let (tgt, src) = (st.await_fence(&tgt)?, st.await_fence(&src)?);
+            let mut all = st.bind(out.as_columns_mut());
+            st.copy_to_device(&poison, &mut all)?;
+            let (mut head, tail) = all.split_rows(rows).expect("rows <= rows + TAIL");
+            st.launch(kernel, LaunchConfig::for_elements(rows, block), (&mut head, &tgt, &src, EPS2))?;
+            st.copy_to_host(&head, head_dst)?.wait()?;
+            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
+        })
+    })?;
+    Ok((host[..rows].to_vec(), host[rows..].to_vec()))
+}
+
+/// `reference::potential` on all cores (the f64 sums dominate the test's time).
+fn potential_reference(targets: &[Particle], sources: &[Particle]) -> Vec<f64> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let per = targets.len().div_ceil(threads).max(1);
+    std::thread::scope(|sc| {
+        let parts: Vec<_> =
+            targets.chunks(per).map(|chunk| sc.spawn(move || reference::potential(chunk, sources, EPS2))).collect();
+        parts.into_iter().flat_map(|h| h.join().expect("reference thread")).collect()
+    })
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn potential_tiled_matches_the_f64_reference_and_the_naive_kernel() {
+    let gpu = common::gpu();
+    let mut rng = common::rng();
+    // (rows, sources, block): rows below, at and past multiples of the block; sources
+    // below, at and past multiples of the 256-source tile; blocks smaller than the tile
+    // (each thread loads several sources), not a power of two, and larger than the tile
+    // (some threads load none). The kernel takes any block up to 1024.
+    let cases: [(usize, usize, u32); 12] = [
+        (1, 1, 256),
+        (255, 256, 256),
+        (256, 255, 256),
+        (1000, 257, 256),
+        (4097, 1000, 256),
+        (20_001, 513, 256),
+        (3, 4099, 256),
+        (5000, 2049, 100),
+        (12_345, 768, 64),
+        (40_000, 300, 1024),
+        (777, 1024, 1024),
+        (65_536 + 77, 256, 128),
+    ];
+    println!(
+        "{:>7} {:>7} {:>5}  {:>12} {:>10}  {:>16}  {:>12}",
+        "rows", "sources", "block", "max rel err", "tolerance", "bitwise = naive", "max rel diff"
+    );
+    for (rows, n_sources, block) in cases {
+        let targets = common::particles(&mut rng, rows);
+        let sources = common::particles(&mut rng, n_sources);
+        let (tiled, tail) =
+            potential_on_gpu(&gpu, &kernels::potential_tiled, &targets, &sources, block).expect("potential_tiled");
+        let (naive, _) = potential_on_gpu(&gpu, &kernels::potential, &targets, &sources, 256).expect("potential");
+        if let Some(k) = tail.iter().position(|v| !is_f32_poison(*v)) {
+            panic!("potential_tiled ({rows} rows, block {block}) wrote past its output: element {} = {}", rows + k, tail[k]);
+        }
+        let want = potential_reference(&targets, &sources);
+        // Tolerance: every term q / sqrt(r2) is positive (positive charges), so the f32
+        // sum has no cancellation and its relative error is bounded by the errors of the
+        // terms plus those of the additions. A term takes 7 rounded operations (3
+        // subtractions, a product, 2 fmas and `+ eps2` for r2, then sqrt and the
+        // division): at most about 5 U relative after propagation (r2's relative error
+        // halves through the square root). The additions run in a chain of `sources`:
+        // at most (sources - 1) U relative for positive terms. 16 U covers the terms
+        // with room to spare; the bound is a worst case, the observed error is far below.
+        let tol = (n_sources as f64 + 16.0) * U;
+        let (mut worst, mut worst_vs_naive, mut bitwise) = (0.0f64, 0.0f64, 0usize);
+        for i in 0..rows {
+            let got = tiled[i];
+            assert!(!got.is_nan(), "potential_tiled ({rows} rows, block {block}): row {i} was never written");
+            let rel = (got as f64 - want[i]).abs() / want[i].abs();
+            assert!(
+                rel <= tol,
+                "potential_tiled ({rows} rows x {n_sources} sources, block {block}): row {i}: got {got}, \
+                 want {}, relative error {rel:e} > {tol:e}",
+                want[i]
+            );
+            worst = worst.max(rel);
+            // The two kernels add the same terms in the same order with the same
+            // operations: they should agree bit for bit; 1e-6 relative is the limit.
+            if got.to_bits() == naive[i].to_bits() {
+                bitwise += 1;
+            } else {
+                let diff = (got as f64 - naive[i] as f64).abs() / (naive[i] as f64).abs();
+                assert!(
+                    diff <= 1e-6,
+                    "potential_tiled and potential differ at row {i} ({rows} rows x {n_sources} sources, \
+                     block {block}): {got} vs {}, relative {diff:e}",
+                    naive[i]
+                );
+                worst_vs_naive = worst_vs_naive.max(diff);
+            }
+        }
+        println!(
+            "{rows:>7} {n_sources:>7} {block:>5}  {worst:>12.3e} {tol:>10.2e}  {:>16}  {worst_vs_naive:>12.3e}",
+            format!("{bitwise}/{rows}")
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// sum_reduce
+
+/// Runs `sum_reduce` on `x` with `out = [init, NaN]` (the kernel adds to `out[0]` and must
+/// leave `out[1]` alone). Returns (`out[0]`, `out[1]`).
+fn sum_on_gpu(gpu: &Gpu, x: &[f32], init: f32, block: u32, grid: u32) -> Result<(f32, f32)> {
+    let start = [init, f32::NAN];
+    let mut host = gpu.pinned_buffer::<f32>(2)?;
+    host.fill(f32::NAN);
+    scope(gpu, |s| {
+        let xs = s.upload(x)?;
+        let out = s.alloc_buffer::<f32>(2)?;
+        s.lane()?.enter(|st| {
+            let x = st.await_fence(&xs)?;
+            let mut out = st.bind(out.as_columns_mut());
+            // out[0] = init: zero for a plain sum (the kernel's contract), another value
+            // to check that the kernel adds to it.
+            st.copy_to_device(&start, &mut out)?;
+            st.launch(&kernels::sum_reduce, cfg_1d(grid, block), (&mut out, &x))?;
+            st.copy_to_host(&out, host.as_pinned_mut())?.wait().map(drop)
+        })
+    })?;
+    Ok((host[0], host[1]))
+}
+
+/// The launch shapes tried for `n` inputs: the recommended one (block 256, grid
+/// `min(ceil(n / 1024), 8 × SMs)`), the largest block, one warp alone (the whole input
+/// through one thread block), and a block of 3 warps (not a power of two) on a few blocks.
+fn sum_configs(n: usize, sms: u32) -> [(u32, u32); 4] {
+    let recommended = (n.div_ceil(1024) as u32).min(8 * sms);
+    [(256, recommended), (1024, recommended), (32, 1), (96, 7)]
+}
+
+/// The longest chain of rounded `f32` additions any input of `sum_reduce` goes through
+/// (the height of its summation tree): per thread, `ceil(c / 4)` additions into one of its
+/// four accumulators plus up to 3 in the remainder loop (`c` inputs per thread), 2 to
+/// combine the accumulators, 5 shuffle steps in the warp, 5 in warp 0 over the warps'
+/// sums, then the block sums are added one after another to `out[0]` (at most `grid`).
+fn sum_chain(n: usize, block: u32, grid: u32) -> usize {
+    let per_thread = n.div_ceil(block as usize * grid as usize);
+    per_thread.div_ceil(4) + 3 + 2 + 5 + 5 + grid as usize
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn sum_reduce_matches_the_f64_sum() {
+    let gpu = common::gpu();
+    let mut rng = common::rng();
+    println!(
+        "{:>10} {:>5} {:>5}  {:>16} {:>12} {:>10} {:>10}",
+        "n", "block", "grid", "f64 sum", "abs error", "tolerance", "err/tol"
+    );
+    for n in [1, 33, 1023, 1024, 1025, 100_003, (1 << 20) + 7, 10_000_019] {
+        let x: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let (want, abs_sum) = reference::sum(&x);
+        for (block, grid) in sum_configs(n, sm_count(&gpu)) {
+            let (got, after) = sum_on_gpu(&gpu, &x, 0.0, block, grid).expect("sum_reduce");
+            assert!(is_f32_poison(after), "sum_reduce wrote out[1] (= {after}): it may write only out[0]");
+            // Tolerance: for any summation tree, |f32 sum - exact sum| <= gamma_h * sum |x|
+            // with h the tree's height and gamma_h = h U / (1 - h U) (Higham, Accuracy and
+            // Stability, §4.2): each input is multiplied by at most h factors (1 + d),
+            // |d| <= U. `sum_chain` bounds h for this kernel's tree (whatever order the
+            // atomics land in); the factor 2 covers gamma's denominator and leaves a
+            // margin. Much tighter than `n * eps * sum |x|` (reference::sum's safe bound),
+            // and still a worst case: the observed error is printed next to it.
+            let tol = 2.0 * sum_chain(n, block, grid) as f64 * U * abs_sum;
+            let err = (got as f64 - want).abs();
+            assert!(
+                err <= tol,
+                "sum_reduce of {n} values (block {block}, grid {grid}): got {got}, want {want}, error {err:e} > {tol:e}"
+            );
+            println!("{n:>10} {block:>5} {grid:>5}  {want:>16.6} {err:>12.3e} {tol:>10.2e} {:>10.3e}", err / tol);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn sum_reduce_counts_every_element_once_and_adds_to_out() {
+    // Small integers: every partial sum (including the starting value) stays below 2^24
+    // in magnitude, so every f32 addition is exact whatever the order, and the result must
+    // be exactly `start + Σ x`: an element missed or counted twice changes it by at least 1.
+    let gpu = common::gpu();
+    let mut rng = common::rng();
+    const START: i64 = 1000;
+    println!("{:>10} {:>5} {:>5}  {:>12} {:>12}", "n", "block", "grid", "want", "got");
+    for n in [1usize, 1000, 1025, (1 << 20) + 7, 4_000_000] {
+        assert!(START as usize + 4 * n < 1 << 24, "keep every partial sum exact in f32");
+        let ints: Vec<i64> = (0..n).map(|_| rng.random_range(-4i64..=4)).collect();
+        let x: Vec<f32> = ints.iter().map(|&v| v as f32).collect();
+        let want = (START + ints.iter().sum::<i64>()) as f32;
+        for (block, grid) in sum_configs(n, sm_count(&gpu)) {
+            let (got, after) = sum_on_gpu(&gpu, &x, START as f32, block, grid).expect("sum_reduce");
+            assert!(is_f32_poison(after), "sum_reduce wrote out[1] (= {after})");
+            assert_eq!(got, want, "sum_reduce of {n} small integers onto {START} (block {block}, grid {grid})");
+            println!("{n:>10} {block:>5} {grid:>5}  {want:>12} {got:>12}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// transpose
+
+/// Runs `transpose` (block (32, 8), grid `(ceil(cols / 32), ceil(rows / 32))`) from
+/// `input` into a NaN-poisoned output of `out_len` elements followed by a poisoned tail.
+/// Returns (the output, the tail).
+fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+    let poison = vec![f32::NAN; out_len + TAIL];
+    let mut host = gpu.pinned_buffer::<f32>(out_len + TAIL)?;
+    host.fill(f32::NAN);
+    let cfg = LaunchConfig {
+        grid: (cols.div_ceil(gpu_kernels::TRANSPOSE_TILE), rows.div_ceil(gpu_kernels::TRANSPOSE_TILE), 1),
+        block: (gpu_kernels::TRANSPOSE_TILE, gpu_kernels::TRANSPOSE_BLOCK_ROWS, 1),
+        shared_mem_bytes: 0,
+    };
+    scope(gpu, |s| {
+        let inp = s.upload(input)?;
+        let out = s.alloc_buffer::<f32>(out_len + TAIL)?;
+        let (head_dst, tail_dst) = host.as_pinned_mut().split_at(out_len).expect("out_len <= out_len + TAIL");
+        s.lane()?.enter(|st| {
+            let inp = st.await_fence(&inp)?;
+            let mut all = st.bind(out.as_columns_mut());
+            st.copy_to_device(&poison, &mut all)?;
+            let (mut head, tail) = all.split_rows(out_len).expect("out_len <= out_len + TAIL");
+            st.launch(&kernels::transpose, cfg, (&mut head, &inp, rows, cols))?;
+            st.copy_to_host(&head, head_dst)?.wait()?;
+            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
+        })
+    })?;
+    Ok((host[..out_len].to_vec(), host[out_len..].to_vec()))
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn transpose_is_exact_for_any_shape() {
+    let gpu = common::gpu();
+    let mut rng = common::rng();
+    // Square and not, below/at/past multiples of the 32-wide tile in each dimension,
+    // single rows and columns.
+    let shapes: [(u32, u32); 14] = [
+        (1, 1),
+        (1, 33),
+        (33, 1),
+        (31, 64),
+        (32, 32),
+        (64, 31),
+        (100, 37),
+        (257, 1000),
+        (1000, 257),
+        (1024, 1024),
+        (2048, 4101),
+        (4099, 3),
+        (3, 70_001),
+        (8, 8),
+    ];
+    println!("{:>6} {:>6}  {:>10}  {:>10}", "rows", "cols", "elements", "mismatches");
+    for (rows, cols) in shapes {
+        let n = rows as usize * cols as usize;
+        let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let (out, tail) = transpose_on_gpu(&gpu, &input, rows, cols, n).expect("transpose");
+        if let Some(k) = tail.iter().position(|v| !is_f32_poison(*v)) {
+            panic!("transpose {rows}x{cols} wrote past its output: element {} = {}", n + k, tail[k]);
+        }
+        let want = reference::transpose(&input, rows as usize, cols as usize);
+        let bad: Vec<usize> = (0..n).filter(|&k| out[k].to_bits() != want[k].to_bits()).collect();
+        println!("{rows:>6} {cols:>6}  {n:>10}  {:>10}", bad.len());
+        if let Some(&k) = bad.first() {
+            // out is cols x rows row-major: element k is out[c * rows + r].
+            let (c, r) = (k / rows as usize, k % rows as usize);
+            panic!(
+                "transpose {rows}x{cols}: {} of {n} elements wrong; first at out[{c} * {rows} + {r}] = {} \
+                 (NaN: never written), want input[{r} * {cols} + {c}] = {}",
+                bad.len(),
+                out[k],
+                want[k]
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn transpose_does_nothing_when_the_output_is_shorter_than_rows_times_cols() {
+    let gpu = common::gpu();
+    let mut rng = common::rng();
+    let (rows, cols) = (70u32, 45u32);
+    let n = (rows * cols) as usize;
+    let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let (out, tail) = transpose_on_gpu(&gpu, &input, rows, cols, n - 1).expect("transpose");
+    let touched = out.iter().chain(&tail).filter(|v| !is_f32_poison(**v)).count();
+    println!("output of {} elements for a {rows}x{cols} transpose: {touched} written", n - 1);
+    assert_eq!(touched, 0, "transpose wrote into an output shorter than rows * cols");
+}
+
+// ---------------------------------------------------------------------------------------
+// histogram
+
+/// What one histogram run returned: the bins after one launch (zeroed before it), after a
+/// second launch without zeroing (the kernel adds), and the poisoned tail.
+struct HistogramRun {
+    once: Vec<u32>,
+    twice: Vec<u32>,
+    tail: Vec<u32>,
+}
+
+/// Runs `histogram` (block 256, `grid` blocks) on `x` into `n_bins` bins over `[lo, hi)`.
+fn histogram_on_gpu(gpu: &Gpu, x: &[f32], n_bins: usize, lo: f32, hi: f32, grid: u32) -> Result<HistogramRun> {
+    let poison = vec![POISON_U32; n_bins + TAIL];
+    let mut host = gpu.pinned_buffer::<u32>(2 * n_bins + TAIL)?;
+    host.fill(POISON_U32);
+    scope(gpu, |s| {
+        let xs = s.upload(x)?;
+        let bins = s.alloc_buffer::<u32>(n_bins + TAIL)?;
+        let (once_dst, rest) = host.as_pinned_mut().split_at(n_bins).expect("2 n_bins + TAIL");
+        let (twice_dst, tail_dst) = rest.split_at(n_bins).expect("n_bins + TAIL");
+        s.lane()?.enter(|st| {
+            let x = st.await_fence(&xs)?;
+            let mut all = st.bind(bins.as_columns_mut());
+            st.copy_to_device(&poison, &mut all)?;
+            let (mut bins, tail) = all.split_rows(n_bins).expect("n_bins <= n_bins + TAIL");
+            st.zero(&mut bins)?; // the kernel adds to the bins: zero them first
+            st.launch(&kernels::histogram, cfg_1d(grid, 256), (&mut bins, &x, lo, hi))?;
+            st.copy_to_host(&bins, once_dst)?.wait()?;
+            st.launch(&kernels::histogram, cfg_1d(grid, 256), (&mut bins, &x, lo, hi))?;
+            st.copy_to_host(&bins, twice_dst)?.wait()?;
+            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
+        })
+    })?;
+    Ok(HistogramRun {
+        once: host[..n_bins].to_vec(),
+        twice: host[n_bins..2 * n_bins].to_vec(),
+        tail: host[2 * n_bins..].to_vec(),
+    })
+}
+
+/// The next `f32` towards minus infinity (`f32::next_down` is newer than the MSRV).
+fn below(v: f32) -> f32 {
+    if v > 0.0 {
+        f32::from_bits(v.to_bits() - 1)
+    } else if v < 0.0 {
+        f32::from_bits(v.to_bits() + 1)
+    } else {
+        -f32::from_bits(1)
+    }
+}
+
+/// Uniform values in [-1.1, 1.1) (some outside every range used), with the edge cases
+/// spread over the input when there is room: `lo`, `hi`, the floats just inside and outside
+/// both ends, zeros, NaN, infinities and huge values.
+fn histogram_input(rng: &mut StdRng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut x: Vec<f32> = (0..n).map(|_| rng.random_range(-1.1f32..1.1)).collect();
+    let special = [lo, hi, below(hi), below(lo), -below(-lo), 0.0, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30];
+    if n >= 4 * special.len() {
+        for (k, v) in special.into_iter().enumerate() {
+            x[k * (n / special.len())] = v;
+        }
+    }
+    x
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn histogram_counts_exactly() {
+    let gpu = common::gpu();
+    let mut rng = common::rng();
+    let sms = sm_count(&gpu);
+    // Bin counts on both paths: up to HISTOGRAM_SHARED_BINS (4096) the block counts in shared
+    // memory first; above it, straight into global memory.
+    let shared_bins = gpu_kernels::HISTOGRAM_SHARED_BINS;
+    let bin_counts = [1usize, 7, 256, 1000, shared_bins, shared_bins + 1, 10_000, 100_000];
+    println!("{:>8} {:>7}  {:>8}  {:>22}  {:>22}", "n", "bins", "launches", "counted in [-1, 1)", "counted in [-0.3, 0.7)");
+    for n in [1usize, 1000, 65_537, (1 << 22) + 13] {
+        let ranges = [(-1.0f32, 1.0f32), (-0.3, 0.7)];
+        let inputs: Vec<Vec<f32>> = ranges.iter().map(|&(lo, hi)| histogram_input(&mut rng, n, lo, hi)).collect();
+        for n_bins in bin_counts {
+            let mut launches = 0;
+            let mut counted_per_range = Vec::new();
+            for (&(lo, hi), x) in ranges.iter().zip(&inputs) {
+                let want = reference::histogram(x, lo, hi, n_bins);
+                let inside: u64 = want.iter().map(|&c| c as u64).sum();
+                // Grids: recommended (min(ceil(n / 256), 2 x SMs)), one block (every value
+                // through one block's grid-stride loop), and one thread per value.
+                let recommended = (n.div_ceil(256) as u32).min(2 * sms);
+                for grid in [recommended, 1, n.div_ceil(256) as u32] {
+                    let run = histogram_on_gpu(&gpu, x, n_bins, lo, hi, grid).expect("histogram");
+                    launches += 2;
+                    let what = format!("histogram of {n} values into {n_bins} bins over [{lo}, {hi}), grid {grid}");
+                    if let Some(k) = run.tail.iter().position(|&v| v != POISON_U32) {
+                        panic!("{what}: wrote past the bins: element {} = {:#x}", n_bins + k, run.tail[k]);
+                    }
+                    let counted: u64 = run.once.iter().map(|&c| c as u64).sum();
+                    if let Some(b) = (0..n_bins).find(|&b| run.once[b] != want[b]) {
+                        let wrong = (0..n_bins).filter(|&b| run.once[b] != want[b]).count();
+                        panic!(
+                            "{what}: {wrong} bins wrong; first: bin {b} = {} ({:#x}), want {}; {counted} values \
+                             counted, {inside} inside the range",
+                            run.once[b], run.once[b], want[b]
+                        );
+                    }
+                    assert_eq!(counted, inside, "{what}: values outside [lo, hi) were counted");
+                    if let Some(b) = (0..n_bins).find(|&b| run.twice[b] != 2 * want[b]) {
+                        panic!(
+                            "{what}: a second launch without zeroing must add the same counts: bin {b} = {}, want {}",
+                            run.twice[b],
+                            2 * want[b]
+                        );
+                    }
+                }
+                counted_per_range.push(format!("{inside} of {n}"));
+            }
+            println!("{n:>8} {n_bins:>7}  {launches:>8}  {:>22}  {:>22}", counted_per_range[0], counted_per_range[1]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// device_selftest
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn device_selftest_reports_what_cuda_prescribes() {
+    let gpu = common::gpu();
+    let poison = vec![POISON_U32; SELFTEST_LEN + TAIL];
+    let mut host = gpu.pinned_buffer::<u32>(SELFTEST_LEN + TAIL).expect("pinned buffer");
+    host.fill(POISON_U32);
+    // The launch its docs prescribe: one block of SELFTEST_THREADS (64), SELFTEST_DYNAMIC_SHARED
+    // (256) bytes of dynamic shared memory, an output of SELFTEST_LEN words.
+    let cfg = LaunchConfig {
+        grid: (1, 1, 1),
+        block: (SELFTEST_THREADS, 1, 1),
+        shared_mem_bytes: SELFTEST_DYNAMIC_SHARED as u32,
+    };
+    scope(&gpu, |s| {
+        let out = s.alloc_buffer::<u32>(SELFTEST_LEN + TAIL)?;
+        let (head_dst, tail_dst) = host.as_pinned_mut().split_at(SELFTEST_LEN).expect("SELFTEST_LEN + TAIL");
+        s.lane()?.enter(|st| {
+            let mut all = st.bind(out.as_columns_mut());
+            st.copy_to_device(&poison, &mut all)?;
+            let (mut out, tail) = all.split_rows(SELFTEST_LEN).expect("SELFTEST_LEN <= SELFTEST_LEN + TAIL");
+            st.launch(&kernels::device_selftest, cfg, (&mut out,))?;
+            st.copy_to_host(&out, head_dst)?.wait()?;
+            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
+        })
+    })
+    .expect("device_selftest");
+    let (out, tail) = host.split_at(SELFTEST_LEN);
+    let unwritten = out[..SELFTEST_ROWS * SELFTEST_THREADS as usize].iter().filter(|&&v| v == POISON_U32).count();
+    println!(
+        "device_selftest: {SELFTEST_ROWS} rows x {SELFTEST_THREADS} threads + 8 global-atomic words; \
+         {unwritten} result words still hold the poison"
+    );
+    assert!(tail.iter().all(|&v| v == POISON_U32), "device_selftest wrote past SELFTEST_LEN");
+    match reference::check_selftest(out) {
+        Ok(()) => println!("device_selftest: every operation returned what CUDA's semantics prescribe"),
+        Err(report) => {
+            println!("device_selftest: wrong results:\n{report}");
+            panic!("device_selftest: wrong results (listed above):\n{report}");
+        }
+    }
+}
