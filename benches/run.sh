@@ -17,11 +17,16 @@ fi
 # The seed workload end to end: hand-written CUDA C++ streams against sluice's scope.
 seed_bin=/tmp/sluice-cuda-seed
 nvcc -O3 -arch="$arch" -std=c++17 -o "$seed_bin" "$bundle/benches/cuda/seed.cu" 2>>"$out/nvcc.log" || { echo "nvcc failed on seed.cu"; cat "$out/nvcc.log"; exit 1; }
+# Pageable uploads make these end-to-end times noisy: each side runs twice,
+# interleaved, and the join keeps each side's best median.
 for sizes in "8 262144 512" "64 16384 512"; do
-  "$seed_bin" $sizes >>"$out/bench-cuda.csv" 2>>"$out/bench-cuda.err" || { echo "seed.cu failed"; cat "$out/bench-cuda.err"; exit 1; }
-  "$bundle/bin/bench_seed" $sizes >"$out/seed-rust.csv" 2>>"$out/bench-rust.err" || { echo "bench_seed failed"; cat "$out/bench-rust.err"; exit 1; }
-  grep -v '^#' "$out/seed-rust.csv" >>"$out/bench-rust.csv"
+  for round in 1 2; do
+    "$seed_bin" $sizes >>"$out/bench-cuda.csv" 2>>"$out/bench-cuda.err" || { echo "seed.cu failed"; cat "$out/bench-cuda.err"; exit 1; }
+    "$bundle/bin/bench_seed" $sizes >"$out/seed-rust.csv" 2>>"$out/bench-rust.err" || { echo "bench_seed failed"; cat "$out/bench-rust.err"; exit 1; }
+    grep -v '^#' "$out/seed-rust.csv" >>"$out/bench-rust.csv"
+  done
 done
+grep -h 'bench_seed' "$out/bench-rust.err" || true
 python3 - "$out/bench-cuda.csv" "$out/bench-rust.csv" <<'PY'
 import csv, sys
 def load(path):
@@ -31,7 +36,9 @@ def load(path):
             if line.startswith('#') or not line.strip():
                 continue
             impl, kernel, sizes, block, grid, med, lo, hi, reps, check = line.strip().split(',')
-            rows[(kernel, sizes)] = dict(block=block, grid=grid, med=float(med), check=float(check))
+            row = dict(block=block, grid=grid, med=float(med), check=float(check))
+            if (kernel, sizes) not in rows or row['med'] < rows[(kernel, sizes)]['med']:
+                rows[(kernel, sizes)] = row
     return rows
 cuda, rust = load(sys.argv[1]), load(sys.argv[2])
 print(f"{'kernel':<16} {'sizes':<14} {'nvcc ms':>9} {'rust ms':>9} {'rust/nvcc':>9}  {'check':<5} verdict")

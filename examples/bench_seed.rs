@@ -112,13 +112,17 @@ fn run(gpu: &Gpu, o: &Options) -> Result<bool> {
     let (rows, lanes) = (o.rows, o.lanes);
 
     let mut ms = Vec::with_capacity(o.reps);
+    // Where the host time goes (ms): uploads enqueued, all lanes enqueued, scope returned.
+    let mut phases = Vec::with_capacity(o.reps);
     for r in 0..o.warmup + o.reps {
         host.fill(f32::NAN);
         let t0 = Instant::now();
+        let (mut t_up, mut t_enq) = (0.0, 0.0);
         scope(gpu, |s| {
             let src = s.upload(&sources)?;
             let tgt = s.upload_matrix(&targets, rows, lanes)?;
             let out = s.alloc_matrix::<f32>(rows, lanes)?;
+            t_up = t0.elapsed().as_secs_f64() * 1e3;
             for (j, ((lane, col), dst)) in s.lanes(lanes)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
                 lane.enter(|st| {
                     let src = st.await_fence(&src)?;
@@ -128,12 +132,18 @@ fn run(gpu: &Gpu, o: &Options) -> Result<bool> {
                     st.copy_to_host(&col, dst)
                 })?;
             }
+            t_enq = t0.elapsed().as_secs_f64() * 1e3;
             Ok(())
         })?;
         if r >= o.warmup {
-            ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            let total = t0.elapsed().as_secs_f64() * 1e3;
+            ms.push(total);
+            phases.push((t_up, t_enq, total));
         }
     }
+    phases.sort_by(|a, b| a.2.total_cmp(&b.2));
+    let (up, enq, total) = phases[phases.len() / 2];
+    eprintln!("bench_seed {lanes}x{rows}x{}: median rep {total:.3} ms = uploads+allocs enqueued {up:.3} + lanes enqueued {:.3} + join and free {:.3}", o.sources, enq - up, total - enq);
     if let Some((i, _)) = host.iter().enumerate().find(|(_, v)| v.is_nan()) {
         eprintln!("bench_seed: element {i} was never written");
         return Ok(false);

@@ -59,7 +59,10 @@ pub mod kernels {
             $(#[$doc])*
             #[allow(non_upper_case_globals)]
             pub const $name: Kernel<<gpu_kernels::$name as crate::KernelDecl>::Signature> =
-                Kernel::of::<gpu_kernels::$name>(PTX);
+                // SAFETY: `PTX` is `gpu-kernels` compiled for the device by this crate's
+                // build.rs, and `gpu_kernels::$name` is declared by `#[kernel]` in that same
+                // crate: the entry is the kernel the declaration describes.
+                unsafe { Kernel::of::<gpu_kernels::$name>(PTX) };
         )*};
     }
 

@@ -1,7 +1,9 @@
 //! Repository policy, checked as ordinary tests (they run everywhere, no GPU needed).
 //!
 //! * Rule 6: no device-wide synchronization — the context/device synchronize calls must
-//!   not appear in the library (`host/src`, `src`).
+//!   not appear in the library (`host/src`, `src`), nor the synchronous device allocator
+//!   (`cuMemFree` waits for the whole device; `cuMemAlloc` can serialise streams): device
+//!   memory is stream-ordered (`cuMemAllocFromPoolAsync` / `cuMemFreeAsync`).
 //! * Every `unsafe { ... }` block in the library and the examples carries its proof: a
 //!   `// SAFETY:` comment just above it (the comment block ending on the line before, or on
 //!   the same line).
@@ -65,6 +67,57 @@ fn no_device_wide_synchronization_in_the_library() {
          fix: wait on one lane (cuStreamSynchronize) or one fence (cuEventSynchronize / cuStreamWaitEvent) instead",
         hits.join("\n")
     );
+}
+
+/// The spellings of the synchronous device allocator, in the driver API, the runtime API
+/// and cudarc's wrappers. (The stream-ordered calls — `cuMemAllocAsync`,
+/// `cuMemAllocFromPoolAsync`, `cuMemFreeAsync` — and pinned host memory's `cuMemFreeHost`
+/// do not match.)
+const FORBIDDEN_ALLOCATOR: &[&str] = &[
+    "cuMemAlloc(",
+    "cuMemAlloc_v2",
+    "cuMemAllocPitch",
+    "cuMemAllocManaged",
+    "cuMemFree(",
+    "cuMemFree_v2",
+    "cudaMalloc(",
+    "cudaFree(",
+    "malloc_sync",
+    "free_sync",
+];
+
+#[test]
+fn no_device_synchronizing_allocation_in_the_library() {
+    let mut hits = Vec::new();
+    for f in files(&["host/src", "src"]) {
+        let text = std::fs::read_to_string(&f).expect("readable source");
+        for (i, line) in text.lines().enumerate() {
+            for word in FORBIDDEN_ALLOCATOR {
+                if line.contains(word) {
+                    hits.push(format!("{}:{}: `{word}`", f.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "rule 6 (DESIGN.md): `cuMemFree` synchronizes the whole device and `cuMemAlloc` can serialise \
+         streams. Found:\n{}\n\
+         fix: allocate with the Gpu's stream-ordered allocator (`Gpu::alloc_device`: cuMemAllocFromPoolAsync \
+         on the allocator stream) and free with `Gpu::free_device` (cuMemFreeAsync)",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_allocator_check_lets_stream_ordered_calls_through() {
+    let hit = |line: &str| FORBIDDEN_ALLOCATOR.iter().any(|w| line.contains(w));
+    assert!(hit("check(unsafe { sys::cuMemFree_v2(ptr) })"));
+    assert!(hit("sys::cuMemAlloc_v2(&mut p, bytes)"));
+    assert!(hit("result::free_sync(ptr)"));
+    assert!(!hit("sys::cuMemFreeAsync(ptr, stream.0)"));
+    assert!(!hit("sys::cuMemAllocFromPoolAsync(&mut p, bytes, pool.0, stream.0)"));
+    assert!(!hit("sys::cuMemFreeHost(ptr.0)"));
 }
 
 /// Whether `line` opens an unsafe block (not `unsafe fn`, `unsafe impl`, or a doc/comment).

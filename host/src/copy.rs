@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn padded_spans_copy_row_blocks_with_pitch() {
-        let s = Span { ptr: 0, rows: 100, cols: 3, ld: 128, elem_size: 4, alloc: 1, ctx: 0 };
+        let s = Span { ptr: 0, rows: 100, cols: 3, ld: 128, elem_size: 4, alloc: 1, ctx: 0, whole_columns: true };
         let d = span2d(&s);
         assert_eq!((d.width_bytes, d.height, d.device_pitch, d.host_pitch), (400, 3, 512, 400));
     }

@@ -3,7 +3,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::driver::{self, device::Attribute, DriverError, InitError, RawContext, RawEvent};
+use crate::driver::{
+    self, device::Attribute, DevicePtr, DriverError, InitError, RawContext, RawEvent, RawPool, RawStream,
+};
 use crate::error::{Error, Result};
 use crate::launch::{LoadedModule, ResolvedFn};
 
@@ -41,7 +43,71 @@ pub(crate) struct GpuInner {
     /// Fence events reused across scopes (created without timing). Only events whose
     /// every use is over (their scope joined) come back here.
     pub(crate) event_pool: Mutex<Vec<RawEvent>>,
+    /// Idle streams reused as lanes by later scopes (creating a stream costs several
+    /// microseconds). Only streams whose `cuStreamSynchronize` succeeded after their last
+    /// work come back here: they are empty.
+    stream_pool: Mutex<Vec<RawStream>>,
+    /// The stream-ordered allocator behind every device allocation.
+    allocator: Allocator,
 }
+
+/// Device memory, stream-ordered, without device-wide synchronization (rule 6).
+///
+/// `cuMemFree` waits for the whole device and `cuMemAlloc` can serialise streams, so
+/// sluice uses neither. Every device allocation is `cuMemAllocFromPoolAsync` from the
+/// device's default memory pool, enqueued on `stream` — a stream of this `Gpu` that only
+/// ever holds allocations and frees — followed by `cuStreamSynchronize(stream)`. Once that
+/// returns the allocation is complete, so any lane may use the memory with no further
+/// ordering. Freeing is `cuMemFreeAsync` on the same stream, enqueued only when no work
+/// can use the memory any more (a scope frees after joining its lanes; an owned matrix is
+/// dropped only when no scope borrows it), and it does not wait.
+///
+/// # Why the allocation's wait is not a hidden synchronization (rules 6 and 7)
+///
+/// It waits for one stream, and that stream carries no user work: only earlier
+/// allocations and frees, which the driver completes without waiting for kernels or
+/// copies. (The pool could make an allocation wait for another stream only to reuse memory
+/// freed on that stream; sluice frees on allocator streams only. Code outside sluice that
+/// frees into the same default pool on its own streams could add such a dependency.)
+///
+/// # The pool keeps freed memory
+///
+/// The pool's release threshold is raised to `u64::MAX`, so freed memory stays reserved
+/// for the next allocation instead of going back to the driver at each synchronization:
+/// repeated scopes allocate from the pool in microseconds. [`Gpu::trim_memory_pool`] gives
+/// it back; an allocation that finds the device full trims the pool and retries once.
+/// The threshold is a property of the device's default pool, so it also applies to other
+/// users of that pool in this process.
+struct Allocator {
+    pool: RawPool,
+    stream: RawStream,
+}
+
+impl Allocator {
+    fn new(ctx: RawContext, dev: i32) -> Result<Allocator> {
+        let supported = query(
+            "cuDeviceGetAttribute(MEMORY_POOLS_SUPPORTED)",
+            driver::device::attribute(dev, Attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
+        )?;
+        if supported == 0 {
+            // sluice allocates only stream-ordered (rule 6); this device cannot.
+            let call = "the stream-ordered allocator (cuMemAllocAsync)";
+            return Err(Error::Device { call, error: DriverError::not_supported() });
+        }
+        // SAFETY: `ctx` is `dev`'s retained primary context (`Gpu::new`).
+        let pool = query("cuDeviceGetDefaultMemPool", unsafe { driver::pool::default_pool(ctx, dev) })?;
+        // SAFETY: as above; `pool` is the device's default pool.
+        let keep_all = unsafe { driver::pool::set_release_threshold(ctx, pool, u64::MAX) };
+        query("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", keep_all)?;
+        // SAFETY: as above.
+        let stream =
+            unsafe { driver::stream::create(ctx) }.map_err(|error| Error::Stream { call: "cuStreamCreate", error })?;
+        Ok(Allocator { pool, stream })
+    }
+}
+
+/// Most idle streams a device keeps for later scopes.
+const STREAM_POOL_LIMIT: usize = 1024;
 
 /// A device's properties, as the driver reports them.
 ///
@@ -164,6 +230,18 @@ impl Gpu {
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         let info = device_info(ordinal, dev)?;
         let ctx = query("cuDevicePrimaryCtxRetain", driver::device::retain_primary(dev))?;
+        let allocator = match Allocator::new(ctx, dev) {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: paired with the retain above; nothing uses the context yet
+                // (`Allocator::new` creates its stream last, so none was left behind).
+                let released = unsafe { driver::device::release_primary(dev) };
+                return Err(match released {
+                    Ok(()) => e,
+                    Err(error) => e.also(Error::Device { call: "cuDevicePrimaryCtxRelease", error }),
+                });
+            }
+        };
         Ok(Gpu {
             inner: Arc::new(GpuInner {
                 dev,
@@ -173,6 +251,8 @@ impl Gpu {
                 modules: Mutex::new(Vec::new()),
                 functions: Mutex::new(Vec::new()),
                 event_pool: Mutex::new(Vec::new()),
+                stream_pool: Mutex::new(Vec::new()),
+                allocator,
             }),
         })
     }
@@ -231,6 +311,10 @@ impl Gpu {
 
     /// Free and total device memory now.
     ///
+    /// Memory freed by sluice stays reserved in the device's memory pool for reuse and
+    /// counts as used here; call [`trim_memory_pool`](Gpu::trim_memory_pool) first to see
+    /// it as free.
+    ///
     /// ```no_run
     /// let gpu = sluice_host::Gpu::new(0)?;
     /// let m = gpu.mem_info()?;
@@ -242,6 +326,121 @@ impl Gpu {
         let (free, total) = unsafe { driver::mem::info(self.inner.ctx) }
             .map_err(|error| Error::Device { call: "cuMemGetInfo", error })?;
         Ok(MemInfo { free, total })
+    }
+
+    /// Returns the device memory that sluice has freed but the device's memory pool keeps
+    /// for reuse to the driver, so that it shows as free in [`mem_info`](Gpu::mem_info) and
+    /// other processes (or allocators) can have it.
+    ///
+    /// sluice frees device memory into a pool (stream-ordered, so freeing never waits for the
+    /// device) and keeps it there: the next allocation, e.g. by the next scope, reuses it
+    /// without a driver allocation. Memory in use (matrices alive, scopes running) stays
+    /// allocated. An allocation that finds the device full trims the pool itself before it
+    /// reports [`Error::OutOfMemory`]. Trimming waits for this `Gpu`'s internal allocator
+    /// stream (frees count as in use until the host has seen them complete), never for a
+    /// lane; returning memory to the driver may be slow, so call it outside hot loops.
+    ///
+    /// # Errors
+    /// [`Error::Stream`] or [`Error::Device`] with the failing driver call.
+    ///
+    /// ```no_run
+    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// drop(gpu.alloc_matrix::<f32>(1 << 20, 64)?);  // 256 MiB back in the pool
+    /// gpu.trim_memory_pool()?;                      // and back to the driver
+    /// println!("{} bytes free", gpu.mem_info()?.free);
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn trim_memory_pool(&self) -> Result<()> {
+        let a = &self.inner.allocator;
+        // SAFETY: the context is retained and the allocator stream alive while `self.inner` lives.
+        unsafe { driver::stream::synchronize(self.inner.ctx, a.stream) }
+            .map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
+        // SAFETY: as above; `pool` is the device's default pool.
+        unsafe { driver::pool::trim_to(self.inner.ctx, a.pool, 0) }
+            .map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
+    }
+
+    /// Allocates `bytes` of device memory, usable by every stream when this returns (see
+    /// [`Allocator`]).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] (after trimming the pool and retrying once), [`Error::Alloc`].
+    pub(crate) fn alloc_device(&self, bytes: usize) -> Result<DevicePtr> {
+        let (ctx, a) = (self.inner.ctx, &self.inner.allocator);
+        // SAFETY: the context is retained, the pool and the allocator stream alive, while
+        // `self.inner` lives.
+        let alloc = || unsafe { driver::mem::alloc_async(ctx, a.pool, a.stream, bytes) };
+        let ptr = match alloc() {
+            Ok(p) => p,
+            Err(e) if e.is_out_of_memory() => {
+                // The pool may hold freed memory in blocks that do not fit this request, or
+                // frees not yet completed: give it all back to the driver, then try again.
+                self.trim_memory_pool()?;
+                match alloc() {
+                    Ok(p) => p,
+                    Err(e) if e.is_out_of_memory() => {
+                        let free = self.mem_info().map(|m| m.free).unwrap_or(0);
+                        return Err(Error::OutOfMemory { requested: bytes, free });
+                    }
+                    Err(error) => return Err(Error::Alloc { bytes, error }),
+                }
+            }
+            Err(error) => return Err(Error::Alloc { bytes, error }),
+        };
+        // The allocation is stream-ordered: complete it before any lane may use the memory.
+        // This waits for the allocator stream only, which holds no user work.
+        // SAFETY: as above.
+        if let Err(error) = unsafe { driver::stream::synchronize(ctx, a.stream) } {
+            let e = Error::Alloc { bytes, error };
+            // SAFETY: never handed out; the free is ordered after the allocation on the
+            // same stream.
+            return Err(match unsafe { driver::mem::free_async(ctx, a.stream, ptr) } {
+                Ok(()) => e,
+                Err(error) => e.also(Error::Free { what: "device memory", error }),
+            });
+        }
+        Ok(ptr)
+    }
+
+    /// Returns device memory to the pool (stream-ordered on the allocator stream; does not
+    /// wait).
+    ///
+    /// # Safety
+    /// - `ptr` came from [`alloc_device`](Gpu::alloc_device) on a `Gpu` of this context and
+    ///   is freed once.
+    /// - No work that may use the memory is pending on any stream (its lanes were joined),
+    ///   and none is enqueued after this call.
+    pub(crate) unsafe fn free_device(&self, ptr: DevicePtr) -> std::result::Result<(), DriverError> {
+        // SAFETY: the context is retained and the allocator stream alive while `self.inner`
+        // lives; the rest is the caller's duty.
+        unsafe { driver::mem::free_async(self.inner.ctx, self.inner.allocator.stream, ptr) }
+    }
+
+    /// A stream for a lane: an idle one from this device's pool, or a new one.
+    pub(crate) fn take_stream(&self) -> Result<RawStream> {
+        if let Some(s) = lock(&self.inner.stream_pool).pop() {
+            return Ok(s);
+        }
+        // SAFETY: the context is retained while `self.inner` lives.
+        unsafe { driver::stream::create(self.inner.ctx) }
+            .map_err(|error| Error::Stream { call: "cuStreamCreate", error })
+    }
+
+    /// Gives a lane's stream back for later scopes (or destroys it if the pool is full).
+    ///
+    /// # Safety
+    /// - `stream` came from [`take_stream`](Gpu::take_stream) on a `Gpu` of this context.
+    /// - It is idle: `cuStreamSynchronize` on it succeeded after everything enqueued on it.
+    /// - The caller never uses it again.
+    pub(crate) unsafe fn recycle_stream(&self, stream: RawStream) -> std::result::Result<(), DriverError> {
+        let mut pool = lock(&self.inner.stream_pool);
+        if pool.len() < STREAM_POOL_LIMIT {
+            pool.push(stream);
+            return Ok(());
+        }
+        drop(pool);
+        // SAFETY: the caller's duties: the stream is alive, idle and not used again.
+        unsafe { driver::stream::destroy(self.inner.ctx, stream) }
     }
 
     pub(crate) fn ctx(&self) -> RawContext {
@@ -273,20 +472,41 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Drop for GpuInner {
     fn drop(&mut self) {
-        // Errors here cannot be returned; the context is going away with everything in it.
+        // Errors here cannot be returned: collect them and print them (STYLE: errors found
+        // while dropping are not lost).
         let ctx = self.ctx;
+        let mut errors = Vec::new();
+        let mut note = |what: &'static str, r: std::result::Result<(), DriverError>| {
+            if let Err(error) = r {
+                errors.push(Error::Free { what, error });
+            }
+        };
         for e in lock(&self.event_pool).drain(..) {
             // SAFETY: pooled events come back only from joined scopes: nothing waits on them.
-            let _ = unsafe { driver::event::destroy(ctx, e) };
+            note("event", unsafe { driver::event::destroy(ctx, e) });
+        }
+        for s in lock(&self.stream_pool).drain(..) {
+            // SAFETY: pooled streams are idle (synchronized after their last work) and unused.
+            note("stream", unsafe { driver::stream::destroy(ctx, s) });
         }
         for m in lock(&self.modules).drain(..) {
-            // SAFETY: the last `Gpu` is gone, so no scope (which borrows one) is running and
-            // no launch of this module can be pending.
-            let _ = unsafe { driver::module::unload(ctx, m.module) };
+            // SAFETY: the last `Gpu` is gone, so no scope is running (a scope holds a `Gpu`
+            // until it has joined its lanes, and it returns only once every join is confirmed
+            // or the context is lost — otherwise it aborts the process), and launches happen
+            // only in scopes: no launch of this module is pending.
+            note("module", unsafe { driver::module::unload(ctx, m.module) });
         }
+        // SAFETY: every matrix and scope held a `Gpu` until it was done with the allocator,
+        // so nothing enqueues on this stream any more. Frees still queued on it complete on
+        // their own: destroying a stream lets its work finish first.
+        note("the allocator stream", unsafe { driver::stream::destroy(ctx, self.allocator.stream) });
         // SAFETY: paired with the retain in `Gpu::new`; every user of the context (buffers,
         // scopes, modules) held this `GpuInner` alive until now.
-        let _ = unsafe { driver::device::release_primary(self.dev) };
+        let released = unsafe { driver::device::release_primary(self.dev) };
+        note("the primary context", released);
+        if let Some(e) = Error::chain(errors) {
+            crate::error::report_dropped("dropping the last handle of a Gpu", &e);
+        }
     }
 }
 

@@ -13,6 +13,13 @@
 //! fails the build if one appears in `host/src` or `src`. The only blocking waits are
 //! [`stream::synchronize`] (one stream) and [`event::synchronize`] (one event).
 //!
+//! Nor does it bind the synchronous device allocator: `cuMemFree` waits for the whole
+//! device and `cuMemAlloc` can serialise streams. Device memory comes from the
+//! stream-ordered allocator instead ([`mem::alloc_async`], [`mem::free_async`], from the
+//! device's default [`pool`]); the `tidy` test rejects the synchronous calls too. Pinned
+//! host memory (`cuMemHostAlloc`/`cuMemFreeHost`) has no stream-ordered form and may
+//! serialise the device: it is meant to be allocated outside hot loops.
+//!
 //! # Contexts
 //!
 //! Every call that needs a current context first makes sluice's context current on the
@@ -80,9 +87,24 @@ impl DriverError {
             sys::CUresult::CUDA_ERROR_NOT_READY,
             sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
             sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+            sys::CUresult::CUDA_ERROR_LAUNCH_TIMEOUT,
+            sys::CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+            sys::CUresult::CUDA_ERROR_ASSERT,
+            sys::CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR,
+            sys::CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION,
+            sys::CUresult::CUDA_ERROR_MISALIGNED_ADDRESS,
+            sys::CUresult::CUDA_ERROR_INVALID_ADDRESS_SPACE,
+            sys::CUresult::CUDA_ERROR_INVALID_PC,
             sys::CUresult::CUDA_ERROR_LAUNCH_FAILED,
+            sys::CUresult::CUDA_ERROR_TENSOR_MEMORY_LEAK,
+            sys::CUresult::CUDA_ERROR_CONTAINED,
+            sys::CUresult::CUDA_ERROR_EXTERNAL_DEVICE,
+            sys::CUresult::CUDA_ERROR_MPS_CLIENT_TERMINATED,
+            sys::CUresult::CUDA_ERROR_ECC_UNCORRECTABLE,
             sys::CUresult::CUDA_ERROR_INVALID_IMAGE,
             sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU,
+            sys::CUresult::CUDA_ERROR_NOT_SUPPORTED,
+            sys::CUresult::CUDA_ERROR_NOT_PERMITTED,
             sys::CUresult::CUDA_ERROR_UNKNOWN,
         ];
         let found = KNOWN.iter().copied().find(|r| *r as u32 == code);
@@ -126,8 +148,59 @@ impl DriverError {
         Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 
+    /// Whether the error is *sticky*: the context it came from is lost. After such an error
+    /// (a fault in a kernel: an illegal address or instruction, a misaligned access, a trap
+    /// or device-side assert, a hardware error the GPU contained, ...) no work runs in the
+    /// context any more and every later call returns the same error; CUDA's documentation
+    /// says the process must be restarted to use the device again.
+    ///
+    /// sluice relies on it at the end of a [`scope`](crate::scope): a lane that cannot be
+    /// joined may be given up (and the scope return its error) only when nothing can run
+    /// on it any more.
+    ///
+    /// ```
+    /// use sluice_host::DriverError;
+    /// assert!(DriverError::from_code(700).is_sticky()); // CUDA_ERROR_ILLEGAL_ADDRESS
+    /// assert!(DriverError::from_code(719).is_sticky()); // CUDA_ERROR_LAUNCH_FAILED
+    /// assert!(!DriverError::from_code(2).is_sticky()); // CUDA_ERROR_OUT_OF_MEMORY
+    /// assert!(!DriverError::from_code(1).is_sticky()); // CUDA_ERROR_INVALID_VALUE
+    /// ```
+    pub fn is_sticky(self) -> bool {
+        use sys::CUresult::*;
+        // Each of these is documented in `cuda.h` as leaving "the process in an inconsistent
+        // state" (or the context destroyed / unusable): the context runs nothing any more.
+        // Errors whose documentation does not say so (ECC, NVLink, out of resources, ...)
+        // are deliberately absent: treating a live context as dead would be unsound.
+        matches!(
+            self.0,
+            CUDA_ERROR_ILLEGAL_ADDRESS
+                | CUDA_ERROR_LAUNCH_TIMEOUT
+                | CUDA_ERROR_CONTEXT_IS_DESTROYED
+                | CUDA_ERROR_ASSERT
+                | CUDA_ERROR_HARDWARE_STACK_ERROR
+                | CUDA_ERROR_ILLEGAL_INSTRUCTION
+                | CUDA_ERROR_MISALIGNED_ADDRESS
+                | CUDA_ERROR_INVALID_ADDRESS_SPACE
+                | CUDA_ERROR_INVALID_PC
+                | CUDA_ERROR_LAUNCH_FAILED
+                | CUDA_ERROR_TENSOR_MEMORY_LEAK
+                | CUDA_ERROR_CONTAINED
+                | CUDA_ERROR_EXTERNAL_DEVICE
+                | CUDA_ERROR_MPS_CLIENT_TERMINATED
+        )
+    }
+
     pub(crate) fn raw(self) -> sys::CUresult {
         self.0
+    }
+
+    /// An error sluice reports itself, with the driver's code for it.
+    pub(crate) fn not_supported() -> DriverError {
+        DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED)
+    }
+
+    pub(crate) fn is_out_of_memory(self) -> bool {
+        self.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
     }
 }
 
@@ -199,8 +272,11 @@ const SYMBOLS: &[&str] = &[
     "cuEventRecord",
     "cuEventSynchronize",
     "cuEventDestroy_v2",
-    "cuMemAlloc_v2",
-    "cuMemFree_v2",
+    "cuDeviceGetDefaultMemPool",
+    "cuMemPoolSetAttribute",
+    "cuMemPoolTrimTo",
+    "cuMemAllocFromPoolAsync",
+    "cuMemFreeAsync",
     "cuMemHostAlloc",
     "cuMemFreeHost",
     "cuMemGetInfo_v2",
@@ -303,6 +379,10 @@ raw_handle!(
     /// Page-locked host memory from `cuMemHostAlloc`.
     RawHostPtr(*mut c_void)
 );
+raw_handle!(
+    /// A memory pool of the stream-ordered allocator (`cuMemAllocFromPoolAsync`).
+    RawPool(sys::CUmemoryPool)
+);
 
 /// A device address (`CUdeviceptr`).
 pub(crate) type DevicePtr = sys::CUdeviceptr;
@@ -398,25 +478,40 @@ pub(crate) mod mem {
         Ok((free, total))
     }
 
+    /// Enqueues an allocation of `bytes` from `pool` on `stream` (stream-ordered: the memory
+    /// may be used by other streams only once `stream` has passed the allocation).
+    ///
+    /// Device memory is allocated and freed only this way, never with the synchronous
+    /// allocator, whose free waits for the whole device (rule 6).
+    ///
     /// # Safety
-    /// - `ctx` is retained.
-    pub(crate) unsafe fn alloc(ctx: RawContext, bytes: usize) -> Result<DevicePtr, DriverError> {
+    /// - `ctx` is retained, `pool` is one of its device's pools, `stream` alive in `ctx`.
+    pub(crate) unsafe fn alloc_async(
+        ctx: RawContext,
+        pool: RawPool,
+        stream: RawStream,
+        bytes: usize,
+    ) -> Result<DevicePtr, DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
         let mut p = 0 as DevicePtr;
-        // SAFETY: valid out-pointer, context current.
-        check(unsafe { sys::cuMemAlloc_v2(&mut p, bytes) })?;
+        // SAFETY: valid out-pointer, context current, pool and stream alive (caller's duty).
+        check(unsafe { sys::cuMemAllocFromPoolAsync(&mut p, bytes, pool.0, stream.0) })?;
         Ok(p)
     }
 
+    /// Enqueues the return of `ptr` to its pool on `stream`: once `stream` reaches the free,
+    /// the pool may hand the memory out again. Does not block, waits for no other stream.
+    ///
     /// # Safety
-    /// - `ptr` came from `alloc` in `ctx` and is freed once.
-    /// - No work that uses it may be pending.
-    pub(crate) unsafe fn free(ctx: RawContext, ptr: DevicePtr) -> Result<(), DriverError> {
+    /// - `ptr` came from `alloc_async` in `ctx`, is freed once, and `stream` is alive.
+    /// - Every access to the memory, on any stream, has completed (or is ordered before this
+    ///   point of `stream`): nothing may use it after the free.
+    pub(crate) unsafe fn free_async(ctx: RawContext, stream: RawStream, ptr: DevicePtr) -> Result<(), DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
         // SAFETY: caller's duty.
-        check(unsafe { sys::cuMemFree_v2(ptr) })
+        check(unsafe { sys::cuMemFreeAsync(ptr, stream.0) })
     }
 
     /// Page-locked host memory, portable across contexts.
@@ -548,6 +643,59 @@ pub(crate) mod mem {
         unsafe { bind(ctx) }?;
         // SAFETY: caller's duty.
         check(unsafe { sys::cuMemsetD2D8Async(dst, pitch, 0, width_bytes, height, stream.0) })
+    }
+}
+
+pub(crate) mod pool {
+    //! `cuMemPool*`: the stream-ordered allocator's memory pool.
+    use super::*;
+
+    /// The device's default memory pool (the one `cuMemAllocAsync` uses unless another
+    /// was made current).
+    ///
+    /// # Safety
+    /// - `ctx` is retained and is `dev`'s primary context.
+    pub(crate) unsafe fn default_pool(ctx: RawContext, dev: sys::CUdevice) -> Result<RawPool, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut p = MaybeUninit::uninit();
+        // SAFETY: valid out-pointer; `dev` came from `device::get`.
+        check(unsafe { sys::cuDeviceGetDefaultMemPool(p.as_mut_ptr(), dev) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawPool(unsafe { p.assume_init() }))
+    }
+
+    /// How much unused memory the pool keeps reserved at a synchronization before it returns
+    /// the rest to the driver (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`).
+    ///
+    /// # Safety
+    /// - `ctx` is retained; `pool` is one of its device's pools.
+    pub(crate) unsafe fn set_release_threshold(ctx: RawContext, pool: RawPool, bytes: u64) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut value: sys::cuuint64_t = bytes;
+        // SAFETY: this attribute's value is a `cuuint64_t`, read through the pointer during
+        // the call only.
+        check(unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool.0,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut value as *mut sys::cuuint64_t).cast(),
+            )
+        })
+    }
+
+    /// Returns unused reserved memory of `pool` to the driver, keeping at least `keep` bytes.
+    /// Memory whose free has not been observed by the host (a synchronize of the freeing
+    /// stream) may stay reserved.
+    ///
+    /// # Safety
+    /// - `ctx` is retained; `pool` is one of its device's pools.
+    pub(crate) unsafe fn trim_to(ctx: RawContext, pool: RawPool, keep: usize) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty; the driver releases only memory no allocation uses.
+        check(unsafe { sys::cuMemPoolTrimTo(pool.0, keep) })
     }
 }
 

@@ -74,6 +74,14 @@ pub enum Error {
         /// Parameter sizes in bytes, as the PTX declares them.
         found: Vec<usize>,
     },
+    /// The PTX declares the kernel, but its parameter list there could not be read, so the
+    /// declaration could not be checked against it (and is not launched unchecked).
+    KernelParamsUnreadable {
+        /// The kernel.
+        name: &'static str,
+        /// What could not be read, such as `"a parameter's size overflows"`.
+        reason: &'static str,
+    },
     /// Memory or a resolved [`Function`](crate::Function) of one device was used on another
     /// device's lane.
     WrongDevice {
@@ -117,6 +125,15 @@ pub enum Error {
     },
     /// An allocation, upload or copy of zero elements.
     ZeroSized,
+    /// The element type needs a stricter alignment than device and pinned memory has: its
+    /// `#[repr(align(N))]` is over 256 bytes (what the driver promises for device memory).
+    /// Checked before allocating.
+    OverAligned {
+        /// `align_of::<T>()`.
+        align: usize,
+        /// The alignment the memory has (256 for every allocation).
+        max: usize,
+    },
     /// `rows * cols * size_of::<T>()` does not fit in memory addresses.
     TooLarge {
         /// Rows asked for.
@@ -156,8 +173,12 @@ pub enum Error {
         /// What the driver said.
         error: DriverError,
     },
-    /// Joining a lane at the end of a scope failed: work on it faulted. The scope's memory
-    /// is then leaked rather than freed (the device may be in an unknown state).
+    /// Joining a lane at the end of a scope failed: work on it faulted and the context is
+    /// lost ([`DriverError::is_sticky`]: nothing runs in it any more, and CUDA must be
+    /// restarted in a new process to use the device). The scope's memory is leaked rather
+    /// than freed. (A join that fails for any other reason cannot be trusted to mean the
+    /// lane stopped: sluice then aborts the process rather than let the scope's borrows end
+    /// while the lane may still use them.)
     Join {
         /// The lane's index in its scope (`usize::MAX` for the scope's upload lane).
         lane: usize,
@@ -171,6 +192,67 @@ pub enum Error {
         /// What the driver said.
         error: DriverError,
     },
+    /// A step failed, and cleaning up after it failed too (ending the scope: joining lanes,
+    /// freeing memory): no error is dropped. `error` is the first failure — for a scope,
+    /// the closure's own error — and `cleanup` lists what went wrong afterwards, in order.
+    /// [`Error::primary`] gives the first one.
+    Cleanup {
+        /// The first failure.
+        error: Box<Error>,
+        /// Failures found while cleaning up after it, in order.
+        cleanup: Vec<Error>,
+    },
+}
+
+impl Error {
+    /// The error that happened first: for [`Error::Cleanup`] its `error`, otherwise `self`.
+    /// Match on this to react to what a scope's closure returned, whatever went wrong after.
+    ///
+    /// ```
+    /// use sluice_host::{DriverError, Error};
+    /// let e = Error::Cleanup {
+    ///     error: Box::new(Error::NotAdjacent),
+    ///     cleanup: vec![Error::Join { lane: 0, error: DriverError::from_code(700) }],
+    /// };
+    /// assert_eq!(e.primary(), &Error::NotAdjacent);
+    /// assert_eq!(Error::ZeroSized.primary(), &Error::ZeroSized);
+    /// ```
+    pub fn primary(&self) -> &Error {
+        match self {
+            Error::Cleanup { error, .. } => error.primary(),
+            e => e,
+        }
+    }
+
+    /// `self`, followed by `later` found while cleaning up after it.
+    pub(crate) fn also(self, later: Error) -> Error {
+        let (error, mut cleanup) = match self {
+            Error::Cleanup { error, cleanup } => (error, cleanup),
+            e => (Box::new(e), Vec::new()),
+        };
+        match later {
+            Error::Cleanup { error: first, cleanup: rest } => {
+                cleanup.push(*first);
+                cleanup.extend(rest);
+            }
+            e => cleanup.push(e),
+        }
+        Error::Cleanup { error, cleanup }
+    }
+
+    /// The errors in `errors` as one: `None` if empty, the error itself if alone.
+    pub(crate) fn chain(errors: impl IntoIterator<Item = Error>) -> Option<Error> {
+        errors.into_iter().fold(None, |acc, e| Some(match acc {
+            None => e,
+            Some(first) => first.also(e),
+        }))
+    }
+}
+
+/// Prints an error that a destructor found and cannot return (STYLE: errors found while
+/// dropping are not lost). Use the consuming methods (`free`) to get them as values.
+pub(crate) fn report_dropped(what: &str, e: &Error) {
+    eprintln!("sluice: {what}: {e}");
 }
 
 impl fmt::Display for Error {
@@ -201,6 +283,11 @@ impl fmt::Display for Error {
                 "kernel `{name}`: its declaration lowers to parameters of {expected:?} bytes, the PTX has {found:?}: \
                  fix the declaration (each slice is two u64 parameters: address, length)"
             ),
+            Error::KernelParamsUnreadable { name, reason } => write!(
+                f,
+                "kernel `{name}`: its parameter list in the PTX cannot be read ({reason}), so its declaration \
+                 cannot be checked: pass the PTX the kernel was compiled into"
+            ),
             Error::WrongDevice { what } => {
                 write!(f, "{what}: memory or kernel of another device than this lane's (use one `Gpu` per device)")
             }
@@ -215,6 +302,11 @@ impl fmt::Display for Error {
                 "out of device memory: {requested} bytes asked for, {free} free"
             ),
             Error::ZeroSized => write!(f, "zero-sized buffer: allocations, uploads and copies need at least one element"),
+            Error::OverAligned { align, max } => write!(
+                f,
+                "the element type needs {align}-byte alignment, but device and pinned memory is only {max}-byte aligned: \
+                 use an element type aligned to at most 256 bytes"
+            ),
             Error::TooLarge { rows, cols, elem_size } => {
                 write!(f, "a {rows} x {cols} matrix of {elem_size}-byte elements does not fit in the address space")
             }
@@ -233,6 +325,14 @@ impl fmt::Display for Error {
                 }
             }
             Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
+            Error::Cleanup { error, cleanup } => {
+                write!(f, "{error}")?;
+                for (i, e) in cleanup.iter().enumerate() {
+                    let sep = if i == 0 { "; then, cleaning up: " } else { "; " };
+                    write!(f, "{sep}{e}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -249,6 +349,7 @@ impl std::error::Error for Error {
             | Error::Stream { error, .. }
             | Error::Join { error, .. }
             | Error::Free { error, .. } => Some(error),
+            Error::Cleanup { error, .. } => Some(&**error),
             _ => None,
         }
     }
@@ -272,6 +373,38 @@ mod tests {
         assert_eq!(e.to_string(), "launch config: block.x = 2048 is over the limit of 1024");
         let e = Error::OutOfMemory { requested: 10, free: 5 };
         assert_eq!(e.to_string(), "out of device memory: 10 bytes asked for, 5 free");
+    }
+
+    #[test]
+    fn cleanup_errors_are_chained_not_lost() {
+        let join = Error::Join { lane: 3, error: DriverError::from_code(700) };
+        let free = Error::Free { what: "stream", error: DriverError::from_code(700) };
+        assert_eq!(Error::chain([]), None);
+        assert_eq!(Error::chain([Error::ZeroSized]), Some(Error::ZeroSized));
+        let e = Error::chain([Error::NotAdjacent, join.clone(), free.clone()]).unwrap();
+        assert_eq!(
+            e,
+            Error::Cleanup { error: Box::new(Error::NotAdjacent), cleanup: vec![join.clone(), free.clone()] }
+        );
+        assert_eq!(e.primary(), &Error::NotAdjacent);
+        let s = e.to_string();
+        assert!(s.starts_with("views to join are not adjacent"), "{s}");
+        assert!(s.contains("then, cleaning up: joining lane 3 failed"), "{s}");
+        assert!(s.contains("releasing stream failed"), "{s}");
+        // Chaining a chain keeps one flat list.
+        let e2 = Error::ZeroSized.also(e);
+        assert_eq!(
+            e2,
+            Error::Cleanup { error: Box::new(Error::ZeroSized), cleanup: vec![Error::NotAdjacent, join, free] }
+        );
+        use std::error::Error as _;
+        assert_eq!(e2.source().map(|s| s.to_string()), Some(Error::ZeroSized.to_string()));
+    }
+
+    #[test]
+    fn over_aligned_says_what_to_do() {
+        let s = Error::OverAligned { align: 8192, max: 256 }.to_string();
+        assert!(s.contains("8192-byte alignment") && s.contains("256"), "{s}");
     }
 
     #[test]

@@ -435,8 +435,10 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// e.g. to copy a whole matrix (or a column range) back with one copy.
     ///
     /// # Errors
-    /// [`Error::NotAdjacent`] if the columns do not form one contiguous range of one matrix
-    /// (checked before any wait is enqueued); [`Error::ZeroSized`] if there are none.
+    /// [`Error::NotAdjacent`] if the columns do not form one contiguous range of whole
+    /// columns of one matrix — row ranges (`split_rows`) never join, even the same rows of
+    /// adjacent columns, since the joined view would cover the rows between them (checked
+    /// before any wait is enqueued); [`Error::ZeroSized`] if there are none.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {

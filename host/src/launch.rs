@@ -12,8 +12,10 @@
 //! Each slice parameter becomes two kernel parameters, the device address (`u64`) and the
 //! element count (`u64`); a scalar or `Pod` struct is passed by value. A view of several
 //! columns lowers to its first element's address and the count from its first to its last
-//! element, padding between columns included (the view owns that padding); pass the
-//! leading dimension as a scalar when a kernel needs the columns.
+//! element, padding between columns included. Such a view always covers whole columns, so
+//! it owns that padding. A row range (`split_rows`/`slice_rows`) is a single column and
+//! lowers to exactly its rows; row ranges never join. Pass the leading dimension as a
+//! scalar when a kernel needs the columns.
 
 use std::ffi::{c_void, CString};
 use std::marker::PhantomData;
@@ -149,8 +151,41 @@ pub struct Mut<T>(PhantomData<fn() -> T>);
 /// ```
 pub struct Ref<T>(PhantomData<fn() -> T>);
 
+/// The private halves of the launch traits. Outside this crate they cannot be named, so
+/// the public traits built on them ([`Param`], [`Signature`], [`Arg`], [`LaunchArgs`],
+/// [`Launchable`]) cannot be implemented there: every value a launch hands the driver is
+/// lowered by an impl in this file, and every function it calls is resolved by one.
 mod sealed {
+    use super::{Gpu, LaunchTarget, ParamBuf, Result};
+
+    /// Seals [`Param`](super::Param).
     pub trait Sealed {}
+
+    /// Seals [`Signature`](super::Signature).
+    pub trait SignatureSealed {}
+
+    /// How an argument lowers for parameter `P` on the lane branded `'id`: seals
+    /// [`Arg`](super::Arg). Without the seal, an impl elsewhere could push a pointer to a
+    /// local (read by the driver after it is gone), too few parameters, or a view bound to
+    /// another lane under this lane's brand.
+    pub trait LowerArg<'id, P> {
+        /// Appends this argument's lowered parameters.
+        fn lower(&self, buf: &mut ParamBuf);
+    }
+
+    /// How an argument tuple lowers for signature `S`: seals [`LaunchArgs`](super::LaunchArgs).
+    pub trait LowerArgs<'id, S> {
+        /// Appends every argument's lowered parameters.
+        fn lower(&self, buf: &mut ParamBuf);
+    }
+
+    /// How a launchable finds its function on a device: seals
+    /// [`Launchable`](super::Launchable). Without the seal, an impl elsewhere could pair
+    /// any `Sig` with another kernel's function.
+    pub trait Resolve {
+        /// The function to launch on `gpu`, checked against the launchable's signature.
+        fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget>;
+    }
 }
 
 /// One kernel parameter type: [`Mut<T>`], [`Ref<T>`] or a [`Pod`] value.
@@ -169,6 +204,9 @@ pub trait Param: sealed::Sealed {
     /// Appends the sizes in bytes of the kernel parameters this one lowers to.
     #[doc(hidden)]
     fn sizes(out: &mut Vec<usize>);
+    /// `found` without its leading sizes if they are this parameter's, else `None`.
+    #[doc(hidden)]
+    fn strip(found: &[usize]) -> Option<&[usize]>;
 }
 
 impl<T: Pod> sealed::Sealed for Mut<T> {}
@@ -176,17 +214,29 @@ impl<T: Pod> Param for Mut<T> {
     fn sizes(out: &mut Vec<usize>) {
         out.extend([8, 8]);
     }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[8, 8])
+    }
 }
 impl<T: Pod> sealed::Sealed for Ref<T> {}
 impl<T: Pod> Param for Ref<T> {
     fn sizes(out: &mut Vec<usize>) {
         out.extend([8, 8]);
     }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[8, 8])
+    }
 }
 impl<T: Pod> sealed::Sealed for T {}
 impl<T: Pod> Param for T {
     fn sizes(out: &mut Vec<usize>) {
         out.push(std::mem::size_of::<T>());
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        match found {
+            [size, rest @ ..] if *size == std::mem::size_of::<T>() => Some(rest),
+            _ => None,
+        }
     }
 }
 
@@ -199,18 +249,23 @@ impl<T: Pod> Param for T {
 /// const NOTHING: Kernel<()> = unsafe { Kernel::new("", "noop") };
 /// # let _ = NOTHING;
 /// ```
-pub trait Signature: SignatureSealed {
+pub trait Signature: sealed::SignatureSealed {
     /// Appends the sizes in bytes of all lowered kernel parameters.
     #[doc(hidden)]
     fn sizes(out: &mut Vec<usize>);
+    /// Whether `found` (an entry's parameter sizes) are exactly those this list lowers
+    /// to; unlike comparing with [`sizes`](Signature::sizes), allocates nothing, so a
+    /// launch can check every time.
+    #[doc(hidden)]
+    fn matches(found: &[usize]) -> bool;
 }
-
-#[doc(hidden)]
-pub trait SignatureSealed {}
 
 /// The kernel parameters lowered for `cuLaunchKernel`: a value per parameter, held here
 /// or pointed to in the caller's argument tuple.
-#[doc(hidden)]
+///
+/// Nameable only in this crate: `pub` because the sealed traits' methods take it, but the
+/// module is private and nothing re-exports it. Built only by [`launch_raw`], around one
+/// launch call: what it points to in the argument tuple outlives it.
 pub struct ParamBuf {
     slots: [Slot; MAX_PARAMS],
     n: usize,
@@ -256,8 +311,10 @@ impl ParamBuf {
         self.push_slice(s.ptr, s.flat_len() as u64);
     }
 
-    #[doc(hidden)]
-    pub fn push_value<T: Pod>(&mut self, v: &T) {
+    /// Points the next parameter at `v`, which must outlive the launch call: only the
+    /// `Pod` impl of `LowerArg` calls this, with a field of the argument tuple
+    /// `launch_raw` borrows across the call.
+    fn push_value<T: Pod>(&mut self, v: &T) {
         self.push(Slot::Ptr((v as *const T).cast()));
     }
 
@@ -276,6 +333,7 @@ impl ParamBuf {
 ///
 /// Implemented for: `&mut ColumnViewMut<'_, 'id, T>` → [`Mut<T>`]; `&ColumnView`,
 /// `ColumnView` and `&ColumnViewMut` (all `'id`) → [`Ref<T>`]; a `Pod` value → itself.
+/// Sealed: these are all the arguments there are.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter `{P}`",
     label = "wrong argument for a `{P}` parameter",
@@ -298,39 +356,53 @@ impl ParamBuf {
 /// })
 /// # }
 /// ```
-pub trait Arg<'id, P: Param> {
-    /// Appends this argument's lowered parameters.
-    #[doc(hidden)]
-    fn lower(&self, buf: &mut ParamBuf);
-}
+///
+/// A new kind of argument cannot be added outside sluice — for instance a wrapper that
+/// passes a view bound to another lane as if it were this lane's:
+///
+/// ```compile_fail,E0277
+/// use sluice_host::{Arg, ColumnViewMut, Mut};
+/// struct OtherLane<'s, 'other>(ColumnViewMut<'s, 'other, f32>);
+/// // error[E0277]: the trait bound `...: LowerArg<'id, Mut<f32>>` is not satisfied (sealed)
+/// impl<'id, 's, 'other> Arg<'id, Mut<f32>> for &mut OtherLane<'s, 'other> {}
+/// ```
+///
+/// Hand a view to another lane through a fence instead (`Fenced`, `Stream::await_fence`).
+pub trait Arg<'id, P: Param>: sealed::LowerArg<'id, P> {}
 
-impl<'id, T: Pod> Arg<'id, Mut<T>> for &mut ColumnViewMut<'_, 'id, T> {
+impl<'id, T: Pod> Arg<'id, Mut<T>> for &mut ColumnViewMut<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Mut<T>> for &mut ColumnViewMut<'_, 'id, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ref<T>> for &ColumnViewMut<'_, 'id, T> {
+impl<'id, T: Pod> Arg<'id, Ref<T>> for &ColumnViewMut<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for &ColumnViewMut<'_, 'id, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ref<T>> for &ColumnView<'_, 'id, T> {
+impl<'id, T: Pod> Arg<'id, Ref<T>> for &ColumnView<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for &ColumnView<'_, 'id, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ref<T>> for ColumnView<'_, 'id, T> {
+impl<'id, T: Pod> Arg<'id, Ref<T>> for ColumnView<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for ColumnView<'_, 'id, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, T> for T {
+impl<'id, T: Pod> Arg<'id, T> for T {}
+impl<'id, T: Pod> sealed::LowerArg<'id, T> for T {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_value(self);
     }
 }
 
 /// A tuple of arguments that fits the parameter tuple `S` on the lane branded `'id`.
+/// Sealed: implemented for tuples of [`Arg`]s only.
 #[diagnostic::on_unimplemented(
     message = "these arguments do not fit a kernel with parameters `{S}`",
     label = "expected one argument per parameter of `{S}`, each of the matching kind",
@@ -350,25 +422,27 @@ impl<'id, T: Pod> Arg<'id, T> for T {
 /// })
 /// # }
 /// ```
-pub trait LaunchArgs<'id, S: Signature> {
-    /// Appends every argument's lowered parameters.
-    #[doc(hidden)]
-    fn lower(&self, buf: &mut ParamBuf);
-}
+pub trait LaunchArgs<'id, S: Signature>: sealed::LowerArgs<'id, S> {}
 
 macro_rules! tuple_impls {
     ($( ($($P:ident $A:ident $i:tt),*) )*) => {$(
-        impl<$($P: Param),*> SignatureSealed for ($($P,)*) {}
+        impl<$($P: Param),*> sealed::SignatureSealed for ($($P,)*) {}
         impl<$($P: Param),*> Signature for ($($P,)*) {
             #[allow(unused_variables)]
             fn sizes(out: &mut Vec<usize>) {
                 $($P::sizes(out);)*
             }
+            fn matches(found: &[usize]) -> bool {
+                let rest = found;
+                $(let Some(rest) = $P::strip(rest) else { return false };)*
+                rest.is_empty()
+            }
         }
-        impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> LaunchArgs<'id, ($($P,)*)> for ($($A,)*) {
+        impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> LaunchArgs<'id, ($($P,)*)> for ($($A,)*) {}
+        impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> sealed::LowerArgs<'id, ($($P,)*)> for ($($A,)*) {
             #[allow(unused_variables)]
             fn lower(&self, buf: &mut ParamBuf) {
-                $(self.$i.lower(buf);)*
+                $(sealed::LowerArg::<'id, $P>::lower(&self.$i, buf);)*
             }
         }
     )*};
@@ -552,16 +626,20 @@ impl<S: Signature> Kernel<S> {
 ///     const NAME: &'static str = "saxpy";
 ///     type Signature = (Mut<f32>, Ref<f32>, f32);
 /// }
-/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = Kernel::of::<saxpy>("PTX text");
+/// # const PTX: &str = "PTX text";
+/// // SAFETY: `PTX` is the module the crate declaring `saxpy` was compiled into.
+/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::of::<saxpy>(PTX) };
 /// assert_eq!(SAXPY.name(), "saxpy");
 /// ```
 ///
 /// # Safety
-/// The same duties as [`Kernel::new`]: the entry `NAME` takes, in order, the parameters
+/// The same duties as [`Kernel::new`], for the entry `NAME` of the PTX module the
+/// implementing crate is compiled into: the entry takes, in order, the parameters
 /// `Signature` lowers to; it writes only through its [`Mut`] parameters and only below the
 /// lengths passed with them. `#[kernel]` upholds them by construction: it derives the
 /// signature from the function it compiles, and a `&[T]` parameter cannot be written in
-/// safe kernel code.
+/// safe kernel code. (Which PTX that is, the declaration cannot say: [`Kernel::of`]'s
+/// caller vouches for it.)
 pub unsafe trait KernelDecl {
     /// The PTX entry name.
     const NAME: &'static str;
@@ -570,11 +648,31 @@ pub unsafe trait KernelDecl {
 }
 
 impl<S: Signature> Kernel<S> {
-    /// The typed handle of a `#[kernel]`-declared entry in the PTX module `ptx`. Safe: the
-    /// declaration's `unsafe impl` carries the duties [`Kernel::new`] asks of its caller.
+    /// The typed handle of a `#[kernel]`-declared entry `D` in the PTX module `ptx`.
     ///
-    /// See [`KernelDecl`] for an example.
-    pub const fn of<D: KernelDecl<Signature = S>>(ptx: &'static str) -> Kernel<S> {
+    /// The declaration's `unsafe impl` vouches for the entry as compiled from `D`'s own
+    /// crate; only the caller knows that `ptx` is that compilation. Another module may hold
+    /// an entry of the same name and parameter sizes (the load-time check passes) that
+    /// writes through a [`Ref`] parameter, or out of bounds.
+    ///
+    /// # Safety
+    /// - `ptx` is the module `D`'s kernel crate was compiled into (for the facade,
+    ///   `gpu-kernels` compiled by the build script), so its entry `D::NAME` is the
+    ///   kernel `D` declares and keeps the duties of [`KernelDecl`].
+    ///
+    /// See [`KernelDecl`] for an example. Calling it outside `unsafe` does not compile:
+    ///
+    /// ```compile_fail,E0133
+    /// use sluice_host::{Kernel, KernelDecl, Mut};
+    /// struct Fill;
+    /// // SAFETY: (as `#[kernel]` emits it) `fill` writes only `out`, in bounds.
+    /// unsafe impl KernelDecl for Fill {
+    ///     const NAME: &'static str = "fill";
+    ///     type Signature = (Mut<f32>, f32);
+    /// }
+    /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
+    /// ```
+    pub const unsafe fn of<D: KernelDecl<Signature = S>>(ptx: &'static str) -> Kernel<S> {
         Kernel { ptx, name: D::NAME, _sig: PhantomData }
     }
 }
@@ -592,15 +690,28 @@ impl<S: Signature> Kernel<S> {
     /// assert_eq!(GOOD.check_signature(), Ok(()));
     /// assert!(matches!(BAD.check_signature(), Err(Error::KernelSignature { .. })));
     /// ```
+    ///
+    /// # Errors
+    /// [`Error::KernelNotFound`] (no entry of this name in the text),
+    /// [`Error::KernelParamsUnreadable`] (the entry's parameter list is not understood, so
+    /// nothing could be checked), [`Error::KernelSignature`] (the sizes differ).
     pub fn check_signature(&self) -> Result<()> {
-        let found = ptx_param_sizes(self.ptx, self.name).ok_or(Error::KernelNotFound { name: self.name })?;
-        let mut expected = Vec::new();
-        S::sizes(&mut expected);
-        if expected != found {
-            return Err(Error::KernelSignature { name: self.name, expected, found });
-        }
-        Ok(())
+        let found = ptx_param_sizes(self.ptx, self.name).map_err(|e| match e {
+            PtxParamsError::NoEntry => Error::KernelNotFound { name: self.name },
+            PtxParamsError::Unreadable(reason) => Error::KernelParamsUnreadable { name: self.name, reason },
+        })?;
+        check_sizes::<S>(self.name, &found)
     }
+}
+
+/// `Ok` if `found` (an entry's parameter sizes in the PTX) are those `S` lowers to.
+fn check_sizes<S: Signature>(name: &'static str, found: &[usize]) -> Result<()> {
+    if S::matches(found) {
+        return Ok(());
+    }
+    let mut expected = Vec::new();
+    S::sizes(&mut expected);
+    Err(Error::KernelSignature { name, expected, found: found.to_vec() })
 }
 
 impl<S> Kernel<S> {
@@ -636,6 +747,11 @@ impl<S> std::fmt::Debug for Kernel<S> {
 /// A kernel resolved on one device: [`Kernel`] plus its loaded function, so launches skip
 /// the lookup. Get one with [`Gpu::function`]; it keeps the device's modules loaded.
 ///
+/// Launching a `Function` takes no lock and searches nothing: its signature was checked
+/// against the PTX when it was resolved, and it holds the driver's function handle and
+/// the kernel's limits. (Launching a [`Kernel`] finds them in the device's cache and checks
+/// the signature again each time.)
+///
 /// ```no_run
 /// # use sluice_host::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
@@ -651,24 +767,27 @@ impl<S> std::fmt::Debug for Kernel<S> {
 /// # }
 /// ```
 pub struct Function<S> {
+    /// Keeps the context and the module holding `target.func` loaded.
     gpu: Gpu,
-    resolved: ResolvedFn,
+    target: LaunchTarget,
     _sig: PhantomData<fn() -> S>,
 }
 
 impl<S> Clone for Function<S> {
     fn clone(&self) -> Self {
-        Function { gpu: self.gpu.clone(), resolved: self.resolved, _sig: PhantomData }
+        Function { gpu: self.gpu.clone(), target: self.target, _sig: PhantomData }
     }
 }
 
 impl<S> std::fmt::Debug for Function<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Function").field("name", &self.resolved.name).finish_non_exhaustive()
+        f.debug_struct("Function").field("name", &self.target.name).finish_non_exhaustive()
     }
 }
 
 /// Something a lane can launch: a [`Kernel`] descriptor or a resolved [`Function`].
+/// Sealed: these two are all there are, so the parameter list `Sig` a launch is checked
+/// against is always the one the function was resolved (and checked) with.
 ///
 /// ```no_run
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -685,27 +804,45 @@ impl<S> std::fmt::Debug for Function<S> {
 /// })
 /// # }
 /// ```
-pub trait Launchable {
+///
+/// A launchable of one's own, say one that re-types a kernel's parameters, does not
+/// compile:
+///
+/// ```compile_fail,E0277
+/// use sluice_host::{Launchable, Mut};
+/// struct Retyped;
+/// // error[E0277]: the trait bound `Retyped: Resolve` is not satisfied (sealed)
+/// impl Launchable for Retyped {
+///     type Sig = (Mut<u8>, f32);
+/// }
+/// ```
+///
+/// Declare the kernel with its own parameters instead ([`Kernel::new`], `#[kernel]`).
+pub trait Launchable: sealed::Resolve {
     /// The kernel's parameter list.
     type Sig: Signature;
-    #[doc(hidden)]
-    fn resolve(&self, gpu: &Gpu) -> Result<ResolvedFn>;
 }
 
 impl<S: Signature> Launchable for Kernel<S> {
     type Sig = S;
-    fn resolve(&self, gpu: &Gpu) -> Result<ResolvedFn> {
+}
+impl<S: Signature> sealed::Resolve for Kernel<S> {
+    fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
         gpu.resolve::<S>(self.ptx, self.name)
     }
 }
 
 impl<S: Signature> Launchable for Function<S> {
     type Sig = S;
-    fn resolve(&self, gpu: &Gpu) -> Result<ResolvedFn> {
+}
+impl<S: Signature> sealed::Resolve for Function<S> {
+    fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
+        // Two `Gpu`s of one device share its primary context, and with it the module
+        // `self.gpu` keeps loaded.
         if self.gpu.ctx() != gpu.ctx() {
-            return Err(Error::WrongDevice { what: self.resolved.name });
+            return Err(Error::WrongDevice { what: self.target.name });
         }
-        Ok(self.resolved)
+        Ok(self.target)
     }
 }
 
@@ -715,15 +852,23 @@ pub(crate) struct LoadedModule {
     pub(crate) module: RawModule,
 }
 
-/// A function looked up in a loaded module, with the limits a launch is checked against.
-#[doc(hidden)]
+/// What a launch needs of a resolved function: its handle and the limits a launch is
+/// checked against. Nameable only in this crate, as [`ParamBuf`] is.
 #[derive(Clone, Copy, Debug)]
-pub struct ResolvedFn {
-    key: (usize, usize),
+pub struct LaunchTarget {
     pub(crate) name: &'static str,
     pub(crate) func: RawFunction,
     pub(crate) max_threads_per_block: u32,
     pub(crate) static_shared_bytes: u32,
+}
+
+/// An entry of a device's function cache: a function looked up in a loaded module, by
+/// the address of its PTX text and its name, with the entry's parameter sizes in the PTX
+/// so that every declaration resolved to it is checked, not only the first.
+pub(crate) struct ResolvedFn {
+    key: (usize, usize),
+    params: Box<[usize]>,
+    target: LaunchTarget,
 }
 
 impl Gpu {
@@ -732,7 +877,8 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::LoadModule`], [`Error::DriverTooOld`] (the PTX needs a newer driver),
-    /// [`Error::KernelNotFound`], [`Error::KernelSignature`].
+    /// [`Error::KernelNotFound`], [`Error::KernelSignature`],
+    /// [`Error::KernelParamsUnreadable`] (the parameters could not be checked).
     ///
     /// ```no_run
     /// # use sluice_host::{Kernel, Mut};
@@ -743,14 +889,20 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn function<S: Signature>(&self, kernel: &Kernel<S>) -> Result<Function<S>> {
-        let resolved = self.resolve::<S>(kernel.ptx, kernel.name)?;
-        Ok(Function { gpu: self.clone(), resolved, _sig: PhantomData })
+        let target = self.resolve::<S>(kernel.ptx, kernel.name)?;
+        Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
     }
 
-    pub(crate) fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str) -> Result<ResolvedFn> {
+    /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
+    /// on every call (the cache is shared by every declaration of the entry).
+    pub(crate) fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str) -> Result<LaunchTarget> {
         let key = (ptx.as_ptr() as usize, ptx.len());
-        if let Some(f) = lock(&self.inner.functions).iter().find(|f| f.key == key && f.name == name) {
-            return Ok(*f);
+        let cached = lock(&self.inner.functions)
+            .iter()
+            .find(|f| f.key == key && f.target.name == name)
+            .map(|f| check_sizes::<S>(name, &f.params).map(|()| f.target));
+        if let Some(resolved) = cached {
+            return resolved;
         }
         let module = self.load_module(ptx)?;
         let ctx = self.ctx();
@@ -762,28 +914,31 @@ impl Gpu {
                 Error::LoadModule(e)
             }
         })?;
-        if let Some(found) = ptx_param_sizes(ptx, name) {
-            let mut expected = Vec::new();
-            S::sizes(&mut expected);
-            if expected != found {
-                return Err(Error::KernelSignature { name, expected, found });
-            }
-        }
+        // The driver found the entry; if the text cannot show its parameters, they cannot
+        // be checked, and an unchecked declaration is not launched.
+        let params = ptx_param_sizes(ptx, name).map_err(|e| Error::KernelParamsUnreadable {
+            name,
+            reason: match e {
+                PtxParamsError::NoEntry => "no `.entry` of this name in the text, though the driver found one",
+                PtxParamsError::Unreadable(reason) => reason,
+            },
+        })?;
         let attr = |a| {
             // SAFETY: `func` belongs to a loaded module.
             unsafe { driver::module::attribute(ctx, func, a) }
                 .map(|v| v.max(0) as u32)
                 .map_err(|error| Error::Device { call: "cuFuncGetAttribute", error })
         };
-        let resolved = ResolvedFn {
-            key,
+        let target = LaunchTarget {
             name,
             func,
             max_threads_per_block: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             static_shared_bytes: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
         };
-        lock(&self.inner.functions).push(resolved);
-        Ok(resolved)
+        // Cached before the check: the entry is what it is, whichever declaration asked.
+        let checked = check_sizes::<S>(name, &params);
+        lock(&self.inner.functions).push(ResolvedFn { key, params: params.into(), target });
+        checked.map(|()| target)
     }
 
     fn load_module(&self, ptx: &'static str) -> Result<RawModule> {
@@ -816,14 +971,17 @@ impl Gpu {
 /// Launches `f` with `args` on `stream` after checking `cfg`.
 ///
 /// # Safety
-/// - `args` lowers to `f`'s parameters (guaranteed by `Launchable::Sig` and the
-///   `Kernel::new` contract), and every view among them stays alive and is not accessed
+/// - `args` lowers to `f`'s parameters: `f` was resolved for `S` (`Launchable` is sealed,
+///   and both its impls resolve with their own `Sig`, checked against the PTX's parameter
+///   sizes), `LaunchArgs` is sealed (its impls lower exactly `S`), and the PTX is the
+///   kernel declared (the `Kernel::new` / `Kernel::of` contract). Every view among them
+///   stays alive and is not accessed
 ///   conflictingly by other streams until `stream` passes the launch (guaranteed by the
 ///   brand: the views are bound to `stream` and borrow their memory for the scope).
 pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
     gpu: &Gpu,
     stream: driver::RawStream,
-    f: &ResolvedFn,
+    f: &LaunchTarget,
     cfg: LaunchConfig,
     args: &A,
 ) -> Result<()> {
@@ -859,60 +1017,119 @@ pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
         .map_err(|error| Error::Launch { kernel: f.name, error })
 }
 
-/// The sizes of entry `name`'s parameters in PTX text, or `None` if it cannot be parsed.
-pub(crate) fn ptx_param_sizes(ptx: &str, name: &str) -> Option<Vec<usize>> {
-    let mut rest = ptx;
-    let body = loop {
-        let at = rest.find(".entry")?;
-        rest = &rest[at + ".entry".len()..];
-        let trimmed = rest.trim_start();
-        if let Some(after) = trimmed.strip_prefix(name) {
-            if let Some(params) = after.trim_start().strip_prefix('(') {
-                break &params[..params.find(')')?];
-            }
-        }
-    };
-    let mut sizes = Vec::new();
-    for decl in body.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        let mut elem = None;
-        let mut count = 1usize;
-        for tok in decl.split_whitespace() {
-            let size = match tok {
-                ".b8" | ".u8" | ".s8" => Some(1),
-                ".b16" | ".u16" | ".s16" | ".f16" => Some(2),
-                ".b32" | ".u32" | ".s32" | ".f32" => Some(4),
-                ".b64" | ".u64" | ".s64" | ".f64" => Some(8),
-                _ => None,
-            };
-            if size.is_some() && elem.is_none() {
-                elem = size;
-            }
-            if let (Some(open), true) = (tok.find('['), tok.ends_with(']')) {
-                count = tok[open + 1..tok.len() - 1].parse().ok()?;
-            }
-        }
-        sizes.push(elem? * count);
-    }
-    Some(sizes)
+/// Why an entry's parameter sizes could not be read from PTX text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PtxParamsError {
+    /// The text declares no `.entry` of this name.
+    NoEntry,
+    /// The entry is declared, but its parameter list is not understood: why.
+    Unreadable(&'static str),
 }
 
-/// The driver version a PTX module's `.version` needs, if known.
+/// The sizes in bytes of entry `name`'s parameters in PTX text.
+///
+/// Malformed text is an error, never a panic or a wrapped size: the text may come from
+/// anywhere, and a wrong size here would let a mismatched declaration through.
+pub(crate) fn ptx_param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, PtxParamsError> {
+    let text = strip_ptx_comments(ptx);
+    let list = entry_param_list(&text, name)?;
+    let mut sizes = Vec::new();
+    for decl in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let mut toks = decl.split_whitespace();
+        if toks.next() != Some(".param") {
+            return Err(PtxParamsError::Unreadable("a parameter not declared `.param`"));
+        }
+        let mut elem: Option<usize> = None;
+        let mut count = 1usize;
+        for tok in toks {
+            let size = match tok {
+                ".b8" | ".u8" | ".s8" => Some(1),
+                ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => Some(2),
+                ".b32" | ".u32" | ".s32" | ".f32" => Some(4),
+                ".b64" | ".u64" | ".s64" | ".f64" => Some(8),
+                ".b128" => Some(16),
+                _ => None,
+            };
+            if elem.is_none() {
+                elem = size;
+            }
+            if let Some(open) = tok.find('[') {
+                let n = tok[open + 1..].strip_suffix(']').and_then(|n| n.parse().ok());
+                count = n.ok_or(PtxParamsError::Unreadable("a parameter's array length"))?;
+            }
+        }
+        let elem = elem.ok_or(PtxParamsError::Unreadable("a parameter of no known type"))?;
+        let size = elem.checked_mul(count).ok_or(PtxParamsError::Unreadable("a parameter's size overflows"))?;
+        sizes.push(size);
+    }
+    Ok(sizes)
+}
+
+/// The text between the parentheses of `.entry name ( ... )`: empty for an entry declared
+/// without a parameter list.
+fn entry_param_list<'t>(text: &'t str, name: &str) -> Result<&'t str, PtxParamsError> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
+    let mut rest = text;
+    while let Some(at) = rest.find(".entry") {
+        let before = text[..text.len() - rest.len() + at].chars().next_back();
+        rest = &rest[at + ".entry".len()..];
+        if before.is_some_and(|c| is_ident(c) || c == '.') || !rest.starts_with(char::is_whitespace) {
+            continue; // part of a longer word, such as `.entry_x`
+        }
+        let after = rest.trim_start();
+        let ident_len = after.find(|c: char| !is_ident(c)).unwrap_or(after.len());
+        if &after[..ident_len] != name {
+            continue;
+        }
+        let after = after[ident_len..].trim_start();
+        let Some(list) = after.strip_prefix('(') else { return Ok("") };
+        let close = list.find(')').ok_or(PtxParamsError::Unreadable("an unclosed parameter list"))?;
+        return Ok(&list[..close]);
+    }
+    Err(PtxParamsError::NoEntry)
+}
+
+/// `ptx` without its `//` and `/* */` comments (each replaced by a space), so that a
+/// commented-out declaration is not taken for the entry's.
+fn strip_ptx_comments(ptx: &str) -> std::borrow::Cow<'_, str> {
+    if !ptx.contains("//") && !ptx.contains("/*") {
+        return ptx.into();
+    }
+    let mut out = String::with_capacity(ptx.len());
+    let mut rest = ptx;
+    while let Some(at) = [rest.find("//"), rest.find("/*")].into_iter().flatten().min() {
+        let end = if rest[at..].starts_with("//") {
+            rest[at..].find('\n').map_or(rest.len(), |e| at + e)
+        } else {
+            rest[at + 2..].find("*/").map_or(rest.len(), |e| at + 2 + e + 2)
+        };
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// The driver version a PTX module's `.version` needs, if known (`None` for a version
+/// this table does not know, or malformed text).
 pub(crate) fn ptx_needs_driver(ptx: &str) -> Option<u32> {
     let line = ptx.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
     let v = line.strip_prefix(".version")?.trim();
     let (major, minor) = v.split_once('.')?;
     let (major, minor): (u32, u32) = (major.trim().parse().ok()?, minor.trim().parse().ok()?);
+    // Checked: a minor such as 500000000 must not overflow into a small, wrong version.
+    let cuda = |base: u32, m: u32| m.checked_mul(10)?.checked_add(base);
     // PTX ISA → CUDA: 7.m → 11.m; 8.0-8.5 → 12.0-12.5; 8.6 → 12.7; 8.7 → 12.8; 8.8 → 12.9; 9.m → 13.m.
-    let cuda = match (major, minor) {
-        (7, m) => 11000 + m * 10,
-        (8, m @ 0..=5) => 12000 + m * 10,
-        (8, 6) => 12070,
-        (8, 7) => 12080,
-        (8, 8) => 12090,
-        (9, m) => 13000 + m * 10,
-        _ => return None,
-    };
-    Some(cuda)
+    match (major, minor) {
+        (7, m) => cuda(11000, m),
+        (8, m @ 0..=5) => cuda(12000, m),
+        (8, 6) => Some(12070),
+        (8, 7) => Some(12080),
+        (8, 8) => Some(12090),
+        (9, m) => cuda(13000, m),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -939,10 +1156,86 @@ mod tests {
 
     #[test]
     fn ptx_signatures_are_parsed() {
-        assert_eq!(ptx_param_sizes(PTX, "fill_column"), Some(vec![8, 8, 4]));
-        assert_eq!(ptx_param_sizes(PTX, "with_struct"), Some(vec![8, 16]));
-        assert_eq!(ptx_param_sizes(PTX, "fill"), None);
+        assert_eq!(ptx_param_sizes(PTX, "fill_column"), Ok(vec![8, 8, 4]));
+        assert_eq!(ptx_param_sizes(PTX, "with_struct"), Ok(vec![8, 16]));
+        assert_eq!(ptx_param_sizes(PTX, "fill"), Err(PtxParamsError::NoEntry));
         assert_eq!(ptx_needs_driver(PTX), Some(11080));
+    }
+
+    #[test]
+    fn ptx_entries_are_found_by_whole_name_outside_comments() {
+        let ptx = "// .visible .entry k(\n.param .f64 fake\n)\n/* .entry k(.param .f64 fake) */\n\
+                   .visible .entry k_long(\n.param .f64 a\n)\n{ ret; }\n\
+                   .visible .entry k(\n.param .u32 a\n)\n{ ret; }\n\
+                   .visible .entry noargs\n{ ret; }\n.visible .entry empty()\n{ ret; }";
+        assert_eq!(ptx_param_sizes(ptx, "k"), Ok(vec![4]));
+        assert_eq!(ptx_param_sizes(ptx, "k_long"), Ok(vec![8]));
+        assert_eq!(ptx_param_sizes(ptx, "noargs"), Ok(vec![]));
+        assert_eq!(ptx_param_sizes(ptx, "empty"), Ok(vec![]));
+        assert_eq!(ptx_param_sizes(ptx, "k_"), Err(PtxParamsError::NoEntry));
+    }
+
+    #[test]
+    fn malformed_ptx_is_an_error_not_a_panic() {
+        let unreadable = |ptx: &str| match ptx_param_sizes(ptx, "k") {
+            Err(PtxParamsError::Unreadable(why)) => why,
+            other => panic!("{ptx:?}: {other:?}"),
+        };
+        // 8 * 2^61 overflows usize: a panic in debug builds, a wrap to 0 in release.
+        assert_eq!(unreadable(".entry k(.param .b64 p[2305843009213693952])"), "a parameter's size overflows");
+        assert_eq!(unreadable(".entry k(.param .b8 p[99999999999999999999999])"), "a parameter's array length");
+        assert_eq!(unreadable(".entry k(.param .b8 p[2][3])"), "a parameter's array length");
+        assert_eq!(unreadable(".entry k(.param .b8 p[x])"), "a parameter's array length");
+        assert_eq!(unreadable(".entry k(.param .pred p)"), "a parameter of no known type");
+        assert_eq!(unreadable(".entry k(.reg .u64 p)"), "a parameter not declared `.param`");
+        assert_eq!(unreadable(".entry k(.param .u64 p"), "an unclosed parameter list");
+        // The version table: a huge minor must not wrap into a small, wrong version.
+        assert_eq!(ptx_needs_driver(".version 7.500000000"), None);
+        assert_eq!(ptx_needs_driver(".version 9.4294967295"), None);
+        assert_eq!(ptx_needs_driver(".version 8.5"), Some(12050));
+        assert_eq!(ptx_needs_driver(".version 9.0"), Some(13000));
+        assert_eq!(ptx_needs_driver(".version x.y"), None);
+    }
+
+    #[test]
+    fn unreadable_or_missing_entries_are_typed_errors_in_the_check() {
+        // SAFETY: checked only, never launched.
+        let k = unsafe { Kernel::<(Mut<f32>,)>::new(".entry k(.param .b64 p[2305843009213693952])", "k") };
+        assert!(matches!(k.check_signature(), Err(Error::KernelParamsUnreadable { name: "k", .. })));
+        // SAFETY: checked only, never launched.
+        let k = unsafe { Kernel::<(Mut<f32>,)>::new(PTX, "missing") };
+        assert_eq!(k.check_signature(), Err(Error::KernelNotFound { name: "missing" }));
+    }
+
+    #[test]
+    fn signatures_match_exactly_their_own_sizes() {
+        fn agrees<S: Signature>(found: &[usize]) {
+            let mut sizes = Vec::new();
+            S::sizes(&mut sizes);
+            assert_eq!(S::matches(found), sizes == found, "{found:?}");
+        }
+        for found in [&[][..], &[8], &[8, 8], &[8, 8, 4], &[8, 8, 8], &[8, 8, 4, 4], &[8, 8, 16], &[4, 8, 8]] {
+            agrees::<()>(found);
+            agrees::<(Mut<f32>,)>(found);
+            agrees::<(Mut<f32>, f32)>(found);
+            agrees::<(Ref<u8>, f64)>(found);
+            agrees::<(Mut<f32>, [f32; 4])>(found);
+            agrees::<(f32, Ref<f32>)>(found);
+        }
+        assert!(<(Mut<f32>, f32)>::matches(&[8, 8, 4]));
+        assert!(!<(Mut<f32>, f32)>::matches(&[8, 8, 4, 4]));
+        assert!(!<(Mut<f32>, f32)>::matches(&[8, 8]));
+    }
+
+    #[test]
+    fn a_second_declaration_of_a_cached_entry_is_checked_too() {
+        // What a launch of a cached entry runs: the cached sizes against this declaration.
+        let found = ptx_param_sizes(PTX, "fill_column").unwrap();
+        assert_eq!(check_sizes::<(Mut<f32>, f32)>("fill_column", &found), Ok(()));
+        assert_eq!(
+            check_sizes::<(Mut<f32>, f64)>("fill_column", &found),
+            Err(Error::KernelSignature { name: "fill_column", expected: vec![8, 8, 8], found: vec![8, 8, 4] })
+        );
     }
 
     #[test]

@@ -69,7 +69,7 @@
 //! | 3. read-only data is read by many lanes, each after awaiting its upload fence | `&Fenced<ColumnsRef>` yields `ColumnView`, which fits only `Ref` parameters | `fence.rs`, `launch.rs` |
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
 //! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins before `'scope` ends | `scope.rs` |
-//! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize`; the `tidy` test | `driver.rs` |
+//! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize`; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
@@ -109,6 +109,3 @@ pub use memory::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMa
 pub use scope::{scope, Lane, LaneStats, Scope};
 pub use stream::Stream;
 pub use view::{ColumnView, ColumnViewMut};
-
-#[doc(hidden)]
-pub use launch::{ParamBuf, ResolvedFn};

@@ -9,6 +9,19 @@
 //! disjoint column ranges — the same way `<[T]>::split_at_mut` and `chunks_mut` split a
 //! slice. Two lanes can therefore never hold mutable access to the same element: the
 //! borrow checker rejects the second `&mut` borrow.
+//!
+//! A single column can be split further into row ranges
+//! ([`ColumnViewMut::split_rows`](crate::ColumnViewMut::split_rows)). A row range owns its
+//! rows only, not the rest of its column nor the column's padding, so it is never joined
+//! with its neighbours: a join of row ranges of adjacent columns would span the rows
+//! between them, which other views own. Only spans of whole columns join (`Span::join`).
+//!
+//! # Memory
+//!
+//! Device memory comes from the driver's stream-ordered allocator, through the
+//! [`Gpu`]'s allocator stream (see [`Gpu::trim_memory_pool`]): allocating waits for that
+//! internal stream only, and freeing enqueues the free there without waiting at all, so
+//! neither synchronizes the device (rule 6) nor waits for any lane.
 
 use std::marker::PhantomData;
 use std::ops::{Bound, Deref, DerefMut, RangeBounds};
@@ -20,8 +33,9 @@ use crate::device::Gpu;
 use crate::driver::{self, DevicePtr, RawHostPtr};
 use crate::error::{Error, Result};
 
-/// A run of whole columns of one device allocation: the plain data behind every borrow
-/// and view (no lifetime, no brand: those live in the types that carry a `Span`).
+/// A run of whole columns of one device allocation, or a run of rows of one column: the
+/// plain data behind every borrow and view (no lifetime, no brand: those live in the types
+/// that carry a `Span`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Span {
     /// Address of the first element of the first column.
@@ -36,6 +50,11 @@ pub(crate) struct Span {
     /// The context (device) the allocation belongs to, as an address: work on another
     /// device's lane is refused with a typed error.
     pub ctx: usize,
+    /// Whether the span covers whole columns: every row of each of its columns, and so the
+    /// padding between them. False for a row range of a column (`slice_rows`, `split_rows`),
+    /// which owns only its own rows; such spans never [`join`](Span::join), because the
+    /// joined span would cover the rows between them, which other views own.
+    pub whole_columns: bool,
 }
 
 impl Span {
@@ -45,8 +64,10 @@ impl Span {
     }
 
     /// Elements from the first to the last, padding between columns included: the
-    /// length a kernel sees (the span owns all of them).
+    /// length a kernel sees. The span owns all of them: a span of several columns covers
+    /// whole columns (only those join), and a row range is one column, without padding.
     pub fn flat_len(&self) -> usize {
+        debug_assert!(self.cols <= 1 || self.whole_columns, "a row range spans one column");
         if self.cols == 0 {
             0
         } else {
@@ -93,10 +114,16 @@ impl Span {
         Some(mid)
     }
 
-    /// `self` followed directly by `next` as one span, if they are adjacent column ranges
-    /// of one allocation.
+    /// `self` followed directly by `next` as one span, if they are adjacent ranges of whole
+    /// columns of one allocation.
+    ///
+    /// Row ranges never join, not even the same rows of two adjacent columns: their join
+    /// would start in one column and end in the next, and its flat extent (what a kernel is
+    /// given) would cover the rows in between, which other views own (rule 2).
     pub fn join(self, next: Span) -> Option<Span> {
-        let adjacent = self.alloc == next.alloc
+        let adjacent = self.whole_columns
+            && next.whole_columns
+            && self.alloc == next.alloc
             && self.rows == next.rows
             && self.ld == next.ld
             && self.elem_size == next.elem_size
@@ -127,10 +154,24 @@ impl Span {
     }
 }
 
-/// Checks a shape and returns the allocation size in bytes.
+/// The alignment every device and pinned allocation is guaranteed to have, in bytes.
+///
+/// The driver documents 256 bytes for device allocations; pinned allocations are whole
+/// pages. Each column starts a multiple of `size_of::<T>()` bytes (itself a multiple of
+/// `align_of::<T>()`) from the allocation's start, so every element is aligned when the
+/// start is. Both allocators also check the address they get (see [`check_aligned`]).
+pub(crate) const ALLOC_ALIGN: usize = 256;
+
+/// Checks a shape and element type and returns the allocation size in bytes.
 fn matrix_bytes<T>(rows: usize, cols: usize, ld: usize) -> Result<usize> {
     if rows == 0 || cols == 0 || std::mem::size_of::<T>() == 0 {
         return Err(Error::ZeroSized);
+    }
+    // A `#[repr(align(8192))]` element would be misaligned in memory only promised 256-byte
+    // alignment: references to it (a pinned matrix derefs to `&[T]`, a kernel reads `T`s)
+    // would be undefined behaviour. Refuse before allocating.
+    if std::mem::align_of::<T>() > ALLOC_ALIGN {
+        return Err(Error::OverAligned { align: std::mem::align_of::<T>(), max: ALLOC_ALIGN });
     }
     let too_large = Error::TooLarge { rows, cols, elem_size: std::mem::size_of::<T>() };
     let bytes = ld
@@ -145,6 +186,18 @@ fn matrix_bytes<T>(rows: usize, cols: usize, ld: usize) -> Result<usize> {
     Ok(bytes)
 }
 
+/// Checks that an allocation's address suits `T` (the driver promises [`ALLOC_ALIGN`];
+/// this makes the promise a checked one, for one comparison per allocation).
+fn check_aligned<T>(addr: u64) -> Result<()> {
+    let align = std::mem::align_of::<T>() as u64;
+    if addr.is_multiple_of(align) {
+        Ok(())
+    } else {
+        let got = 1usize.checked_shl(addr.trailing_zeros()).unwrap_or(0);
+        Err(Error::OverAligned { align: std::mem::align_of::<T>(), max: got })
+    }
+}
+
 /// A column-major matrix in device memory: the GPU's `Vec<T>` (a buffer is a matrix with
 /// one column). Owned: dropping it frees the memory.
 ///
@@ -152,9 +205,13 @@ fn matrix_bytes<T>(rows: usize, cols: usize, ld: usize) -> Result<usize> {
 /// valid values of a `Pod` type; write every element (a kernel, a copy or
 /// [`Stream::zero`](crate::Stream::zero)) before reading it.
 ///
-/// Freeing calls `cuMemFree`, which the driver may make wait for work in flight on the
-/// device; inside a busy scope prefer scope allocations ([`Scope::alloc_matrix`](crate::Scope::alloc_matrix)),
-/// which are freed after the scope's joins.
+/// The memory comes from the driver's stream-ordered allocator (`cuMemAllocFromPoolAsync`
+/// on the [`Gpu`]'s internal allocator stream, which is then synchronized: it holds only
+/// allocations and frees, never a lane's work, so allocating waits for no lane and never
+/// for the device). Dropping the matrix enqueues `cuMemFreeAsync` there and returns at once;
+/// the memory stays in the device's pool for the next allocation (see
+/// [`Gpu::trim_memory_pool`]). Neither synchronizes the device, so matrices may come and go
+/// while other lanes run.
 ///
 /// Work reaches the memory only through column borrows ([`ColumnsMut`], [`ColumnsRef`])
 /// bound to a lane inside a [`scope`](crate::scope), and binding requires the borrow to
@@ -237,15 +294,14 @@ impl<T: Pod> DeviceMatrix<T> {
             return Err(Error::LengthMismatch { expected: rows, got: ld });
         }
         let bytes = matrix_bytes::<T>(rows, cols, ld)?;
-        // SAFETY: the context is retained while `gpu` lives.
-        let ptr = match unsafe { driver::mem::alloc(gpu.ctx(), bytes) } {
-            Ok(p) => p,
-            Err(e) if e.raw() == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
-                let free = gpu.mem_info().map(|m| m.free).unwrap_or(0);
-                return Err(Error::OutOfMemory { requested: bytes, free });
-            }
-            Err(error) => return Err(Error::Alloc { bytes, error }),
-        };
+        let ptr = gpu.alloc_device(bytes)?;
+        if let Err(e) = check_aligned::<T>(ptr) {
+            // SAFETY: just allocated by `alloc_device` and never handed out: nothing uses it.
+            return Err(match unsafe { gpu.free_device(ptr) } {
+                Ok(()) => e,
+                Err(error) => e.also(Error::Free { what: "device memory", error }),
+            });
+        }
         let span = Span {
             ptr,
             rows,
@@ -254,6 +310,7 @@ impl<T: Pod> DeviceMatrix<T> {
             elem_size: std::mem::size_of::<T>(),
             alloc: gpu.next_alloc_id(),
             ctx: gpu.ctx().0 as usize,
+            whole_columns: true,
         };
         Ok(DeviceMatrix { gpu: gpu.clone(), span, _elems: PhantomData })
     }
@@ -426,12 +483,13 @@ impl<T: Pod> DeviceMatrix<T> {
         self.as_columns_mut().column_chunks(k)
     }
 
-    /// Frees the memory now, reporting a driver error instead of ignoring it as `drop` does.
+    /// Frees the memory now, returning a driver error instead of printing it as `drop` does.
+    /// Like `drop`, it only enqueues the free (`cuMemFreeAsync`) and does not wait.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(4, 6)?;
-    /// m.free()?; // reports a driver error; `drop(m)` would ignore it
+    /// m.free()?; // returns a driver error; `drop(m)` would print it
     /// # Ok(()) }
     /// ```
     pub fn free(self) -> Result<()> {
@@ -442,19 +500,25 @@ impl<T: Pod> DeviceMatrix<T> {
         drop(unsafe { std::ptr::read(&this.gpu) });
         r
     }
+}
 
+impl<T> DeviceMatrix<T> {
     fn release(&self) -> Result<()> {
-        // SAFETY: the pointer came from `alloc` in this context and is freed once (only
-        // `drop`/`free` call this, each consuming the matrix). No work can use it: every lane
-        // that could has been joined, since binding borrows the matrix for its scope.
-        unsafe { driver::mem::free(self.gpu.ctx(), self.span.ptr) }.map_err(|error| Error::Free { what: "device memory", error })
+        // SAFETY: the pointer came from `alloc_device` on this `Gpu` and is freed once (only
+        // `drop`/`free` call this, each consuming the matrix). No work can use it any more:
+        // work reaches it only through borrows bound in a scope, which last until that scope
+        // has joined its lanes (confirmed by `cuStreamSynchronize`, or the context is lost
+        // and runs nothing) — so every lane that could use it has finished.
+        unsafe { self.gpu.free_device(self.span.ptr) }.map_err(|error| Error::Free { what: "device memory", error })
     }
 }
 
 impl<T> Drop for DeviceMatrix<T> {
     fn drop(&mut self) {
-        // SAFETY: as in `release` (which needs `T: Pod`, absent here).
-        let _ = unsafe { driver::mem::free(self.gpu.ctx(), self.span.ptr) };
+        if let Err(e) = self.release() {
+            // `drop` cannot return it; do not lose it (STYLE: errors found while dropping).
+            crate::error::report_dropped("dropping a DeviceMatrix", &e);
+        }
     }
 }
 
@@ -603,8 +667,9 @@ macro_rules! concat_idents_chunks {
     (ColumnsRef, $a:lifetime, $t:ident) => { ColumnChunks<$a, $t> };
 }
 
-/// Exclusive access to a range of whole columns of a [`DeviceMatrix`], not yet bound to a
-/// lane: the device's `&'a mut [T]`.
+/// Exclusive access to a range of whole columns of a [`DeviceMatrix`] (or, handed on
+/// through a fence, to rows of one column), not yet bound to a lane: the device's
+/// `&'a mut [T]`.
 ///
 /// It carries no pending work: it comes from the matrix, or from a fence that was awaited
 /// by the host ([`Fenced::wait`](crate::Fenced::wait)). To use it, bind it to a lane with
@@ -772,6 +837,17 @@ chunks_iter!(
 /// copy is staged and synchronous, and the lanes would stop overlapping. The memory is
 /// zeroed when allocated. Unlike [`DeviceMatrix`] it has no padding (`ld == rows`).
 ///
+/// # Cost
+///
+/// Allocating and freeing pinned memory (`cuMemHostAlloc`, `cuMemFreeHost`) are slow driver
+/// calls that page-lock (or unlock) and map host memory, and the driver may serialize them
+/// with the device: freeing in particular can wait for work running on any stream, like a
+/// device-wide synchronization. There is no stream-ordered form, so this is the one place
+/// where sluice cannot keep rule 6 by itself. Allocate pinned matrices once, outside the
+/// hot path — before a loop of scopes, not in every scope — and reuse them:
+/// [`Gpu::pinned_matrix`] outside scopes, passed into each scope by `&mut`, dropped when
+/// no lane is running.
+///
 /// ```no_run
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
 /// let mut host = gpu.pinned_matrix::<f32>(1024, 8)?;
@@ -803,8 +879,15 @@ impl<T: Pod> PinnedMatrix<T> {
         let Some(ptr) = NonNull::new(raw.0.cast::<T>()) else {
             return Err(Error::Alloc { bytes, error: crate::DriverError::from_code(2) });
         };
-        // SAFETY: the driver returned `bytes` writable bytes at `ptr`, page-aligned (so
-        // aligned for T); zeroing them makes every element a valid `T` (T: Pod).
+        if let Err(e) = check_aligned::<T>(ptr.as_ptr() as u64) {
+            // SAFETY: just allocated by `host_alloc` in this context, never handed out.
+            return Err(match unsafe { driver::mem::host_free(gpu.ctx(), raw) } {
+                Ok(()) => e,
+                Err(error) => e.also(Error::Free { what: "pinned memory", error }),
+            });
+        }
+        // SAFETY: the driver returned `bytes` writable bytes at `ptr`, aligned for `T`
+        // (checked above); zeroing them makes every element a valid `T` (T: Pod).
         unsafe { std::ptr::write_bytes(ptr.as_ptr().cast::<u8>(), 0, bytes) };
         Ok(PinnedMatrix { gpu: gpu.clone(), ptr, rows, cols })
     }
@@ -924,7 +1007,7 @@ impl<T> PinnedMatrix<T> {
         PinnedChunksMut { rest: Some(self.as_pinned_mut()), chunk }
     }
 
-    /// Frees the memory now, reporting a driver error instead of ignoring it as `drop` does.
+    /// Frees the memory now, returning a driver error instead of printing it as `drop` does.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -964,7 +1047,9 @@ impl<T> DerefMut for PinnedMatrix<T> {
 impl<T> Drop for PinnedMatrix<T> {
     fn drop(&mut self) {
         // SAFETY: as in `free`.
-        let _ = unsafe { driver::mem::host_free(self.gpu.ctx(), RawHostPtr(self.ptr.as_ptr().cast())) };
+        if let Err(error) = unsafe { driver::mem::host_free(self.gpu.ctx(), RawHostPtr(self.ptr.as_ptr().cast())) } {
+            crate::error::report_dropped("dropping a PinnedMatrix", &Error::Free { what: "pinned memory", error });
+        }
     }
 }
 
@@ -1133,9 +1218,14 @@ impl<T> std::fmt::Debug for PinnedChunksMut<'_, T> {
 impl Gpu {
     /// An owned `rows` x `cols` device matrix (`ld == rows`), freed on drop.
     ///
+    /// Allocation is stream-ordered and waits only for this `Gpu`'s internal allocator
+    /// stream, never for a lane or the device (see [`DeviceMatrix`]).
+    ///
     /// # Errors
-    /// [`Error::ZeroSized`], [`Error::TooLarge`], [`Error::OutOfMemory`] (with the free
-    /// memory), or [`Error::Alloc`].
+    /// [`Error::ZeroSized`], [`Error::TooLarge`], [`Error::OverAligned`] (an element type
+    /// aligned to more than 256 bytes), [`Error::OutOfMemory`] (with the free memory, after
+    /// returning the pool's unused memory to the driver and trying again), or
+    /// [`Error::Alloc`].
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -1174,6 +1264,12 @@ impl Gpu {
 
     /// An owned, zeroed, page-locked host matrix, freed on drop.
     ///
+    /// Pinned allocations are slow and may serialize the device: make them outside the hot
+    /// path and reuse them (see [`PinnedMatrix`'s costs](PinnedMatrix#cost)).
+    ///
+    /// # Errors
+    /// [`Error::ZeroSized`], [`Error::TooLarge`], [`Error::OverAligned`], [`Error::Alloc`].
+    ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
     /// let h = gpu.pinned_matrix::<f64>(256, 4)?;
@@ -1202,7 +1298,7 @@ mod tests {
     use super::*;
 
     fn span(rows: usize, cols: usize, ld: usize) -> Span {
-        Span { ptr: 0x1000, rows, cols, ld, elem_size: 4, alloc: 1, ctx: 0 }
+        Span { ptr: 0x1000, rows, cols, ld, elem_size: 4, alloc: 1, ctx: 0, whole_columns: true }
     }
 
     #[test]
@@ -1247,6 +1343,40 @@ mod tests {
         assert_eq!(matrix_bytes::<f32>(4, 0, 4), Err(Error::ZeroSized));
         assert!(matches!(matrix_bytes::<f32>(usize::MAX, 2, usize::MAX), Err(Error::TooLarge { .. })));
         assert_eq!(matrix_bytes::<f32>(4, 2, 8), Ok(64));
+    }
+
+    #[test]
+    fn only_whole_columns_join() {
+        let s = span(10, 4, 16);
+        let (a, b) = s.split_at(1).unwrap();
+        assert_eq!(a.join(b), Some(s));
+        // The same addresses, but `b` a row range (one column, all of whose rows are not
+        // owned by it): refused on either side, or a kernel would get rows other views own.
+        let rows = |x: Span| Span { whole_columns: false, ..x };
+        let (a1, b1) = (rows(a), b.range(..1).map(rows).unwrap());
+        assert_eq!(a1.join(b.range(..1).unwrap()), None);
+        assert_eq!(a.join(b1), None);
+        assert_eq!(a1.join(b1), None);
+        // Splits keep the flag.
+        assert!(!rows(s).split_at(2).unwrap().1.whole_columns);
+        assert!(s.range(1..3).unwrap().whole_columns);
+    }
+
+    #[test]
+    fn over_aligned_elements_are_refused_before_allocating() {
+        #[derive(Clone, Copy)]
+        #[repr(C, align(8192))]
+        struct Page([u8; 8192]);
+        #[derive(Clone, Copy)]
+        #[repr(C, align(256))]
+        struct Line([u8; 256]);
+        assert_eq!(matrix_bytes::<Page>(4, 2, 4), Err(Error::OverAligned { align: 8192, max: ALLOC_ALIGN }));
+        assert_eq!(matrix_bytes::<Line>(4, 2, 4), Ok(4 * 2 * 256));
+        assert_eq!(matrix_bytes::<u64>(4, 2, 4), Ok(64));
+        // The address check after allocating: a misaligned address is an error, not UB.
+        assert_eq!(check_aligned::<Line>(0x7f00_0000_0100), Ok(()));
+        assert_eq!(check_aligned::<Line>(0x7f00_0000_0080), Err(Error::OverAligned { align: 256, max: 128 }));
+        assert_eq!(check_aligned::<u8>(0x7f00_0000_0001), Ok(()));
     }
 
     #[test]

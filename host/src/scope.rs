@@ -5,6 +5,15 @@
 //! (`cuStreamSynchronize`, one stream at a time, never the whole device), then frees the
 //! memory it allocated, then returns or resumes the closure's panic.
 //!
+//! A scope never returns while a lane may still run: a join that fails is retried, and
+//! only a *sticky* error ([`DriverError::is_sticky`](crate::DriverError::is_sticky): the
+//! context is lost and runs nothing any more) lets the scope return with the lanes
+//! unconfirmed. Any other persistent failure aborts the process — returning would end the
+//! borrows of memory (`'env`) that the lane's kernels and copies may still be using.
+//!
+//! Joined lanes' streams go back to the device's pool for later scopes, so a scope's
+//! `lane()` usually costs no `cuStreamCreate`.
+//!
 //! # Rule 5
 //!
 //! All device and host memory that work may touch is borrowed for `'scope` (binding and
@@ -23,7 +32,7 @@ use std::sync::Mutex;
 use bytemuck::Pod;
 
 use crate::device::{lock, Gpu};
-use crate::driver::{self, RawEvent, RawStream};
+use crate::driver::{self, DriverError, RawContext, RawEvent, RawStream};
 use crate::error::{Error, Result};
 use crate::fence::{Fence, Fenced, Timestamp};
 use crate::memory::{ColumnsRef, DeviceMatrix, PinnedMatrix};
@@ -38,7 +47,15 @@ use crate::stream::Stream;
 /// (`cuStreamSynchronize`), never on the whole device.
 ///
 /// Returns `f`'s result; if `f` succeeded but a lane failed to join or memory failed to
-/// free, that error instead.
+/// free, that error instead. If `f` returned an error *and* ending the scope failed, both
+/// come back as [`Error::Cleanup`] ([`Error::primary`] is `f`'s). If `f` panicked, errors
+/// ending the scope are printed to stderr before the panic resumes.
+///
+/// # Aborts
+///
+/// If a lane cannot be joined (its `cuStreamSynchronize` keeps failing) with an error that
+/// does not mean the context is lost, the process aborts after printing the error:
+/// returning would end the borrows of memory that the lane's work may still be using.
 ///
 /// ```no_run
 /// use sluice_host::{scope, Gpu, Kernel, LaunchConfig, Mut};
@@ -119,8 +136,17 @@ where
     // work may still run on the lanes: join them before anything is freed.
     let end = scope.shared.finish();
     match outcome {
-        Err(panic) => resume_unwind(panic),
-        Ok(Err(e)) => Err(e),
+        Err(panic) => {
+            if let Err(e) = end {
+                // The panic is resumed, so this cannot be returned: do not lose it either.
+                crate::error::report_dropped("ending a scope whose closure panicked", &e);
+            }
+            resume_unwind(panic)
+        }
+        Ok(Err(e)) => Err(match end {
+            Ok(()) => e,
+            Err(cleanup) => e.also(cleanup),
+        }),
         Ok(Ok(r)) => end.map(|()| r),
     }
 }
@@ -455,6 +481,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// inside the scope through [`Pending::wait`](crate::Pending::wait); to read it after
     /// the scope, allocate it outside with [`Gpu::pinned_matrix`] instead.
     ///
+    /// Pinned allocations are slow and may serialize the device (see
+    /// [`PinnedMatrix`'s costs](PinnedMatrix#cost)): in a loop of scopes, allocate the pinned
+    /// matrix once outside and reuse it.
+    ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
     /// sluice_host::scope(gpu, |s| {
@@ -650,9 +680,8 @@ impl ScopeShared {
     }
 
     fn new_lane(&self, index: usize) -> Result<Owned<LaneInner>> {
-        // SAFETY: the context is retained while `self.gpu` lives.
-        let stream = unsafe { driver::stream::create(self.gpu.ctx()) }
-            .map_err(|error| Error::Stream { call: "cuStreamCreate", error })?;
+        // An idle stream of an earlier scope, or a new one; `finish` gives it back.
+        let stream = self.gpu.take_stream()?;
         let inner = Box::new(LaneInner {
             stream,
             index,
@@ -705,63 +734,114 @@ impl ScopeShared {
 
     /// Joins every lane, then releases streams, events and memory. Runs once, in `scope`'s
     /// frame, after the closure.
+    ///
+    /// Returns only when every lane is joined or the context is lost (see [`join_stream`]);
+    /// errors are chained, none dropped.
     fn finish(&self) -> Result<()> {
         let ctx = self.gpu.ctx();
         let st = std::mem::take(&mut *lock(&self.state));
-        let mut first_error: Option<Error> = None;
-        let mut note = |r: Result<()>| {
-            if let Err(e) = r {
-                first_error.get_or_insert(e);
-            }
-        };
+        let mut errors: Vec<Error> = Vec::new();
         let lanes: Vec<Owned<LaneInner>> = st.upload.into_iter().chain(st.lanes).collect();
         // Join: one stream at a time, the host blocks on each in turn (rule 6: never the device).
-        let mut joined = true;
-        for lane in &lanes {
-            // SAFETY: the box is alive (freed below); nothing else uses it any more.
-            let inner = unsafe { lane.0.as_ref() };
-            // SAFETY: the stream is alive (destroyed below) and the context retained.
-            if let Err(error) = unsafe { driver::stream::synchronize(ctx, inner.stream) } {
-                joined = false;
-                note(Err(Error::Join { lane: inner.index, error }));
-            }
-        }
+        let mut joined = Vec::with_capacity(lanes.len());
+        let mut lost: Option<DriverError> = None;
         for lane in lanes {
             // SAFETY: `lane` came from `Box::leak` in `new_lane`; every `&'scope LaneInner`
-            // is gone (the closure returned), so this is the only owner.
+            // is gone (the closure returned), so this is the only owner. The box is host
+            // memory the GPU never touches: freeing it before the join is fine.
             let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
-            // SAFETY: the stream is never used again; destroying a stream with work left
-            // (only after a failed join) lets that work finish first.
-            note(unsafe { driver::stream::destroy(ctx, inner.stream) }.map_err(|error| Error::Free { what: "stream", error }));
-        }
-        if joined {
-            // Every wait on these events has been passed: they can serve other scopes.
-            let mut pool = lock(&self.gpu.inner.event_pool);
-            for e in st.events {
-                if pool.len() < EVENT_POOL_LIMIT {
-                    pool.push(e);
-                } else {
-                    // SAFETY: the event is alive and no longer used.
-                    note(unsafe { driver::event::destroy(ctx, e) }.map_err(|error| Error::Free { what: "event", error }));
+            match join_stream(ctx, inner.stream, inner.index) {
+                Ok(()) => joined.push(inner.stream),
+                Err(error) => {
+                    // Once the context is lost every lane fails the same way: report the first.
+                    if lost.is_none() {
+                        errors.push(Error::Join { lane: inner.index, error });
+                    }
+                    lost.get_or_insert(error);
                 }
             }
-            drop(pool);
-            for e in st.timing_events {
-                // SAFETY: as above.
-                note(unsafe { driver::event::destroy(ctx, e) }.map_err(|error| Error::Free { what: "event", error }));
-            }
-            for owned in st.owned {
-                // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
-                // is gone (the closure returned) and every lane that could use the memory
-                // has been joined above.
-                let b = unsafe { Box::from_raw(owned.0.as_ptr()) };
-                note(b.release());
+        }
+        if lost.is_some() {
+            // The context is lost: nothing runs in it any more, every driver call would fail
+            // with the same error, and the memory goes when the context does. Leak the
+            // streams, events and memory (leaking is always sound); the caller gets the error.
+            return Error::chain(errors).map_or(Ok(()), Err);
+        }
+        for stream in joined {
+            // SAFETY: the stream came from `take_stream` on this scope's `Gpu`, its
+            // `cuStreamSynchronize` just succeeded after all of its work, and no lane uses it
+            // any more (the `LaneInner` holding it is gone).
+            if let Err(error) = unsafe { self.gpu.recycle_stream(stream) } {
+                errors.push(Error::Free { what: "stream", error });
             }
         }
-        // After a failed join the memory and events are leaked on purpose: work on the
-        // lane that failed may not have ended.
-        first_error.map_or(Ok(()), Err)
+        // Every wait on these events has been passed: they can serve other scopes.
+        let mut pool = lock(&self.gpu.inner.event_pool);
+        for e in st.events {
+            if pool.len() < EVENT_POOL_LIMIT {
+                pool.push(e);
+            } else {
+                // SAFETY: the event is alive and no longer used.
+                if let Err(error) = unsafe { driver::event::destroy(ctx, e) } {
+                    errors.push(Error::Free { what: "event", error });
+                }
+            }
+        }
+        drop(pool);
+        for e in st.timing_events {
+            // SAFETY: as above.
+            if let Err(error) = unsafe { driver::event::destroy(ctx, e) } {
+                errors.push(Error::Free { what: "event", error });
+            }
+        }
+        for owned in st.owned {
+            // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
+            // is gone (the closure returned) and every lane that could use the memory
+            // has been joined above.
+            let b = unsafe { Box::from_raw(owned.0.as_ptr()) };
+            if let Err(e) = b.release() {
+                errors.push(e);
+            }
+        }
+        Error::chain(errors).map_or(Ok(()), Err)
     }
+}
+
+/// How many times a lane's join is tried before the scope gives up on it.
+const JOIN_ATTEMPTS: u32 = 5;
+
+/// Blocks until `stream` has run everything enqueued on it (`cuStreamSynchronize`, this
+/// stream only). Returns `Ok` once that is confirmed, and `Err` only for a sticky error:
+/// the context is lost and runs nothing any more, so nothing can still use the scope's
+/// memory. Any other failure is retried a few times; if the join still cannot be confirmed
+/// the process aborts, because returning would end borrows (of memory the caller owns,
+/// `'env`) that the lane's kernels and copies may still be using — a use-after-free the
+/// borrow checker was promised cannot happen (rule 5).
+fn join_stream(ctx: RawContext, stream: RawStream, lane: usize) -> std::result::Result<(), DriverError> {
+    let mut last = None;
+    for attempt in 0..JOIN_ATTEMPTS {
+        // SAFETY: the stream is alive (it is pooled or destroyed only after this) and the
+        // context retained while the scope's `Gpu` lives.
+        match unsafe { driver::stream::synchronize(ctx, stream) } {
+            Ok(()) => return Ok(()),
+            Err(e) if e.is_sticky() => return Err(e),
+            Err(e) => {
+                last = Some(e);
+                if attempt + 1 < JOIN_ATTEMPTS {
+                    // 1, 4, 16, 64 ms: room for a transient failure to clear.
+                    std::thread::sleep(std::time::Duration::from_millis(1 << (2 * attempt)));
+                }
+            }
+        }
+    }
+    let which = if lane == usize::MAX { "the scope's upload lane".to_string() } else { format!("lane {lane}") };
+    let last = last.map_or_else(String::new, |e| e.to_string());
+    eprintln!(
+        "sluice: cannot join {which} at the end of a scope: cuStreamSynchronize failed {JOIN_ATTEMPTS} times \
+         (last: {last}). Its work may still be using memory whose borrows end when the scope \
+         returns, so sluice aborts the process instead of returning."
+    );
+    std::process::abort()
 }
 
 /// Most idle fence events a device keeps for later scopes.

@@ -281,7 +281,9 @@ macro_rules! view_common {
             }
 
             /// Joins `self` with `next` when `next` starts at the column after `self`'s last
-            /// in the same matrix; otherwise gives both back.
+            /// in the same matrix; otherwise gives both back. Only views of whole columns
+            /// join: row ranges (`split_rows`, `slice_rows`) never do, since a join of row
+            /// ranges of two columns would also cover the rows between them.
             #[doc = ""]
             #[doc = "```no_run"]
             #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
@@ -297,6 +299,9 @@ macro_rules! view_common {
             #[doc = "})"]
             #[doc = "# }"]
             #[doc = "```"]
+            // The error gives both views back (128 bytes, moved only when a join fails):
+            // boxing them would allocate for no gain.
+            #[allow(clippy::result_large_err)]
             pub fn join(self, next: Self) -> std::result::Result<Self, (Self, Self)> {
                 match self.span.join(next.span) {
                     Some(span) => Ok($name::new(span)),
@@ -506,7 +511,10 @@ fn slice_rows(span: Span, range: impl RangeBounds<usize>) -> Option<Span> {
     // "columns" of one element each.
     let as_cols = Span { rows: 1, cols: span.rows, ld: 1, ..span };
     let r = as_cols.range(range)?;
-    Some(Span { ptr: r.ptr, rows: r.cols, cols: 1, ..span })
+    // Fewer rows than the column has: the slice owns only its rows, not the column's other
+    // rows nor its padding, so it must never join a neighbour (`Span::join`).
+    let whole_columns = span.whole_columns && r.ptr == span.ptr && r.cols == span.rows;
+    Some(Span { ptr: r.ptr, rows: r.cols, cols: 1, whole_columns, ..span })
 }
 
 impl<'a, 'id, T> From<&'a ColumnViewMut<'_, 'id, T>> for ColumnView<'a, 'id, T> {
@@ -534,11 +542,62 @@ mod tests {
 
     #[test]
     fn row_slices_only_of_single_columns() {
-        let one = Span { ptr: 0x100, rows: 10, cols: 1, ld: 10, elem_size: 4, alloc: 1, ctx: 0 };
+        let one = Span { ptr: 0x100, rows: 10, cols: 1, ld: 10, elem_size: 4, alloc: 1, ctx: 0, whole_columns: true };
         let s = slice_rows(one, 2..5).unwrap();
         assert_eq!((s.ptr, s.rows, s.cols, s.flat_len()), (0x108, 3, 1, 3));
+        assert!(!s.whole_columns);
         let two = Span { cols: 2, ..one };
         assert!(slice_rows(two, 2..5).is_none());
         assert!(slice_rows(one, 5..11).is_none());
+        // All the rows: still the whole column.
+        assert_eq!(slice_rows(one, ..), Some(one));
+    }
+
+    /// Column `j` of a 10 x 4 matrix with `ld` 16 (4-byte elements at 0x1000).
+    fn column(j: usize) -> Span {
+        let m = Span { ptr: 0x1000, rows: 10, cols: 4, ld: 16, elem_size: 4, alloc: 7, ctx: 0, whole_columns: true };
+        m.range(j..j + 1).unwrap()
+    }
+
+    #[test]
+    fn row_slices_of_adjacent_columns_do_not_join() {
+        // Rows 2..5 of columns 0 and 1 pass the address check (col 0's start + ld elements
+        // is col 1's start, and both slices start 2 rows in), but a join would lower to a
+        // kernel slice from (2, 0) to (4, 1): rows 5..16 of column 0 and 0..2 of column 1,
+        // which other views own.
+        let a = slice_rows(column(0), 2..5).unwrap();
+        let b = slice_rows(column(1), 2..5).unwrap();
+        assert_eq!(a.ptr + (a.cols * a.ld * a.elem_size) as u64, b.ptr);
+        assert_eq!(a.join(b), None);
+        // Nor a row slice with a whole column, on either side.
+        let top = slice_rows(column(1), ..10).unwrap();
+        assert!(top.whole_columns, "all rows of a column are the whole column");
+        let (upper, lower) = (slice_rows(column(1), ..5).unwrap(), slice_rows(column(1), 5..).unwrap());
+        assert_eq!(column(0).join(upper), None);
+        assert_eq!(lower.join(column(2)), None);
+        assert_eq!(upper.join(lower), None, "the two halves of one column do not join either");
+        // Whole columns still do.
+        assert_eq!(column(0).join(column(1)).map(|s| s.cols), Some(2));
+        assert_eq!(column(0).join(top).map(|s| s.cols), Some(2));
+    }
+
+    #[test]
+    fn split_rows_views_cannot_be_joined_across_columns() {
+        let (c0, c1) = (ColumnViewMut::<'_, '_, f32>::new(column(0)), ColumnViewMut::<'_, '_, f32>::new(column(1)));
+        let (_top0, bottom0) = c0.split_rows(2).unwrap();
+        let (_top1, bottom1) = c1.split_rows(2).unwrap();
+        let (bottom0, rest0) = bottom0.split_rows(3).unwrap();
+        let (bottom1, _rest1) = bottom1.split_rows(3).unwrap();
+        let (bottom0, bottom1) = match bottom0.join(bottom1) {
+            Ok(joined) => panic!("row slices of two columns joined into {joined:?}"),
+            Err(both) => both,
+        };
+        assert_eq!((bottom0.rows(), bottom1.rows()), (3, 3));
+        // A row slice keeps being a single column: splitting and iterating it stays inside it.
+        assert_eq!(rest0.span().flat_len(), 5);
+        assert_eq!(rest0.into_columns().count(), 1);
+        let (empty, same) = bottom1.split_columns(0).unwrap();
+        assert_eq!((empty.cols(), same.cols()), (0, 1));
+        assert!(empty.join(same).is_err());
     }
 }

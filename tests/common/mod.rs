@@ -14,6 +14,14 @@ pub fn gpu() -> Gpu {
     }
 }
 
+/// Free device memory as the driver sees it, after handing the memory that sluice freed
+/// (and its pool keeps for reuse) back to the driver: without the trim, freed memory still
+/// counts as used and a leak check would compare the pool's size, not what is in use.
+pub fn free_device_memory(gpu: &Gpu) -> usize {
+    gpu.trim_memory_pool().expect("trim the memory pool");
+    gpu.mem_info().expect("mem info").free
+}
+
 /// A fresh generator; the seed is printed so a failure can be replayed.
 pub fn rng() -> StdRng {
     let seed: u64 = std::env::var("SLUICE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
