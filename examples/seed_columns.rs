@@ -103,7 +103,8 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
                 let tgt = st.await_fence(&targets)?.column(j).ok_or(Error::NotAdjacent)?;
                 let mut col = st.bind(col); // this column, this lane only
                 let t0 = st.timestamp()?;
-                st.launch(&potential, cfg, (&mut col, &tgt, &src, EPS2))?;
+                // The arguments by name: a wrong one is reported against `potential`'s parameter.
+                st.launch(&potential, cfg, kernels::potential::args(&mut col, &tgt, &src, EPS2))?;
                 let t1 = st.timestamp()?;
                 let copy = st.copy_to_host(&col, dst)?; // same lane: after the kernel, no sync
                 let t2 = st.timestamp()?;

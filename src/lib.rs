@@ -53,7 +53,9 @@ pub mod kernels {
 
     /// One typed handle per `#[kernel]` of `gpu-kernels`, named as the kernel: the
     /// signature comes from the kernel's own Rust parameters (`KernelDecl`), the entry
-    /// from the embedded [`PTX`].
+    /// from the embedded [`PTX`]. Beside each handle (a `const`, in the value namespace)
+    /// the kernel's declaration type of the same name offers `args`, the arguments by
+    /// name: `st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))`.
     macro_rules! handles {
         ($($(#[$doc:meta])* $name:ident;)*) => {$(
             $(#[$doc])*
@@ -63,6 +65,9 @@ pub mod kernels {
                 // build.rs, and `gpu_kernels::$name` is declared by `#[kernel]` in that same
                 // crate: the entry is the kernel the declaration describes.
                 unsafe { Kernel::of::<gpu_kernels::$name>(PTX) };
+            // The declaration (type namespace only): `kernels::$name::args(..)` names the
+            // arguments, so a wrong one is reported against the kernel's own parameter.
+            pub use gpu_kernels::$name;
         )*};
     }
 
@@ -95,7 +100,10 @@ pub mod kernels {
         ///         let x = st.await_fence(&xs)?;
         ///         let mut y = st.bind(y.as_columns_mut());
         ///         st.zero(&mut y)?;
-        ///         st.launch(&kernels::saxpy, LaunchConfig::for_elements(y.len(), 256), (&mut y, &x, 2.0))
+        ///         let cfg = LaunchConfig::for_elements(y.len(), 256);
+        ///         st.launch(&kernels::saxpy, cfg, (&mut y, &x, 2.0))?;
+        ///         // The same launch with the arguments by name (errors name `saxpy`'s parameters):
+        ///         st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))
         ///     })
         /// })
         /// # }

@@ -206,6 +206,27 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     );
     let name_lit = syn::LitStr::new(&kernel, Span::call_site());
 
+    // Host: `<kernel>::args(..)`, the arguments by name. A wrong argument is then reported
+    // against this kernel's own parameter (its name and its line in the kernel source).
+    let arg_params: Vec<TokenStream2> = params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            match &p.kind {
+                Kind::Ref(t) => quote_spanned!(id.span()=> #id: impl ::sluice_host::Arg<'id, ::sluice_host::Ref<#t>>),
+                Kind::Mut(t) => quote_spanned!(id.span()=> #id: impl ::sluice_host::Arg<'id, ::sluice_host::Mut<#t>>),
+                Kind::Value(t) => quote_spanned!(id.span()=> #id: #t),
+            }
+        })
+        .collect();
+    let arg_names: Vec<&syn::Ident> = params.iter().map(|p| &p.ident).collect();
+    // Spanned at the kernel's name, so "defined here" notes point at the kernel's source.
+    let args_ident = syn::Ident::new("args", name.span());
+    let args_doc = format!(
+        "The arguments of `{kernel}` by name, for `Stream::launch`:          `st.launch(&kernels::{kernel}, cfg, {kernel}::args({}))`. A view must be bound to the          launching lane; a wrong argument is reported against the named parameter.",
+        arg_names.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
+    );
+
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
@@ -220,7 +241,10 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         #[doc = #host_doc]
         #[allow(non_camel_case_types)]
         #[derive(Debug, Clone, Copy)]
-        #vis struct #name;
+        // Braced, not a unit struct: it lives in the type namespace only, so a facade can
+        // name a `const` handle after the kernel beside it (`kernels::saxpy` the value,
+        // `kernels::saxpy::args` through the type).
+        #vis struct #name {}
 
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: generated from the kernel's own signature: the device entry's parameters are,
@@ -229,6 +253,16 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         unsafe impl ::sluice_host::KernelDecl for #name {
             const NAME: &'static str = #name_lit;
             type Signature = (#(#sig_types,)*);
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        impl #name {
+            #[doc = #args_doc]
+            #[allow(clippy::too_many_arguments)]
+            #[inline(always)]
+            #vis fn #args_ident<'id>(#(#arg_params),*) -> (#(impl ::sluice_host::Arg<'id, #sig_types>,)*) {
+                (#(#arg_names,)*)
+            }
         }
     })
 }
