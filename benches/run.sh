@@ -27,6 +27,8 @@ for sizes in "8 262144 512" "64 16384 512"; do
   done
 done
 grep -h 'bench_seed' "$out/bench-rust.err" || true
+# Launch overhead: sluice's enqueue cost next to the raw cuLaunchKernel.
+"$bundle/bin/bench_launch" 2>&1 | tee "$out/bench-launch.txt"
 python3 - "$out/bench-cuda.csv" "$out/bench-rust.csv" <<'PY'
 import csv, sys
 def load(path):

@@ -1,0 +1,133 @@
+//! Launch overhead: the host time to enqueue one kernel launch through sluice, next to the
+//! raw driver call (`cuLaunchKernel` through cudarc's `result` layer) on the same context,
+//! module entry and stream kind.
+//!
+//! ```text
+//! cargo run --release --example bench_launch -- [launches=20000] [rounds=7]
+//! ```
+//!
+//! Each round enqueues `launches` launches of `fill_column` on 256 elements (one block)
+//! and times the enqueueing on the host clock; the stream is synchronized between rounds,
+//! outside the timing. Prints the median over rounds of the time per launch, in ns, for:
+//! the raw driver call; sluice with a resolved `Function` (`gpu.function(&kernel)`);
+//! sluice with the `Kernel` handle (looked up per launch); and with `args` by name.
+
+use std::ffi::{c_void, CString};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cudarc::driver::result;
+use sluice::{kernels, scope, Error, Gpu, LaunchConfig};
+
+fn main() -> ExitCode {
+    let args: Vec<usize> = match std::env::args().skip(1).map(|a| a.parse()).collect() {
+        Ok(a) => a,
+        Err(_) => {
+            eprintln!("usage: bench_launch [launches=20000] [rounds=7]");
+            return ExitCode::from(2);
+        }
+    };
+    let launches = args.first().copied().unwrap_or(20_000).max(1);
+    let rounds = args.get(1).copied().unwrap_or(7).max(1);
+    let gpu = match Gpu::new(0) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("bench_launch: no GPU to run on: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&gpu, launches, rounds) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench_launch: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn run(gpu: &Gpu, launches: usize, rounds: usize) -> Result<(), String> {
+    const N: usize = 256;
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let resolved = gpu.function(&kernels::fill_column).map_err(|e| e.to_string())?;
+
+    // The raw driver path: the same primary context (sluice retains the primary context of
+    // device 0, which is current on this thread after `gpu.function`), its own module load of
+    // the same PTX, its own non-blocking stream and buffer.
+    let raw_ns = {
+        let fail = |what: &str, e: result::DriverError| format!("raw {what}: {e:?}");
+        let dev = result::device::get(0).map_err(|e| fail("device", e))?;
+        // SAFETY: device 0 exists (sluice opened it); the retained primary context is kept
+        // for the process's life.
+        let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| fail("retain", e))?;
+        // SAFETY: `ctx` was just retained.
+        unsafe { result::ctx::set_current(ctx) }.map_err(|e| fail("set current", e))?;
+        let ptx = CString::new(kernels::PTX).expect("PTX has no NUL byte");
+        // SAFETY: a NUL-terminated PTX image alive across the call.
+        let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| fail("module load", e))?;
+        // SAFETY: the module is loaded and never unloaded here.
+        let f = unsafe { result::module::get_function(module, CString::new("fill_column").unwrap()) }
+            .map_err(|e| fail("get function", e))?;
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| fail("stream", e))?;
+        // SAFETY: a fresh allocation of N floats, freed below after the stream is synchronized.
+        let buf = unsafe { result::malloc_sync(N * 4) }.map_err(|e| fail("alloc", e))?;
+        let mut per_round = Vec::new();
+        for _ in 0..rounds {
+            let (mut p, mut len, mut v) = (buf, N as u64, 1.0f32);
+            let t0 = Instant::now();
+            for _ in 0..launches {
+                let mut params: [*mut c_void; 3] =
+                    [&mut p as *mut _ as *mut c_void, &mut len as *mut _ as *mut c_void, &mut v as *mut _ as *mut c_void];
+                // SAFETY: `fill_column(ptr, len, value)` with a buffer of `len` floats, alive
+                // until the stream is synchronized below.
+                unsafe { result::launch_kernel(f, cfg.grid, cfg.block, 0, stream, &mut params) }.map_err(|e| fail("launch", e))?;
+            }
+            per_round.push(t0.elapsed().as_secs_f64() * 1e9 / launches as f64);
+            // SAFETY: the stream is alive.
+            unsafe { result::stream::synchronize(stream) }.map_err(|e| fail("synchronize", e))?;
+        }
+        // SAFETY: the stream is synchronized: nothing uses `buf` any more.
+        unsafe { result::free_sync(buf) }.map_err(|e| fail("free", e))?;
+        median(per_round)
+    };
+
+    let (mut function_ns, mut kernel_ns, mut named_ns) = (Vec::new(), Vec::new(), Vec::new());
+    scope(gpu, |s| {
+        let m = s.alloc_buffer::<f32>(N)?;
+        let lane = s.lane()?;
+        lane.enter(|st| {
+            let mut v = st.bind(m.as_columns_mut());
+            for _ in 0..rounds {
+                for (which, out) in [(0, &mut function_ns), (1, &mut kernel_ns), (2, &mut named_ns)] {
+                    let t0 = Instant::now();
+                    for _ in 0..launches {
+                        match which {
+                            0 => st.launch(&resolved, cfg, (&mut v, 1.0f32))?,
+                            1 => st.launch(&kernels::fill_column, cfg, (&mut v, 1.0f32))?,
+                            _ => st.launch(&kernels::fill_column, cfg, kernels::fill_column::args(&mut v, 1.0))?,
+                        }
+                    }
+                    out.push(t0.elapsed().as_secs_f64() * 1e9 / launches as f64);
+                    st.record()?.wait()?;
+                }
+            }
+            Ok::<_, Error>(())
+        })
+    })
+    .map_err(|e| e.to_string())?;
+    let rows = [
+        ("raw cuLaunchKernel (cudarc result)", raw_ns),
+        ("sluice, resolved Function", median(function_ns)),
+        ("sluice, Kernel handle", median(kernel_ns)),
+        ("sluice, Kernel handle + args by name", median(named_ns)),
+    ];
+    println!("launch overhead, {launches} launches x {rounds} rounds (median ns per launch, host enqueue time):");
+    for (what, ns) in rows {
+        println!("  {what:<40} {ns:8.0} ns   ({:.2}x raw)", ns / raw_ns);
+    }
+    Ok(())
+}
