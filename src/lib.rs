@@ -128,7 +128,7 @@ pub mod kernels {
         /// # }
         /// ```
         potential;
-        /// `potential_tiled(out, targets, sources, eps2)`: as [`potential`], with the sources
+        /// `potential_tiled(out, targets, sources, eps2)`: as [`const@potential`], with the sources
         /// staged through shared memory 256 at a time. Block size up to 1024 (256
         /// recommended), grid `ceil(rows / block)`.
         potential_tiled;

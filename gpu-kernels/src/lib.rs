@@ -15,22 +15,22 @@
 //!
 //! # Kernels
 //!
-//! Signatures are the kernels' own: `&[T]` is read-only, `&mut [T]` below stands
-//! for `DeviceSliceMut<T>` (the per-thread mutable slice); on the wire each slice
-//! is two parameters (see ABI below). "any grid" kernels use grid-stride loops and are
+//! Signatures are the kernels' own: `&[T]` is read-only, `DeviceSliceMut<T>` (written
+//! `Mut<T>` below for short) is the per-thread mutable slice; on the wire each slice is
+//! two parameters (see ABI below). "any grid" kernels use grid-stride loops and are
 //! correct for every grid size; the recommended sizes are those of the
 //! benchmarks (H200, 132 SMs).
 //!
 //! | entry | what it does | launch |
 //! | --- | --- | --- |
-//! | `fill_column(out: &mut [f32], value: f32)` | `out[i] = value` | 1-D, any grid; block 256 |
-//! | `saxpy(y: &mut [f32], x: &[f32], a: f32)` | `y[i] = a * x[i] + y[i]` for `i < min(len)` | 1-D, any grid; block 256, grid `ceil(n / 256)` |
-//! | `potential(out: &mut [f32], targets: &[Particle], sources: &[Particle], eps2: f32)` | `out[i] = Σ_k q_k / sqrt(\|t_i − s_k\|² + eps2)`, every thread reads every source from global memory | 1-D, one thread per row: block 256, grid `ceil(rows / 256)` |
+//! | `fill_column(out: Mut<f32>, value: f32)` | `out[i] = value` | 1-D, any grid; block 256 |
+//! | `saxpy(y: Mut<f32>, x: &[f32], a: f32)` | `y[i] = a * x[i] + y[i]` for `i < min(len)` | 1-D, any grid; block 256, grid `ceil(n / 256)` |
+//! | `potential(out: Mut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32)` | `out[i] = Σ_k q_k / sqrt(\|t_i − s_k\|² + eps2)`, every thread reads every source from global memory | 1-D, one thread per row: block 256, grid `ceil(rows / 256)` |
 //! | `potential_tiled(` same `)` | the same sum; each block stages [`POTENTIAL_TILE`] (256) sources at a time in shared memory (4 KiB) | 1-D, one thread per row: block 256 (any size up to 1024 works), grid `ceil(rows / block)` |
-//! | `sum_reduce(out: &mut [f32], x: &[f32])` | `out[0] += Σ x` in one launch: grid-stride partial sums (4 loads in flight per thread), warp shuffles, one shared-memory step, **one `red.global.add.f32` per block**. `out[0]` must be zeroed first; the order of the additions varies from run to run | 1-D; block 256 (a multiple of 32, up to 1024; else it traps), grid `min(ceil(n / 1024), 1056)` (8 blocks per SM) |
-//! | `transpose(out: &mut [f32], input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]`: `input` is `rows × cols` row-major, `out` is `cols × rows`; 32×32 tiles through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (else it traps), grid `(ceil(cols / 32), ceil(rows / 32))` |
-//! | `histogram(bins: &mut [u32], x: &[f32], lo: f32, hi: f32)` | `bins[histogram_bin(v)] += 1` for each `v` in `[lo, hi)` (others ignored), `bins.len()` bins of equal width; per-block sub-histograms in shared memory (`red.shared.add.u32`), then one global atomic per non-empty bin per block. Adds to `bins` (zero it first). Up to [`HISTOGRAM_SHARED_BINS`] (4096) bins in shared memory; more bins fall back to global atomics | 1-D; block 256, grid `min(ceil(n / 256), 264)` (2 blocks per SM) |
-//! | `device_selftest(out: &mut [u32])` | exercises the device std (shuffles, votes, match, `redux`, predicate barriers, shared/global atomics of every kind, dynamic shared memory, libdevice math, `dprintln!`) and records the results; `reference::check_selftest` (host) says which operation is wrong, if any | grid 1, block [`SELFTEST_THREADS`] (64), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] (256 B), `out.len() >= SELFTEST_LEN` |
+//! | `sum_reduce(out: Mut<f32>, x: &[f32])` | `out[0] += Σ x` in one launch: grid-stride partial sums (4 loads in flight per thread), warp shuffles, one shared-memory step, **one `red.global.add.f32` per block**. `out[0]` must be zeroed first; the order of the additions varies from run to run | 1-D; block 256 (a multiple of 32, up to 1024; else it traps), grid `min(ceil(n / 1024), 1056)` (8 blocks per SM) |
+//! | `transpose(out: Mut<f32>, input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]`: `input` is `rows × cols` row-major, `out` is `cols × rows`; 32×32 tiles through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (else it traps), grid `(ceil(cols / 32), ceil(rows / 32))` |
+//! | `histogram(bins: Mut<u32>, x: &[f32], lo: f32, hi: f32)` | `bins[histogram_bin(v)] += 1` for each `v` in `[lo, hi)` (others ignored), `bins.len()` bins of equal width; per-block sub-histograms in shared memory (`red.shared.add.u32`), then one global atomic per non-empty bin per block. Adds to `bins` (zero it first). Up to [`HISTOGRAM_SHARED_BINS`] (4096) bins in shared memory; more bins fall back to global atomics | 1-D; block 256, grid `min(ceil(n / 256), 264)` (2 blocks per SM) |
+//! | `device_selftest(out: Mut<u32>)` | exercises the device std (shuffles, votes, match, `redux`, predicate barriers, shared/global atomics of every kind, dynamic shared memory, libdevice math, `dprintln!`) and records the results; `reference::check_selftest` (host) says which operation is wrong, if any | grid 1, block [`SELFTEST_THREADS`] (64), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] (256 B), `out.len() >= SELFTEST_LEN` |
 //!
 //! # ABI
 //!

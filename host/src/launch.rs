@@ -4,7 +4,7 @@
 //! A kernel's parameters are described by a tuple type of [`Mut<T>`] (a slice the kernel
 //! writes), [`Ref<T>`] (a slice it reads) and plain [`Pod`] values (scalars and structs).
 //! Launching checks at compile time that each argument fits its parameter — a
-//! [`ColumnViewMut`] for `Mut`, a [`ColumnView`] or `&ColumnViewMut` for `Ref`, the value
+//! `&mut` [`ColumnViewMut`] for `Mut`, a [`ColumnView`] or `&ColumnViewMut` for `Ref`, the value
 //! itself for a scalar — and that every view is bound to the launching lane (its brand).
 //!
 //! # ABI
@@ -129,7 +129,7 @@ impl LaunchConfig {
     }
 }
 
-/// Parameter marker: a slice the kernel may write (`&mut [T]` on the device side).
+/// Parameter marker: a slice the kernel may write (`DeviceSliceMut<T>` in a `#[kernel]`).
 /// Passed as `&mut ColumnViewMut<T>` bound to the launching lane.
 ///
 /// ```
@@ -465,10 +465,12 @@ tuple_impls! {
 }
 
 /// A typed kernel descriptor: which PTX, which entry, which parameters. A plain `const`
-/// value (what a `#[kernel]` macro emits); the module is loaded on first use per device.
+/// value: `#[kernel]` emits a [`KernelDecl`] type, which [`Kernel::of`] pairs with the PTX
+/// (the facade's `sluice::kernels::<name>`); [`Kernel::new`] declares one by hand. The
+/// module is loaded on first use per device.
 ///
 /// The std analogue is a function pointer type: `Kernel<(Mut<f32>, f32)>` is
-/// `fn(&mut [f32], f32)` on the device.
+/// `#[kernel] fn(DeviceSliceMut<f32>, f32)` on the device.
 ///
 /// ```no_run
 /// use sluice_host::{Kernel, LaunchConfig, Mut};
@@ -617,9 +619,11 @@ impl<S: Signature> Kernel<S> {
 ///
 /// ```
 /// use sluice_host::{Kernel, KernelDecl, Mut, Ref};
-/// // What `#[kernel] pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)` expands to:
+/// // What `#[kernel] pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)` expands to on
+/// // the host (besides `saxpy::args`, the arguments by name). A braced struct lives in the
+/// // type namespace only, so a `const saxpy` handle can share the name.
 /// #[allow(non_camel_case_types)]
-/// pub struct saxpy;
+/// pub struct saxpy {}
 /// // SAFETY: (emitted by the macro) the entry's parameters are what the signature lowers to,
 /// // and only the `Mut` slice is written.
 /// unsafe impl KernelDecl for saxpy {

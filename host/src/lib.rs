@@ -1,11 +1,17 @@
 //! sluice's host library: run kernels on many CUDA streams at once, with the borrow checker —
 //! not a runtime tracker — ordering the streams.
 //!
-//! A [`scope`] creates *lanes* (CUDA streams). Inside [`Lane::enter`] a lane's [`Stream`]
+//! A [`scope`] hands out *lanes* (CUDA streams, reused from the device's pool of idle
+//! streams). Inside [`Lane::enter`] a lane's [`Stream`]
 //! binds device columns as *views* branded with that lane, launches kernels on them and copies
 //! them to pinned host memory. Data moves between lanes only through *fences* (CUDA events),
-//! awaited on the GPU. When the scope ends it joins each lane it created — never the whole
-//! device — and frees what it allocated.
+//! awaited on the GPU. When the scope ends it joins each lane it used — never the whole
+//! device — and frees what it allocated (stream-ordered, back into the device's memory pool).
+//!
+//! Kernels written with `#[kernel]` (crate `sluice-macros`) come with a [`KernelDecl`]; the
+//! facade crate `sluice` pairs each with the embedded PTX as a typed [`Kernel`] handle
+//! (`sluice::kernels::<name>`, through the `unsafe` [`Kernel::of`]), and `<name>::args(..)`
+//! passes the arguments by name. [`Kernel::new`] declares a kernel of any PTX by hand.
 //!
 //! ```no_run
 //! use sluice_host::{scope, Gpu, Kernel, LaunchConfig, Mut, Ref};
@@ -47,7 +53,7 @@
 //!
 //! | on the CPU | in sluice | notes |
 //! | --- | --- | --- |
-//! | `Vec<T>` | [`DeviceMatrix<T>`] (a buffer is one column) | owned, freed on drop; or from a [`Scope`], freed at its end |
+//! | `Vec<T>` | [`DeviceMatrix<T>`] (a buffer is one column) | owned, freed on drop (`cuMemFreeAsync` into the pool); or from a [`Scope`], freed at its end |
 //! | `&mut [T]` | [`ColumnsMut<'a, T>`] | disjoint column ranges: `columns_mut`, `split_columns_mut`, `column_chunks_mut` |
 //! | `&[T]` | [`ColumnsRef<'a, T>`] / [`ColumnView<'scope, 'id, T>`] | unbound / bound to one lane |
 //! | `&mut [T]` given to a thread | [`ColumnViewMut<'scope, 'id, T>`] | bound to one lane by its brand `'id` |
@@ -56,7 +62,7 @@
 //! | `join` / `JoinHandle` | [`Fence`], [`Fenced`], [`Pending`] | awaited by another lane (GPU-side) or by the host |
 //! | `Arc<[T]>` read by many threads | [`Scope::upload`] → `&Fenced<ColumnsRef>` | each lane awaits the upload fence |
 //! | a page-locked `Vec<T>` | [`PinnedMatrix<T>`], [`PinnedMut<'a, T>`] | destinations of copies back |
-//! | `fn(&mut [f32], &[f32], f32)` | [`Kernel<(Mut<f32>, Ref<f32>, f32)>`](Kernel) | typed launches |
+//! | `#[kernel] fn(DeviceSliceMut<f32>, &[f32], f32)` | [`Kernel<(Mut<f32>, Ref<f32>, f32)>`](Kernel) (from its [`KernelDecl`] and the PTX) | typed launches; `<kernel>::args(..)` names the arguments |
 //!
 //! # Safety model
 //!

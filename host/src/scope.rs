@@ -277,8 +277,8 @@ pub struct LaneStats {
 /// The std analogue is a thread of a [`std::thread::scope`]: work on one lane runs in
 /// order, work on different lanes runs concurrently, and the scope joins every lane.
 ///
-/// A lane belongs to its scope and cannot outlive it (the scope has joined and destroyed
-/// its stream):
+/// A lane belongs to its scope and cannot outlive it (the scope has joined its stream and
+/// returned it to the device's pool):
 ///
 /// ```compile_fail
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -388,7 +388,8 @@ impl<'scope> Lane<'scope> {
 }
 
 impl<'scope, 'env> Scope<'scope, 'env> {
-    /// Creates a lane (a non-blocking CUDA stream), joined when the scope ends.
+    /// A new lane: an idle non-blocking CUDA stream from the device's pool (or a new one),
+    /// joined when the scope ends.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {

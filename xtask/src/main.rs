@@ -10,7 +10,7 @@
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
-//! | `bench [kernels]` | on a GPU machine: runs the benchmarks; elsewhere: says how to bundle them |
+//! | `bench [kernels\|all]` | on a GPU machine: every benchmark (kernels vs nvcc, the seed workload, launch overhead; `kernels` and `all` run the same set); elsewhere: says how to bundle them |
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -31,7 +31,7 @@ commands:
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
-  bench [kernels]                     run the benchmarks (GPU machine) or explain how";
+  bench [kernels|all]                 run every benchmark (GPU machine) or explain how";
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -165,19 +165,33 @@ fn setup(args: &[String]) -> Result {
     Ok(())
 }
 
+fn apt_install(packages: &[&str]) -> Result {
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
 fn install_kernel_toolchain() -> Result {
-    const DEBIAN: &[&str] = &["rustc-web", "rust-web-src", "llvm-22"];
+    const DEBIAN: &[&str] = &["rustc-web", "rust-web-src"];
     let apt = have("apt-get");
     if apt && is_root() {
         println!("setup: installing {} with apt-get (Debian route)", DEBIAN.join(" "));
         run(Command::new("apt-get").args(["update", "-q"]))?;
         if DEBIAN.iter().all(|p| apt_candidate(p)) {
-            return run(Command::new("apt-get")
-                .args(["install", "-y", "-q", "--no-install-recommends"])
-                .args(DEBIAN)
-                .env("DEBIAN_FRONTEND", "noninteractive"));
+            apt_install(DEBIAN)?;
+            // LLVM's tools must be the major version this rustc was built with (its
+            // bitcode is read by llvm-link): ask the installed rustc, then install that.
+            let rustc = toolchain::KernelRustc::probe(Path::new("/usr/bin/rustc")).map_err(|e| e.to_string())?;
+            let llvm = format!("llvm-{}", rustc.llvm_major);
+            if apt_candidate(&llvm) {
+                println!("setup: rustc {} uses LLVM {}: installing {llvm}", rustc.release, rustc.llvm_major);
+                return apt_install(&[&llvm]);
+            }
+            println!("setup: apt knows no {llvm} (rustc {} needs it); trying rustup", rustc.release);
+        } else {
+            println!("setup: apt knows no {}; trying rustup", DEBIAN.join("/"));
         }
-        println!("setup: apt knows no {}; trying rustup", DEBIAN.join("/"));
     }
     if have("rustup") {
         println!("setup: installing the nightly toolchain with rustup (rustup route)");
@@ -200,7 +214,8 @@ fn install_kernel_toolchain() -> Result {
     }
     Err(format!(
         "could not install the kernel toolchain. Install one of:\n  \
-         sudo apt-get update && sudo apt-get install {} (Debian 12 with security updates, or newer)\n  \
+         sudo apt-get update && sudo apt-get install {} llvm-N (N: the LLVM major of that rustc, \
+         `rustc -vV`; 22 for rustc-web 1.96 on Debian 12 with security updates)\n  \
          rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker\n\
          then run `cargo xtask setup` again",
         DEBIAN.join(" ")
@@ -216,9 +231,18 @@ fn install_ptxas(loc: &Locations) -> Result {
     println!("setup: installing nvidia-cuda-nvcc (ptxas, libdevice) into {}", venv.display());
     if !venv.join("bin/pip").is_file() {
         std::fs::create_dir_all(&loc.tools_dir).map_err(|e| e.to_string())?;
-        run(Command::new(python).args(["-m", "venv"]).arg(&venv)).map_err(|e| {
-            format!("{e}\n(on Debian: apt-get install python3-venv, then `cargo xtask setup` again)")
-        })?;
+        let make_venv = || run(Command::new(python).args(["-m", "venv", "--clear"]).arg(&venv));
+        if let Err(e) = make_venv() {
+            // Debian's python3 keeps `venv`'s pip bootstrap in a separate package.
+            if have("apt-get") && is_root() {
+                println!("setup: {e}; installing python3-venv");
+                run(Command::new("apt-get").args(["update", "-q"]))?;
+                apt_install(&["python3-venv"])?;
+                make_venv()?;
+            } else {
+                return Err(format!("{e}\n(on Debian: apt-get install python3-venv, then `cargo xtask setup` again)"));
+            }
+        }
     }
     run(Command::new(venv.join("bin/pip")).args([
         "install",
@@ -348,12 +372,12 @@ fn gpu_present() -> bool {
 fn bench(args: &[String]) -> Result {
     let what = args.first().map(String::as_str).unwrap_or("kernels");
     if what != "kernels" && what != "all" {
-        return Err(format!("unknown benchmark set `{what}` (known: kernels, all)"));
+        return Err(format!("unknown benchmark set `{what}` (known: kernels, all; both run every benchmark)"));
     }
     if !gpu_present() {
         println!(
             "bench: no NVIDIA GPU here. Build the bundle with `cargo xtask bundle`, copy bundle/ to the GPU \
-             machine (it needs the NVIDIA driver and nvcc, not Rust) and run `bash bundle/run.sh bench`."
+             machine (it needs the NVIDIA driver, nvcc and python3, not Rust) and run `bash bundle/run.sh bench`."
         );
         return Ok(());
     }
@@ -364,9 +388,8 @@ fn bench(args: &[String]) -> Result {
 // ---------------------------------------------------------------------------
 // bundle
 
-/// Builds every test executable (debug, for the tests' own checks) and the
-/// release example/bench binaries, strips them and copies them with the CUDA
-/// C++ benchmark sources and `run.sh` into `bundle/`.
+/// Builds every test executable and the example/bench binaries (all release), strips
+/// them and copies them with the CUDA C++ benchmark sources and `run.sh` into `bundle/`.
 fn bundle() -> Result {
     let dir = root().join("bundle");
     let _ = std::fs::remove_dir_all(&dir);

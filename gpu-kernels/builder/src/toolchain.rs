@@ -155,24 +155,46 @@ pub fn find_kernel_rustc() -> Result<KernelRustc, BuildError> {
     if let Some(explicit) = env_path("SLUICE_KERNEL_RUSTC") {
         return KernelRustc::probe(&explicit);
     }
-    let mut candidates = vec![PathBuf::from("/usr/bin/rustc")];
-    if let Ok(out) = capture(Command::new("rustup").args(["which", "rustc", "--toolchain", "nightly"])) {
-        candidates.push(PathBuf::from(out.trim()));
-    }
+    let debian = PathBuf::from("/usr/bin/rustc");
+    let mut looked = vec![debian.clone()];
+    let mut usable = None; // a rustc that probes OK but lacks its LLVM tools
     let mut first_err = None;
-    for c in candidates.iter().filter(|c| c.is_file()) {
-        match KernelRustc::probe(c) {
-            Ok(found) => return Ok(found),
+    let mut consider = |path: &Path| -> Option<KernelRustc> {
+        match KernelRustc::probe(path) {
+            Ok(found) if find_llvm_bin(&found).is_ok() => Some(found),
+            Ok(found) => {
+                usable.get_or_insert(found);
+                None
+            }
             Err(e) => {
                 first_err.get_or_insert(e);
+                None
+            }
+        }
+    };
+    if debian.is_file() {
+        if let Some(found) = consider(&debian) {
+            return Ok(found);
+        }
+    }
+    // Only now ask rustup, and never let it install anything: with rustup's default
+    // `auto-install`, `rustup which --toolchain nightly` downloads a whole toolchain.
+    let rustup = capture(
+        Command::new("rustup").args(["which", "rustc", "--toolchain", "nightly"]).env("RUSTUP_AUTO_INSTALL", "0"),
+    );
+    if let Ok(out) = rustup {
+        let nightly = PathBuf::from(out.trim());
+        looked.push(nightly.clone());
+        if nightly.is_file() {
+            if let Some(found) = consider(&nightly) {
+                return Ok(found);
             }
         }
     }
-    Err(first_err.unwrap_or(BuildError::ToolMissing {
-        tool: Tool::KernelRustc,
-        looked: candidates,
-        fix: SETUP_FIX.into(),
-    }))
+    if let Some(found) = usable {
+        return Ok(found); // find_llvm_bin then names the missing LLVM tools
+    }
+    Err(first_err.unwrap_or(BuildError::ToolMissing { tool: Tool::KernelRustc, looked, fix: SETUP_FIX.into() }))
 }
 
 /// `llvm-link`, `opt` and `llc` matching the compiler's LLVM.

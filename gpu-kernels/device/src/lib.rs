@@ -57,7 +57,7 @@
 //! | `io` | `print!`/`println!` (Rust `{}` formatting, via `vprintf`) | [`dprint!`]/[`dprintln!`]: C formats, checked against the argument types at compile time; no `core::fmt` on the device |
 //! | `mem` (`malloc`/`free`, `GpuBox`) | device-side heap | missing (no device heap in sluice) |
 //! | `cfg`, `ptr` (address-space queries), `misc` (clock, `trap`) | | partly: `core::arch::nvptx::trap`, `_syncthreads`, `vprintf` via [`io`]; no `clock64` wrapper yet |
-//! | `#[kernel]` macro | entry points with checked parameters | not in this crate (kernels are written as `#[no_mangle] extern "ptx-kernel" fn`, see `gpu-kernels`) |
+//! | `#[kernel]` macro | entry points with checked parameters | in `sluice-macros`: the PTX entry on the device (slices as pointer + length, rebuilt as `&[T]` and [`slice::DeviceSliceMut`]), a typed launch descriptor and `args` by name on the host; every kernel in `gpu-kernels` uses it |
 
 #![no_std]
 // The device API exists only for nvptx64, so the host build of these docs

@@ -21,14 +21,18 @@
 //! (pointer, `u64` length) pairs, as sluice's kernel ABI says; the body sees
 //! them again as `&[T]` and `DeviceSliceMut<T>`.
 //!
-//! On the host: a zero-sized type of the same name implementing
+//! On the host: a zero-sized braced struct of the same name (type namespace
+//! only, so a `const` handle can share the name) implementing
 //! `sluice_host::KernelDecl`, whose `Signature` lists the parameters as the
 //! host sees them (`&[T]` → `Ref<T>`, `DeviceSliceMut<T>` → `Mut<T>`, any
 //! other type by value). `unsafe { Kernel::of::<saxpy>(ptx) }` pairs it with
 //! the PTX this crate is compiled into (the caller vouches that `ptx` is
 //! that module; the facade's `sluice::kernels` does so for `gpu-kernels`).
 //! Launches through it are checked at compile time: argument count, types,
-//! mutability, and the lane each view is bound to.
+//! mutability, and the lane each view is bound to. The struct also gets
+//! `args(..)`, the arguments by name (`st.launch(&kernels::saxpy, cfg,
+//! kernels::saxpy::args(&mut y, &x, 2.0))`): a wrong argument is then reported
+//! against the kernel's own parameter, pointing at the kernel's source line.
 //!
 //! # Parameters
 //!
