@@ -38,18 +38,8 @@ struct Options {
     seed: u64,
 }
 
-/// xorshift64, uniform floats in `[lo, hi)`: `bench.cu`'s `Rng`, with its arithmetic in the
-/// same order (`(hi - lo) * k / 2^24`, then `lo +`) so that the inputs are the same floats.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, lo: f32, hi: f32) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        lo + (hi - lo) * (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
+mod common;
+use common::Rng;
 
 /// One CSV line.
 struct Line {

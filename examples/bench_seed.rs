@@ -19,16 +19,8 @@ use std::time::Instant;
 
 use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Particle, Result};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, lo: f32, hi: f32) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        lo + (hi - lo) * ((self.0 >> 40) as f32 / (1u64 << 24) as f32)
-    }
-}
+mod common;
+use common::Rng;
 
 struct Options {
     lanes: usize,

@@ -27,26 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "common.cuh"
 #include "kernels.cuh"
-
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t err_ = (call);                                                                    \
-        if (err_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-            exit(2);                                                                                  \
-        }                                                                                             \
-    } while (0)
-
-struct Rng {
-    uint64_t s;
-    float next(float lo, float hi) {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        return lo + (hi - lo) * (float)(s >> 40) / (float)(1ull << 24);
-    }
-};
 
 int main(int argc, char** argv) {
     if (argc < 4) {

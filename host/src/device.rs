@@ -268,7 +268,7 @@ impl Gpu {
         match driver::device::count() {
             Ok(n) => Ok(n),
             // No device is an answer (zero), not a failure.
-            Err(e) if e.raw() == cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+            Err(e) if e.is_no_device() => Ok(0),
             Err(error) => Err(Error::Device { call: "cuDeviceGetCount", error }),
         }
     }

@@ -148,6 +148,21 @@ impl DriverError {
         Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 
+    /// `CUDA_ERROR_NOT_FOUND` (e.g. no such kernel entry in a module).
+    pub(crate) fn is_not_found(self) -> bool {
+        self.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND
+    }
+
+    /// `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`: the PTX is newer than the driver understands.
+    pub(crate) fn is_unsupported_ptx_version(self) -> bool {
+        self.0 == sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+    }
+
+    /// `CUDA_ERROR_NO_DEVICE`: a driver, but no CUDA device.
+    pub(crate) fn is_no_device(self) -> bool {
+        self.0 == sys::CUresult::CUDA_ERROR_NO_DEVICE
+    }
+
     /// Whether the error is *sticky*: the context it came from is lost. After such an error
     /// (a fault in a kernel: an illegal address or instruction, a misaligned access, a trap
     /// or device-side assert, a hardware error the GPU contained, ...) no work runs in the
@@ -188,10 +203,6 @@ impl DriverError {
                 | CUDA_ERROR_EXTERNAL_DEVICE
                 | CUDA_ERROR_MPS_CLIENT_TERMINATED
         )
-    }
-
-    pub(crate) fn raw(self) -> sys::CUresult {
-        self.0
     }
 
     /// An error sluice reports itself, with the driver's code for it.

@@ -912,7 +912,7 @@ impl Gpu {
         let ctx = self.ctx();
         // SAFETY: the module stays loaded until the `GpuInner` drops.
         let func = unsafe { driver::module::function(ctx, module, name) }.map_err(|e| {
-            if e.raw() == cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND {
+            if e.is_not_found() {
                 Error::KernelNotFound { name }
             } else {
                 Error::LoadModule(e)
@@ -961,7 +961,7 @@ impl Gpu {
         let image = CString::new(ptx).map_err(|_| Error::LoadModule(crate::DriverError::from_code(218)))?;
         // SAFETY: the context is retained while `self` lives; `image` outlives the call.
         let module = unsafe { driver::module::load_data(self.ctx(), &image) }.map_err(|e| {
-            if e.raw() == cudarc::driver::sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION {
+            if e.is_unsupported_ptx_version() {
                 Error::DriverTooOld { found: self.driver_version(), needed: ptx_needs_driver(ptx).unwrap_or(0) }
             } else {
                 Error::LoadModule(e)
