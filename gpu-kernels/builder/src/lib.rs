@@ -180,7 +180,7 @@ impl Builder {
             .clone()
             .unwrap_or_else(|| self.workspace_target().join("sluice-kernels").join(self.arch.to_string()));
         std::fs::create_dir_all(&target_dir).map_err(error::io(format!("creating {}", target_dir.display())))?;
-        let linker = compile_linker(tc, &target_dir)?;
+        let linker = install_linker(tc, &target_dir)?;
         let manifest = self.crate_dir.join("Cargo.toml");
 
         let mut flags = vec![format!("-Ctarget-cpu={}", self.arch), format!("-Clinker={}", linker.display())];
@@ -282,43 +282,66 @@ fn tail(s: &str, lines: usize) -> String {
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Compiles `sluice-llbc` once per source version into `<target_dir>/sluice-llbc/`.
-fn compile_linker(tc: &Toolchain, target_dir: &Path) -> Result<PathBuf, BuildError> {
+/// Compiles `sluice-llbc` once per source version into `<target_dir>/sluice-llbc/`
+/// and returns its path. [`Builder::build`] calls it; it is public so that tools
+/// (and the concurrency tests) can prepare the linker on their own.
+///
+/// Safe under any concurrency: build scripts, `cargo xtask`, test threads and other
+/// processes may all call it at once against the same empty folder. Each attempt
+/// compiles in a scratch folder of its own (rustc names its intermediate object
+/// files after the output name up to its first `.`, so two compiles in one folder
+/// overwrite each other's objects and the link fails with "undefined reference to
+/// `main`"), then moves the program into place with one atomic rename: a
+/// concurrent caller sees either no linker or a whole one, never a half-written one.
+pub fn install_linker(tc: &Toolchain, target_dir: &Path) -> Result<PathBuf, BuildError> {
     let hash = LLBC_SOURCE.bytes().fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
     let dir = target_dir.join("sluice-llbc");
     let exe = dir.join(format!("sluice-llbc-{hash:016x}"));
     if exe.is_file() {
         return Ok(exe);
     }
-    std::fs::create_dir_all(&dir).map_err(error::io(format!("creating {}", dir.display())))?;
-    // Unique scratch names: build scripts, xtask and test threads may compile it at once.
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let unique = format!(
-        "{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
-    let src = dir.join(format!("sluice-llbc-{hash:016x}.{unique}.rs"));
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch = dir.join(format!("scratch-{}-{n}", std::process::id()));
+    // A folder left by a killed attempt of an earlier process with the same pid
+    // would only hold stale files: start from an empty one.
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(error::io(format!("creating {}", scratch.display())))?;
+    let result = compile_linker_in(tc, &scratch, &exe);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result.map(|()| exe)
+}
+
+/// One attempt of [`install_linker`], everything inside `scratch`.
+fn compile_linker_in(tc: &Toolchain, scratch: &Path, exe: &Path) -> Result<(), BuildError> {
+    let src = scratch.join("sluice_llbc.rs");
     std::fs::write(&src, LLBC_SOURCE).map_err(error::io(format!("writing {}", src.display())))?;
-    let tmp = dir.join(format!("sluice-llbc-{hash:016x}.{unique}.tmp"));
+    let built = scratch.join("sluice-llbc");
     let out = Command::new(&tc.rustc.rustc)
         .env_clear()
         .envs(toolchain::scrubbed_env())
         .args(["--edition", "2021", "-O", "--crate-name", "sluice_llbc", "-o"])
-        .arg(&tmp)
+        .arg(&built)
         .arg(&src)
+        .current_dir(scratch)
         .output()
         .map_err(error::io(format!("starting {}", tc.rustc.rustc.display())))?;
-    let _ = std::fs::remove_file(&src);
     if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // A host program needs a C linker too; say so rather than blame the kernel toolchain.
+        let fix = if stderr.contains("linker `cc` not found") || stderr.contains("linking with `cc` failed") {
+            format!("install a C linker for host programs (`apt-get install gcc libc6-dev`), then try again; if one is installed: {}", toolchain::SETUP_FIX)
+        } else {
+            toolchain::SETUP_FIX.into()
+        };
         return Err(BuildError::ToolUnusable {
             tool: Tool::KernelRustc,
             path: tc.rustc.rustc.clone(),
-            problem: format!("it could not compile the host program sluice-llbc:\n{}", String::from_utf8_lossy(&out.stderr)),
-            fix: toolchain::SETUP_FIX.into(),
+            problem: format!("it could not compile the host program sluice-llbc:\n{stderr}"),
+            fix,
         });
     }
-    // Rename is atomic: a concurrent build (build.rs and xtask) never runs a half-written linker.
-    std::fs::rename(&tmp, &exe).map_err(error::io(format!("installing {}", exe.display())))?;
-    Ok(exe)
+    // Rename is atomic and replaces a linker another attempt installed meanwhile
+    // (same source, same program).
+    std::fs::rename(&built, exe).map_err(error::io(format!("installing {}", exe.display())))
 }
