@@ -15,14 +15,14 @@
 
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
 use sluice_device::slice::DeviceSliceMut;
-use sluice_macros::kernel;
+use sluice_device::kernel;
 #[cfg(target_arch = "nvptx64")]
 use sluice_device::{
     atomic,
     math::DeviceFloat,
     shared_array, sync, thread,
     warp::{self, FULL_MASK},
-    Scope,
+    MemoryScope,
 };
 
 /// `out[i] = value` for every `i`. Any 1-D grid (grid-stride loop).
@@ -200,7 +200,7 @@ pub fn sum_reduce(out: DeviceSliceMut<f32>, x: &[f32]) {
         if lane == 0 {
             // SAFETY: out_len >= 1, so `out` points to at least one f32 of global
             // memory that this launch alone updates (the host's bound view).
-            unsafe { atomic::global::add(out, s, Scope::Device) };
+            unsafe { atomic::global::add(out, s, MemoryScope::Device) };
         }
     }
 }
@@ -315,7 +315,7 @@ pub fn histogram(bins: DeviceSliceMut<u32>, x: &[f32], lo: f32, hi: f32) {
             if let Some(b) = histogram_bin(v, lo, hi, nb) {
                 // SAFETY: b < n_bins, the length of `bins`; global memory this
                 // launch alone updates, only atomically.
-                unsafe { atomic::global::add(bins.add(b as usize), 1u32, Scope::Device) };
+                unsafe { atomic::global::add(bins.add(b as usize), 1u32, MemoryScope::Device) };
             }
             i += stride;
         }
@@ -340,7 +340,7 @@ pub fn histogram(bins: DeviceSliceMut<u32>, x: &[f32], lo: f32, hi: f32) {
             // threads update this array only atomically until the barrier.
             // (The bounds-checked `local.add(b, 1)` costs a compare per value
             // here: LLVM does not see that b < 4096.)
-            unsafe { atomic::shared::add(local.as_ptr().add(b), 1u32, Scope::Block) };
+            unsafe { atomic::shared::add(local.as_ptr().add(b), 1u32, MemoryScope::Block) };
         }
         i += stride;
     }
@@ -351,7 +351,7 @@ pub fn histogram(bins: DeviceSliceMut<u32>, x: &[f32], lo: f32, hi: f32) {
         let count = unsafe { local.get_unchecked(j) };
         if count != 0 {
             // SAFETY: j < n_bins, the length of `bins`; updated only atomically.
-            unsafe { atomic::global::add(bins.add(j), count, Scope::Device) };
+            unsafe { atomic::global::add(bins.add(j), count, MemoryScope::Device) };
         }
         j += bdim;
     }

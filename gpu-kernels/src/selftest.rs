@@ -11,13 +11,13 @@
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
 
 use sluice_device::slice::DeviceSliceMut;
-use sluice_macros::kernel;
+use sluice_device::kernel;
 #[cfg(target_arch = "nvptx64")]
 use {
     super::{SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS},
     sluice_device::math::{DeviceFloat, FastFloat},
     sluice_device::warp::{self, FULL_MASK},
-    sluice_device::{atomic, dassert, dprintln, shared, shared_array, sync, thread, Scope},
+    sluice_device::{atomic, dassert, dprintln, shared, shared_array, sync, thread, MemoryScope},
 };
 
 /// See the module docs. Each thread writes its own column of rows through
@@ -111,17 +111,17 @@ pub fn device_selftest(out: DeviceSliceMut<u32>) {
     // u32 (and f32, whose bits it holds); only atomics touch them until the
     // next barrier.
     unsafe {
-        atomic::global::add(scratch, 1u32, Scope::Device);
-        atomic::fetch_max(scratch.add(1), tid, Scope::Device);
-        atomic::fetch_min(scratch.add(2), tid, Scope::Device);
-        atomic::global::fetch_add(scratch.add(3) as *mut f32, 0.5f32, Scope::Device);
-        atomic::fetch_xor(scratch.add(4), 1 << (tid % 32), Scope::Block);
+        atomic::global::add(scratch, 1u32, MemoryScope::Device);
+        atomic::fetch_max(scratch.add(1), tid, MemoryScope::Device);
+        atomic::fetch_min(scratch.add(2), tid, MemoryScope::Device);
+        atomic::global::fetch_add(scratch.add(3) as *mut f32, 0.5f32, MemoryScope::Device);
+        atomic::fetch_xor(scratch.add(4), 1 << (tid % 32), MemoryScope::Block);
         let mut cur = 0u32;
-        while let Err(seen) = atomic::compare_exchange(scratch.add(5), cur, cur + 2, Scope::Device) {
+        while let Err(seen) = atomic::compare_exchange(scratch.add(5), cur, cur + 2, MemoryScope::Device) {
             cur = seen;
         }
-        atomic::swap(scratch.add(6), 7, Scope::System);
-        atomic::fetch_add(scratch.add(7) as *mut i32, -1, Scope::Device);
+        atomic::swap(scratch.add(6), 7, MemoryScope::System);
+        atomic::fetch_add(scratch.add(7) as *mut i32, -1, MemoryScope::Device);
     }
     sync::sync_threads();
 

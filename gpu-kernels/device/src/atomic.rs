@@ -1,4 +1,4 @@
-//! Atomic read-modify-write on global and shared memory, with a [`Scope`].
+//! Atomic read-modify-write on global and shared memory, with a [`MemoryScope`].
 //!
 //! | operation | types | sluice | CUDA C++ | PTX |
 //! | --- | --- | --- | --- | --- |
@@ -13,11 +13,11 @@
 //! it is indivisible but orders nothing else; pair it with
 //! [`crate::sync::fence_acq_rel`] or a barrier to publish other data.
 //!
-//! **Scope** says which threads the atomicity is guaranteed against:
-//! [`Scope::Block`] (`.cta`, the block's threads — enough for shared memory and
-//! cheapest), [`Scope::Device`] (`.gpu`, every thread of the device — what
+//! **The memory scope** says which threads the atomicity is guaranteed against:
+//! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and
+//! cheapest), [`MemoryScope::Device`] (`.gpu`, every thread of the device — what
 //! `atomicAdd` gives; use it for global memory written by several blocks), or
-//! [`Scope::System`] (`.sys`, also the host and peer GPUs on mapped memory).
+//! [`MemoryScope::System`] (`.sys`, also the host and peer GPUs on mapped memory).
 //!
 //! **Address space.** The functions at the top of this module take a *generic*
 //! pointer (`*mut T`), which may point to global or (converted) shared
@@ -31,14 +31,14 @@
 //! # Example (device code)
 //!
 //! ```ignore
-//! use sluice_device::{atomic, Scope};
+//! use sluice_device::{atomic, MemoryScope};
 //! // One partial sum per block into out[0] (`out` is a kernel parameter).
 //! // SAFETY: `out` points to at least one f32 of global memory that this
 //! // launch may update (the host's contract for the kernel).
-//! unsafe { atomic::global::add(out, block_sum, Scope::Device) };
+//! unsafe { atomic::global::add(out, block_sum, MemoryScope::Device) };
 //! ```
 
-pub use crate::Scope;
+pub use crate::MemoryScope;
 
 /// Address space of an atomic operation (internal).
 #[doc(hidden)]
@@ -56,36 +56,36 @@ mod sealed {
 /// Types with an atomic add (`u32 i32 u64 i64 f32 f64`).
 pub trait AtomicAdd: Copy + sealed::Sealed {
     #[doc(hidden)]
-    unsafe fn __fetch_add(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __fetch_add(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn __add(space: Space, scope: Scope, addr: u64, v: Self);
+    unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self);
 }
 
 /// Types with atomic min and max (`u32 i32 u64 i64`).
 pub trait AtomicMinMax: Copy + sealed::Sealed {
     #[doc(hidden)]
-    unsafe fn __fetch_min(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __fetch_min(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn __fetch_max(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __fetch_max(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
 }
 
 /// Types with atomic bitwise and, or, xor (`u32 i32 u64 i64`).
 pub trait AtomicBits: Copy + sealed::Sealed {
     #[doc(hidden)]
-    unsafe fn __fetch_and(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __fetch_and(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn __fetch_or(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __fetch_or(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn __fetch_xor(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __fetch_xor(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
 }
 
 /// Types with atomic exchange and compare-and-swap (`u32 i32 u64 i64 f32 f64`;
 /// floats compare by bits, so `-0.0 != 0.0` and a NaN can match itself).
 pub trait AtomicSwap: Copy + sealed::Sealed {
     #[doc(hidden)]
-    unsafe fn __swap(space: Space, scope: Scope, addr: u64, v: Self) -> Self;
+    unsafe fn __swap(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
     #[doc(hidden)]
-    unsafe fn __cas(space: Space, scope: Scope, addr: u64, current: Self, new: Self) -> Self;
+    unsafe fn __cas(space: Space, scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self;
     #[doc(hidden)]
     fn __same_bits(a: Self, b: Self) -> bool;
 }
@@ -107,15 +107,15 @@ mod imp {
     macro_rules! dispatch {
         ($space:expr, $scope:expr, $m:ident!($($args:tt)*)) => {
             match ($space, $scope) {
-                (Space::Generic, Scope::Block) => $m!(reg64, u64, "", ".cta", $($args)*),
-                (Space::Generic, Scope::Device) => $m!(reg64, u64, "", ".gpu", $($args)*),
-                (Space::Generic, Scope::System) => $m!(reg64, u64, "", ".sys", $($args)*),
-                (Space::Global, Scope::Block) => $m!(reg64, u64, ".global", ".cta", $($args)*),
-                (Space::Global, Scope::Device) => $m!(reg64, u64, ".global", ".gpu", $($args)*),
-                (Space::Global, Scope::System) => $m!(reg64, u64, ".global", ".sys", $($args)*),
-                (Space::Shared, Scope::Block) => $m!(reg32, u32, ".shared", ".cta", $($args)*),
-                (Space::Shared, Scope::Device) => $m!(reg32, u32, ".shared", ".gpu", $($args)*),
-                (Space::Shared, Scope::System) => $m!(reg32, u32, ".shared", ".sys", $($args)*),
+                (Space::Generic, MemoryScope::Block) => $m!(reg64, u64, "", ".cta", $($args)*),
+                (Space::Generic, MemoryScope::Device) => $m!(reg64, u64, "", ".gpu", $($args)*),
+                (Space::Generic, MemoryScope::System) => $m!(reg64, u64, "", ".sys", $($args)*),
+                (Space::Global, MemoryScope::Block) => $m!(reg64, u64, ".global", ".cta", $($args)*),
+                (Space::Global, MemoryScope::Device) => $m!(reg64, u64, ".global", ".gpu", $($args)*),
+                (Space::Global, MemoryScope::System) => $m!(reg64, u64, ".global", ".sys", $($args)*),
+                (Space::Shared, MemoryScope::Block) => $m!(reg32, u32, ".shared", ".cta", $($args)*),
+                (Space::Shared, MemoryScope::Device) => $m!(reg32, u32, ".shared", ".gpu", $($args)*),
+                (Space::Shared, MemoryScope::System) => $m!(reg32, u32, ".shared", ".sys", $($args)*),
             }
         };
     }
@@ -145,7 +145,7 @@ mod imp {
     macro_rules! fetch_op {
         ($fname:ident, $t:ty, $vcls:ident, $op:expr) => {
             #[inline(always)]
-            unsafe fn $fname(space: Space, scope: Scope, addr: u64, v: Self) -> Self {
+            unsafe fn $fname(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self {
                 let d: $t;
                 // SAFETY: the public wrappers require `addr` to be a valid, aligned
                 // address of a `$t` in `space`.
@@ -160,7 +160,7 @@ mod imp {
             impl AtomicAdd for $t {
                 fetch_op!(__fetch_add, $t, $vcls, $op);
                 #[inline(always)]
-                unsafe fn __add(space: Space, scope: Scope, addr: u64, v: Self) {
+                unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
                     // SAFETY: as in `__fetch_add`.
                     unsafe { dispatch!(space, scope, red2!($op, $vcls, addr, v)) }
                 }
@@ -212,7 +212,7 @@ mod imp {
             impl AtomicSwap for $t {
                 fetch_op!(__swap, $t, $vcls, concat!("exch.b", $w));
                 #[inline(always)]
-                unsafe fn __cas(space: Space, scope: Scope, addr: u64, current: Self, new: Self) -> Self {
+                unsafe fn __cas(space: Space, scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
                     let d: $t;
                     // SAFETY: as in `__fetch_add`.
                     unsafe { dispatch!(space, scope, cas3!(concat!("cas.b", $w), $vcls, d, addr, current, new)) };
@@ -255,7 +255,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn fetch_add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn fetch_add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__fetch_add($space, scope, ($addr)(ptr), val) }
             }
@@ -266,7 +266,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: Scope) {
+            pub unsafe fn add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: MemoryScope) {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__add($space, scope, ($addr)(ptr), val) }
             }
@@ -276,7 +276,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn fetch_min<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn fetch_min<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__fetch_min($space, scope, ($addr)(ptr), val) }
             }
@@ -286,7 +286,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn fetch_max<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn fetch_max<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__fetch_max($space, scope, ($addr)(ptr), val) }
             }
@@ -296,7 +296,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn fetch_and<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn fetch_and<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__fetch_and($space, scope, ($addr)(ptr), val) }
             }
@@ -306,7 +306,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn fetch_or<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn fetch_or<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__fetch_or($space, scope, ($addr)(ptr), val) }
             }
@@ -316,7 +316,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn fetch_xor<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn fetch_xor<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__fetch_xor($space, scope, ($addr)(ptr), val) }
             }
@@ -326,7 +326,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn swap<T: AtomicSwap>(ptr: $ptr<T>, val: T, scope: Scope) -> T {
+            pub unsafe fn swap<T: AtomicSwap>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
                 // SAFETY: forwarded to the caller.
                 unsafe { T::__swap($space, scope, ($addr)(ptr), val) }
             }
@@ -337,7 +337,7 @@ mod imp {
             /// # Safety
             #[doc = $what]
             #[inline(always)]
-            pub unsafe fn compare_exchange<T: AtomicSwap>(ptr: $ptr<T>, current: T, new: T, scope: Scope) -> Result<T, T> {
+            pub unsafe fn compare_exchange<T: AtomicSwap>(ptr: $ptr<T>, current: T, new: T, scope: MemoryScope) -> Result<T, T> {
                 // SAFETY: forwarded to the caller.
                 let old = unsafe { T::__cas($space, scope, ($addr)(ptr), current, new) };
                 if T::__same_bits(old, current) {
@@ -401,7 +401,7 @@ mod imp {
                 let p = self.ptr(i);
                 // SAFETY: `ptr` checked `i`; the element is allocated, aligned for
                 // `T` and `Pod`; shared memory is only reachable by this block.
-                unsafe { shared::fetch_add(p, v, Scope::Block) }
+                unsafe { shared::fetch_add(p, v, MemoryScope::Block) }
             }
 
             /// Atomically adds `v` to element `i` (block scope, `red.shared`).
@@ -413,7 +413,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::add(p, v, Scope::Block) }
+                unsafe { shared::add(p, v, MemoryScope::Block) }
             }
 
             /// Atomic min on element `i` (block scope); returns the old value.
@@ -424,7 +424,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_min(p, v, Scope::Block) }
+                unsafe { shared::fetch_min(p, v, MemoryScope::Block) }
             }
 
             /// Atomic max on element `i` (block scope); returns the old value.
@@ -435,7 +435,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_max(p, v, Scope::Block) }
+                unsafe { shared::fetch_max(p, v, MemoryScope::Block) }
             }
 
             /// Atomic or on element `i` (block scope); returns the old value.
@@ -446,7 +446,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_or(p, v, Scope::Block) }
+                unsafe { shared::fetch_or(p, v, MemoryScope::Block) }
             }
 
             /// Atomic and on element `i` (block scope); returns the old value.
@@ -457,7 +457,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_and(p, v, Scope::Block) }
+                unsafe { shared::fetch_and(p, v, MemoryScope::Block) }
             }
 
             /// Atomic exchange of element `i` (block scope); returns the old value.
@@ -468,7 +468,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::swap(p, v, Scope::Block) }
+                unsafe { shared::swap(p, v, MemoryScope::Block) }
             }
 
             /// Compare-and-swap of element `i` (block scope); see [`compare_exchange`].
@@ -479,7 +479,7 @@ mod imp {
             {
                 let p = self.ptr(i);
                 // SAFETY: as in `fetch_add`.
-                unsafe { shared::compare_exchange(p, current, new, Scope::Block) }
+                unsafe { shared::compare_exchange(p, current, new, MemoryScope::Block) }
             }
         };
     }

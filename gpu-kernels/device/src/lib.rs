@@ -10,7 +10,7 @@
 //! | [`sync`] | `sync_threads` and its count/and/or forms, named barriers, fences at block/device/system scope |
 //! | [`shared`] | static shared arrays ([`shared_array!`]), the dynamic shared region, `ld/st/atom.shared` access |
 //! | [`warp`] | lane id and masks, shuffles (idx/up/down/xor, 32- and 64-bit), votes, match, `redux`, warp sum |
-//! | [`atomic`] | add/min/max/and/or/xor/exchange/CAS on global and shared memory, with [`Scope`] |
+//! | [`atomic`] | add/min/max/and/or/xor/exchange/CAS on global and shared memory, with [`MemoryScope`] |
 //! | [`math`] | `f32`/`f64` math through libdevice (`exp`, `sin_cos`, `erf`, ...), `*_fast` approximations |
 //! | [`io`] | [`dprint!`]/[`dprintln!`] through `vprintf` (format checked at compile time), the panic handler |
 //! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
@@ -22,7 +22,7 @@
 //!   location (and message, when it is a plain string) with `vprintf`, then
 //!   ends the kernel with `trap` (the launch fails with an illegal-instruction
 //!   error on the host).
-//! * On the host the crate compiles to its plain-Rust parts only ([`Scope`],
+//! * On the host the crate compiles to its plain-Rust parts only ([`MemoryScope`],
 //!   [`thread::Dim3`], [`thread::WARP_SIZE`], [`warp::FULL_MASK`], the
 //!   [`shared::SharedPtr`] and [`slice::DeviceSliceMut`] types), so that a
 //!   kernel crate depending on it also compiles for the host (for its shared
@@ -51,7 +51,7 @@
 //! | `thread` | `thread_idx_x..z`, `block_idx_*`, `block_dim_*`, `grid_dim_*`, `thread_idx()` etc. as `UVec3`, `index_1d/2d/3d`, `sync_threads`, `sync_threads_count/and/or`, `nanosleep` | [`thread`]: all, `Dim3` instead of `glam::UVec3`, plus `global_rank`, `block_rank`, `total_threads`; barriers in [`sync`]. Missing: `nanosleep` |
 //! | `shared` | `#[address_space(shared)] static mut`, `shared_array!`, `dynamic_shared_mem` | [`shared_array!`] and [`shared::dynamic_shared`] (typed handles with safe `get`/`set` instead of `static mut`) |
 //! | `warp` | `sync_warp`, `warp_shuffle_{idx,up,down,xor}`, `warp_vote_{any,all,ballot}`, `match_any/all`, `activemask`, lane masks | [`warp`]: all, plus `redux.sync` reductions and `sum_f32` |
-//! | `atomic` | `AtomicF32/F64` wrapper types with `fetch_add` etc. at device/block/system scope, low-level `atomic::intrinsics` | [`atomic`]: the same operations as functions on pointers with a [`Scope`] argument (relaxed order), and safe methods on shared arrays. Missing: the `Atomic*` wrapper types and acquire/release orderings on the RMW itself (use [`sync::fence_acq_rel`]) |
+//! | `atomic` | `AtomicF32/F64` wrapper types with `fetch_add` etc. at device/block/system scope, low-level `atomic::intrinsics` | [`atomic`]: the same operations as functions on pointers with a [`MemoryScope`] argument (relaxed order), and safe methods on shared arrays. Missing: the `Atomic*` wrapper types and acquire/release orderings on the RMW itself (use [`sync::fence_acq_rel`]) |
 //! | `mem` / memory fences (`cuda_std::mem`, `atomic::fence_*`) | `__threadfence*` equivalents | [`sync::fence`] (sc, = `__threadfence*`) and [`sync::fence_acq_rel`] at block/device/system scope |
 //! | `float` (`GpuFloat`) / `intrinsics` | float methods through libdevice, fast intrinsics | [`math::DeviceFloat`] (std names, ~50 functions) and [`math::FastFloat`] (`*_fast`); raw [`math::libdevice`] declarations |
 //! | `io` | `print!`/`println!` (Rust `{}` formatting, via `vprintf`) | [`dprint!`]/[`dprintln!`]: C formats, checked against the argument types at compile time; no `core::fmt` on the device |
@@ -72,6 +72,18 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod atomic;
+
+/// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.
+pub use sluice_macros::kernel;
+
+/// What `#[kernel]`'s host expansion names (the launch descriptor traits of the host
+/// library). Not an API: a kernel crate depends on `sluice-device` alone, and the macro
+/// reaches the host library through here.
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub mod __host {
+    pub use sluice_host::{Arg, KernelDecl, Mut, Ref};
+}
 pub mod io;
 pub mod math;
 pub mod shared;
@@ -82,8 +94,11 @@ pub mod warp;
 
 /// Which threads an atomic operation or a fence is guaranteed against,
 /// from the cheapest to the widest (PTX's `.cta`, `.gpu`, `.sys`).
+///
+/// Named `MemoryScope`, not `Scope`, so that it is never confused with the host's
+/// `sluice::Scope` (a `scope` of lanes): this one is a memory-model term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scope {
+pub enum MemoryScope {
     /// The threads of this block (`.cta`). Enough for shared memory, and for
     /// global memory that only this block touches.
     Block,

@@ -7,9 +7,9 @@
 //! | [`sync_threads_and`] | `__syncthreads_and(p)` | `bar.red.and.pred` |
 //! | [`sync_threads_or`] | `__syncthreads_or(p)` | `bar.red.or.pred` |
 //! | [`barrier_sync`] | `asm("bar.sync id, n;")` | `bar.sync id, n` (named barrier) |
-//! | [`fence`]`(Scope::Block)` | `__threadfence_block()` | `fence.sc.cta` (= `membar.cta`) |
-//! | [`fence`]`(Scope::Device)` | `__threadfence()` | `fence.sc.gpu` (= `membar.gl`) |
-//! | [`fence`]`(Scope::System)` | `__threadfence_system()` | `fence.sc.sys` (= `membar.sys`) |
+//! | [`fence`]`(MemoryScope::Block)` | `__threadfence_block()` | `fence.sc.cta` (= `membar.cta`) |
+//! | [`fence`]`(MemoryScope::Device)` | `__threadfence()` | `fence.sc.gpu` (= `membar.gl`) |
+//! | [`fence`]`(MemoryScope::System)` | `__threadfence_system()` | `fence.sc.sys` (= `membar.sys`) |
 //! | [`fence_acq_rel`]`(scope)` | `cuda::atomic_thread_fence(acq_rel, scope)` | `fence.acq_rel.{cta,gpu,sys}` |
 //!
 //! Warp-level synchronisation (`__syncwarp`) is [`crate::warp::sync_warp`].
@@ -33,11 +33,11 @@
 //! let negatives = sync::sync_threads_count(x < 0.0);
 //! ```
 
-pub use crate::Scope;
+pub use crate::MemoryScope;
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
-    use super::Scope;
+    use super::MemoryScope;
     use core::arch::asm;
 
     /// Waits until every thread of the block reaches this point (`__syncthreads()`),
@@ -139,14 +139,14 @@ mod imp {
     /// threads of `scope` before those after it. A fence orders; it does not wait
     /// for other threads (that is a barrier's job).
     #[inline(always)]
-    pub fn fence(scope: Scope) {
+    pub fn fence(scope: MemoryScope) {
         // SAFETY: fences have no operands and no preconditions; not `nomem`,
         // so the compiler does not move memory accesses across them either.
         unsafe {
             match scope {
-                Scope::Block => asm!("fence.sc.cta;", options(nostack)),
-                Scope::Device => asm!("fence.sc.gpu;", options(nostack)),
-                Scope::System => asm!("fence.sc.sys;", options(nostack)),
+                MemoryScope::Block => asm!("fence.sc.cta;", options(nostack)),
+                MemoryScope::Device => asm!("fence.sc.gpu;", options(nostack)),
+                MemoryScope::System => asm!("fence.sc.sys;", options(nostack)),
             }
         }
     }
@@ -155,13 +155,13 @@ mod imp {
     /// than [`fence`], enough for the release/acquire patterns of message
     /// passing through a flag written with a relaxed atomic.
     #[inline(always)]
-    pub fn fence_acq_rel(scope: Scope) {
+    pub fn fence_acq_rel(scope: MemoryScope) {
         // SAFETY: as in `fence`.
         unsafe {
             match scope {
-                Scope::Block => asm!("fence.acq_rel.cta;", options(nostack)),
-                Scope::Device => asm!("fence.acq_rel.gpu;", options(nostack)),
-                Scope::System => asm!("fence.acq_rel.sys;", options(nostack)),
+                MemoryScope::Block => asm!("fence.acq_rel.cta;", options(nostack)),
+                MemoryScope::Device => asm!("fence.acq_rel.gpu;", options(nostack)),
+                MemoryScope::System => asm!("fence.acq_rel.sys;", options(nostack)),
             }
         }
     }

@@ -23,7 +23,8 @@
 //!
 //! On the host: a zero-sized braced struct of the same name (type namespace
 //! only, so a `const` handle can share the name) implementing
-//! `sluice_host::KernelDecl`, whose `Signature` lists the parameters as the
+//! `sluice_host::KernelDecl` (reached through `sluice_device`, so a kernel crate
+//! needs no host-only dependency of its own), whose `Signature` lists the parameters as the
 //! host sees them (`&[T]` → `Ref<T>`, `DeviceSliceMut<T>` → `Mut<T>`, any
 //! other type by value). `unsafe { Kernel::of::<saxpy>(ptx) }` pairs it with
 //! the PTX this crate is compiled into (the caller vouches that `ptx` is
@@ -197,8 +198,8 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     let sig_types: Vec<TokenStream2> = params
         .iter()
         .map(|p| match &p.kind {
-            Kind::Ref(t) => quote_spanned!(t.span()=> ::sluice_host::Ref<#t>),
-            Kind::Mut(t) => quote_spanned!(t.span()=> ::sluice_host::Mut<#t>),
+            Kind::Ref(t) => quote_spanned!(t.span()=> ::sluice_device::__host::Ref<#t>),
+            Kind::Mut(t) => quote_spanned!(t.span()=> ::sluice_device::__host::Mut<#t>),
             Kind::Value(t) => quote!(#t),
         })
         .collect();
@@ -217,8 +218,8 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         .map(|p| {
             let id = &p.ident;
             match &p.kind {
-                Kind::Ref(t) => quote_spanned!(id.span()=> #id: impl ::sluice_host::Arg<'id, ::sluice_host::Ref<#t>>),
-                Kind::Mut(t) => quote_spanned!(id.span()=> #id: impl ::sluice_host::Arg<'id, ::sluice_host::Mut<#t>>),
+                Kind::Ref(t) => quote_spanned!(id.span()=> #id: impl ::sluice_device::__host::Arg<'id, ::sluice_device::__host::Ref<#t>>),
+                Kind::Mut(t) => quote_spanned!(id.span()=> #id: impl ::sluice_device::__host::Arg<'id, ::sluice_device::__host::Mut<#t>>),
                 Kind::Value(t) => quote_spanned!(id.span()=> #id: #t),
             }
         })
@@ -254,7 +255,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         // SAFETY: generated from the kernel's own signature: the device entry's parameters are,
         // in order, exactly what `Signature` lowers to; `&[T]` parameters are shared slices the
         // kernel cannot write in safe code, so only the `Mut` ones are written.
-        unsafe impl ::sluice_host::KernelDecl for #name {
+        unsafe impl ::sluice_device::__host::KernelDecl for #name {
             const NAME: &'static str = #name_lit;
             type Signature = (#(#sig_types,)*);
         }
@@ -264,7 +265,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
             #[doc = #args_doc]
             #[allow(clippy::too_many_arguments)]
             #[inline(always)]
-            #vis fn #args_ident<'id>(#(#arg_params),*) -> (#(impl ::sluice_host::Arg<'id, #sig_types>,)*) {
+            #vis fn #args_ident<'id>(#(#arg_params),*) -> (#(impl ::sluice_device::__host::Arg<'id, #sig_types>,)*) {
                 (#(#arg_names,)*)
             }
         }
