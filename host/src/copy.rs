@@ -1,5 +1,5 @@
-//! Asynchronous copies between host and device (rule 4: the host keeps its hands off a
-//! copy's host side until the copy is awaited).
+//! Asynchronous copies between host and device, and fills (rule 4: the host keeps its
+//! hands off a copy's host side until the copy is awaited).
 //!
 //! # Rule 4
 //!
@@ -15,11 +15,12 @@ use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
-use crate::driver::{self, mem::Span2d};
+use crate::driver::mem::{Direction, Span2d};
 use crate::error::{Error, Result};
 use crate::fence::Fence;
-use crate::memory::{PinnedMut, Span};
-use crate::stream::Stream;
+use crate::lane::Stream;
+use crate::pinned::PinnedMut;
+use crate::span::Span;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A device-to-host copy in flight. Holds the destination until the copy is done:
@@ -132,6 +133,22 @@ impl<T> std::fmt::Debug for Pending<'_, T> {
     }
 }
 
+/// The one check before a copy or fill is enqueued: not empty, the source's length
+/// (`expected`) is the destination's (`got`), and the device memory `s` is this lane's
+/// device's. Nothing is enqueued when it fails.
+fn check_enqueue(st: &Stream<'_, '_>, s: &Span, expected: usize, got: usize, what: &'static str) -> Result<()> {
+    if expected == 0 || got == 0 {
+        return Err(Error::ZeroSized);
+    }
+    if expected != got {
+        return Err(Error::LengthMismatch { expected, got });
+    }
+    if s.ctx != st.gpu().ctx_id() {
+        return Err(Error::WrongDevice { what });
+    }
+    Ok(())
+}
+
 fn span2d(s: &Span) -> Span2d {
     Span2d {
         width_bytes: s.rows * s.elem_size,
@@ -181,33 +198,41 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     ) -> Result<Pending<'scope, T>> {
         let s = src.into().span();
         let (ptr, len) = dst.raw();
-        if s.len() == 0 {
-            return Err(Error::ZeroSized);
-        }
-        if s.len() != len {
-            return Err(Error::LengthMismatch { expected: s.len(), got: len });
-        }
-        if s.ctx != self.lane.shared.gpu.ctx().0 as usize {
-            return Err(Error::WrongDevice { what: "copy" });
-        }
+        check_enqueue(self, &s, s.len(), len, "copy")?;
         // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
         // at least the scope, which joins this stream before the memory can be freed. Host
         // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
         // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
         // (or before the scope has joined, if the `Pending` is leaked).
-        unsafe {
-            driver::mem::copy_dtoh(
-                self.lane.shared.gpu.ctx(),
-                self.lane.inner.stream,
-                ptr.as_ptr().cast::<c_void>(),
-                s.ptr,
-                span2d(&s),
-            )
-        }
-        .map_err(|error| Error::Copy { direction: "device to host", error })?;
+        unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), span2d(&s)) }
+            .map_err(|error| Error::Copy { direction: "device to host", error })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         let fence = self.record()?;
         Ok(Pending { dst, fence })
+    }
+
+    /// Sets every element of `dst` to zero bits, on this lane (`cuMemsetD2D8Async`).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix_padded::<f32>(100, 3, 128)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.zero(&mut v)                  // 3 columns of 100, padding untouched
+    ///     })
+    /// })
+    /// # }
+    /// ```
+    pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
+        let s = dst.span();
+        check_enqueue(self, &s, s.len(), s.len(), "zero")?;
+        // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
+        // exclusively for at least as long as the stream may run (the scope joins it).
+        unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
+            .map_err(|error| Error::Fill { error })?;
+        self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Copies host memory into a view, on this lane: later work on this lane sees the data.
@@ -252,28 +277,12 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// Fill the source before the scope (or use another buffer per step).
     pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
-        if s.len() == 0 || src.is_empty() {
-            return Err(Error::ZeroSized);
-        }
-        if s.len() != src.len() {
-            return Err(Error::LengthMismatch { expected: src.len(), got: s.len() });
-        }
-        if s.ctx != self.lane.shared.gpu.ctx().0 as usize {
-            return Err(Error::WrongDevice { what: "copy" });
-        }
+        check_enqueue(self, &s, src.len(), s.len(), "copy")?;
         // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
         // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
         // (shared) for 'scope, so nothing writes or frees it before the scope joins.
-        unsafe {
-            driver::mem::copy_htod(
-                self.lane.shared.gpu.ctx(),
-                self.lane.inner.stream,
-                s.ptr,
-                src.as_ptr().cast::<c_void>(),
-                span2d(&s),
-            )
-        }
-        .map_err(|error| Error::Copy { direction: "host to device", error })?;
+        unsafe { self.handle().copy(Direction::HostToDevice, s.ptr, src.as_ptr().cast_mut().cast::<c_void>(), span2d(&s)) }
+            .map_err(|error| Error::Copy { direction: "host to device", error })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

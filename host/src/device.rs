@@ -1,13 +1,14 @@
-//! The device: [`Gpu`] (a device and its retained primary context) and its properties.
+//! The device room: [`Gpu`] (a device, its retained primary context, and what sluice keeps
+//! per device: the stream-ordered allocator, the pools of idle streams and events, the
+//! module cache, the log of errors found while dropping) and its properties.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::driver::{
-    self, device::Attribute, DevicePtr, DriverError, InitError, RawContext, RawEvent, RawPool, RawStream,
-};
-use crate::error::{Error, Result};
-use crate::launch::{LoadedModule, ResolvedFn};
+use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, RawDevice, RawPool};
+use crate::error::{Error, Result, ORPHANED};
+use crate::handle::{Context, Event, StreamHandle};
+use crate::module::ModuleCache;
 
 /// One CUDA device, ready for work: the std analogue is a thread pool you hand work to.
 ///
@@ -34,21 +35,23 @@ pub struct Gpu {
 }
 
 pub(crate) struct GpuInner {
-    dev: i32,
-    pub(crate) ctx: RawContext,
-    pub(crate) info: DeviceInfo,
-    pub(crate) driver_version: u32,
-    pub(crate) modules: Mutex<Vec<LoadedModule>>,
-    pub(crate) functions: Mutex<Vec<ResolvedFn>>,
-    /// Fence events reused across scopes (created without timing). Only events whose
-    /// every use is over (their scope joined) come back here.
-    pub(crate) event_pool: Mutex<Vec<RawEvent>>,
+    // Fields drop in this order; every handle holds the context (`ctx`) alive itself.
     /// Idle streams reused as lanes by later scopes (creating a stream costs several
     /// microseconds). Only streams whose `cuStreamSynchronize` succeeded after their last
     /// work come back here: they are empty.
-    stream_pool: Mutex<Vec<RawStream>>,
+    stream_pool: Mutex<Vec<StreamHandle>>,
+    /// Fence events reused across scopes (created without timing). Only events whose every
+    /// use is over (their scope joined) come back here.
+    event_pool: Mutex<Vec<Event>>,
+    /// Timing events (timestamps), reused the same way.
+    timing_pool: Mutex<Vec<Event>>,
+    /// Loaded modules and resolved kernel functions.
+    pub(crate) modules: ModuleCache,
     /// The stream-ordered allocator behind every device allocation.
     allocator: Allocator,
+    pub(crate) info: DeviceInfo,
+    pub(crate) driver_version: u32,
+    pub(crate) ctx: Arc<Context>,
 }
 
 /// Device memory, stream-ordered, without device-wide synchronization (rule 6).
@@ -80,11 +83,11 @@ pub(crate) struct GpuInner {
 /// users of that pool in this process.
 struct Allocator {
     pool: RawPool,
-    stream: RawStream,
+    stream: StreamHandle,
 }
 
 impl Allocator {
-    fn new(ctx: RawContext, dev: i32) -> Result<Allocator> {
+    fn new(ctx: &Arc<Context>, dev: RawDevice) -> Result<Allocator> {
         let supported = query(
             "cuDeviceGetAttribute(MEMORY_POOLS_SUPPORTED)",
             driver::device::attribute(dev, Attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
@@ -94,20 +97,18 @@ impl Allocator {
             let call = "the stream-ordered allocator (cuMemAllocAsync)";
             return Err(Error::Device { call, error: DriverError::not_supported() });
         }
-        // SAFETY: `ctx` is `dev`'s retained primary context (`Gpu::new`).
-        let pool = query("cuDeviceGetDefaultMemPool", unsafe { driver::pool::default_pool(ctx, dev) })?;
-        // SAFETY: as above; `pool` is the device's default pool.
-        let keep_all = unsafe { driver::pool::set_release_threshold(ctx, pool, u64::MAX) };
-        query("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", keep_all)?;
-        // SAFETY: as above.
-        let stream =
-            unsafe { driver::stream::create(ctx) }.map_err(|error| Error::Stream { call: "cuStreamCreate", error })?;
+        let pool = query("cuDeviceGetDefaultMemPool", ctx.default_pool())?;
+        query("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", ctx.set_release_threshold(pool, u64::MAX))?;
+        let stream = StreamHandle::create(ctx).map_err(|error| Error::Stream { call: "cuStreamCreate", error })?;
         Ok(Allocator { pool, stream })
     }
 }
 
 /// Most idle streams a device keeps for later scopes.
 const STREAM_POOL_LIMIT: usize = 1024;
+
+/// Most idle events (of each kind) a device keeps for later scopes.
+const EVENT_POOL_LIMIT: usize = 4096;
 
 /// A device's properties, as the driver reports them.
 ///
@@ -176,7 +177,7 @@ fn query<T>(call: &'static str, r: std::result::Result<T, DriverError>) -> Resul
     r.map_err(|error| Error::Device { call, error })
 }
 
-fn device_info(ordinal: usize, dev: i32) -> Result<DeviceInfo> {
+fn device_info(ordinal: usize, dev: RawDevice) -> Result<DeviceInfo> {
     let attr = |a: Attribute| -> Result<u32> {
         query("cuDeviceGetAttribute", driver::device::attribute(dev, a)).map(|v| v.max(0) as u32)
     };
@@ -229,30 +230,19 @@ impl Gpu {
         }
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         let info = device_info(ordinal, dev)?;
-        let ctx = query("cuDevicePrimaryCtxRetain", driver::device::retain_primary(dev))?;
-        let allocator = match Allocator::new(ctx, dev) {
-            Ok(a) => a,
-            Err(e) => {
-                // SAFETY: paired with the retain above; nothing uses the context yet
-                // (`Allocator::new` creates its stream last, so none was left behind).
-                let released = unsafe { driver::device::release_primary(dev) };
-                return Err(match released {
-                    Ok(()) => e,
-                    Err(error) => e.also(Error::Device { call: "cuDevicePrimaryCtxRelease", error }),
-                });
-            }
-        };
+        let ctx = Context::retain(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxRetain", error })?;
+        // On failure `ctx` is dropped here, which releases the context (nothing else uses it).
+        let allocator = Allocator::new(&ctx, dev)?;
         Ok(Gpu {
             inner: Arc::new(GpuInner {
-                dev,
-                ctx,
+                stream_pool: Mutex::new(Vec::new()),
+                event_pool: Mutex::new(Vec::new()),
+                timing_pool: Mutex::new(Vec::new()),
+                modules: ModuleCache::new(),
+                allocator,
                 info,
                 driver_version,
-                modules: Mutex::new(Vec::new()),
-                functions: Mutex::new(Vec::new()),
-                event_pool: Mutex::new(Vec::new()),
-                stream_pool: Mutex::new(Vec::new()),
-                allocator,
+                ctx,
             }),
         })
     }
@@ -322,9 +312,7 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn mem_info(&self) -> Result<MemInfo> {
-        // SAFETY: the context is retained for as long as `self.inner` lives.
-        let (free, total) = unsafe { driver::mem::info(self.inner.ctx) }
-            .map_err(|error| Error::Device { call: "cuMemGetInfo", error })?;
+        let (free, total) = self.inner.ctx.mem_info().map_err(|error| Error::Device { call: "cuMemGetInfo", error })?;
         Ok(MemInfo { free, total })
     }
 
@@ -352,12 +340,39 @@ impl Gpu {
     /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
         let a = &self.inner.allocator;
-        // SAFETY: the context is retained and the allocator stream alive while `self.inner` lives.
-        unsafe { driver::stream::synchronize(self.inner.ctx, a.stream) }
-            .map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
-        // SAFETY: as above; `pool` is the device's default pool.
-        unsafe { driver::pool::trim_to(self.inner.ctx, a.pool, 0) }
-            .map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
+        a.stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
+        self.inner.ctx.trim_pool(a.pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
+    }
+
+    /// The errors sluice found where it could not return them, oldest first: releasing a
+    /// handle while dropping it (a [`DeviceMatrix`](crate::DeviceMatrix), a
+    /// [`PinnedMatrix`](crate::PinnedMatrix), a stream or event of the pools), and ending a
+    /// scope whose closure panicked. Library code never prints them; a [`scope`](crate::scope)
+    /// returns those recorded on its device while it ran, and this returns the rest (also
+    /// those of devices whose last `Gpu` handle is already gone).
+    ///
+    /// ```no_run
+    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// drop(gpu.alloc_buffer::<f32>(16)?);   // a failed free would be recorded, not printed
+    /// for e in gpu.take_errors() {
+    ///     eprintln!("sluice: {e}");
+    /// }
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn take_errors(&self) -> Vec<Error> {
+        let mut errors = ORPHANED.take();
+        errors.extend(self.inner.ctx.errors().take());
+        errors
+    }
+
+    /// The errors recorded on this device only (not the orphaned ones).
+    pub(crate) fn take_recorded_errors(&self) -> Vec<Error> {
+        self.inner.ctx.errors().take()
+    }
+
+    /// Records an error that cannot be returned (see [`take_errors`](Gpu::take_errors)).
+    pub(crate) fn record_error(&self, e: Error) {
+        self.inner.ctx.errors().record(e);
     }
 
     /// Allocates `bytes` of device memory, usable by every stream when this returns (see
@@ -366,10 +381,9 @@ impl Gpu {
     /// # Errors
     /// [`Error::OutOfMemory`] (after trimming the pool and retrying once), [`Error::Alloc`].
     pub(crate) fn alloc_device(&self, bytes: usize) -> Result<DevicePtr> {
-        let (ctx, a) = (self.inner.ctx, &self.inner.allocator);
-        // SAFETY: the context is retained, the pool and the allocator stream alive, while
-        // `self.inner` lives.
-        let alloc = || unsafe { driver::mem::alloc_async(ctx, a.pool, a.stream, bytes) };
+        let a = &self.inner.allocator;
+        // SAFETY: the pool is this context's device's default pool (`Allocator::new`).
+        let alloc = || unsafe { a.stream.alloc_async(a.pool, bytes) };
         let ptr = match alloc() {
             Ok(p) => p,
             Err(e) if e.is_out_of_memory() => {
@@ -389,12 +403,11 @@ impl Gpu {
         };
         // The allocation is stream-ordered: complete it before any lane may use the memory.
         // This waits for the allocator stream only, which holds no user work.
-        // SAFETY: as above.
-        if let Err(error) = unsafe { driver::stream::synchronize(ctx, a.stream) } {
+        if let Err(error) = a.stream.synchronize() {
             let e = Error::Alloc { bytes, error };
             // SAFETY: never handed out; the free is ordered after the allocation on the
             // same stream.
-            return Err(match unsafe { driver::mem::free_async(ctx, a.stream, ptr) } {
+            return Err(match unsafe { a.stream.free_async(ptr) } {
                 Ok(()) => e,
                 Err(error) => e.also(Error::Free { what: "device memory", error }),
             });
@@ -411,40 +424,60 @@ impl Gpu {
     /// - No work that may use the memory is pending on any stream (its lanes were joined),
     ///   and none is enqueued after this call.
     pub(crate) unsafe fn free_device(&self, ptr: DevicePtr) -> std::result::Result<(), DriverError> {
-        // SAFETY: the context is retained and the allocator stream alive while `self.inner`
-        // lives; the rest is the caller's duty.
-        unsafe { driver::mem::free_async(self.inner.ctx, self.inner.allocator.stream, ptr) }
+        // SAFETY: the caller's duties are `free_async`'s.
+        unsafe { self.inner.allocator.stream.free_async(ptr) }
     }
 
     /// A stream for a lane: an idle one from this device's pool, or a new one.
-    pub(crate) fn take_stream(&self) -> Result<RawStream> {
+    pub(crate) fn take_stream(&self) -> Result<StreamHandle> {
         if let Some(s) = lock(&self.inner.stream_pool).pop() {
             return Ok(s);
         }
-        // SAFETY: the context is retained while `self.inner` lives.
-        unsafe { driver::stream::create(self.inner.ctx) }
-            .map_err(|error| Error::Stream { call: "cuStreamCreate", error })
+        StreamHandle::create(&self.inner.ctx).map_err(|error| Error::Stream { call: "cuStreamCreate", error })
     }
 
     /// Gives a lane's stream back for later scopes (or destroys it if the pool is full).
-    ///
-    /// # Safety
-    /// - `stream` came from [`take_stream`](Gpu::take_stream) on a `Gpu` of this context.
-    /// - It is idle: `cuStreamSynchronize` on it succeeded after everything enqueued on it.
-    /// - The caller never uses it again.
-    pub(crate) unsafe fn recycle_stream(&self, stream: RawStream) -> std::result::Result<(), DriverError> {
+    /// Only an idle stream may come back: `cuStreamSynchronize` on it succeeded after
+    /// everything enqueued on it.
+    pub(crate) fn recycle_stream(&self, stream: StreamHandle) {
         let mut pool = lock(&self.inner.stream_pool);
         if pool.len() < STREAM_POOL_LIMIT {
             pool.push(stream);
-            return Ok(());
         }
-        drop(pool);
-        // SAFETY: the caller's duties: the stream is alive, idle and not used again.
-        unsafe { driver::stream::destroy(self.inner.ctx, stream) }
+        // Else dropped here: destroyed, any error recorded on the context.
     }
 
-    pub(crate) fn ctx(&self) -> RawContext {
-        self.inner.ctx
+    /// An event for a fence (`timing == false`) or a timestamp: an idle one from this
+    /// device's pool, or a new one.
+    pub(crate) fn take_event(&self, timing: bool) -> Result<Event> {
+        let pool = if timing { &self.inner.timing_pool } else { &self.inner.event_pool };
+        if let Some(e) = lock(pool).pop() {
+            return Ok(e);
+        }
+        Event::create(&self.inner.ctx, timing).map_err(|error| Error::Event { call: "cuEventCreate", error })
+    }
+
+    /// Gives events back for later scopes. Only events no sluice wait can reach any more
+    /// may come back (their scope joined); waits already enqueued on them keep the record
+    /// they saw, so re-recording is safe anyway.
+    pub(crate) fn recycle_events(&self, events: impl IntoIterator<Item = Event>) {
+        let (mut fences, mut timings) = (lock(&self.inner.event_pool), lock(&self.inner.timing_pool));
+        for e in events {
+            let pool = if e.timing() { &mut timings } else { &mut fences };
+            if pool.len() < EVENT_POOL_LIMIT {
+                pool.push(e);
+            }
+        }
+    }
+
+    /// The context's identity (which device memory and functions belong to).
+    pub(crate) fn ctx_id(&self) -> usize {
+        self.inner.ctx.id()
+    }
+
+    /// The retained context, for handles made in it.
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.inner.ctx
     }
 
     /// A process-wide unique allocation id (two `Gpu`s of one device share addresses).
@@ -452,7 +485,6 @@ impl Gpu {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         NEXT.fetch_add(1, Ordering::Relaxed)
     }
-
 }
 
 impl std::fmt::Debug for Gpu {
@@ -468,46 +500,6 @@ impl std::fmt::Debug for Gpu {
 /// structure sluice keeps behind a mutex stays consistent between statements.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl Drop for GpuInner {
-    fn drop(&mut self) {
-        // Errors here cannot be returned: collect them and print them (STYLE: errors found
-        // while dropping are not lost).
-        let ctx = self.ctx;
-        let mut errors = Vec::new();
-        let mut note = |what: &'static str, r: std::result::Result<(), DriverError>| {
-            if let Err(error) = r {
-                errors.push(Error::Free { what, error });
-            }
-        };
-        for e in lock(&self.event_pool).drain(..) {
-            // SAFETY: pooled events come back only from joined scopes: nothing waits on them.
-            note("event", unsafe { driver::event::destroy(ctx, e) });
-        }
-        for s in lock(&self.stream_pool).drain(..) {
-            // SAFETY: pooled streams are idle (synchronized after their last work) and unused.
-            note("stream", unsafe { driver::stream::destroy(ctx, s) });
-        }
-        for m in lock(&self.modules).drain(..) {
-            // SAFETY: the last `Gpu` is gone, so no scope is running (a scope holds a `Gpu`
-            // until it has joined its lanes, and it returns only once every join is confirmed
-            // or the context is lost — otherwise it aborts the process), and launches happen
-            // only in scopes: no launch of this module is pending.
-            note("module", unsafe { driver::module::unload(ctx, m.module) });
-        }
-        // SAFETY: every matrix and scope held a `Gpu` until it was done with the allocator,
-        // so nothing enqueues on this stream any more. Frees still queued on it complete on
-        // their own: destroying a stream lets its work finish first.
-        note("the allocator stream", unsafe { driver::stream::destroy(ctx, self.allocator.stream) });
-        // SAFETY: paired with the retain in `Gpu::new`; every user of the context (buffers,
-        // scopes, modules) held this `GpuInner` alive until now.
-        let released = unsafe { driver::device::release_primary(self.dev) };
-        note("the primary context", released);
-        if let Some(e) = Error::chain(errors) {
-            crate::error::report_dropped("dropping the last handle of a Gpu", &e);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -398,6 +398,9 @@ raw_handle!(
 /// A device address (`CUdeviceptr`).
 pub(crate) type DevicePtr = sys::CUdeviceptr;
 
+/// A device ordinal handle (`CUdevice`).
+pub(crate) type RawDevice = sys::CUdevice;
+
 /// Makes `ctx` current on this thread unless it already is.
 ///
 /// # Safety
@@ -427,7 +430,7 @@ pub(crate) mod device {
         Ok(n.max(0) as usize)
     }
 
-    pub(crate) fn get(ordinal: usize) -> Result<sys::CUdevice, DriverError> {
+    pub(crate) fn get(ordinal: usize) -> Result<RawDevice, DriverError> {
         let mut d = MaybeUninit::uninit();
         let ordinal = c_int::try_from(ordinal).map_err(|_| DriverError(sys::CUresult::CUDA_ERROR_INVALID_DEVICE))?;
         // SAFETY: valid out-pointer; the driver checks the ordinal.
@@ -436,7 +439,7 @@ pub(crate) mod device {
         Ok(unsafe { d.assume_init() })
     }
 
-    pub(crate) fn name(dev: sys::CUdevice) -> Result<String, DriverError> {
+    pub(crate) fn name(dev: RawDevice) -> Result<String, DriverError> {
         let mut buf = [0u8; 256];
         // SAFETY: `buf` holds `len` writable bytes; the driver NUL-terminates within them.
         check(unsafe { sys::cuDeviceGetName(buf.as_mut_ptr().cast(), buf.len() as c_int, dev) })?;
@@ -444,21 +447,21 @@ pub(crate) mod device {
         Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
     }
 
-    pub(crate) fn attribute(dev: sys::CUdevice, attr: Attribute) -> Result<i32, DriverError> {
+    pub(crate) fn attribute(dev: RawDevice, attr: Attribute) -> Result<i32, DriverError> {
         let mut v = 0 as c_int;
         // SAFETY: valid out-pointer; `dev` came from `get`.
         check(unsafe { sys::cuDeviceGetAttribute(&mut v, attr, dev) })?;
         Ok(v)
     }
 
-    pub(crate) fn total_mem(dev: sys::CUdevice) -> Result<usize, DriverError> {
+    pub(crate) fn total_mem(dev: RawDevice) -> Result<usize, DriverError> {
         let mut v = 0usize;
         // SAFETY: valid out-pointer; `dev` came from `get`.
         check(unsafe { sys::cuDeviceTotalMem_v2(&mut v, dev) })?;
         Ok(v)
     }
 
-    pub(crate) fn retain_primary(dev: sys::CUdevice) -> Result<RawContext, DriverError> {
+    pub(crate) fn retain_primary(dev: RawDevice) -> Result<RawContext, DriverError> {
         let mut c = MaybeUninit::uninit();
         // SAFETY: valid out-pointer; `dev` came from `get`.
         check(unsafe { sys::cuDevicePrimaryCtxRetain(c.as_mut_ptr(), dev) })?;
@@ -468,7 +471,7 @@ pub(crate) mod device {
 
     /// # Safety
     /// - One release per successful `retain_primary`, after every use of the context.
-    pub(crate) unsafe fn release_primary(dev: sys::CUdevice) -> Result<(), DriverError> {
+    pub(crate) unsafe fn release_primary(dev: RawDevice) -> Result<(), DriverError> {
         // SAFETY: the caller pairs it with a retain.
         check(unsafe { sys::cuDevicePrimaryCtxRelease_v2(dev) })
     }
@@ -557,84 +560,83 @@ pub(crate) mod mem {
         pub host_pitch: usize,
     }
 
-    /// Device → host, asynchronous on `stream`.
+    /// Which way a copy goes.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Direction {
+        /// Device memory to (pinned) host memory.
+        DeviceToHost,
+        /// Host memory to device memory.
+        HostToDevice,
+    }
+
+    /// The one 2-D copy descriptor: `span.height` rows of `span.width_bytes` between a
+    /// device address and a host pointer, each side with its own pitch.
+    fn memcpy2d(dir: Direction, device: DevicePtr, host: *mut c_void, span: Span2d) -> sys::CUDA_MEMCPY2D {
+        let (host_type, device_type) = (sys::CUmemorytype::CU_MEMORYTYPE_HOST, sys::CUmemorytype::CU_MEMORYTYPE_DEVICE);
+        let mut p = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: device_type,
+            srcHost: std::ptr::null(),
+            srcDevice: 0,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: 0,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: host_type,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: 0,
+            dstArray: std::ptr::null_mut(),
+            dstPitch: 0,
+            WidthInBytes: span.width_bytes,
+            Height: span.height,
+        };
+        match dir {
+            Direction::DeviceToHost => {
+                (p.srcDevice, p.srcPitch) = (device, span.device_pitch);
+                (p.dstHost, p.dstPitch) = (host, span.host_pitch);
+            }
+            Direction::HostToDevice => {
+                (p.srcMemoryType, p.dstMemoryType) = (host_type, device_type);
+                (p.srcHost, p.srcPitch) = (host.cast_const(), span.host_pitch);
+                (p.dstDevice, p.dstPitch) = (device, span.device_pitch);
+            }
+        }
+        p
+    }
+
+    /// Copies between `device` and `host` in direction `dir`, asynchronously on `stream`:
+    /// one contiguous copy when both sides are contiguous, else one 2-D copy.
     ///
     /// # Safety
     /// - `ctx` retained, `stream` alive and in `ctx`.
-    /// - `src` is valid for the span on the device, `dst` for the span on the host, until
-    ///   the stream has passed this copy; nothing else writes `dst` or `src` meanwhile.
-    pub(crate) unsafe fn copy_dtoh(
+    /// - `device` is valid for the span on the device, `host` for the span on the host, until
+    ///   the stream has passed this copy; nothing else writes the destination, nor the source,
+    ///   meanwhile.
+    pub(crate) unsafe fn copy(
         ctx: RawContext,
         stream: RawStream,
-        dst: *mut c_void,
-        src: DevicePtr,
+        dir: Direction,
+        device: DevicePtr,
+        host: *mut c_void,
         span: Span2d,
     ) -> Result<(), DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
-        if span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes) {
-            // SAFETY: caller's duty (the contiguous span is width * height bytes).
-            return check(unsafe { sys::cuMemcpyDtoHAsync_v2(dst, src, span.width_bytes * span.height, stream.0) });
+        let contiguous = span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes);
+        if contiguous {
+            let bytes = span.width_bytes * span.height;
+            // SAFETY: caller's duty (the contiguous span is `bytes` long on both sides).
+            return check(unsafe {
+                match dir {
+                    Direction::DeviceToHost => sys::cuMemcpyDtoHAsync_v2(host, device, bytes, stream.0),
+                    Direction::HostToDevice => sys::cuMemcpyHtoDAsync_v2(device, host, bytes, stream.0),
+                }
+            });
         }
-        let p = sys::CUDA_MEMCPY2D {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcHost: std::ptr::null(),
-            srcDevice: src,
-            srcArray: std::ptr::null_mut(),
-            srcPitch: span.device_pitch,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-            dstHost: dst,
-            dstDevice: 0,
-            dstArray: std::ptr::null_mut(),
-            dstPitch: span.host_pitch,
-            WidthInBytes: span.width_bytes,
-            Height: span.height,
-        };
+        let p = memcpy2d(dir, device, host, span);
         // SAFETY: the descriptor lives across the call (the driver reads it before
         // returning); memory validity is the caller's duty.
-        check(unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.0) })
-    }
-
-    /// Host → device, asynchronous on `stream`.
-    ///
-    /// # Safety
-    /// - As [`copy_dtoh`], with the roles of host and device swapped.
-    pub(crate) unsafe fn copy_htod(
-        ctx: RawContext,
-        stream: RawStream,
-        dst: DevicePtr,
-        src: *const c_void,
-        span: Span2d,
-    ) -> Result<(), DriverError> {
-        // SAFETY: caller's duty.
-        unsafe { bind(ctx) }?;
-        if span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes) {
-            // SAFETY: caller's duty.
-            return check(unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src, span.width_bytes * span.height, stream.0) });
-        }
-        let p = sys::CUDA_MEMCPY2D {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-            srcHost: src,
-            srcDevice: 0,
-            srcArray: std::ptr::null_mut(),
-            srcPitch: span.host_pitch,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: dst,
-            dstArray: std::ptr::null_mut(),
-            dstPitch: span.device_pitch,
-            WidthInBytes: span.width_bytes,
-            Height: span.height,
-        };
-        // SAFETY: as in `copy_dtoh`.
         check(unsafe { sys::cuMemcpy2DAsync_v2(&p, stream.0) })
     }
 
@@ -666,7 +668,7 @@ pub(crate) mod pool {
     ///
     /// # Safety
     /// - `ctx` is retained and is `dev`'s primary context.
-    pub(crate) unsafe fn default_pool(ctx: RawContext, dev: sys::CUdevice) -> Result<RawPool, DriverError> {
+    pub(crate) unsafe fn default_pool(ctx: RawContext, dev: RawDevice) -> Result<RawPool, DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
         let mut p = MaybeUninit::uninit();

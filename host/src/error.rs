@@ -1,7 +1,10 @@
 //! One error type for the crate: each variant names the step that failed and carries
-//! what is needed to act on it.
+//! what is needed to act on it. Also where errors found while dropping go ([`ErrorLog`]):
+//! recorded on the device, never printed by library code.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use crate::driver::DriverError;
 
@@ -145,8 +148,13 @@ pub enum Error {
     },
     /// An asynchronous copy could not be enqueued.
     Copy {
-        /// `"device to host"`, `"host to device"` or `"zero"`.
+        /// `"device to host"` or `"host to device"`.
         direction: &'static str,
+        /// What the driver said.
+        error: DriverError,
+    },
+    /// A fill (`Stream::zero`, `cuMemsetD2D8Async`) could not be enqueued.
+    Fill {
         /// What the driver said.
         error: DriverError,
     },
@@ -180,8 +188,8 @@ pub enum Error {
     /// lane stopped: sluice then aborts the process rather than let the scope's borrows end
     /// while the lane may still use them.)
     Join {
-        /// The lane's index in its scope (`usize::MAX` for the scope's upload lane).
-        lane: usize,
+        /// Which lane of the scope.
+        lane: LaneId,
         /// What the driver said.
         error: DriverError,
     },
@@ -212,7 +220,7 @@ impl Error {
     /// use sluice_host::{DriverError, Error};
     /// let e = Error::Cleanup {
     ///     error: Box::new(Error::NotAdjacent),
-    ///     cleanup: vec![Error::Join { lane: 0, error: DriverError::from_code(700) }],
+    ///     cleanup: vec![Error::Join { lane: sluice_host::LaneId::Lane(0), error: DriverError::from_code(700) }],
     /// };
     /// assert_eq!(e.primary(), &Error::NotAdjacent);
     /// assert_eq!(Error::ZeroSized.primary(), &Error::ZeroSized);
@@ -249,11 +257,73 @@ impl Error {
     }
 }
 
-/// Prints an error that a destructor found and cannot return (STYLE: errors found while
-/// dropping are not lost). Use the consuming methods (`free`) to get them as values.
-pub(crate) fn report_dropped(what: &str, e: &Error) {
-    eprintln!("sluice: {what}: {e}");
+/// Which lane of a scope: one the program made ([`Scope::lane`](crate::Scope::lane), numbered
+/// from 0 in creation order), or the scope's own upload lane, which runs
+/// [`Scope::upload`](crate::Scope::upload)'s copies.
+///
+/// ```
+/// use sluice_host::LaneId;
+/// assert_eq!(LaneId::Lane(3).to_string(), "lane 3");
+/// assert_eq!(LaneId::Upload.to_string(), "the scope's upload lane");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LaneId {
+    /// The `n`th lane the program made in its scope.
+    Lane(usize),
+    /// The scope's upload lane.
+    Upload,
 }
+
+impl Default for LaneId {
+    fn default() -> Self {
+        LaneId::Lane(0)
+    }
+}
+
+impl fmt::Display for LaneId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LaneId::Lane(n) => write!(f, "lane {n}"),
+            LaneId::Upload => write!(f, "the scope's upload lane"),
+        }
+    }
+}
+
+/// Errors found where they cannot be returned — while dropping a handle, or ending a scope
+/// whose closure panicked — kept until someone asks for them
+/// ([`Gpu::take_errors`](crate::Gpu::take_errors), or the end of the next scope). Library
+/// code never prints them.
+pub(crate) struct ErrorLog {
+    /// Whether `errors` may hold anything: lets the end of every scope check without a lock.
+    any: AtomicBool,
+    errors: Mutex<Vec<Error>>,
+}
+
+impl ErrorLog {
+    pub(crate) const fn new() -> ErrorLog {
+        ErrorLog { any: AtomicBool::new(false), errors: Mutex::new(Vec::new()) }
+    }
+
+    pub(crate) fn record(&self, e: Error) {
+        self.errors.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// Everything recorded so far, oldest first; the log is then empty.
+    pub(crate) fn take(&self) -> Vec<Error> {
+        if !self.any.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let mut errors = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        self.any.store(false, Ordering::Release);
+        std::mem::take(&mut *errors)
+    }
+}
+
+/// Errors of devices whose last handle is gone (releasing the context itself failed, or
+/// errors recorded on it were never taken): [`Gpu::take_errors`](crate::Gpu::take_errors) of
+/// any later `Gpu` returns them too.
+pub(crate) static ORPHANED: ErrorLog = ErrorLog::new();
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -311,19 +381,14 @@ impl fmt::Display for Error {
                 write!(f, "a {rows} x {cols} matrix of {elem_size}-byte elements does not fit in the address space")
             }
             Error::Copy { direction, error } => write!(f, "copy ({direction}) failed: {error}"),
+            Error::Fill { error } => write!(f, "zero-fill failed: {error}"),
             Error::LengthMismatch { expected, got } => {
                 write!(f, "copy: the source has {expected} elements but the destination {got}")
             }
             Error::NotAdjacent => write!(f, "views to join are not adjacent columns of one matrix"),
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
-            Error::Join { lane, error } => {
-                if *lane == usize::MAX {
-                    write!(f, "joining the scope's upload lane failed: {error}")
-                } else {
-                    write!(f, "joining lane {lane} failed: {error}")
-                }
-            }
+            Error::Join { lane, error } => write!(f, "joining {lane} failed: {error}"),
             Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
             Error::Cleanup { error, cleanup } => {
                 write!(f, "{error}")?;
@@ -345,6 +410,7 @@ impl std::error::Error for Error {
             | Error::Launch { error, .. }
             | Error::Alloc { error, .. }
             | Error::Copy { error, .. }
+            | Error::Fill { error }
             | Error::Event { error, .. }
             | Error::Stream { error, .. }
             | Error::Join { error, .. }
@@ -377,7 +443,7 @@ mod tests {
 
     #[test]
     fn cleanup_errors_are_chained_not_lost() {
-        let join = Error::Join { lane: 3, error: DriverError::from_code(700) };
+        let join = Error::Join { lane: LaneId::Lane(3), error: DriverError::from_code(700) };
         let free = Error::Free { what: "stream", error: DriverError::from_code(700) };
         assert_eq!(Error::chain([]), None);
         assert_eq!(Error::chain([Error::ZeroSized]), Some(Error::ZeroSized));

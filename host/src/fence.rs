@@ -17,11 +17,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::driver::{self, RawEvent, RawStream};
 use crate::error::{Error, Result};
-use crate::memory::{ColumnsMut, ColumnsRef, Span};
-use crate::scope::ScopeShared;
-use crate::stream::Stream;
+use crate::handle::Event;
+use crate::lane::{LaneShared, Stream};
+use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::span::Span;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A point on one lane's timeline (a CUDA event): the std analogue is a
@@ -39,16 +39,16 @@ use crate::view::{ColumnView, ColumnViewMut};
 /// # }
 /// ```
 pub struct Fence<'scope> {
-    shared: &'scope ScopeShared,
-    event: RawEvent,
-    /// The lane that recorded it: awaiting on that lane needs no wait.
-    stream: RawStream,
-    timing: bool,
+    shared: &'scope LaneShared,
+    /// Always `Some` until the fence is dropped, which gives the event back to its scope.
+    event: Option<Event>,
+    /// The stream that recorded it: awaiting on that lane needs no wait.
+    stream: usize,
 }
 
 impl<'scope> Fence<'scope> {
-    pub(crate) fn new(shared: &'scope ScopeShared, event: RawEvent, stream: RawStream, timing: bool) -> Self {
-        Fence { shared, event, stream, timing }
+    fn event(&self) -> &Event {
+        self.event.as_ref().expect("a fence holds its event until it is dropped")
     }
 
     /// Blocks this host thread until the work before the fence is done
@@ -63,28 +63,25 @@ impl<'scope> Fence<'scope> {
     /// # }
     /// ```
     pub fn wait(&self) -> Result<()> {
-        // SAFETY: the event is alive until the scope ends; the context is retained.
-        unsafe { driver::event::synchronize(self.shared.gpu.ctx(), self.event) }
-            .map_err(|error| Error::Event { call: "cuEventSynchronize", error })
+        self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })
     }
 
     /// Enqueues on `st` a wait for this fence, unless `st` recorded it.
     fn enqueue_wait(&self, st: &Stream<'scope, '_>) -> Result<()> {
-        let inner = st.lane.inner;
-        if inner.stream == self.stream {
+        if st.handle().id() == self.stream {
             return Ok(()); // rule 7: stream order already puts later work after the fence
         }
-        // SAFETY: the stream and the event are alive until the scope ends; context retained.
-        unsafe { driver::stream::wait_event(self.shared.gpu.ctx(), inner.stream, self.event) }
-            .map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
-        inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
+        st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+        st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }
 
 impl Drop for Fence<'_> {
     fn drop(&mut self) {
-        self.shared.recycle_event(self.event, self.timing);
+        if let Some(e) = self.event.take() {
+            self.shared.recycle_event(e);
+        }
     }
 }
 
@@ -203,7 +200,7 @@ impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {
     }
 }
 
-impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {
+impl<V: sealed::Columns> Fenced<'_, V> {
     /// Rows of the fenced columns.
     ///
     /// ```no_run
@@ -216,52 +213,12 @@ impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {
     /// # }
     /// ```
     pub fn rows(&self) -> usize {
-        self.value.rows()
+        self.value.shape().0
     }
-    /// Number of fenced columns.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
-    ///     assert_eq!(up.cols(), 3);
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    pub fn cols(&self) -> usize {
-        self.value.cols()
-    }
-}
 
-impl<'scope, T> Fenced<'scope, ColumnsRef<'scope, T>> {
-    /// Rows of the fenced columns.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
-    ///     assert_eq!((up.rows(), up.cols()), (4, 3));
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    pub fn rows(&self) -> usize {
-        self.value.rows()
-    }
     /// Number of fenced columns.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
-    ///     assert_eq!(up.cols(), 3);
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
     pub fn cols(&self) -> usize {
-        self.value.cols()
+        self.value.shape().1
     }
 }
 
@@ -275,6 +232,23 @@ mod sealed {
     /// Only sluice can call the trait methods below: they hand out views without a wait.
     pub struct Token(pub(super) ());
     pub trait Sealed {}
+
+    /// Unbranded columns ([`ColumnsMut`](crate::ColumnsMut), [`ColumnsRef`](crate::ColumnsRef)):
+    /// what [`Fenced::rows`](super::Fenced::rows) reads.
+    pub trait Columns {
+        /// `(rows, cols)`.
+        fn shape(&self) -> (usize, usize);
+    }
+    impl<T> Columns for crate::ColumnsMut<'_, T> {
+        fn shape(&self) -> (usize, usize) {
+            (self.rows(), self.cols())
+        }
+    }
+    impl<T> Columns for crate::ColumnsRef<'_, T> {
+        fn shape(&self) -> (usize, usize) {
+            (self.rows(), self.cols())
+        }
+    }
 }
 use sealed::Token;
 
@@ -495,8 +469,36 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// # }
     /// ```
     pub fn timestamp(&self) -> Result<Timestamp<'scope>> {
-        let (event, shared) = self.record_event(true)?;
-        Ok(Timestamp { fence: Fence::new(shared, event, self.lane.inner.stream, true) })
+        Ok(Timestamp { fence: self.record_fence(true)? })
+    }
+
+    /// A plain fence recorded on this lane now (no data attached): awaiting it orders
+    /// later work after everything enqueued here so far.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let (a, b) = (s.lane()?, s.lane()?);
+    ///     let f = a.enter(|st| st.record())?;
+    ///     b.enter(|st| st.await_fence(&f))?;   // b's later work runs after a's so far
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn record(&self) -> Result<Fence<'scope>> {
+        self.record_fence(false)
+    }
+
+    /// A fence of a fresh (or, `timing`, timestamping) event recorded on this lane now.
+    fn record_fence(&self, timing: bool) -> Result<Fence<'scope>> {
+        let shared = self.lane.shared;
+        let e = shared.take_event(timing)?;
+        if let Err(error) = e.record(self.handle()) {
+            shared.recycle_event(e);
+            return Err(Error::Event { call: "cuEventRecord", error });
+        }
+        self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
+        Ok(Fence { shared, event: Some(e), stream: self.handle().id() })
     }
 }
 
@@ -532,8 +534,9 @@ impl<'scope> Timestamp<'scope> {
     pub fn elapsed_ms_since(&self, earlier: &Timestamp<'scope>) -> Result<f32> {
         earlier.fence.wait()?;
         self.fence.wait()?;
-        // SAFETY: both events are alive until the scope ends and both have completed.
-        unsafe { driver::event::elapsed_ms(self.fence.shared.gpu.ctx(), earlier.fence.event, self.fence.event) }
+        self.fence
+            .event()
+            .elapsed_ms_since(earlier.fence.event())
             .map_err(|error| Error::Event { call: "cuEventElapsedTime", error })
     }
 

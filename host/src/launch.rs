@@ -1,31 +1,25 @@
-//! Typed kernels and launches: [`Kernel`] descriptors, [`LaunchConfig`], and the traits
-//! that make a launch with wrong arguments a compile error.
+//! Launches: [`LaunchConfig`] (checked against the device's and the kernel's limits), the
+//! traits that make a launch with wrong arguments a compile error ([`Arg`], [`LaunchArgs`]),
+//! the argument slots handed to the driver, and [`Stream::launch`].
 //!
-//! A kernel's parameters are described by a tuple type of [`Mut<T>`] (a slice the kernel
-//! writes), [`Ref<T>`] (a slice it reads) and plain [`Pod`] values (scalars and structs).
-//! Launching checks at compile time that each argument fits its parameter — a
-//! `&mut` [`ColumnViewMut`] for `Mut`, a [`ColumnView`] or `&ColumnViewMut` for `Ref`, the value
-//! itself for a scalar — and that every view is bound to the launching lane (its brand).
-//!
-//! # ABI
-//!
-//! Each slice parameter becomes two kernel parameters, the device address (`u64`) and the
-//! element count (`u64`); a scalar or `Pod` struct is passed by value. A view of several
-//! columns lowers to its first element's address and the count from its first to its last
-//! element, padding between columns included. Such a view always covers whole columns, so
-//! it owns that padding. A row range (`split_rows`/`slice_rows`) is a single column and
-//! lowers to exactly its rows; row ranges never join. Pass the leading dimension as a
-//! scalar when a kernel needs the columns.
+//! Launching checks at compile time that each argument fits its parameter — a `&mut`
+//! [`ColumnViewMut`] for [`Mut`], a [`ColumnView`] or `&ColumnViewMut` for [`Ref`], the
+//! value itself for a scalar — and that every view is bound to the launching lane (its
+//! brand `'id`): rules 1 and 3 at the launch. The ABI the arguments lower to is described
+//! in [`kernel`](crate::kernel).
 
-use std::ffi::{c_void, CString};
-use std::marker::PhantomData;
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
-use crate::device::{lock, DeviceInfo, Gpu};
-use crate::driver::{self, module::FuncAttribute, RawFunction, RawModule};
+use crate::device::{DeviceInfo, Gpu};
 use crate::error::{Error, Result};
-use crate::memory::Span;
+use crate::kernel::{for_each_tuple, Launchable, Mut, Param, Ref, Signature};
+use crate::lane::Stream;
+use crate::handle::StreamHandle;
+use crate::module::LaunchTarget;
+use crate::span::Span;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// Grid and block shape and dynamic shared memory of a launch: CUDA's `<<<grid, block, shmem>>>`.
@@ -129,40 +123,11 @@ impl LaunchConfig {
     }
 }
 
-/// Parameter marker: a slice the kernel may write (`DeviceSliceMut<T>` in a `#[kernel]`).
-/// Passed as `&mut ColumnViewMut<T>` bound to the launching lane.
-///
-/// ```
-/// use sluice_host::{Kernel, Mut};
-/// // SAFETY: a kernel `fill(out: &mut [f32], v: f32)` that writes only `out`, in bounds.
-/// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("PTX text", "fill") };
-/// # let _ = FILL;
-/// ```
-pub struct Mut<T>(PhantomData<fn() -> T>);
-
-/// Parameter marker: a slice the kernel only reads (`&[T]` on the device side).
-/// Passed as a [`ColumnView`] (or `&ColumnView`, `&ColumnViewMut`) bound to the lane.
-///
-/// ```
-/// use sluice_host::{Kernel, Mut, Ref};
-/// // SAFETY: `saxpy(y: &mut [f32], x: &[f32], a: f32)` writes only `y`, reads `x`, in bounds.
-/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("PTX text", "saxpy") };
-/// # let _ = SAXPY;
-/// ```
-pub struct Ref<T>(PhantomData<fn() -> T>);
-
-/// The private halves of the launch traits. Outside this crate they cannot be named, so
-/// the public traits built on them ([`Param`], [`Signature`], [`Arg`], [`LaunchArgs`],
-/// [`Launchable`]) cannot be implemented there: every value a launch hands the driver is
-/// lowered by an impl in this file, and every function it calls is resolved by one.
+/// The private halves of the argument traits. Outside this crate they cannot be named, so
+/// [`Arg`] and [`LaunchArgs`] cannot be implemented there: every value a launch hands the
+/// driver is lowered by an impl in this file.
 mod sealed {
-    use super::{Gpu, LaunchTarget, ParamBuf, Result};
-
-    /// Seals [`Param`](super::Param).
-    pub trait Sealed {}
-
-    /// Seals [`Signature`](super::Signature).
-    pub trait SignatureSealed {}
+    use super::ParamBuf;
 
     /// How an argument lowers for parameter `P` on the lane branded `'id`: seals
     /// [`Arg`](super::Arg). Without the seal, an impl elsewhere could push a pointer to a
@@ -178,86 +143,6 @@ mod sealed {
         /// Appends every argument's lowered parameters.
         fn lower(&self, buf: &mut ParamBuf);
     }
-
-    /// How a launchable finds its function on a device: seals
-    /// [`Launchable`](super::Launchable). Without the seal, an impl elsewhere could pair
-    /// any `Sig` with another kernel's function.
-    pub trait Resolve {
-        /// The function to launch on `gpu`, checked against the launchable's signature.
-        fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget>;
-    }
-}
-
-/// One kernel parameter type: [`Mut<T>`], [`Ref<T>`] or a [`Pod`] value.
-///
-/// ```
-/// use sluice_host::{Kernel, Mut, Ref};
-/// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-/// #[repr(C)]
-/// struct Params { scale: f32, offset: f32 }
-/// // Mut<T>, Ref<T> and any Pod value (here a struct) are parameters.
-/// // SAFETY: declaration only, never launched.
-/// const K: Kernel<(Mut<f32>, Ref<u32>, Params)> = unsafe { Kernel::new("", "k") };
-/// # let _ = K;
-/// ```
-pub trait Param: sealed::Sealed {
-    /// Appends the sizes in bytes of the kernel parameters this one lowers to.
-    #[doc(hidden)]
-    fn sizes(out: &mut Vec<usize>);
-    /// `found` without its leading sizes if they are this parameter's, else `None`.
-    #[doc(hidden)]
-    fn strip(found: &[usize]) -> Option<&[usize]>;
-}
-
-impl<T: Pod> sealed::Sealed for Mut<T> {}
-impl<T: Pod> Param for Mut<T> {
-    fn sizes(out: &mut Vec<usize>) {
-        out.extend([8, 8]);
-    }
-    fn strip(found: &[usize]) -> Option<&[usize]> {
-        found.strip_prefix(&[8, 8])
-    }
-}
-impl<T: Pod> sealed::Sealed for Ref<T> {}
-impl<T: Pod> Param for Ref<T> {
-    fn sizes(out: &mut Vec<usize>) {
-        out.extend([8, 8]);
-    }
-    fn strip(found: &[usize]) -> Option<&[usize]> {
-        found.strip_prefix(&[8, 8])
-    }
-}
-impl<T: Pod> sealed::Sealed for T {}
-impl<T: Pod> Param for T {
-    fn sizes(out: &mut Vec<usize>) {
-        out.push(std::mem::size_of::<T>());
-    }
-    fn strip(found: &[usize]) -> Option<&[usize]> {
-        match found {
-            [size, rest @ ..] if *size == std::mem::size_of::<T>() => Some(rest),
-            _ => None,
-        }
-    }
-}
-
-/// A kernel's parameter list: a tuple of [`Param`]s (up to 12).
-///
-/// ```
-/// use sluice_host::{Kernel, Mut};
-/// // `()`, `(Mut<f32>,)`, `(Mut<f32>, f32)`, ... up to 12 parameters.
-/// // SAFETY: declaration only, never launched.
-/// const NOTHING: Kernel<()> = unsafe { Kernel::new("", "noop") };
-/// # let _ = NOTHING;
-/// ```
-pub trait Signature: sealed::SignatureSealed {
-    /// Appends the sizes in bytes of all lowered kernel parameters.
-    #[doc(hidden)]
-    fn sizes(out: &mut Vec<usize>);
-    /// Whether `found` (an entry's parameter sizes) are exactly those this list lowers
-    /// to; unlike comparing with [`sizes`](Signature::sizes), allocates nothing, so a
-    /// launch can check every time.
-    #[doc(hidden)]
-    fn matches(found: &[usize]) -> bool;
 }
 
 /// The kernel parameters lowered for `cuLaunchKernel`: a value per parameter, held here
@@ -424,20 +309,8 @@ impl<'id, T: Pod> sealed::LowerArg<'id, T> for T {
 /// ```
 pub trait LaunchArgs<'id, S: Signature>: sealed::LowerArgs<'id, S> {}
 
-macro_rules! tuple_impls {
+macro_rules! launch_args_impls {
     ($( ($($P:ident $A:ident $i:tt),*) )*) => {$(
-        impl<$($P: Param),*> sealed::SignatureSealed for ($($P,)*) {}
-        impl<$($P: Param),*> Signature for ($($P,)*) {
-            #[allow(unused_variables)]
-            fn sizes(out: &mut Vec<usize>) {
-                $($P::sizes(out);)*
-            }
-            fn matches(found: &[usize]) -> bool {
-                let rest = found;
-                $(let Some(rest) = $P::strip(rest) else { return false };)*
-                rest.is_empty()
-            }
-        }
         impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> LaunchArgs<'id, ($($P,)*)> for ($($A,)*) {}
         impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> sealed::LowerArgs<'id, ($($P,)*)> for ($($A,)*) {
             #[allow(unused_variables)]
@@ -447,529 +320,48 @@ macro_rules! tuple_impls {
         }
     )*};
 }
+for_each_tuple!(launch_args_impls);
 
-tuple_impls! {
-    ()
-    (P0 A0 0)
-    (P0 A0 0, P1 A1 1)
-    (P0 A0 0, P1 A1 1, P2 A2 2)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10)
-    (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11)
-}
 
-/// A typed kernel descriptor: which PTX, which entry, which parameters. A plain `const`
-/// value: `#[kernel]` emits a [`KernelDecl`] type, which [`Kernel::of`] pairs with the PTX
-/// (the facade's `sluice::kernels::<name>`); [`Kernel::new`] declares one by hand. The
-/// module is loaded on first use per device.
-///
-/// The std analogue is a function pointer type: `Kernel<(Mut<f32>, f32)>` is
-/// `#[kernel] fn(DeviceSliceMut<f32>, f32)` on the device.
-///
-/// ```no_run
-/// use sluice_host::{Kernel, LaunchConfig, Mut};
-/// // SAFETY: `fill_column(out: &mut [f32], value: f32)` writes `out[i]` for `i < len` only.
-/// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(PTX, "fill_column") };
-/// # const PTX: &str = "";
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let out = s.alloc_buffer::<f32>(1024)?;
-///     let lane = s.lane()?;
-///     lane.enter(|st| {
-///         let mut col = st.bind(out.as_columns_mut());
-///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut col, 1.0))
-///     })
-/// })
-/// # }
-/// ```
-///
-/// # Compile-time checks
-///
-/// A launch whose arguments do not fit the parameters does not compile. Writing through
-/// a read-only view (here an awaited upload, rule 3):
-///
-/// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let shared = s.upload(data)?;
-///     s.lane()?.enter(|st| {
-///         let src = st.await_fence(&shared)?;
-///         // error[E0277]: `&mut ColumnView<'_, '_, f32>` cannot be passed for a kernel parameter `Mut<f32>`
-///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut src, 1.0))
-///     })
-/// })
-/// # }
-/// ```
-///
-/// Write into memory the lane owns instead, e.g. a scope allocation bound with `bind`:
-///
-/// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let out = s.alloc_buffer::<f32>(1024)?;
-///     s.lane()?.enter(|st| {
-///         let mut dst = st.bind(out.as_columns_mut());
-///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut dst, 1.0))
-///     })
-/// })
-/// # }
-/// ```
-///
-/// A scalar of the wrong type (`f64` for an `f32` parameter), or the wrong number of
-/// arguments, is rejected the same way:
-///
-/// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let out = s.alloc_buffer::<f32>(1024)?;
-///     s.lane()?.enter(|st| {
-///         let mut dst = st.bind(out.as_columns_mut());
-///         let v: f64 = 1.0;
-///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut dst, v)) // error[E0277]
-///     })
-/// })
-/// # }
-/// ```
-///
-/// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let out = s.alloc_buffer::<f32>(1024)?;
-///     s.lane()?.enter(|st| {
-///         let mut dst = st.bind(out.as_columns_mut());
-///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut dst,)) // error[E0277]: missing the f32
-///     })
-/// })
-/// # }
-/// ```
-///
-/// The fix for both: `(&mut dst, 1.0f32)` — one argument per parameter, of its type.
-///
-/// A written (`Mut`) parameter needs `&mut view`; a shared borrow is rejected:
-///
-/// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let out = s.alloc_buffer::<f32>(1024)?;
-///     s.lane()?.enter(|st| {
-///         let dst = st.bind(out.as_columns_mut());
-///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&dst, 1.0)) // error[E0277]: `&ColumnViewMut` for `Mut<f32>`
-///     })
-/// })
-/// # }
-/// ```
-///
-/// The fix: `let mut dst = ...;` and pass `&mut dst`.
-pub struct Kernel<S> {
-    ptx: &'static str,
-    name: &'static str,
-    /// The parameter list; `fn() -> S` keeps `Kernel` `Send + Sync + Copy` whatever `S` is.
-    _sig: PhantomData<fn() -> S>,
-}
-
-impl<S> Clone for Kernel<S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<S> Copy for Kernel<S> {}
-
-impl<S: Signature> Kernel<S> {
-    /// Declares entry `name` of the PTX module `ptx` with parameters `S`.
-    ///
-    /// When the module is loaded, sluice checks that the entry exists and that its PTX
-    /// parameters have the sizes `S` lowers to ([`Error::KernelSignature`] otherwise).
-    /// What it cannot check is what the kernel does with them:
-    ///
-    /// # Safety
-    /// - The kernel writes only through its [`Mut`] parameters, never through [`Ref`] ones.
-    /// - It accesses a slice parameter only at indices below the length passed with it.
-    /// - Its parameters, in order, are those `S` lowers to (see the module's ABI section).
-    ///
-    /// ```
-    /// use sluice_host::{Kernel, Mut};
-    /// // SAFETY: `fill_column` writes `out[i]` for `i < out.len()` only.
-    /// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("...", "fill_column") };
-    /// assert_eq!(FILL.name(), "fill_column");
-    /// ```
-    pub const unsafe fn new(ptx: &'static str, name: &'static str) -> Kernel<S> {
-        Kernel { ptx, name, _sig: PhantomData }
-    }
-}
-
-/// What `#[kernel]` (crate `sluice-macros`) emits on the host for each kernel: a zero-sized
-/// type naming the entry and its parameter list, from the kernel's own Rust signature.
-/// [`Kernel::of`] pairs it with the PTX that holds the entry.
-///
-/// ```
-/// use sluice_host::{Kernel, KernelDecl, Mut, Ref};
-/// // What `#[kernel] pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)` expands to on
-/// // the host (besides `saxpy::args`, the arguments by name). A braced struct lives in the
-/// // type namespace only, so a `const saxpy` handle can share the name.
-/// #[allow(non_camel_case_types)]
-/// pub struct saxpy {}
-/// // SAFETY: (emitted by the macro) the entry's parameters are what the signature lowers to,
-/// // and only the `Mut` slice is written.
-/// unsafe impl KernelDecl for saxpy {
-///     const NAME: &'static str = "saxpy";
-///     type Signature = (Mut<f32>, Ref<f32>, f32);
-/// }
-/// # const PTX: &str = "PTX text";
-/// // SAFETY: `PTX` is the module the crate declaring `saxpy` was compiled into.
-/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::of::<saxpy>(PTX) };
-/// assert_eq!(SAXPY.name(), "saxpy");
-/// ```
-///
-/// # Safety
-/// The same duties as [`Kernel::new`], for the entry `NAME` of the PTX module the
-/// implementing crate is compiled into: the entry takes, in order, the parameters
-/// `Signature` lowers to; it writes only through its [`Mut`] parameters and only below the
-/// lengths passed with them. `#[kernel]` upholds them by construction: it derives the
-/// signature from the function it compiles, and a `&[T]` parameter cannot be written in
-/// safe kernel code. (Which PTX that is, the declaration cannot say: [`Kernel::of`]'s
-/// caller vouches for it.)
-pub unsafe trait KernelDecl {
-    /// The PTX entry name.
-    const NAME: &'static str;
-    /// The parameter list, as the host passes it.
-    type Signature: Signature;
-}
-
-impl<S: Signature> Kernel<S> {
-    /// The typed handle of a `#[kernel]`-declared entry `D` in the PTX module `ptx`.
-    ///
-    /// The declaration's `unsafe impl` vouches for the entry as compiled from `D`'s own
-    /// crate; only the caller knows that `ptx` is that compilation. Another module may hold
-    /// an entry of the same name and parameter sizes (the load-time check passes) that
-    /// writes through a [`Ref`] parameter, or out of bounds.
-    ///
-    /// # Safety
-    /// - `ptx` is the module `D`'s kernel crate was compiled into (for the facade,
-    ///   `gpu-kernels` compiled by the build script), so its entry `D::NAME` is the
-    ///   kernel `D` declares and keeps the duties of [`KernelDecl`].
-    ///
-    /// See [`KernelDecl`] for an example. Calling it outside `unsafe` does not compile:
-    ///
-    /// ```compile_fail,E0133
-    /// use sluice_host::{Kernel, KernelDecl, Mut};
-    /// struct Fill;
-    /// // SAFETY: (as `#[kernel]` emits it) `fill` writes only `out`, in bounds.
-    /// unsafe impl KernelDecl for Fill {
-    ///     const NAME: &'static str = "fill";
-    ///     type Signature = (Mut<f32>, f32);
-    /// }
-    /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
-    /// ```
-    pub const unsafe fn of<D: KernelDecl<Signature = S>>(ptx: &'static str) -> Kernel<S> {
-        Kernel { ptx, name: D::NAME, _sig: PhantomData }
-    }
-}
-
-impl<S: Signature> Kernel<S> {
-    /// Checks, from the PTX text alone (no driver needed), that the entry exists and that its
-    /// parameters have the sizes the declaration lowers to. Loading does the same check.
-    ///
-    /// ```
-    /// use sluice_host::{Error, Kernel, Mut};
-    /// const PTX: &str = ".visible .entry fill(\n .param .u64 p0,\n .param .u64 p1,\n .param .f32 p2\n)\n{ ret; }";
-    /// // SAFETY: only checked here, never launched.
-    /// const GOOD: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(PTX, "fill") };
-    /// const BAD: Kernel<(Mut<f32>, f64)> = unsafe { Kernel::new(PTX, "fill") };
-    /// assert_eq!(GOOD.check_signature(), Ok(()));
-    /// assert!(matches!(BAD.check_signature(), Err(Error::KernelSignature { .. })));
-    /// ```
+impl<'scope, 'id> Stream<'scope, 'id> {
+    /// Launches `kernel` on this lane with `args`, one per parameter: `&mut view` for a
+    /// [`Mut<T>`](crate::Mut), `&view`/`view` for a [`Ref<T>`](crate::Ref), the value for a
+    /// scalar. Every view must be bound to this lane (compile-time).
     ///
     /// # Errors
-    /// [`Error::KernelNotFound`] (no entry of this name in the text),
-    /// [`Error::KernelParamsUnreadable`] (the entry's parameter list is not understood, so
-    /// nothing could be checked), [`Error::KernelSignature`] (the sizes differ).
-    pub fn check_signature(&self) -> Result<()> {
-        let found = ptx_param_sizes(self.ptx, self.name).map_err(|e| match e {
-            PtxParamsError::NoEntry => Error::KernelNotFound { name: self.name },
-            PtxParamsError::Unreadable(reason) => Error::KernelParamsUnreadable { name: self.name, reason },
-        })?;
-        check_sizes::<S>(self.name, &found)
-    }
-}
-
-/// `Ok` if `found` (an entry's parameter sizes in the PTX) are those `S` lowers to.
-fn check_sizes<S: Signature>(name: &'static str, found: &[usize]) -> Result<()> {
-    if S::matches(found) {
-        return Ok(());
-    }
-    let mut expected = Vec::new();
-    S::sizes(&mut expected);
-    Err(Error::KernelSignature { name, expected, found: found.to_vec() })
-}
-
-impl<S> Kernel<S> {
-    /// The entry's name.
-    ///
-    /// ```
-    /// # use sluice_host::{Kernel, Mut};
-    /// # const K: Kernel<(Mut<f32>,)> = unsafe { Kernel::new("", "k") };
-    /// assert_eq!(K.name(), "k");
-    /// ```
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The PTX module text.
-    ///
-    /// ```
-    /// # use sluice_host::{Kernel, Mut};
-    /// # const K: Kernel<(Mut<f32>,)> = unsafe { Kernel::new(".version 7.8", "k") };
-    /// assert!(K.ptx().starts_with(".version"));
-    /// ```
-    pub const fn ptx(&self) -> &'static str {
-        self.ptx
-    }
-}
-
-impl<S> std::fmt::Debug for Kernel<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kernel").field("name", &self.name).finish_non_exhaustive()
-    }
-}
-
-/// A kernel resolved on one device: [`Kernel`] plus its loaded function, so launches skip
-/// the lookup. Get one with [`Gpu::function`]; it keeps the device's modules loaded.
-///
-/// Launching a `Function` takes no lock and searches nothing: its signature was checked
-/// against the PTX when it was resolved, and it holds the driver's function handle and
-/// the kernel's limits. (Launching a [`Kernel`] finds them in the device's cache and checks
-/// the signature again each time.)
-///
-/// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// let fill = gpu.function(&FILL)?; // loads and JIT-compiles the PTX now, not at first launch
-/// sluice_host::scope(gpu, |s| {
-///     let out = s.alloc_buffer::<f32>(256)?;
-///     s.lane()?.enter(|st| {
-///         let mut v = st.bind(out.as_columns_mut());
-///         st.launch(&fill, LaunchConfig::for_elements(256, 256), (&mut v, 2.0))
-///     })
-/// })
-/// # }
-/// ```
-pub struct Function<S> {
-    /// Keeps the context and the module holding `target.func` loaded.
-    gpu: Gpu,
-    target: LaunchTarget,
-    _sig: PhantomData<fn() -> S>,
-}
-
-impl<S> Clone for Function<S> {
-    fn clone(&self) -> Self {
-        Function { gpu: self.gpu.clone(), target: self.target, _sig: PhantomData }
-    }
-}
-
-impl<S> std::fmt::Debug for Function<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Function").field("name", &self.target.name).finish_non_exhaustive()
-    }
-}
-
-/// Something a lane can launch: a [`Kernel`] descriptor or a resolved [`Function`].
-/// Sealed: these two are all there are, so the parameter list `Sig` a launch is checked
-/// against is always the one the function was resolved (and checked) with.
-///
-/// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
-/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
-/// let resolved = gpu.function(&FILL)?;
-/// sluice_host::scope(gpu, |s| {
-///     let m = s.alloc_buffer::<f32>(64)?;
-///     s.lane()?.enter(|st| {
-///         let mut v = st.bind(m.as_columns_mut());
-///         st.launch(&FILL, LaunchConfig::for_elements(64, 64), (&mut v, 1.0))?;     // descriptor
-///         st.launch(&resolved, LaunchConfig::for_elements(64, 64), (&mut v, 2.0))  // resolved
-///     })
-/// })
-/// # }
-/// ```
-///
-/// A launchable of one's own, say one that re-types a kernel's parameters, does not
-/// compile:
-///
-/// ```compile_fail,E0277
-/// use sluice_host::{Launchable, Mut};
-/// struct Retyped;
-/// // error[E0277]: the trait bound `Retyped: Resolve` is not satisfied (sealed)
-/// impl Launchable for Retyped {
-///     type Sig = (Mut<u8>, f32);
-/// }
-/// ```
-///
-/// Declare the kernel with its own parameters instead ([`Kernel::new`], `#[kernel]`).
-pub trait Launchable: sealed::Resolve {
-    /// The kernel's parameter list.
-    type Sig: Signature;
-}
-
-impl<S: Signature> Launchable for Kernel<S> {
-    type Sig = S;
-}
-impl<S: Signature> sealed::Resolve for Kernel<S> {
-    fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        gpu.resolve::<S>(self.ptx, self.name)
-    }
-}
-
-impl<S: Signature> Launchable for Function<S> {
-    type Sig = S;
-}
-impl<S: Signature> sealed::Resolve for Function<S> {
-    fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        // Two `Gpu`s of one device share its primary context, and with it the module
-        // `self.gpu` keeps loaded.
-        if self.gpu.ctx() != gpu.ctx() {
-            return Err(Error::WrongDevice { what: self.target.name });
-        }
-        Ok(self.target)
-    }
-}
-
-/// A loaded module and its `'static` PTX text.
-pub(crate) struct LoadedModule {
-    ptx: &'static str,
-    pub(crate) module: RawModule,
-}
-
-/// What a launch needs of a resolved function: its handle and the limits a launch is
-/// checked against. Nameable only in this crate, as [`ParamBuf`] is.
-#[derive(Clone, Copy, Debug)]
-pub struct LaunchTarget {
-    pub(crate) name: &'static str,
-    pub(crate) func: RawFunction,
-    pub(crate) max_threads_per_block: u32,
-    pub(crate) static_shared_bytes: u32,
-}
-
-/// An entry of a device's function cache: a function looked up in a loaded module, by
-/// the address of its PTX text and its name, with the entry's parameter sizes in the PTX
-/// so that every declaration resolved to it is checked, not only the first.
-pub(crate) struct ResolvedFn {
-    key: (usize, usize),
-    params: Box<[usize]>,
-    target: LaunchTarget,
-}
-
-impl Gpu {
-    /// Loads `kernel`'s module (once per device) and looks the entry up, checking its
-    /// parameters against the declaration.
-    ///
-    /// # Errors
-    /// [`Error::LoadModule`], [`Error::DriverTooOld`] (the PTX needs a newer driver),
-    /// [`Error::KernelNotFound`], [`Error::KernelSignature`],
-    /// [`Error::KernelParamsUnreadable`] (the parameters could not be checked).
+    /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's or the
+    /// kernel's limits (checked before calling the driver); module and lookup errors on
+    /// first use of the kernel on this device; [`Error::Launch`].
     ///
     /// ```no_run
-    /// # use sluice_host::{Kernel, Mut};
+    /// # use sluice_host::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-    /// let gpu = sluice_host::Gpu::new(0)?;
-    /// let fill = gpu.function(&FILL)?;
-    /// # let _ = fill;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(1000)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.launch(&FILL, LaunchConfig::for_elements(v.len(), 128), (&mut v, 3.0))
+    ///     })
+    /// })
+    /// # }
     /// ```
-    pub fn function<S: Signature>(&self, kernel: &Kernel<S>) -> Result<Function<S>> {
-        let target = self.resolve::<S>(kernel.ptx, kernel.name)?;
-        Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
+    pub fn launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
+    where
+        K: Launchable,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        let gpu = self.gpu();
+        let f = kernel.resolve(gpu)?;
+        // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (the
+        // `Kernel::new` contract, checked against the PTX on load); every view in `args`
+        // carries this lane's brand 'id, so it is bound to this stream, and borrows its
+        // memory for 'scope — which ends after the scope joins this stream.
+        unsafe { launch_raw(gpu, self.handle(), &f, cfg, &args) }?;
+        self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
-    /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
-    /// on every call (the cache is shared by every declaration of the entry).
-    pub(crate) fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str) -> Result<LaunchTarget> {
-        let key = (ptx.as_ptr() as usize, ptx.len());
-        let cached = lock(&self.inner.functions)
-            .iter()
-            .find(|f| f.key == key && f.target.name == name)
-            .map(|f| check_sizes::<S>(name, &f.params).map(|()| f.target));
-        if let Some(resolved) = cached {
-            return resolved;
-        }
-        let module = self.load_module(ptx)?;
-        let ctx = self.ctx();
-        // SAFETY: the module stays loaded until the `GpuInner` drops.
-        let func = unsafe { driver::module::function(ctx, module, name) }.map_err(|e| {
-            if e.is_not_found() {
-                Error::KernelNotFound { name }
-            } else {
-                Error::LoadModule(e)
-            }
-        })?;
-        // The driver found the entry; if the text cannot show its parameters, they cannot
-        // be checked, and an unchecked declaration is not launched.
-        let params = ptx_param_sizes(ptx, name).map_err(|e| Error::KernelParamsUnreadable {
-            name,
-            reason: match e {
-                PtxParamsError::NoEntry => "no `.entry` of this name in the text, though the driver found one",
-                PtxParamsError::Unreadable(reason) => reason,
-            },
-        })?;
-        let attr = |a| {
-            // SAFETY: `func` belongs to a loaded module.
-            unsafe { driver::module::attribute(ctx, func, a) }
-                .map(|v| v.max(0) as u32)
-                .map_err(|error| Error::Device { call: "cuFuncGetAttribute", error })
-        };
-        let target = LaunchTarget {
-            name,
-            func,
-            max_threads_per_block: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-            static_shared_bytes: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-        };
-        // Cached before the check: the entry is what it is, whichever declaration asked.
-        let checked = check_sizes::<S>(name, &params);
-        lock(&self.inner.functions).push(ResolvedFn { key, params: params.into(), target });
-        checked.map(|()| target)
-    }
-
-    fn load_module(&self, ptx: &'static str) -> Result<RawModule> {
-        let mut modules = lock(&self.inner.modules);
-        // By content: the same `const` text may sit at several addresses (one per codegen
-        // unit), and must still be loaded (JIT-compiled) once.
-        if let Some(m) = modules.iter().find(|m| m.ptx == ptx) {
-            return Ok(m.module);
-        }
-        if let Some(needed) = ptx_needs_driver(ptx) {
-            if self.driver_version() < needed {
-                return Err(Error::DriverTooOld { found: self.driver_version(), needed });
-            }
-        }
-        // The driver wants a NUL-terminated image.
-        let image = CString::new(ptx).map_err(|_| Error::LoadModule(crate::DriverError::from_code(218)))?;
-        // SAFETY: the context is retained while `self` lives; `image` outlives the call.
-        let module = unsafe { driver::module::load_data(self.ctx(), &image) }.map_err(|e| {
-            if e.is_unsupported_ptx_version() {
-                Error::DriverTooOld { found: self.driver_version(), needed: ptx_needs_driver(ptx).unwrap_or(0) }
-            } else {
-                Error::LoadModule(e)
-            }
-        })?;
-        modules.push(LoadedModule { ptx, module });
-        Ok(module)
-    }
 }
 
 /// Launches `f` with `args` on `stream` after checking `cfg`.
@@ -984,7 +376,7 @@ impl Gpu {
 ///   brand: the views are bound to `stream` and borrow their memory for the scope).
 pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
     gpu: &Gpu,
-    stream: driver::RawStream,
+    stream: &StreamHandle,
     f: &LaunchTarget,
     cfg: LaunchConfig,
     args: &A,
@@ -1006,7 +398,7 @@ pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
             limit: gpu.info().max_shared_memory_per_block as u64,
         });
     }
-    let mut buf = ParamBuf::new(gpu.ctx().0 as usize);
+    let mut buf = ParamBuf::new(gpu.ctx_id());
     args.lower(&mut buf);
     if buf.foreign {
         return Err(Error::WrongDevice { what: f.name });
@@ -1017,240 +409,14 @@ pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
     // reads them. Memory: the caller's duty (see above) keeps every address valid and
     // unshared until the stream passes the launch; the scope joins the stream before
     // any of that memory can be freed.
-    unsafe { driver::launch(gpu.ctx(), f.func, stream, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n]) }
+    unsafe { stream.launch(f.func, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n]) }
         .map_err(|error| Error::Launch { kernel: f.name, error })
-}
-
-/// Why an entry's parameter sizes could not be read from PTX text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PtxParamsError {
-    /// The text declares no `.entry` of this name.
-    NoEntry,
-    /// The entry is declared, but its parameter list is not understood: why.
-    Unreadable(&'static str),
-}
-
-/// The sizes in bytes of entry `name`'s parameters in PTX text.
-///
-/// Malformed text is an error, never a panic or a wrapped size: the text may come from
-/// anywhere, and a wrong size here would let a mismatched declaration through.
-pub(crate) fn ptx_param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, PtxParamsError> {
-    let text = strip_ptx_comments(ptx);
-    let list = entry_param_list(&text, name)?;
-    let mut sizes = Vec::new();
-    for decl in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-        let mut toks = decl.split_whitespace();
-        if toks.next() != Some(".param") {
-            return Err(PtxParamsError::Unreadable("a parameter not declared `.param`"));
-        }
-        let mut elem: Option<usize> = None;
-        let mut count = 1usize;
-        for tok in toks {
-            let size = match tok {
-                ".b8" | ".u8" | ".s8" => Some(1),
-                ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => Some(2),
-                ".b32" | ".u32" | ".s32" | ".f32" => Some(4),
-                ".b64" | ".u64" | ".s64" | ".f64" => Some(8),
-                ".b128" => Some(16),
-                _ => None,
-            };
-            if elem.is_none() {
-                elem = size;
-            }
-            if let Some(open) = tok.find('[') {
-                let n = tok[open + 1..].strip_suffix(']').and_then(|n| n.parse().ok());
-                count = n.ok_or(PtxParamsError::Unreadable("a parameter's array length"))?;
-            }
-        }
-        let elem = elem.ok_or(PtxParamsError::Unreadable("a parameter of no known type"))?;
-        let size = elem.checked_mul(count).ok_or(PtxParamsError::Unreadable("a parameter's size overflows"))?;
-        sizes.push(size);
-    }
-    Ok(sizes)
-}
-
-/// The text between the parentheses of `.entry name ( ... )`: empty for an entry declared
-/// without a parameter list.
-fn entry_param_list<'t>(text: &'t str, name: &str) -> Result<&'t str, PtxParamsError> {
-    let is_ident = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
-    let mut rest = text;
-    while let Some(at) = rest.find(".entry") {
-        let before = text[..text.len() - rest.len() + at].chars().next_back();
-        rest = &rest[at + ".entry".len()..];
-        if before.is_some_and(|c| is_ident(c) || c == '.') || !rest.starts_with(char::is_whitespace) {
-            continue; // part of a longer word, such as `.entry_x`
-        }
-        let after = rest.trim_start();
-        let ident_len = after.find(|c: char| !is_ident(c)).unwrap_or(after.len());
-        if &after[..ident_len] != name {
-            continue;
-        }
-        let after = after[ident_len..].trim_start();
-        let Some(list) = after.strip_prefix('(') else { return Ok("") };
-        let close = list.find(')').ok_or(PtxParamsError::Unreadable("an unclosed parameter list"))?;
-        return Ok(&list[..close]);
-    }
-    Err(PtxParamsError::NoEntry)
-}
-
-/// `ptx` without its `//` and `/* */` comments (each replaced by a space), so that a
-/// commented-out declaration is not taken for the entry's.
-fn strip_ptx_comments(ptx: &str) -> std::borrow::Cow<'_, str> {
-    if !ptx.contains("//") && !ptx.contains("/*") {
-        return ptx.into();
-    }
-    let mut out = String::with_capacity(ptx.len());
-    let mut rest = ptx;
-    while let Some(at) = [rest.find("//"), rest.find("/*")].into_iter().flatten().min() {
-        let end = if rest[at..].starts_with("//") {
-            rest[at..].find('\n').map_or(rest.len(), |e| at + e)
-        } else {
-            rest[at + 2..].find("*/").map_or(rest.len(), |e| at + 2 + e + 2)
-        };
-        out.push_str(&rest[..at]);
-        out.push(' ');
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out.into()
-}
-
-/// The driver version a PTX module's `.version` needs, if known (`None` for a version
-/// this table does not know, or malformed text).
-pub(crate) fn ptx_needs_driver(ptx: &str) -> Option<u32> {
-    let line = ptx.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
-    let v = line.strip_prefix(".version")?.trim();
-    let (major, minor) = v.split_once('.')?;
-    let (major, minor): (u32, u32) = (major.trim().parse().ok()?, minor.trim().parse().ok()?);
-    // Checked: a minor such as 500000000 must not overflow into a small, wrong version.
-    let cuda = |base: u32, m: u32| m.checked_mul(10)?.checked_add(base);
-    // PTX ISA → CUDA: 7.m → 11.m; 8.0-8.5 → 12.0-12.5; 8.6 → 12.7; 8.7 → 12.8; 8.8 → 12.9; 9.m → 13.m.
-    match (major, minor) {
-        (7, m) => cuda(11000, m),
-        (8, m @ 0..=5) => cuda(12000, m),
-        (8, 6) => Some(12070),
-        (8, 7) => Some(12080),
-        (8, 8) => Some(12090),
-        (9, m) => cuda(13000, m),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::device::test_info;
-
-    const PTX: &str = r#"
-.version 7.8
-.target sm_90
-.address_size 64
-.visible .entry fill_column(
-	.param .u64 .ptr .align 1 fill_column_param_0,
-	.param .u64 fill_column_param_1,
-	.param .f32 fill_column_param_2
-)
-{ ret; }
-.visible .entry with_struct(
-	.param .u64 with_struct_param_0,
-	.param .align 4 .b8 with_struct_param_1[16]
-)
-{ ret; }
-"#;
-
-    #[test]
-    fn ptx_signatures_are_parsed() {
-        assert_eq!(ptx_param_sizes(PTX, "fill_column"), Ok(vec![8, 8, 4]));
-        assert_eq!(ptx_param_sizes(PTX, "with_struct"), Ok(vec![8, 16]));
-        assert_eq!(ptx_param_sizes(PTX, "fill"), Err(PtxParamsError::NoEntry));
-        assert_eq!(ptx_needs_driver(PTX), Some(11080));
-    }
-
-    #[test]
-    fn ptx_entries_are_found_by_whole_name_outside_comments() {
-        let ptx = "// .visible .entry k(\n.param .f64 fake\n)\n/* .entry k(.param .f64 fake) */\n\
-                   .visible .entry k_long(\n.param .f64 a\n)\n{ ret; }\n\
-                   .visible .entry k(\n.param .u32 a\n)\n{ ret; }\n\
-                   .visible .entry noargs\n{ ret; }\n.visible .entry empty()\n{ ret; }";
-        assert_eq!(ptx_param_sizes(ptx, "k"), Ok(vec![4]));
-        assert_eq!(ptx_param_sizes(ptx, "k_long"), Ok(vec![8]));
-        assert_eq!(ptx_param_sizes(ptx, "noargs"), Ok(vec![]));
-        assert_eq!(ptx_param_sizes(ptx, "empty"), Ok(vec![]));
-        assert_eq!(ptx_param_sizes(ptx, "k_"), Err(PtxParamsError::NoEntry));
-    }
-
-    #[test]
-    fn malformed_ptx_is_an_error_not_a_panic() {
-        let unreadable = |ptx: &str| match ptx_param_sizes(ptx, "k") {
-            Err(PtxParamsError::Unreadable(why)) => why,
-            other => panic!("{ptx:?}: {other:?}"),
-        };
-        // 8 * 2^61 overflows usize: a panic in debug builds, a wrap to 0 in release.
-        assert_eq!(unreadable(".entry k(.param .b64 p[2305843009213693952])"), "a parameter's size overflows");
-        assert_eq!(unreadable(".entry k(.param .b8 p[99999999999999999999999])"), "a parameter's array length");
-        assert_eq!(unreadable(".entry k(.param .b8 p[2][3])"), "a parameter's array length");
-        assert_eq!(unreadable(".entry k(.param .b8 p[x])"), "a parameter's array length");
-        assert_eq!(unreadable(".entry k(.param .pred p)"), "a parameter of no known type");
-        assert_eq!(unreadable(".entry k(.reg .u64 p)"), "a parameter not declared `.param`");
-        assert_eq!(unreadable(".entry k(.param .u64 p"), "an unclosed parameter list");
-        // The version table: a huge minor must not wrap into a small, wrong version.
-        assert_eq!(ptx_needs_driver(".version 7.500000000"), None);
-        assert_eq!(ptx_needs_driver(".version 9.4294967295"), None);
-        assert_eq!(ptx_needs_driver(".version 8.5"), Some(12050));
-        assert_eq!(ptx_needs_driver(".version 9.0"), Some(13000));
-        assert_eq!(ptx_needs_driver(".version x.y"), None);
-    }
-
-    #[test]
-    fn unreadable_or_missing_entries_are_typed_errors_in_the_check() {
-        // SAFETY: checked only, never launched.
-        let k = unsafe { Kernel::<(Mut<f32>,)>::new(".entry k(.param .b64 p[2305843009213693952])", "k") };
-        assert!(matches!(k.check_signature(), Err(Error::KernelParamsUnreadable { name: "k", .. })));
-        // SAFETY: checked only, never launched.
-        let k = unsafe { Kernel::<(Mut<f32>,)>::new(PTX, "missing") };
-        assert_eq!(k.check_signature(), Err(Error::KernelNotFound { name: "missing" }));
-    }
-
-    #[test]
-    fn signatures_match_exactly_their_own_sizes() {
-        fn agrees<S: Signature>(found: &[usize]) {
-            let mut sizes = Vec::new();
-            S::sizes(&mut sizes);
-            assert_eq!(S::matches(found), sizes == found, "{found:?}");
-        }
-        for found in [&[][..], &[8], &[8, 8], &[8, 8, 4], &[8, 8, 8], &[8, 8, 4, 4], &[8, 8, 16], &[4, 8, 8]] {
-            agrees::<()>(found);
-            agrees::<(Mut<f32>,)>(found);
-            agrees::<(Mut<f32>, f32)>(found);
-            agrees::<(Ref<u8>, f64)>(found);
-            agrees::<(Mut<f32>, [f32; 4])>(found);
-            agrees::<(f32, Ref<f32>)>(found);
-        }
-        assert!(<(Mut<f32>, f32)>::matches(&[8, 8, 4]));
-        assert!(!<(Mut<f32>, f32)>::matches(&[8, 8, 4, 4]));
-        assert!(!<(Mut<f32>, f32)>::matches(&[8, 8]));
-    }
-
-    #[test]
-    fn a_second_declaration_of_a_cached_entry_is_checked_too() {
-        // What a launch of a cached entry runs: the cached sizes against this declaration.
-        let found = ptx_param_sizes(PTX, "fill_column").unwrap();
-        assert_eq!(check_sizes::<(Mut<f32>, f32)>("fill_column", &found), Ok(()));
-        assert_eq!(
-            check_sizes::<(Mut<f32>, f64)>("fill_column", &found),
-            Err(Error::KernelSignature { name: "fill_column", expected: vec![8, 8, 8], found: vec![8, 8, 4] })
-        );
-    }
-
-    #[test]
-    fn signatures_lower_views_to_two_words() {
-        let mut v = Vec::new();
-        <(Mut<f32>, Ref<[f32; 4]>, Ref<f32>, f32) as Signature>::sizes(&mut v);
-        assert_eq!(v, [8, 8, 8, 8, 8, 8, 4]);
-        let mut v = Vec::new();
-        <(Mut<f32>, [f32; 4]) as Signature>::sizes(&mut v);
-        assert_eq!(v, [8, 8, 16]);
-    }
 
     #[test]
     fn launch_config_validation_names_the_dimension() {
@@ -1289,13 +455,5 @@ mod tests {
             assert_eq!(*(p[2] as *const f32), 2.5);
         }
         assert_eq!(buf.n, 3);
-    }
-
-    #[test]
-    fn kernels_are_plain_send_sync_copy_values() {
-        fn assert<T: Send + Sync + Copy>() {}
-        assert::<Kernel<(Mut<f32>, Ref<f32>, f32)>>();
-        fn send_sync<T: Send + Sync>() {}
-        send_sync::<Function<(Mut<f32>,)>>();
     }
 }

@@ -70,13 +70,34 @@
 //!
 //! | rule | enforced by | file |
 //! | --- | --- | --- |
-//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: `for<'id>` closures, invariant `'id` in every view; fences are the only way out | `view.rs`, `fence.rs` |
-//! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `memory.rs` |
-//! | 3. read-only data is read by many lanes, each after awaiting its upload fence | `&Fenced<ColumnsRef>` yields `ColumnView`, which fits only `Ref` parameters | `fence.rs`, `launch.rs` |
+//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: each [`Lane::enter`] is a `for<'id>` closure, `'id` is invariant in every view, and a fence is the only way a view's columns leave their lane | `fence.rs` |
+//! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `matrix.rs` |
+//! | 3. read-only data is read by many lanes, each after awaiting its upload fence | awaiting `&Fenced<ColumnsRef>` yields a `ColumnView`, which fits only `Ref` parameters | `fence.rs` |
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
 //! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins before `'scope` ends | `scope.rs` |
-//! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize`; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
+//! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
+//!
+//! # Layers
+//!
+//! Each file has one job, and each imports only from the layers below it (the `tidy` test
+//! `host_modules_import_only_lower_layers` checks it; run it with
+//! `cargo test --test tidy host_modules`):
+//!
+//! | layer | files | what |
+//! | --- | --- | --- |
+//! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
+//! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
+//! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
+//! | plain data | `span.rs`, `ptx.rs` | spans and their arithmetic, layout checks; PTX text parsing |
+//! | module cache | `module.rs` | loaded modules and resolved functions of a device |
+//! | device | `device.rs` | [`Gpu`]: context, allocator, pools of streams and events |
+//! | memory | `matrix.rs`, `pinned.rs` | [`DeviceMatrix`] and its column borrows; [`PinnedMatrix`] |
+//! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], the brand |
+//! | kernels | `kernel.rs` | [`Kernel`], [`KernelDecl`], [`Mut`], [`Ref`], [`Function`] |
+//! | lanes | `lane.rs` | [`Lane`], [`Stream`], [`LaneStats`] |
+//! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
+//! | scopes | `scope.rs` | [`scope`], [`Scope`]: lanes joined, memory freed |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
 //! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
@@ -94,24 +115,33 @@
 
 #![warn(missing_docs)]
 
-mod copy;
-mod device;
+// In layer order, lowest first (see "Layers" above).
 mod driver;
 mod error;
-mod fence;
-mod launch;
-mod memory;
-mod scope;
-mod stream;
+mod handle;
+mod ptx;
+mod span;
+mod module;
+mod device;
+mod matrix;
+mod pinned;
 mod view;
+mod kernel;
+mod lane;
+mod launch;
+mod fence;
+mod copy;
+mod scope;
 
 pub use copy::Pending;
 pub use device::{DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
-pub use error::{Error, Result};
+pub use error::{Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
-pub use launch::{Arg, Function, Kernel, KernelDecl, LaunchArgs, LaunchConfig, Launchable, Mut, Param, Ref, Signature};
-pub use memory::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix, PinnedChunksMut, PinnedMatrix, PinnedMut};
-pub use scope::{scope, Lane, LaneStats, Scope};
-pub use stream::Stream;
-pub use view::{ColumnView, ColumnViewMut};
+pub use kernel::{Function, Kernel, KernelDecl, Launchable, Mut, Param, Ref, Signature};
+pub use lane::{Lane, LaneStats, Stream};
+pub use launch::{Arg, LaunchArgs, LaunchConfig};
+pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
+pub use pinned::{PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use scope::{scope, Scope};
+pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

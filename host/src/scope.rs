@@ -26,17 +26,19 @@
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use bytemuck::Pod;
 
 use crate::device::{lock, Gpu};
-use crate::driver::{self, DriverError, RawContext, RawEvent, RawStream};
-use crate::error::{Error, Result};
-use crate::fence::{Fence, Fenced, Timestamp};
-use crate::memory::{ColumnsRef, DeviceMatrix, PinnedMatrix};
-use crate::stream::Stream;
+use crate::driver::DriverError;
+use crate::error::{Error, LaneId, Result};
+use crate::fence::{Fenced, Timestamp};
+use crate::handle::StreamHandle;
+use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
+use crate::matrix::{ColumnsRef, DeviceMatrix};
+use crate::pinned::PinnedMatrix;
+use crate::view::Invariant;
 
 /// Runs `f` with a [`Scope`] in which it can create lanes and enqueue work, then joins every
 /// lane the scope created and frees the memory it allocated: `std::thread::scope` for GPU
@@ -48,8 +50,10 @@ use crate::stream::Stream;
 ///
 /// Returns `f`'s result; if `f` succeeded but a lane failed to join or memory failed to
 /// free, that error instead. If `f` returned an error *and* ending the scope failed, both
-/// come back as [`Error::Cleanup`] ([`Error::primary`] is `f`'s). If `f` panicked, errors
-/// ending the scope are printed to stderr before the panic resumes.
+/// come back as [`Error::Cleanup`] ([`Error::primary`] is `f`'s). Errors that handles of
+/// this device recorded while the scope ran (see [`Gpu::take_errors`]) come back the same
+/// way. If `f` panicked, errors ending the scope are recorded on the device
+/// ([`Gpu::take_errors`]) before the panic resumes.
 ///
 /// # Aborts
 ///
@@ -135,11 +139,17 @@ where
     // Every borrow handed to `f` has ended (nothing carrying 'scope can escape `f`), but
     // work may still run on the lanes: join them before anything is freed.
     let end = scope.shared.finish();
+    // What handles of this device recorded meanwhile (a matrix whose free failed, ...).
+    let end = match (end, Error::chain(gpu.take_recorded_errors())) {
+        (end, None) => end,
+        (Ok(()), Some(e)) => Err(e),
+        (Err(e), Some(later)) => Err(e.also(later)),
+    };
     match outcome {
         Err(panic) => {
             if let Err(e) = end {
-                // The panic is resumed, so this cannot be returned: do not lose it either.
-                crate::error::report_dropped("ending a scope whose closure panicked", &e);
+                // The panic is resumed, so this cannot be returned: record it on the device.
+                gpu.record_error(e);
             }
             resume_unwind(panic)
         }
@@ -171,15 +181,15 @@ pub struct Scope<'scope, 'env: 'scope> {
     shared: ScopeShared,
     /// Invariant in 'scope, as std's `Scope`: allocations handed out as `&'scope mut` must
     /// not be reborrowed as living longer or shorter than the scope.
-    _scope: PhantomData<&'scope mut &'scope ()>,
+    _scope: Invariant<'scope>,
     /// Invariant in 'env, as std's `Scope`.
-    _env: PhantomData<&'env mut &'env ()>,
+    _env: Invariant<'env>,
 }
 
-/// What lanes and fences of one scope share: the device, the lanes to join, the events
-/// to reuse, the memory to free.
-pub(crate) struct ScopeShared {
-    pub(crate) gpu: Gpu,
+/// A scope's state: what its lanes share (the device, idle events), the lanes to join,
+/// the memory to free.
+struct ScopeShared {
+    lanes: LaneShared,
     state: Mutex<State>,
 }
 
@@ -212,179 +222,6 @@ struct State {
     lanes: Vec<Owned<LaneInner>>,
     upload: Option<Owned<LaneInner>>,
     owned: Vec<Owned<dyn ScopeOwned>>,
-    /// Every fence event this scope holds (free or in use).
-    events: Vec<RawEvent>,
-    free_events: Vec<RawEvent>,
-    timing_events: Vec<RawEvent>,
-    free_timing_events: Vec<RawEvent>,
-}
-
-/// A lane's stream and counters. Lives (boxed) in its scope's state until the scope ends.
-pub(crate) struct LaneInner {
-    pub(crate) stream: RawStream,
-    pub(crate) index: usize,
-    pub(crate) events_recorded: AtomicU64,
-    pub(crate) waits_enqueued: AtomicU64,
-    pub(crate) launches: AtomicU64,
-    pub(crate) copies: AtomicU64,
-}
-
-impl LaneInner {
-    pub(crate) fn stats(&self) -> LaneStats {
-        LaneStats {
-            index: self.index,
-            events_recorded: self.events_recorded.load(Ordering::Relaxed),
-            waits_enqueued: self.waits_enqueued.load(Ordering::Relaxed),
-            launches: self.launches.load(Ordering::Relaxed),
-            copies: self.copies.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// What sluice enqueued on one lane so far (rule 7: no hidden work). Every event and
-/// every wait counted here was asked for by the program: a fence, a pending copy, a
-/// timestamp, an await of another lane's fence. Awaiting a fence on the lane that
-/// recorded it enqueues nothing and counts nothing.
-///
-/// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let lane = s.lane()?;
-///     let fence = lane.enter(|st| st.record())?;
-///     lane.enter(|st| st.await_fence(&fence))?;     // same lane: nothing enqueued
-///     assert_eq!(lane.stats().waits_enqueued, 0);
-///     assert_eq!(lane.stats().events_recorded, 1);
-///     Ok(())
-/// })
-/// # }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct LaneStats {
-    /// The lane's index in its scope (`usize::MAX` for the upload lane).
-    pub index: usize,
-    /// Events recorded on this lane (fences, pending copies, timestamps).
-    pub events_recorded: u64,
-    /// `cuStreamWaitEvent` calls enqueued on this lane.
-    pub waits_enqueued: u64,
-    /// Kernel launches enqueued.
-    pub launches: u64,
-    /// Copies and fills enqueued.
-    pub copies: u64,
-}
-
-/// One lane of a scope: a CUDA stream (non-blocking). `Copy`; enter it to enqueue work.
-///
-/// The std analogue is a thread of a [`std::thread::scope`]: work on one lane runs in
-/// order, work on different lanes runs concurrently, and the scope joins every lane.
-///
-/// A lane belongs to its scope and cannot outlive it (the scope has joined its stream and
-/// returned it to the device's pool):
-///
-/// ```compile_fail
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// let lane = sluice_host::scope(gpu, |s| s.lane())?; // error: lifetime may not live long enough
-/// # let _ = lane; Ok(()) }
-/// ```
-///
-/// Create lanes inside the scope, for the work of that scope.
-///
-/// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
-///     let lane = s.lane()?;
-///     let m = s.alloc_buffer::<u32>(64)?;
-///     lane.enter(|st| {
-///         let mut v = st.bind(m.as_columns_mut());
-///         st.zero(&mut v)
-///     })?;
-///     assert_eq!(lane.stats().copies, 1);
-///     Ok(())
-/// })
-/// # }
-/// ```
-pub struct Lane<'scope> {
-    pub(crate) shared: &'scope ScopeShared,
-    pub(crate) inner: &'scope LaneInner,
-    /// Invariant in 'scope: a covariant lane could shrink to a shorter `'scope`, and its
-    /// stream would then accept borrows that end before the scope joins (rule 5).
-    _scope: PhantomData<fn(&'scope ()) -> &'scope ()>,
-}
-
-impl Clone for Lane<'_> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl Copy for Lane<'_> {}
-
-impl std::fmt::Debug for Lane<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lane").field("index", &self.inner.index).finish()
-    }
-}
-
-impl<'scope> Lane<'scope> {
-    /// Enters the lane: runs `f` with the lane's [`Stream`], branded with a fresh lifetime
-    /// `'id` that only this call's views carry.
-    ///
-    /// Everything `f` enqueues runs on this lane, in order. Views bound inside cannot
-    /// leave `f` (its result type cannot name `'id`) nor be used on another lane; hand
-    /// data on with a fence. Entering does not block and enqueues nothing by itself.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let m = s.alloc_buffer::<f32>(256)?;
-    ///     let lane = s.lane()?;
-    ///     let fenced = lane.enter(|st| {
-    ///         let mut v = st.bind(m.as_columns_mut());
-    ///         st.zero(&mut v)?;
-    ///         st.fence(v)          // unbranded, fenced: may leave the closure
-    ///     })?;
-    ///     let _cols = fenced.wait()?;   // or await it on another lane
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    ///
-    /// # Lifetimes
-    ///
-    /// `for<'id>`: the closure must work for any brand, so `'id` is unrelated to every
-    /// other lifetime, in particular to other entered lanes' brands. This is the branding
-    /// trick of `generativity`/`GhostCell`.
-    pub fn enter<R>(&self, f: impl for<'id> FnOnce(&Stream<'scope, 'id>) -> R) -> R {
-        f(&Stream::new(*self))
-    }
-
-    /// What sluice has enqueued on this lane so far.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let lane = s.lane()?;
-    ///     assert_eq!(lane.stats().events_recorded, 0);
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    pub fn stats(&self) -> LaneStats {
-        self.inner.stats()
-    }
-
-    /// The lane's index in its scope (creation order, from 0).
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let lanes = s.lanes(3)?;
-    ///     assert_eq!(lanes[2].index(), 2);
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    pub fn index(&self) -> usize {
-        self.inner.index
-    }
 }
 
 impl<'scope, 'env> Scope<'scope, 'env> {
@@ -402,12 +239,12 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// ```
     pub fn lane(&'scope self) -> Result<Lane<'scope>> {
         let mut st = lock(&self.shared.state);
-        let inner = self.shared.new_lane(st.lanes.len())?;
+        let inner = self.shared.new_lane(LaneId::Lane(st.lanes.len()))?;
         let ptr = inner.0;
         st.lanes.push(inner);
         // SAFETY: the box stays allocated until `finish`, which runs after every
         // `'scope` borrow has ended; it is only read (atomics) meanwhile.
-        Ok(Lane { shared: &self.shared, inner: unsafe { ptr.as_ref() }, _scope: PhantomData })
+        Ok(Lane::new(&self.shared.lanes, unsafe { ptr.as_ref() }))
     }
 
     /// Creates `n` lanes.
@@ -440,7 +277,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     pub fn alloc_matrix<T: Pod>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut DeviceMatrix<T>> {
-        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.gpu, rows, cols, rows)?))
+        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.lanes.gpu, rows, cols, rows)?))
     }
 
     /// As [`alloc_matrix`](Scope::alloc_matrix) with leading dimension `ld >= rows`.
@@ -460,7 +297,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         cols: usize,
         ld: usize,
     ) -> Result<&'scope mut DeviceMatrix<T>> {
-        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.gpu, rows, cols, ld)?))
+        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.lanes.gpu, rows, cols, ld)?))
     }
 
     /// A device buffer of `len` elements (one column) that lives until the scope ends.
@@ -496,7 +333,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     pub fn pinned_matrix<T: Pod + Send>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut PinnedMatrix<T>> {
-        Ok(self.shared.keep(PinnedMatrix::alloc(&self.shared.gpu, rows, cols)?))
+        Ok(self.shared.keep(PinnedMatrix::alloc(&self.shared.lanes.gpu, rows, cols)?))
     }
 
     /// A zeroed pinned host buffer of `len` elements (one column) that lives until the
@@ -635,7 +472,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         match &st.upload {
             // SAFETY: the box lives until `finish`; only atomics are read.
             Some(l) => unsafe { l.0.as_ref() }.stats(),
-            None => LaneStats { index: usize::MAX, ..LaneStats::default() },
+            None => LaneStats { lane: LaneId::Upload, ..LaneStats::default() },
         }
     }
 
@@ -650,7 +487,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     pub fn gpu(&self) -> &Gpu {
-        &self.shared.gpu
+        &self.shared.lanes.gpu
     }
 
     fn upload_lane(&'scope self) -> Result<Lane<'scope>> {
@@ -658,40 +495,32 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         let ptr = match &st.upload {
             Some(l) => l.0,
             None => {
-                let l = self.shared.new_lane(usize::MAX)?;
+                let l = self.shared.new_lane(LaneId::Upload)?;
                 let ptr = l.0;
                 st.upload = Some(l);
                 ptr
             }
         };
         // SAFETY: as in `lane`.
-        Ok(Lane { shared: &self.shared, inner: unsafe { ptr.as_ref() }, _scope: PhantomData })
+        Ok(Lane::new(&self.shared.lanes, unsafe { ptr.as_ref() }))
     }
 }
 
 impl std::fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scope").field("gpu", &self.shared.gpu).finish_non_exhaustive()
+        f.debug_struct("Scope").field("gpu", &self.shared.lanes.gpu).finish_non_exhaustive()
     }
 }
 
 impl ScopeShared {
     fn new(gpu: Gpu) -> ScopeShared {
-        ScopeShared { gpu, state: Mutex::new(State::default()) }
+        ScopeShared { lanes: LaneShared::new(gpu), state: Mutex::new(State::default()) }
     }
 
-    fn new_lane(&self, index: usize) -> Result<Owned<LaneInner>> {
+    fn new_lane(&self, id: LaneId) -> Result<Owned<LaneInner>> {
         // An idle stream of an earlier scope, or a new one; `finish` gives it back.
-        let stream = self.gpu.take_stream()?;
-        let inner = Box::new(LaneInner {
-            stream,
-            index,
-            events_recorded: AtomicU64::new(0),
-            waits_enqueued: AtomicU64::new(0),
-            launches: AtomicU64::new(0),
-            copies: AtomicU64::new(0),
-        });
-        Ok(Owned(NonNull::from(Box::leak(inner))))
+        let stream = self.lanes.gpu.take_stream()?;
+        Ok(Owned(NonNull::from(Box::leak(Box::new(LaneInner::new(stream, id))))))
     }
 
     /// Keeps `value` until the scope ends and lends it out for the scope.
@@ -705,41 +534,13 @@ impl ScopeShared {
         unsafe { &mut *ptr.as_ptr() }
     }
 
-    /// An event for a fence: reused from this scope or the device's pool, or new.
-    pub(crate) fn take_event(&self, timing: bool) -> Result<RawEvent> {
-        {
-            let mut st = lock(&self.state);
-            let free = if timing { &mut st.free_timing_events } else { &mut st.free_events };
-            if let Some(e) = free.pop() {
-                return Ok(e);
-            }
-        }
-        let pooled = if timing { None } else { lock(&self.gpu.inner.event_pool).pop() };
-        let e = match pooled {
-            Some(e) => e,
-            // SAFETY: the context is retained while `self.gpu` lives.
-            None => unsafe { driver::event::create(self.gpu.ctx(), timing) }
-                .map_err(|error| Error::Event { call: "cuEventCreate", error })?,
-        };
-        let mut st = lock(&self.state);
-        if timing { &mut st.timing_events } else { &mut st.events }.push(e);
-        Ok(e)
-    }
-
-    /// Gives an event back once no one can wait on it through sluice any more. Waits
-    /// already enqueued keep waiting on the record they saw, so re-recording is safe.
-    pub(crate) fn recycle_event(&self, e: RawEvent, timing: bool) {
-        let mut st = lock(&self.state);
-        if timing { &mut st.free_timing_events } else { &mut st.free_events }.push(e);
-    }
-
     /// Joins every lane, then releases streams, events and memory. Runs once, in `scope`'s
     /// frame, after the closure.
     ///
     /// Returns only when every lane is joined or the context is lost (see [`join_stream`]);
     /// errors are chained, none dropped.
     fn finish(&self) -> Result<()> {
-        let ctx = self.gpu.ctx();
+        let gpu = &self.lanes.gpu;
         let st = std::mem::take(&mut *lock(&self.state));
         let mut errors: Vec<Error> = Vec::new();
         let lanes: Vec<Owned<LaneInner>> = st.upload.into_iter().chain(st.lanes).collect();
@@ -751,14 +552,16 @@ impl ScopeShared {
             // is gone (the closure returned), so this is the only owner. The box is host
             // memory the GPU never touches: freeing it before the join is fine.
             let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
-            match join_stream(ctx, inner.stream, inner.index) {
+            match join_stream(&inner.stream, inner.id) {
                 Ok(()) => joined.push(inner.stream),
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first.
                     if lost.is_none() {
-                        errors.push(Error::Join { lane: inner.index, error });
+                        errors.push(Error::Join { lane: inner.id, error });
                     }
                     lost.get_or_insert(error);
+                    // Leaked: destroying a stream of a lost context only fails again.
+                    std::mem::forget(inner.stream);
                 }
             }
         }
@@ -766,35 +569,18 @@ impl ScopeShared {
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
+            std::mem::forget(joined);
+            std::mem::forget(self.lanes.take_idle_events());
+            std::mem::forget(st.owned);
             return Error::chain(errors).map_or(Ok(()), Err);
         }
+        // Each stream's `cuStreamSynchronize` just succeeded after all of its work, and no
+        // lane uses it any more (the `LaneInner` holding it is gone): idle, for later scopes.
         for stream in joined {
-            // SAFETY: the stream came from `take_stream` on this scope's `Gpu`, its
-            // `cuStreamSynchronize` just succeeded after all of its work, and no lane uses it
-            // any more (the `LaneInner` holding it is gone).
-            if let Err(error) = unsafe { self.gpu.recycle_stream(stream) } {
-                errors.push(Error::Free { what: "stream", error });
-            }
+            gpu.recycle_stream(stream);
         }
         // Every wait on these events has been passed: they can serve other scopes.
-        let mut pool = lock(&self.gpu.inner.event_pool);
-        for e in st.events {
-            if pool.len() < EVENT_POOL_LIMIT {
-                pool.push(e);
-            } else {
-                // SAFETY: the event is alive and no longer used.
-                if let Err(error) = unsafe { driver::event::destroy(ctx, e) } {
-                    errors.push(Error::Free { what: "event", error });
-                }
-            }
-        }
-        drop(pool);
-        for e in st.timing_events {
-            // SAFETY: as above.
-            if let Err(error) = unsafe { driver::event::destroy(ctx, e) } {
-                errors.push(Error::Free { what: "event", error });
-            }
-        }
+        gpu.recycle_events(self.lanes.take_idle_events());
         for owned in st.owned {
             // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
             // is gone (the closure returned) and every lane that could use the memory
@@ -818,12 +604,10 @@ const JOIN_ATTEMPTS: u32 = 5;
 /// the process aborts, because returning would end borrows (of memory the caller owns,
 /// `'env`) that the lane's kernels and copies may still be using — a use-after-free the
 /// borrow checker was promised cannot happen (rule 5).
-fn join_stream(ctx: RawContext, stream: RawStream, lane: usize) -> std::result::Result<(), DriverError> {
+fn join_stream(stream: &StreamHandle, lane: LaneId) -> std::result::Result<(), DriverError> {
     let mut last = None;
     for attempt in 0..JOIN_ATTEMPTS {
-        // SAFETY: the stream is alive (it is pooled or destroyed only after this) and the
-        // context retained while the scope's `Gpu` lives.
-        match unsafe { driver::stream::synchronize(ctx, stream) } {
+        match stream.synchronize() {
             Ok(()) => return Ok(()),
             Err(e) if e.is_sticky() => return Err(e),
             Err(e) => {
@@ -835,60 +619,25 @@ fn join_stream(ctx: RawContext, stream: RawStream, lane: usize) -> std::result::
             }
         }
     }
-    let which = if lane == usize::MAX { "the scope's upload lane".to_string() } else { format!("lane {lane}") };
     let last = last.map_or_else(String::new, |e| e.to_string());
+    // The one message library code prints: the process is about to abort, and nothing
+    // else could say why.
     eprintln!(
-        "sluice: cannot join {which} at the end of a scope: cuStreamSynchronize failed {JOIN_ATTEMPTS} times \
+        "sluice: cannot join {lane} at the end of a scope: cuStreamSynchronize failed {JOIN_ATTEMPTS} times \
          (last: {last}). Its work may still be using memory whose borrows end when the scope \
          returns, so sluice aborts the process instead of returning."
     );
     std::process::abort()
 }
 
-/// Most idle fence events a device keeps for later scopes.
-const EVENT_POOL_LIMIT: usize = 4096;
-
-impl<'scope, 'id> Stream<'scope, 'id> {
-    /// The fence of a fresh event recorded on this lane now.
-    pub(crate) fn record_event(&self, timing: bool) -> Result<(RawEvent, &'scope ScopeShared)> {
-        let shared = self.lane.shared;
-        let e = shared.take_event(timing)?;
-        // SAFETY: the event and stream are alive until the scope ends; context retained.
-        if let Err(error) = unsafe { driver::event::record(shared.gpu.ctx(), e, self.lane.inner.stream) } {
-            shared.recycle_event(e, timing);
-            return Err(Error::Event { call: "cuEventRecord", error });
-        }
-        self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
-        Ok((e, shared))
-    }
-
-    /// A plain fence recorded on this lane now (no data attached): awaiting it orders
-    /// later work after everything enqueued here so far.
-    ///
-    /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let (a, b) = (s.lane()?, s.lane()?);
-    ///     let f = a.enter(|st| st.record())?;
-    ///     b.enter(|st| st.await_fence(&f))?;   // b's later work runs after a's so far
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    pub fn record(&self) -> Result<Fence<'scope>> {
-        let (event, shared) = self.record_event(false)?;
-        Ok(Fence::new(shared, event, self.lane.inner.stream, false))
-    }
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn lanes_are_send_and_sync() {
+    fn scopes_are_send_and_sync() {
         fn assert<T: Send + Sync>() {}
-        assert::<Lane<'static>>();
         assert::<Scope<'static, 'static>>();
     }
 }

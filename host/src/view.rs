@@ -9,15 +9,18 @@
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
-use crate::memory::Span;
+use crate::span::{chunks_iter, span_accessors, Span};
 
-/// The brand: an invariant lifetime that names one entered lane.
-///
-/// `fn(&'id ()) -> &'id ()` is invariant in `'id` (it appears in argument and return
-/// position), and fn pointers are `Send + Sync + Unpin + Copy`, so the marker leaves the
-/// auto traits alone. Without the invariance, `'id` could shrink or grow to match
-/// another lane's brand and views would move between lanes unfenced.
-pub(crate) type Brand<'id> = PhantomData<fn(&'id ()) -> &'id ()>;
+/// The one invariance marker of the crate: `fn(&'a ()) -> &'a ()` is invariant in `'a` (it
+/// appears in argument and return position), and fn pointers are
+/// `Send + Sync + Unpin + Copy`, so the marker leaves the auto traits alone. Lanes, scopes
+/// and brands use it; each field that holds one says what would break without it.
+pub(crate) type Invariant<'a> = PhantomData<fn(&'a ()) -> &'a ()>;
+
+/// The brand: an invariant lifetime that names one entered lane. Without the invariance,
+/// `'id` could shrink or grow to match another lane's brand and views would move between
+/// lanes unfenced.
+pub(crate) type Brand<'id> = Invariant<'id>;
 
 /// A read-only view of device columns, bound to one lane: the lane's `&'scope [T]`.
 ///
@@ -159,125 +162,23 @@ impl<T> Clone for ColumnView<'_, '_, T> {
 }
 impl<T> Copy for ColumnView<'_, '_, T> {}
 
-macro_rules! view_common {
+span_accessors!(ColumnView<'scope, 'id>, ViewChunks<'scope, 'id, T>);
+span_accessors!(ColumnViewMut<'scope, 'id>, ViewChunksMut<'scope, 'id, T>);
+
+chunks_iter!(
+    /// Runs of columns of a [`ColumnView`], still bound to its lane.
+    pub ViewChunks<'scope, 'id> => ColumnView
+);
+chunks_iter!(
+    /// Disjoint runs of columns of a [`ColumnViewMut`], still bound to its lane.
+    pub ViewChunksMut<'scope, 'id> => ColumnViewMut
+);
+
+macro_rules! view_join {
     ($name:ident, $bind:literal) => {
         impl<'scope, 'id, T> $name<'scope, 'id, T> {
             pub(crate) fn new(span: Span) -> Self {
                 $name { span, _borrow: PhantomData, _brand: PhantomData }
-            }
-
-            pub(crate) fn span(&self) -> Span {
-                self.span
-            }
-
-            /// Rows (elements per column).
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        assert_eq!(v.rows(), 4);"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn rows(&self) -> usize {
-                self.span.rows
-            }
-
-            /// Columns.
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        assert_eq!(v.cols(), 6);"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn cols(&self) -> usize {
-                self.span.cols
-            }
-
-            /// The matrix's leading dimension (pass it to kernels that walk columns).
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        assert_eq!(v.ld(), 4);"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn ld(&self) -> usize {
-                self.span.ld
-            }
-
-            /// `rows * cols`.
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        assert_eq!(v.len(), 24);"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn len(&self) -> usize {
-                self.span.len()
-            }
-
-            /// Whether the view has no elements.
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        assert!(!v.is_empty());"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn is_empty(&self) -> bool {
-                self.span.len() == 0
-            }
-
-            /// Columns `[0, at)` and `[at, cols)`, both still bound to this lane.
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        let (a, b) = v.split_columns(2).unwrap();"]
-            #[doc = "        assert_eq!((a.cols(), b.cols()), (2, 4));"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn split_columns(self, at: usize) -> Option<(Self, Self)> {
-                let (l, r) = self.span.split_at(at)?;
-                Some(($name::new(l), $name::new(r)))
             }
 
             /// Joins `self` with `next` when `next` starts at the column after `self`'s last
@@ -308,41 +209,12 @@ macro_rules! view_common {
                     None => Err((self, next)),
                 }
             }
-
-            /// Each column on its own, still bound to this lane.
-            #[doc = ""]
-            #[doc = "```no_run"]
-            #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
-            #[doc = "sluice_host::scope(gpu, |s| {"]
-            #[doc = "    let m = s.alloc_matrix::<f32>(4, 6)?;"]
-            #[doc = "    s.lane()?.enter(|st| {"]
-            #[doc = concat!("        let v = ", $bind, ";")]
-            #[doc = "        assert_eq!(v.into_columns().count(), 6);"]
-            #[doc = "    });"]
-            #[doc = "    Ok(())"]
-            #[doc = "})"]
-            #[doc = "# }"]
-            #[doc = "```"]
-            pub fn into_columns(self) -> impl Iterator<Item = Self> {
-                let mut rest = self.span;
-                std::iter::from_fn(move || rest.take_front(1).map($name::new))
-            }
-        }
-
-        impl<T> std::fmt::Debug for $name<'_, '_, T> {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($name))
-                    .field("rows", &self.span.rows)
-                    .field("cols", &self.span.cols)
-                    .field("ld", &self.span.ld)
-                    .finish()
-            }
         }
     };
 }
 
-view_common!(ColumnView, "st.bind_ref(m.as_columns())");
-view_common!(ColumnViewMut, "st.bind(m.as_columns_mut())");
+view_join!(ColumnView, "st.bind_ref(m.as_columns())");
+view_join!(ColumnViewMut, "st.bind(m.as_columns_mut())");
 
 impl<'scope, 'id, T> ColumnView<'scope, 'id, T> {
     /// Column `j`; `None` if out of range.
@@ -360,7 +232,7 @@ impl<'scope, 'id, T> ColumnView<'scope, 'id, T> {
     /// # }
     /// ```
     pub fn column(&self, j: usize) -> Option<Self> {
-        self.span.range(j..j.checked_add(1)?).map(ColumnView::new)
+        self.span.column(j).map(ColumnView::new)
     }
 
     /// A range of columns; `None` if out of range.
@@ -399,7 +271,7 @@ impl<'scope, 'id, T> ColumnView<'scope, 'id, T> {
     /// # }
     /// ```
     pub fn slice_rows(&self, range: impl RangeBounds<usize>) -> Option<Self> {
-        slice_rows(self.span, range).map(ColumnView::new)
+        self.span.rows_range(range).map(ColumnView::new)
     }
 }
 
@@ -458,7 +330,7 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     /// # }
     /// ```
     pub fn column_mut(&mut self, j: usize) -> Option<ColumnViewMut<'_, 'id, T>> {
-        self.span.range(j..j.checked_add(1)?).map(ColumnViewMut::new)
+        self.span.column(j).map(ColumnViewMut::new)
     }
 
     /// A range of columns, mutably, for as long as `self` is borrowed.
@@ -497,24 +369,10 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     /// # }
     /// ```
     pub fn split_rows(self, at: usize) -> Option<(Self, Self)> {
-        let top = slice_rows(self.span, ..at)?;
-        let bottom = slice_rows(self.span, at..)?;
+        let top = self.span.rows_range(..at)?;
+        let bottom = self.span.rows_range(at..)?;
         Some((ColumnViewMut::new(top), ColumnViewMut::new(bottom)))
     }
-}
-
-fn slice_rows(span: Span, range: impl RangeBounds<usize>) -> Option<Span> {
-    if span.cols != 1 {
-        return None;
-    }
-    // Reuse the column-range arithmetic on the transposed shape: rows of one column are
-    // "columns" of one element each.
-    let as_cols = Span { rows: 1, cols: span.rows, ld: 1, ..span };
-    let r = as_cols.range(range)?;
-    // Fewer rows than the column has: the slice owns only its rows, not the column's other
-    // rows nor its padding, so it must never join a neighbour (`Span::join`).
-    let whole_columns = span.whole_columns && r.ptr == span.ptr && r.cols == span.rows;
-    Some(Span { ptr: r.ptr, rows: r.cols, cols: 1, whole_columns, ..span })
 }
 
 impl<'a, 'id, T> From<&'a ColumnViewMut<'_, 'id, T>> for ColumnView<'a, 'id, T> {
@@ -540,45 +398,10 @@ mod tests {
         assert::<ColumnViewMut<'static, 'static, f32>>();
     }
 
-    #[test]
-    fn row_slices_only_of_single_columns() {
-        let one = Span { ptr: 0x100, rows: 10, cols: 1, ld: 10, elem_size: 4, alloc: 1, ctx: 0, whole_columns: true };
-        let s = slice_rows(one, 2..5).unwrap();
-        assert_eq!((s.ptr, s.rows, s.cols, s.flat_len()), (0x108, 3, 1, 3));
-        assert!(!s.whole_columns);
-        let two = Span { cols: 2, ..one };
-        assert!(slice_rows(two, 2..5).is_none());
-        assert!(slice_rows(one, 5..11).is_none());
-        // All the rows: still the whole column.
-        assert_eq!(slice_rows(one, ..), Some(one));
-    }
-
     /// Column `j` of a 10 x 4 matrix with `ld` 16 (4-byte elements at 0x1000).
     fn column(j: usize) -> Span {
         let m = Span { ptr: 0x1000, rows: 10, cols: 4, ld: 16, elem_size: 4, alloc: 7, ctx: 0, whole_columns: true };
-        m.range(j..j + 1).unwrap()
-    }
-
-    #[test]
-    fn row_slices_of_adjacent_columns_do_not_join() {
-        // Rows 2..5 of columns 0 and 1 pass the address check (col 0's start + ld elements
-        // is col 1's start, and both slices start 2 rows in), but a join would lower to a
-        // kernel slice from (2, 0) to (4, 1): rows 5..16 of column 0 and 0..2 of column 1,
-        // which other views own.
-        let a = slice_rows(column(0), 2..5).unwrap();
-        let b = slice_rows(column(1), 2..5).unwrap();
-        assert_eq!(a.ptr + (a.cols * a.ld * a.elem_size) as u64, b.ptr);
-        assert_eq!(a.join(b), None);
-        // Nor a row slice with a whole column, on either side.
-        let top = slice_rows(column(1), ..10).unwrap();
-        assert!(top.whole_columns, "all rows of a column are the whole column");
-        let (upper, lower) = (slice_rows(column(1), ..5).unwrap(), slice_rows(column(1), 5..).unwrap());
-        assert_eq!(column(0).join(upper), None);
-        assert_eq!(lower.join(column(2)), None);
-        assert_eq!(upper.join(lower), None, "the two halves of one column do not join either");
-        // Whole columns still do.
-        assert_eq!(column(0).join(column(1)).map(|s| s.cols), Some(2));
-        assert_eq!(column(0).join(top).map(|s| s.cols), Some(2));
+        m.column(j).unwrap()
     }
 
     #[test]

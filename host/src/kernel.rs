@@ -1,0 +1,680 @@
+//! Kernels: typed descriptors ([`Kernel`], from a `#[kernel]`'s [`KernelDecl`] or by hand),
+//! their parameter lists ([`Mut`], [`Ref`], plain [`Pod`] values; [`Signature`]), resolved
+//! functions ([`Function`]) and what a lane can launch ([`Launchable`]).
+//!
+//! A kernel's declared parameters are checked against the PTX when it is resolved on a
+//! device (sizes only: what a kernel *does* with them is the `unsafe` contract of
+//! [`Kernel::new`] and [`KernelDecl`]). How arguments fit parameters at a launch is
+//! [`launch`](crate::launch)'s business.
+//!
+//! # ABI
+//!
+//! Each slice parameter becomes two kernel parameters, the device address (`u64`) and the
+//! element count (`u64`); a scalar or `Pod` struct is passed by value. A view of several
+//! columns lowers to its first element's address and the count from its first to its last
+//! element, padding between columns included. Such a view always covers whole columns, so
+//! it owns that padding. A row range (`split_rows`/`slice_rows`) is a single column and
+//! lowers to exactly its rows; row ranges never join. Pass the leading dimension as a
+//! scalar when a kernel needs the columns.
+
+use std::marker::PhantomData;
+
+use bytemuck::Pod;
+
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::module::LaunchTarget;
+use crate::ptx;
+
+/// Parameter marker: a slice the kernel may write (`DeviceSliceMut<T>` in a `#[kernel]`).
+/// Passed as `&mut ColumnViewMut<T>` bound to the launching lane.
+///
+/// ```
+/// use sluice_host::{Kernel, Mut};
+/// // SAFETY: a kernel `fill(out: &mut [f32], v: f32)` that writes only `out`, in bounds.
+/// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("PTX text", "fill") };
+/// # let _ = FILL;
+/// ```
+pub struct Mut<T>(PhantomData<fn() -> T>);
+
+/// Parameter marker: a slice the kernel only reads (`&[T]` on the device side).
+/// Passed as a [`ColumnView`] (or `&ColumnView`, `&ColumnViewMut`) bound to the lane.
+///
+/// ```
+/// use sluice_host::{Kernel, Mut, Ref};
+/// // SAFETY: `saxpy(y: &mut [f32], x: &[f32], a: f32)` writes only `y`, reads `x`, in bounds.
+/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("PTX text", "saxpy") };
+/// # let _ = SAXPY;
+/// ```
+pub struct Ref<T>(PhantomData<fn() -> T>);
+
+/// The private halves of the kernel traits. Outside this crate they cannot be named, so
+/// the public traits built on them ([`Param`], [`Signature`], [`Launchable`]) cannot be
+/// implemented there: every function a launch calls is resolved by an impl in this file,
+/// and every parameter list it is checked against is one of the tuples here.
+mod sealed {
+    use super::{Gpu, LaunchTarget, Result};
+
+    /// Seals [`Param`](super::Param).
+    pub trait ParamSealed {}
+
+    /// Seals [`Signature`](super::Signature).
+    pub trait SignatureSealed {}
+
+    /// How a launchable finds its function on a device: seals
+    /// [`Launchable`](super::Launchable). Without the seal, an impl elsewhere could pair
+    /// any `Sig` with another kernel's function.
+    pub trait Resolve {
+        /// The function to launch on `gpu`, checked against the launchable's signature.
+        fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget>;
+    }
+}
+
+/// One kernel parameter type: [`Mut<T>`], [`Ref<T>`] or a [`Pod`] value.
+///
+/// ```
+/// use sluice_host::{Kernel, Mut, Ref};
+/// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+/// #[repr(C)]
+/// struct Params { scale: f32, offset: f32 }
+/// // Mut<T>, Ref<T> and any Pod value (here a struct) are parameters.
+/// // SAFETY: declaration only, never launched.
+/// const K: Kernel<(Mut<f32>, Ref<u32>, Params)> = unsafe { Kernel::new("", "k") };
+/// # let _ = K;
+/// ```
+pub trait Param: sealed::ParamSealed {
+    /// Appends the sizes in bytes of the kernel parameters this one lowers to.
+    #[doc(hidden)]
+    fn sizes(out: &mut Vec<usize>);
+    /// `found` without its leading sizes if they are this parameter's, else `None`.
+    #[doc(hidden)]
+    fn strip(found: &[usize]) -> Option<&[usize]>;
+}
+
+impl<T: Pod> sealed::ParamSealed for Mut<T> {}
+impl<T: Pod> Param for Mut<T> {
+    fn sizes(out: &mut Vec<usize>) {
+        out.extend([8, 8]);
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[8, 8])
+    }
+}
+impl<T: Pod> sealed::ParamSealed for Ref<T> {}
+impl<T: Pod> Param for Ref<T> {
+    fn sizes(out: &mut Vec<usize>) {
+        out.extend([8, 8]);
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[8, 8])
+    }
+}
+impl<T: Pod> sealed::ParamSealed for T {}
+impl<T: Pod> Param for T {
+    fn sizes(out: &mut Vec<usize>) {
+        out.push(std::mem::size_of::<T>());
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        match found {
+            [size, rest @ ..] if *size == std::mem::size_of::<T>() => Some(rest),
+            _ => None,
+        }
+    }
+}
+
+/// A kernel's parameter list: a tuple of [`Param`]s (up to 12).
+///
+/// ```
+/// use sluice_host::{Kernel, Mut};
+/// // `()`, `(Mut<f32>,)`, `(Mut<f32>, f32)`, ... up to 12 parameters.
+/// // SAFETY: declaration only, never launched.
+/// const NOTHING: Kernel<()> = unsafe { Kernel::new("", "noop") };
+/// # let _ = NOTHING;
+/// ```
+pub trait Signature: sealed::SignatureSealed {
+    /// Appends the sizes in bytes of all lowered kernel parameters.
+    #[doc(hidden)]
+    fn sizes(out: &mut Vec<usize>);
+    /// Whether `found` (an entry's parameter sizes) are exactly those this list lowers
+    /// to; unlike comparing with [`sizes`](Signature::sizes), allocates nothing, so a
+    /// launch can check every time.
+    #[doc(hidden)]
+    fn matches(found: &[usize]) -> bool;
+}
+
+/// Calls `$m!` with every parameter-tuple shape sluice supports (0 to 12 parameters):
+/// the one list behind [`Signature`]'s impls here and [`LaunchArgs`](crate::LaunchArgs)'s.
+macro_rules! for_each_tuple {
+    ($m:ident) => {
+        $m! {
+            ()
+            (P0 A0 0)
+            (P0 A0 0, P1 A1 1)
+            (P0 A0 0, P1 A1 1, P2 A2 2)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10)
+            (P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11)
+        }
+    };
+}
+pub(crate) use for_each_tuple;
+
+macro_rules! signature_impls {
+    ($( ($($P:ident $A:ident $i:tt),*) )*) => {$(
+        impl<$($P: Param),*> sealed::SignatureSealed for ($($P,)*) {}
+        impl<$($P: Param),*> Signature for ($($P,)*) {
+            #[allow(unused_variables)]
+            fn sizes(out: &mut Vec<usize>) {
+                $($P::sizes(out);)*
+            }
+            fn matches(found: &[usize]) -> bool {
+                let rest = found;
+                $(let Some(rest) = $P::strip(rest) else { return false };)*
+                rest.is_empty()
+            }
+        }
+    )*};
+}
+for_each_tuple!(signature_impls);
+
+/// A typed kernel descriptor: which PTX, which entry, which parameters. A plain `const`
+/// value: `#[kernel]` emits a [`KernelDecl`] type, which [`Kernel::of`] pairs with the PTX
+/// (the facade's `sluice::kernels::<name>`); [`Kernel::new`] declares one by hand. The
+/// module is loaded on first use per device.
+///
+/// The std analogue is a function pointer type: `Kernel<(Mut<f32>, f32)>` is
+/// `#[kernel] fn(DeviceSliceMut<f32>, f32)` on the device.
+///
+/// ```no_run
+/// use sluice_host::{Kernel, LaunchConfig, Mut};
+/// // SAFETY: `fill_column(out: &mut [f32], value: f32)` writes `out[i]` for `i < len` only.
+/// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(PTX, "fill_column") };
+/// # const PTX: &str = "";
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let out = s.alloc_buffer::<f32>(1024)?;
+///     let lane = s.lane()?;
+///     lane.enter(|st| {
+///         let mut col = st.bind(out.as_columns_mut());
+///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut col, 1.0))
+///     })
+/// })
+/// # }
+/// ```
+///
+/// # Compile-time checks
+///
+/// A launch whose arguments do not fit the parameters does not compile. Writing through
+/// a read-only view (here an awaited upload, rule 3):
+///
+/// ```compile_fail,E0277
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let shared = s.upload(data)?;
+///     s.lane()?.enter(|st| {
+///         let src = st.await_fence(&shared)?;
+///         // error[E0277]: `&mut ColumnView<'_, '_, f32>` cannot be passed for a kernel parameter `Mut<f32>`
+///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut src, 1.0))
+///     })
+/// })
+/// # }
+/// ```
+///
+/// Write into memory the lane owns instead, e.g. a scope allocation bound with `bind`:
+///
+/// ```no_run
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let out = s.alloc_buffer::<f32>(1024)?;
+///     s.lane()?.enter(|st| {
+///         let mut dst = st.bind(out.as_columns_mut());
+///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut dst, 1.0))
+///     })
+/// })
+/// # }
+/// ```
+///
+/// A scalar of the wrong type (`f64` for an `f32` parameter), or the wrong number of
+/// arguments, is rejected the same way:
+///
+/// ```compile_fail,E0277
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let out = s.alloc_buffer::<f32>(1024)?;
+///     s.lane()?.enter(|st| {
+///         let mut dst = st.bind(out.as_columns_mut());
+///         let v: f64 = 1.0;
+///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut dst, v)) // error[E0277]
+///     })
+/// })
+/// # }
+/// ```
+///
+/// ```compile_fail,E0277
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let out = s.alloc_buffer::<f32>(1024)?;
+///     s.lane()?.enter(|st| {
+///         let mut dst = st.bind(out.as_columns_mut());
+///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&mut dst,)) // error[E0277]: missing the f32
+///     })
+/// })
+/// # }
+/// ```
+///
+/// The fix for both: `(&mut dst, 1.0f32)` — one argument per parameter, of its type.
+///
+/// A written (`Mut`) parameter needs `&mut view`; a shared borrow is rejected:
+///
+/// ```compile_fail,E0277
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let out = s.alloc_buffer::<f32>(1024)?;
+///     s.lane()?.enter(|st| {
+///         let dst = st.bind(out.as_columns_mut());
+///         st.launch(&FILL, LaunchConfig::for_elements(1024, 256), (&dst, 1.0)) // error[E0277]: `&ColumnViewMut` for `Mut<f32>`
+///     })
+/// })
+/// # }
+/// ```
+///
+/// The fix: `let mut dst = ...;` and pass `&mut dst`.
+pub struct Kernel<S> {
+    ptx: &'static str,
+    name: &'static str,
+    /// The parameter list; `fn() -> S` keeps `Kernel` `Send + Sync + Copy` whatever `S` is.
+    _sig: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Kernel<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for Kernel<S> {}
+
+impl<S: Signature> Kernel<S> {
+    /// Declares entry `name` of the PTX module `ptx` with parameters `S`.
+    ///
+    /// When the module is loaded, sluice checks that the entry exists and that its PTX
+    /// parameters have the sizes `S` lowers to ([`Error::KernelSignature`] otherwise).
+    /// What it cannot check is what the kernel does with them:
+    ///
+    /// # Safety
+    /// - The kernel writes only through its [`Mut`] parameters, never through [`Ref`] ones.
+    /// - It accesses a slice parameter only at indices below the length passed with it.
+    /// - Its parameters, in order, are those `S` lowers to (see the module's ABI section).
+    ///
+    /// ```
+    /// use sluice_host::{Kernel, Mut};
+    /// // SAFETY: `fill_column` writes `out[i]` for `i < out.len()` only.
+    /// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("...", "fill_column") };
+    /// assert_eq!(FILL.name(), "fill_column");
+    /// ```
+    pub const unsafe fn new(ptx: &'static str, name: &'static str) -> Kernel<S> {
+        Kernel { ptx, name, _sig: PhantomData }
+    }
+}
+
+/// What `#[kernel]` (crate `sluice-macros`) emits on the host for each kernel: a zero-sized
+/// type naming the entry and its parameter list, from the kernel's own Rust signature.
+/// [`Kernel::of`] pairs it with the PTX that holds the entry.
+///
+/// ```
+/// use sluice_host::{Kernel, KernelDecl, Mut, Ref};
+/// // What `#[kernel] pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)` expands to on
+/// // the host (besides `saxpy::args`, the arguments by name). A braced struct lives in the
+/// // type namespace only, so a `const saxpy` handle can share the name.
+/// #[allow(non_camel_case_types)]
+/// pub struct saxpy {}
+/// // SAFETY: (emitted by the macro) the entry's parameters are what the signature lowers to,
+/// // and only the `Mut` slice is written.
+/// unsafe impl KernelDecl for saxpy {
+///     const NAME: &'static str = "saxpy";
+///     type Signature = (Mut<f32>, Ref<f32>, f32);
+/// }
+/// # const PTX: &str = "PTX text";
+/// // SAFETY: `PTX` is the module the crate declaring `saxpy` was compiled into.
+/// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::of::<saxpy>(PTX) };
+/// assert_eq!(SAXPY.name(), "saxpy");
+/// ```
+///
+/// # Safety
+/// The same duties as [`Kernel::new`], for the entry `NAME` of the PTX module the
+/// implementing crate is compiled into: the entry takes, in order, the parameters
+/// `Signature` lowers to; it writes only through its [`Mut`] parameters and only below the
+/// lengths passed with them. `#[kernel]` upholds them by construction: it derives the
+/// signature from the function it compiles, and a `&[T]` parameter cannot be written in
+/// safe kernel code. (Which PTX that is, the declaration cannot say: [`Kernel::of`]'s
+/// caller vouches for it.)
+pub unsafe trait KernelDecl {
+    /// The PTX entry name.
+    const NAME: &'static str;
+    /// The parameter list, as the host passes it.
+    type Signature: Signature;
+}
+
+impl<S: Signature> Kernel<S> {
+    /// The typed handle of a `#[kernel]`-declared entry `D` in the PTX module `ptx`.
+    ///
+    /// The declaration's `unsafe impl` vouches for the entry as compiled from `D`'s own
+    /// crate; only the caller knows that `ptx` is that compilation. Another module may hold
+    /// an entry of the same name and parameter sizes (the load-time check passes) that
+    /// writes through a [`Ref`] parameter, or out of bounds.
+    ///
+    /// # Safety
+    /// - `ptx` is the module `D`'s kernel crate was compiled into (for the facade,
+    ///   `gpu-kernels` compiled by the build script), so its entry `D::NAME` is the
+    ///   kernel `D` declares and keeps the duties of [`KernelDecl`].
+    ///
+    /// See [`KernelDecl`] for an example. Calling it outside `unsafe` does not compile:
+    ///
+    /// ```compile_fail,E0133
+    /// use sluice_host::{Kernel, KernelDecl, Mut};
+    /// struct Fill;
+    /// // SAFETY: (as `#[kernel]` emits it) `fill` writes only `out`, in bounds.
+    /// unsafe impl KernelDecl for Fill {
+    ///     const NAME: &'static str = "fill";
+    ///     type Signature = (Mut<f32>, f32);
+    /// }
+    /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
+    /// ```
+    pub const unsafe fn of<D: KernelDecl<Signature = S>>(ptx: &'static str) -> Kernel<S> {
+        Kernel { ptx, name: D::NAME, _sig: PhantomData }
+    }
+}
+
+impl<S: Signature> Kernel<S> {
+    /// Checks, from the PTX text alone (no driver needed), that the entry exists and that its
+    /// parameters have the sizes the declaration lowers to. Loading does the same check.
+    ///
+    /// ```
+    /// use sluice_host::{Error, Kernel, Mut};
+    /// const PTX: &str = ".visible .entry fill(\n .param .u64 p0,\n .param .u64 p1,\n .param .f32 p2\n)\n{ ret; }";
+    /// // SAFETY: only checked here, never launched.
+    /// const GOOD: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(PTX, "fill") };
+    /// const BAD: Kernel<(Mut<f32>, f64)> = unsafe { Kernel::new(PTX, "fill") };
+    /// assert_eq!(GOOD.check_signature(), Ok(()));
+    /// assert!(matches!(BAD.check_signature(), Err(Error::KernelSignature { .. })));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::KernelNotFound`] (no entry of this name in the text),
+    /// [`Error::KernelParamsUnreadable`] (the entry's parameter list is not understood, so
+    /// nothing could be checked), [`Error::KernelSignature`] (the sizes differ).
+    pub fn check_signature(&self) -> Result<()> {
+        let found = ptx::param_sizes(self.ptx, self.name).map_err(|e| match e {
+            ptx::ParamsError::NoEntry => Error::KernelNotFound { name: self.name },
+            ptx::ParamsError::Unreadable(reason) => Error::KernelParamsUnreadable { name: self.name, reason },
+        })?;
+        check_sizes::<S>(self.name, &found)
+    }
+}
+
+/// `Ok` if `found` (an entry's parameter sizes in the PTX) are those `S` lowers to.
+fn check_sizes<S: Signature>(name: &'static str, found: &[usize]) -> Result<()> {
+    if S::matches(found) {
+        return Ok(());
+    }
+    let mut expected = Vec::new();
+    S::sizes(&mut expected);
+    Err(Error::KernelSignature { name, expected, found: found.to_vec() })
+}
+
+impl<S> Kernel<S> {
+    /// The entry's name.
+    ///
+    /// ```
+    /// # use sluice_host::{Kernel, Mut};
+    /// # const K: Kernel<(Mut<f32>,)> = unsafe { Kernel::new("", "k") };
+    /// assert_eq!(K.name(), "k");
+    /// ```
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX module text.
+    ///
+    /// ```
+    /// # use sluice_host::{Kernel, Mut};
+    /// # const K: Kernel<(Mut<f32>,)> = unsafe { Kernel::new(".version 7.8", "k") };
+    /// assert!(K.ptx().starts_with(".version"));
+    /// ```
+    pub const fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+}
+
+impl<S> std::fmt::Debug for Kernel<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// A kernel resolved on one device: [`Kernel`] plus its loaded function, so launches skip
+/// the lookup. Get one with [`Gpu::function`]; it keeps the device's modules loaded.
+///
+/// Launching a `Function` takes no lock and searches nothing: its signature was checked
+/// against the PTX when it was resolved, and it holds the driver's function handle and
+/// the kernel's limits. (Launching a [`Kernel`] finds them in the device's cache and checks
+/// the signature again each time.)
+///
+/// ```no_run
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// let fill = gpu.function(&FILL)?; // loads and JIT-compiles the PTX now, not at first launch
+/// sluice_host::scope(gpu, |s| {
+///     let out = s.alloc_buffer::<f32>(256)?;
+///     s.lane()?.enter(|st| {
+///         let mut v = st.bind(out.as_columns_mut());
+///         st.launch(&fill, LaunchConfig::for_elements(256, 256), (&mut v, 2.0))
+///     })
+/// })
+/// # }
+/// ```
+pub struct Function<S> {
+    /// Keeps the context and the module holding `target.func` loaded.
+    gpu: Gpu,
+    target: LaunchTarget,
+    _sig: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Function<S> {
+    fn clone(&self) -> Self {
+        Function { gpu: self.gpu.clone(), target: self.target, _sig: PhantomData }
+    }
+}
+
+impl<S> std::fmt::Debug for Function<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Function").field("name", &self.target.name).finish_non_exhaustive()
+    }
+}
+
+/// Something a lane can launch: a [`Kernel`] descriptor or a resolved [`Function`].
+/// Sealed: these two are all there are, so the parameter list `Sig` a launch is checked
+/// against is always the one the function was resolved (and checked) with.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
+/// let resolved = gpu.function(&FILL)?;
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_buffer::<f32>(64)?;
+///     s.lane()?.enter(|st| {
+///         let mut v = st.bind(m.as_columns_mut());
+///         st.launch(&FILL, LaunchConfig::for_elements(64, 64), (&mut v, 1.0))?;     // descriptor
+///         st.launch(&resolved, LaunchConfig::for_elements(64, 64), (&mut v, 2.0))  // resolved
+///     })
+/// })
+/// # }
+/// ```
+///
+/// A launchable of one's own, say one that re-types a kernel's parameters, does not
+/// compile:
+///
+/// ```compile_fail,E0277
+/// use sluice_host::{Launchable, Mut};
+/// struct Retyped;
+/// // error[E0277]: the trait bound `Retyped: Resolve` is not satisfied (sealed)
+/// impl Launchable for Retyped {
+///     type Sig = (Mut<u8>, f32);
+/// }
+/// ```
+///
+/// Declare the kernel with its own parameters instead ([`Kernel::new`], `#[kernel]`).
+pub trait Launchable: sealed::Resolve {
+    /// The kernel's parameter list.
+    type Sig: Signature;
+}
+
+impl<S: Signature> Launchable for Kernel<S> {
+    type Sig = S;
+}
+impl<S: Signature> sealed::Resolve for Kernel<S> {
+    fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
+        gpu.resolve::<S>(self.ptx, self.name)
+    }
+}
+
+impl<S: Signature> Launchable for Function<S> {
+    type Sig = S;
+}
+impl<S: Signature> sealed::Resolve for Function<S> {
+    fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
+        // Two `Gpu`s of one device share its primary context, and with it the module
+        // `self.gpu` keeps loaded.
+        if self.gpu.ctx_id() != gpu.ctx_id() {
+            return Err(Error::WrongDevice { what: self.target.name });
+        }
+        Ok(self.target)
+    }
+}
+
+impl Gpu {
+    /// Loads `kernel`'s module (once per device) and looks the entry up, checking its
+    /// parameters against the declaration.
+    ///
+    /// # Errors
+    /// [`Error::LoadModule`], [`Error::DriverTooOld`] (the PTX needs a newer driver),
+    /// [`Error::KernelNotFound`], [`Error::KernelSignature`],
+    /// [`Error::KernelParamsUnreadable`] (the parameters could not be checked).
+    ///
+    /// ```no_run
+    /// # use sluice_host::{Kernel, Mut};
+    /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// let fill = gpu.function(&FILL)?;
+    /// # let _ = fill;
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn function<S: Signature>(&self, kernel: &Kernel<S>) -> Result<Function<S>> {
+        let target = self.resolve::<S>(kernel.ptx, kernel.name)?;
+        Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
+    }
+
+    /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
+    /// on every call (the cache is shared by every declaration of the entry).
+    fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str) -> Result<LaunchTarget> {
+        self.inner.modules.resolve(self.context(), self.driver_version(), ptx, name, |found| check_sizes::<S>(name, found))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = r#"
+.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry fill_column(
+	.param .u64 .ptr .align 1 fill_column_param_0,
+	.param .u64 fill_column_param_1,
+	.param .f32 fill_column_param_2
+)
+{ ret; }
+.visible .entry with_struct(
+	.param .u64 with_struct_param_0,
+	.param .align 4 .b8 with_struct_param_1[16]
+)
+{ ret; }
+"#;
+
+    #[test]
+    fn unreadable_or_missing_entries_are_typed_errors_in_the_check() {
+        // SAFETY: checked only, never launched.
+        let k = unsafe { Kernel::<(Mut<f32>,)>::new(".entry k(.param .b64 p[2305843009213693952])", "k") };
+        assert!(matches!(k.check_signature(), Err(Error::KernelParamsUnreadable { name: "k", .. })));
+        // SAFETY: checked only, never launched.
+        let k = unsafe { Kernel::<(Mut<f32>,)>::new(PTX, "missing") };
+        assert_eq!(k.check_signature(), Err(Error::KernelNotFound { name: "missing" }));
+    }
+
+    #[test]
+    fn signatures_match_exactly_their_own_sizes() {
+        fn agrees<S: Signature>(found: &[usize]) {
+            let mut sizes = Vec::new();
+            S::sizes(&mut sizes);
+            assert_eq!(S::matches(found), sizes == found, "{found:?}");
+        }
+        for found in [&[][..], &[8], &[8, 8], &[8, 8, 4], &[8, 8, 8], &[8, 8, 4, 4], &[8, 8, 16], &[4, 8, 8]] {
+            agrees::<()>(found);
+            agrees::<(Mut<f32>,)>(found);
+            agrees::<(Mut<f32>, f32)>(found);
+            agrees::<(Ref<u8>, f64)>(found);
+            agrees::<(Mut<f32>, [f32; 4])>(found);
+            agrees::<(f32, Ref<f32>)>(found);
+        }
+        assert!(<(Mut<f32>, f32)>::matches(&[8, 8, 4]));
+        assert!(!<(Mut<f32>, f32)>::matches(&[8, 8, 4, 4]));
+        assert!(!<(Mut<f32>, f32)>::matches(&[8, 8]));
+    }
+
+    #[test]
+    fn a_second_declaration_of_a_cached_entry_is_checked_too() {
+        // What a launch of a cached entry runs: the cached sizes against this declaration.
+        let found = ptx::param_sizes(PTX, "fill_column").unwrap();
+        assert_eq!(check_sizes::<(Mut<f32>, f32)>("fill_column", &found), Ok(()));
+        assert_eq!(
+            check_sizes::<(Mut<f32>, f64)>("fill_column", &found),
+            Err(Error::KernelSignature { name: "fill_column", expected: vec![8, 8, 8], found: vec![8, 8, 4] })
+        );
+    }
+
+    #[test]
+    fn signatures_lower_views_to_two_words() {
+        let mut v = Vec::new();
+        <(Mut<f32>, Ref<[f32; 4]>, Ref<f32>, f32) as Signature>::sizes(&mut v);
+        assert_eq!(v, [8, 8, 8, 8, 8, 8, 4]);
+        let mut v = Vec::new();
+        <(Mut<f32>, [f32; 4]) as Signature>::sizes(&mut v);
+        assert_eq!(v, [8, 8, 16]);
+    }
+
+    #[test]
+    fn kernels_are_plain_send_sync_copy_values() {
+        fn assert<T: Send + Sync + Copy>() {}
+        assert::<Kernel<(Mut<f32>, Ref<f32>, f32)>>();
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Function<(Mut<f32>,)>>();
+    }
+}

@@ -1,0 +1,185 @@
+//! Reading PTX text: an entry's parameter sizes (to check a kernel's declaration against
+//! the module it launches from) and the driver version a module's `.version` needs.
+//!
+//! The text may come from anywhere: malformed text is a typed error, never a panic or a
+//! wrapped size (a wrong size here would let a mismatched declaration through).
+
+/// Why an entry's parameter sizes could not be read from PTX text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamsError {
+    /// The text declares no `.entry` of this name.
+    NoEntry,
+    /// The entry is declared, but its parameter list is not understood: why.
+    Unreadable(&'static str),
+}
+
+/// The sizes in bytes of entry `name`'s parameters in PTX text.
+///
+/// Malformed text is an error, never a panic or a wrapped size: the text may come from
+/// anywhere, and a wrong size here would let a mismatched declaration through.
+pub(crate) fn param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, ParamsError> {
+    let text = strip_comments(ptx);
+    let list = entry_param_list(&text, name)?;
+    let mut sizes = Vec::new();
+    for decl in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let mut toks = decl.split_whitespace();
+        if toks.next() != Some(".param") {
+            return Err(ParamsError::Unreadable("a parameter not declared `.param`"));
+        }
+        let mut elem: Option<usize> = None;
+        let mut count = 1usize;
+        for tok in toks {
+            let size = match tok {
+                ".b8" | ".u8" | ".s8" => Some(1),
+                ".b16" | ".u16" | ".s16" | ".f16" | ".bf16" => Some(2),
+                ".b32" | ".u32" | ".s32" | ".f32" => Some(4),
+                ".b64" | ".u64" | ".s64" | ".f64" => Some(8),
+                ".b128" => Some(16),
+                _ => None,
+            };
+            if elem.is_none() {
+                elem = size;
+            }
+            if let Some(open) = tok.find('[') {
+                let n = tok[open + 1..].strip_suffix(']').and_then(|n| n.parse().ok());
+                count = n.ok_or(ParamsError::Unreadable("a parameter's array length"))?;
+            }
+        }
+        let elem = elem.ok_or(ParamsError::Unreadable("a parameter of no known type"))?;
+        let size = elem.checked_mul(count).ok_or(ParamsError::Unreadable("a parameter's size overflows"))?;
+        sizes.push(size);
+    }
+    Ok(sizes)
+}
+
+/// The text between the parentheses of `.entry name ( ... )`: empty for an entry declared
+/// without a parameter list.
+fn entry_param_list<'t>(text: &'t str, name: &str) -> Result<&'t str, ParamsError> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
+    let mut rest = text;
+    while let Some(at) = rest.find(".entry") {
+        let before = text[..text.len() - rest.len() + at].chars().next_back();
+        rest = &rest[at + ".entry".len()..];
+        if before.is_some_and(|c| is_ident(c) || c == '.') || !rest.starts_with(char::is_whitespace) {
+            continue; // part of a longer word, such as `.entry_x`
+        }
+        let after = rest.trim_start();
+        let ident_len = after.find(|c: char| !is_ident(c)).unwrap_or(after.len());
+        if &after[..ident_len] != name {
+            continue;
+        }
+        let after = after[ident_len..].trim_start();
+        let Some(list) = after.strip_prefix('(') else { return Ok("") };
+        let close = list.find(')').ok_or(ParamsError::Unreadable("an unclosed parameter list"))?;
+        return Ok(&list[..close]);
+    }
+    Err(ParamsError::NoEntry)
+}
+
+/// `ptx` without its `//` and `/* */` comments (each replaced by a space), so that a
+/// commented-out declaration is not taken for the entry's.
+fn strip_comments(ptx: &str) -> std::borrow::Cow<'_, str> {
+    if !ptx.contains("//") && !ptx.contains("/*") {
+        return ptx.into();
+    }
+    let mut out = String::with_capacity(ptx.len());
+    let mut rest = ptx;
+    while let Some(at) = [rest.find("//"), rest.find("/*")].into_iter().flatten().min() {
+        let end = if rest[at..].starts_with("//") {
+            rest[at..].find('\n').map_or(rest.len(), |e| at + e)
+        } else {
+            rest[at + 2..].find("*/").map_or(rest.len(), |e| at + 2 + e + 2)
+        };
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// The driver version a PTX module's `.version` needs, if known (`None` for a version
+/// this table does not know, or malformed text).
+pub(crate) fn needs_driver(ptx: &str) -> Option<u32> {
+    let line = ptx.lines().map(str::trim).find(|l| l.starts_with(".version"))?;
+    let v = line.strip_prefix(".version")?.trim();
+    let (major, minor) = v.split_once('.')?;
+    let (major, minor): (u32, u32) = (major.trim().parse().ok()?, minor.trim().parse().ok()?);
+    // Checked: a minor such as 500000000 must not overflow into a small, wrong version.
+    let cuda = |base: u32, m: u32| m.checked_mul(10)?.checked_add(base);
+    // PTX ISA → CUDA: 7.m → 11.m; 8.0-8.5 → 12.0-12.5; 8.6 → 12.7; 8.7 → 12.8; 8.8 → 12.9; 9.m → 13.m.
+    match (major, minor) {
+        (7, m) => cuda(11000, m),
+        (8, m @ 0..=5) => cuda(12000, m),
+        (8, 6) => Some(12070),
+        (8, 7) => Some(12080),
+        (8, 8) => Some(12090),
+        (9, m) => cuda(13000, m),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = r#"
+.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry fill_column(
+	.param .u64 .ptr .align 1 fill_column_param_0,
+	.param .u64 fill_column_param_1,
+	.param .f32 fill_column_param_2
+)
+{ ret; }
+.visible .entry with_struct(
+	.param .u64 with_struct_param_0,
+	.param .align 4 .b8 with_struct_param_1[16]
+)
+{ ret; }
+"#;
+
+    #[test]
+    fn ptx_signatures_are_parsed() {
+        assert_eq!(param_sizes(PTX, "fill_column"), Ok(vec![8, 8, 4]));
+        assert_eq!(param_sizes(PTX, "with_struct"), Ok(vec![8, 16]));
+        assert_eq!(param_sizes(PTX, "fill"), Err(ParamsError::NoEntry));
+        assert_eq!(needs_driver(PTX), Some(11080));
+    }
+
+    #[test]
+    fn ptx_entries_are_found_by_whole_name_outside_comments() {
+        let ptx = "// .visible .entry k(\n.param .f64 fake\n)\n/* .entry k(.param .f64 fake) */\n\
+                   .visible .entry k_long(\n.param .f64 a\n)\n{ ret; }\n\
+                   .visible .entry k(\n.param .u32 a\n)\n{ ret; }\n\
+                   .visible .entry noargs\n{ ret; }\n.visible .entry empty()\n{ ret; }";
+        assert_eq!(param_sizes(ptx, "k"), Ok(vec![4]));
+        assert_eq!(param_sizes(ptx, "k_long"), Ok(vec![8]));
+        assert_eq!(param_sizes(ptx, "noargs"), Ok(vec![]));
+        assert_eq!(param_sizes(ptx, "empty"), Ok(vec![]));
+        assert_eq!(param_sizes(ptx, "k_"), Err(ParamsError::NoEntry));
+    }
+
+    #[test]
+    fn malformed_ptx_is_an_error_not_a_panic() {
+        let unreadable = |ptx: &str| match param_sizes(ptx, "k") {
+            Err(ParamsError::Unreadable(why)) => why,
+            other => panic!("{ptx:?}: {other:?}"),
+        };
+        // 8 * 2^61 overflows usize: a panic in debug builds, a wrap to 0 in release.
+        assert_eq!(unreadable(".entry k(.param .b64 p[2305843009213693952])"), "a parameter's size overflows");
+        assert_eq!(unreadable(".entry k(.param .b8 p[99999999999999999999999])"), "a parameter's array length");
+        assert_eq!(unreadable(".entry k(.param .b8 p[2][3])"), "a parameter's array length");
+        assert_eq!(unreadable(".entry k(.param .b8 p[x])"), "a parameter's array length");
+        assert_eq!(unreadable(".entry k(.param .pred p)"), "a parameter of no known type");
+        assert_eq!(unreadable(".entry k(.reg .u64 p)"), "a parameter not declared `.param`");
+        assert_eq!(unreadable(".entry k(.param .u64 p"), "an unclosed parameter list");
+        // The version table: a huge minor must not wrap into a small, wrong version.
+        assert_eq!(needs_driver(".version 7.500000000"), None);
+        assert_eq!(needs_driver(".version 9.4294967295"), None);
+        assert_eq!(needs_driver(".version 8.5"), Some(12050));
+        assert_eq!(needs_driver(".version 9.0"), Some(13000));
+        assert_eq!(needs_driver(".version x.y"), None);
+    }
+}
