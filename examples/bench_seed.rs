@@ -17,7 +17,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Particle, Result};
+use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result};
 
 mod common;
 use common::Rng;
@@ -95,9 +95,8 @@ fn main() -> ExitCode {
 
 fn run(gpu: &Gpu, o: &Options) -> Result<bool> {
     let mut rng = Rng(o.seed);
-    let particle = |rng: &mut Rng| Particle { x: rng.next(-1.0, 1.0), y: rng.next(-1.0, 1.0), z: rng.next(-1.0, 1.0), q: rng.next(0.5, 1.5) };
-    let sources: Vec<Particle> = (0..o.sources).map(|_| particle(&mut rng)).collect();
-    let targets: Vec<Particle> = (0..o.rows * o.lanes).map(|_| particle(&mut rng)).collect();
+    let sources = rng.particles(o.sources);
+    let targets = rng.particles(o.rows * o.lanes);
     let potential = gpu.function(&kernels::potential)?; // load the module outside the timing
     let mut host = gpu.pinned_matrix::<f32>(o.rows, o.lanes)?;
     let cfg = LaunchConfig::for_elements(o.rows, 256);

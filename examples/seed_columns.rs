@@ -16,8 +16,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
-use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Particle, Result};
+use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result};
 
 const EPS2: f32 = 1e-3;
 const TOLERANCE: f64 = 1e-4;
@@ -73,15 +72,9 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
         gpu.driver_version() % 1000 / 10
     );
     let seed: u64 = rand::random();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut particle = || Particle {
-        x: rng.random_range(-1.0..1.0),
-        y: rng.random_range(-1.0..1.0),
-        z: rng.random_range(-1.0..1.0),
-        q: rng.random_range(0.5..1.5),
-    };
-    let sources: Vec<Particle> = (0..n_sources).map(|_| particle()).collect();
-    let targets: Vec<Particle> = (0..rows * lanes).map(|_| particle()).collect();
+    let mut rng = gpu_kernels::reference::Rng::new(seed);
+    let sources = rng.particles(n_sources);
+    let targets = rng.particles(rows * lanes);
 
     // Warm-up: load (JIT-compile) the module before timing.
     let potential = gpu.function(&kernels::potential)?;
@@ -147,7 +140,7 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
     );
 
     // Check every element against the f64 reference, in parallel over columns.
-    let worst = check(&host, rows, lanes, &targets, &sources);
+    let worst = gpu_kernels::reference::check_potential(&host, rows, lanes, &targets, &sources, EPS2, TOLERANCE);
     match worst {
         Ok(w) => {
             println!("check: all {} elements within {TOLERANCE:e} of the f64 reference (worst {w:.2e}); seed {seed}", rows * lanes);
@@ -158,34 +151,4 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
             Ok(false)
         }
     }
-}
-
-fn check(out: &[f32], rows: usize, cols: usize, targets: &[Particle], sources: &[Particle]) -> std::result::Result<f64, String> {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(cols);
-    let per = cols.div_ceil(threads);
-    std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                sc.spawn(move || {
-                    let mut worst = 0.0f64;
-                    for j in (t * per)..((t + 1) * per).min(cols) {
-                        for i in 0..rows {
-                            let got = out[j * rows + i];
-                            if got.is_nan() {
-                                return Err(format!("element ({i}, {j}) was never written"));
-                            }
-                            let want = gpu_kernels::reference::potential_at(&targets[j * rows + i], sources, EPS2);
-                            let rel = (got as f64 - want).abs() / want.abs().max(1e-30);
-                            if rel > TOLERANCE {
-                                return Err(format!("element ({i}, {j}): got {got}, want {want}, relative error {rel:e}"));
-                            }
-                            worst = worst.max(rel);
-                        }
-                    }
-                    Ok(worst)
-                })
-            })
-            .collect();
-        handles.into_iter().try_fold(0.0f64, |w, h| Ok(w.max(h.join().map_err(|_| "checker panicked".to_string())??)))
-    })
 }

@@ -4,9 +4,12 @@
 //!   not appear in the library (`host/src`, `src`), nor the synchronous device allocator
 //!   (`cuMemFree` waits for the whole device; `cuMemAlloc` can serialise streams): device
 //!   memory is stream-ordered (`cuMemAllocFromPoolAsync` / `cuMemFreeAsync`).
-//! * Every `unsafe { ... }` block in the library and the examples carries its proof: a
-//!   `// SAFETY:` comment just above it (the comment block ending on the line before, or on
-//!   the same line).
+//! * Every `unsafe { ... }` block in the library, the kernels and the examples carries its
+//!   proof: a `// SAFETY:` comment just above it (the comment block ending on the line
+//!   before, or on the same line).
+//! * The host crate is in layers: each file of `host/src` imports only from the files
+//!   below it in [`HOST_LAYERS`] (no import cycle), and names the crate's items through
+//!   their module, not through the crate root's re-exports (which would hide the layer).
 
 use std::path::{Path, PathBuf};
 
@@ -127,13 +130,20 @@ fn opens_unsafe_block(line: &str) -> bool {
         return false;
     }
     let code = code.split("//").next().unwrap_or("");
-    code.contains("unsafe {")
+    let Some(at) = code.find("unsafe {") else { return false };
+    // Inside a string literal (kernel sources in tests, format strings in macros): an odd
+    // number of quotes before it, or the escapes only strings hold.
+    let quotes = code[..at].matches('"').count() - code[..at].matches("\\\"").count();
+    quotes.is_multiple_of(2) && !code.contains("\\n") && !code.contains("{{")
 }
 
 #[test]
 fn every_unsafe_block_has_a_safety_comment() {
     let mut missing = Vec::new();
-    for f in files(&["host/src", "src", "examples"]) {
+    for f in files(&["host/src", "src", "examples", "gpu-kernels"]) {
+        if f.components().any(|c| c.as_os_str() == "target") {
+            continue;
+        }
         let text = std::fs::read_to_string(&f).expect("readable source");
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
@@ -179,4 +189,96 @@ fn the_checker_recognises_blocks_and_skips_docs() {
     assert!(!opens_unsafe_block("/// let x = unsafe { f() };"));
     assert!(!opens_unsafe_block("unsafe impl Send for X {}"));
     assert!(!opens_unsafe_block("pub unsafe fn f() {"));
+    assert!(!opens_unsafe_block(r#"  "fn k(out: *mut f32) { unsafe { *out = 0.0 } }\n""#));
+    assert!(!opens_unsafe_block(r#"  through `unsafe {{ Kernel::of::<{kernel}>(ptx) }}`"#));
+}
+
+/// The files of `host/src`, lowest layer first: each may use only the ones before it.
+const HOST_LAYERS: &[&str] = &[
+    "driver", "error", "handle", "ptx", "span", "module", "device", "matrix", "pinned", "view", "kernel", "lane",
+    "launch", "fence", "copy", "scope", "lib",
+];
+
+/// The `crate::` paths a line of code names: `(module or item, is_module)`.
+fn crate_paths(line: &str) -> Vec<(String, bool)> {
+    let code = line.trim_start();
+    if code.starts_with("//") {
+        return Vec::new();
+    }
+    let code = code.split(" //").next().unwrap_or("");
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue; // `$crate::` in a macro, or part of a longer word
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // `use crate::{a, b::C}`: every first segment in the group.
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for item in inner.split(',') {
+                let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() {
+                    let is_module = name.starts_with(|c: char| c.is_lowercase());
+                    out.push((name, is_module));
+                }
+            }
+            continue;
+        }
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if !name.is_empty() {
+            let is_module = name.starts_with(|c: char| c.is_lowercase());
+            out.push((name, is_module));
+        }
+    }
+    out
+}
+
+#[test]
+fn host_modules_import_only_lower_layers() {
+    let mut wrong = Vec::new();
+    for f in files(&["host/src"]) {
+        let module = f.file_stem().and_then(|s| s.to_str()).expect("a file name").to_string();
+        let Some(mine) = HOST_LAYERS.iter().position(|m| *m == module) else {
+            wrong.push(format!("{}: not in HOST_LAYERS (add it where it belongs)", f.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(&f).expect("readable source");
+        for (i, line) in text.lines().enumerate() {
+            for (name, is_module) in crate_paths(line) {
+                let at = format!("{}:{}", f.display(), i + 1);
+                if !is_module {
+                    if module != "lib" {
+                        wrong.push(format!("{at}: `crate::{name}` goes through the crate root: name its module"));
+                    }
+                    continue;
+                }
+                match HOST_LAYERS.iter().position(|m| *m == name) {
+                    Some(theirs) if theirs < mine => {}
+                    Some(_) => wrong.push(format!("{at}: `{module}` uses `{name}`, which is not below it")),
+                    None => wrong.push(format!("{at}: `crate::{name}` is not a module in HOST_LAYERS")),
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the host crate is in layers (host/src/lib.rs, # Layers): a file uses only files below it, so that \
+         there is no import cycle. Found:\n{}\nfix: move the code to the layer it belongs to, or the shared \
+         piece down to a lower file",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_layer_check_reads_paths() {
+    assert_eq!(crate_paths("use crate::device::{lock, Gpu};"), [("device".to_string(), true)]);
+    assert_eq!(
+        crate_paths("use crate::{error::Error, span::Span};"),
+        [("error".to_string(), true), ("span".to_string(), true)]
+    );
+    assert_eq!(crate_paths("    x: crate::Gpu,"), [("Gpu".to_string(), false)]);
+    assert!(crate_paths("/// see [`Gpu`](crate::Gpu)").is_empty());
+    assert!(crate_paths("    pub(crate) fn span(&self) -> $crate::span::Span {").is_empty());
 }

@@ -239,12 +239,12 @@ mod sealed {
         /// `(rows, cols)`.
         fn shape(&self) -> (usize, usize);
     }
-    impl<T> Columns for crate::ColumnsMut<'_, T> {
+    impl<T> Columns for crate::matrix::ColumnsMut<'_, T> {
         fn shape(&self) -> (usize, usize) {
             (self.rows(), self.cols())
         }
     }
-    impl<T> Columns for crate::ColumnsRef<'_, T> {
+    impl<T> Columns for crate::matrix::ColumnsRef<'_, T> {
         fn shape(&self) -> (usize, usize) {
             (self.rows(), self.cols())
         }

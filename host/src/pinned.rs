@@ -59,7 +59,7 @@ impl<T: Pod> PinnedMatrix<T> {
         let bytes = matrix_bytes::<T>(rows, cols, rows)?;
         let raw = gpu.context().host_alloc(bytes).map_err(|error| Error::Alloc { bytes, error })?;
         let Some(ptr) = NonNull::new(raw.0.cast::<T>()) else {
-            return Err(Error::Alloc { bytes, error: crate::DriverError::from_code(2) });
+            return Err(Error::Alloc { bytes, error: crate::driver::DriverError::from_code(2) });
         };
         if let Err(e) = check_aligned::<T>(ptr.as_ptr() as u64) {
             // SAFETY: just allocated by `host_alloc` in this context, never handed out.

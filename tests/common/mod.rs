@@ -29,47 +29,16 @@ pub fn rng() -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// Random particles in the unit cube with positive charges (no cancellation in the sums,
-/// so relative errors stay meaningful).
+/// Random particles in the cube `[-1, 1)^3` with positive charges, from the generator
+/// every test and benchmark shares (`gpu_kernels::reference::Rng`), freshly seeded by `rng`.
 pub fn particles(rng: &mut StdRng, n: usize) -> Vec<Particle> {
-    (0..n)
-        .map(|_| Particle {
-            x: rng.random_range(-1.0..1.0),
-            y: rng.random_range(-1.0..1.0),
-            z: rng.random_range(-1.0..1.0),
-            q: rng.random_range(0.5..1.5),
-        })
-        .collect()
+    gpu_kernels::reference::Rng::new(rng.random()).particles(n)
 }
 
-/// Checks every element of a column-major `rows` x `cols` result of the potential kernel,
-/// column `j` computed for `targets[j * rows..(j + 1) * rows]`, against the f64 reference.
-/// Returns the largest relative error; panics on a NaN (an element never written) or an
-/// error over `tol`.
+/// Checks every element of a column-major `rows` x `cols` result of the potential kernel
+/// against the f64 reference (`gpu_kernels::reference::check_potential`). Returns the
+/// largest relative error; panics with the element on a NaN (never written) or an error
+/// over `tol`.
 pub fn check_potential(out: &[f32], rows: usize, cols: usize, targets: &[Particle], sources: &[Particle], eps2: f32, tol: f64) -> f64 {
-    assert_eq!(out.len(), rows * cols);
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(cols.max(1));
-    let per = cols.div_ceil(threads);
-    let worst = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                sc.spawn(move || {
-                    let mut worst = 0.0f64;
-                    for j in (t * per)..((t + 1) * per).min(cols) {
-                        for i in 0..rows {
-                            let got = out[j * rows + i];
-                            assert!(!got.is_nan(), "element ({i}, {j}) was never written (still NaN)");
-                            let want = gpu_kernels::reference::potential_at(&targets[j * rows + i], sources, eps2);
-                            let rel = (got as f64 - want).abs() / want.abs().max(1e-30);
-                            assert!(rel <= tol, "element ({i}, {j}): got {got}, want {want}, relative error {rel:e} > {tol:e}");
-                            worst = worst.max(rel);
-                        }
-                    }
-                    worst
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("checker thread")).fold(0.0, f64::max)
-    });
-    worst
+    gpu_kernels::reference::check_potential(out, rows, cols, targets, sources, eps2, tol).unwrap_or_else(|e| panic!("{e}"))
 }
