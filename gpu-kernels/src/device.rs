@@ -45,6 +45,38 @@ pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
     }
 }
 
+/// Rust-CUDA's `vecadd` example, verbatim but for the attribute: `c[i] = a[i] + b[i]` for
+/// `i < a.len()`, writing through a raw pointer, so it is an unchecked kernel (launched with
+/// `unsafe { st.launch_unchecked(..) }`, the caller vouching that `b` and `c` hold at least
+/// `a.len()` elements). `b[idx]` keeps its bounds check: this is the "natural" form whose
+/// cost [`vecadd_unchecked_index`] measures.
+///
+/// # Safety
+/// `c` points to at least `a.len()` writable `f32`s, one thread per element.
+#[kernel(unchecked)]
+pub unsafe fn vecadd(a: &[f32], b: &[f32], c: *mut f32) {
+    let idx = sluice_device::thread::index_1d() as usize;
+    if idx < a.len() {
+        // SAFETY: the launch's caller vouched that `c` holds `a.len()` elements.
+        let elem = unsafe { &mut *c.add(idx) };
+        *elem = a[idx] + b[idx];
+    }
+}
+
+/// [`vecadd`] without the bounds check on `b` (`get_unchecked`), for the cost of a bounds
+/// check: compare registers, stack and time of the two.
+///
+/// # Safety
+/// As [`vecadd`], and `b` holds at least `a.len()` elements.
+#[kernel(unchecked)]
+pub unsafe fn vecadd_unchecked_index(a: &[f32], b: &[f32], c: *mut f32) {
+    let idx = sluice_device::thread::index_1d() as usize;
+    if idx < a.len() {
+        // SAFETY: the launch's caller vouched for `c` and `b` holding `a.len()` elements.
+        unsafe { *c.add(idx) = a[idx] + *b.get_unchecked(idx) };
+    }
+}
+
 /// The softened Coulomb potential of the sources at each target:
 /// `out[i] = Σ_k q_k / sqrt(|t_i − s_k|² + eps2)` for `i < min(out.len(), targets.len())`.
 /// 1-D, one thread per row.

@@ -15,7 +15,7 @@ use bytemuck::Pod;
 
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::{Error, Result};
-use crate::kernel::{for_each_tuple, Launchable, Mut, Param, Ref, Signature};
+use crate::kernel::{for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature};
 use crate::lane::Stream;
 use crate::handle::StreamHandle;
 use crate::module::LaunchTarget;
@@ -196,10 +196,21 @@ impl ParamBuf {
         self.push_slice(s.ptr, s.flat_len() as u64);
     }
 
+    /// A view's address alone (a pointer parameter of an unchecked kernel).
+    fn push_address(&mut self, s: &Span) {
+        self.foreign |= s.ctx != self.ctx;
+        self.push(Slot::Word(s.ptr));
+    }
+
     /// Points the next parameter at `v`, which must outlive the launch call: only the
     /// `Pod` impl of `LowerArg` calls this, with a field of the argument tuple
     /// `launch_raw` borrows across the call.
     fn push_value<T: Pod>(&mut self, v: &T) {
+        self.push_value_any(v);
+    }
+
+    /// As `push_value`, for any `Copy` value (a [`ByValue`] parameter of an unchecked kernel).
+    fn push_value_any<T: Copy>(&mut self, v: &T) {
         self.push(Slot::Ptr((v as *const T).cast()));
     }
 
@@ -279,6 +290,36 @@ impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for ColumnView<'_, 'id, T> {
         buf.push_span(&self.span());
     }
 }
+impl<'id, T: Pod> Arg<'id, PtrMut<T>> for &mut ColumnViewMut<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, PtrMut<T>> for &mut ColumnViewMut<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Pod> Arg<'id, Ptr<T>> for &ColumnViewMut<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for &ColumnViewMut<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Pod> Arg<'id, Ptr<T>> for &ColumnView<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for &ColumnView<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Pod> Arg<'id, Ptr<T>> for ColumnView<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for ColumnView<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Copy + 'static> Arg<'id, ByValue<T>> for T {}
+impl<'id, T: Copy + 'static> sealed::LowerArg<'id, ByValue<T>> for T {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_value_any(self);
+    }
+}
 impl<'id, T: Pod> Arg<'id, T> for T {}
 impl<'id, T: Pod> sealed::LowerArg<'id, T> for T {
     fn lower(&self, buf: &mut ParamBuf) {
@@ -322,7 +363,6 @@ macro_rules! launch_args_impls {
 }
 for_each_tuple!(launch_args_impls);
 
-
 impl<'scope, 'id> Stream<'scope, 'id> {
     /// Launches `kernel` on this lane with `args`, one per parameter: `&mut view` for a
     /// [`Mut<T>`](crate::Mut), `&view`/`view` for a [`Ref<T>`](crate::Ref), the value for a
@@ -348,16 +388,76 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// ```
     pub fn launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
     where
+        K: CheckedLaunch,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        // SAFETY: `K: CheckedLaunch` — a `#[kernel]` or `Kernel::new` declaration, whose
+        // contract (writes only through `Mut` parameters, within their lengths) is what the
+        // rest of this launch's safety rests on; see `enqueue_launch`.
+        unsafe { self.enqueue_launch(kernel, cfg, &args) }
+    }
+
+    /// Launches an unchecked kernel (`#[kernel(unchecked)]`, [`Kernel::new_unchecked`]):
+    /// raw pointers, references and by-value structs, as ported Rust-CUDA kernels take them.
+    /// The arguments are typed and bound to this lane as for [`launch`](Stream::launch) —
+    /// `&mut view` for a [`PtrMut<T>`](crate::PtrMut), `&view` for a [`Ptr<T>`](crate::Ptr),
+    /// the value for a [`ByValue<T>`](crate::ByValue) — so the ordering between lanes stays
+    /// checked; what the kernel does with them is not.
+    ///
+    /// # Safety
+    /// - The kernel accesses each pointer argument only within the view it was passed as,
+    ///   and each slice only below its length.
+    /// - It writes only through arguments passed as `&mut` views ([`PtrMut`](crate::PtrMut),
+    ///   [`Mut`]), never through [`Ptr`](crate::Ptr) or [`Ref`] ones.
+    /// - Device addresses hidden inside by-value arguments point to memory that stays
+    ///   allocated, and is not used by other lanes in a conflicting way, until this lane has
+    ///   passed the launch (for example: views of the same scope, bound to this lane).
+    /// - Threads of the launch do not write the same element without synchronizing.
+    ///
+    /// ```no_run
+    /// # use sluice_host::{Kernel, LaunchConfig, Ptr, PtrMut, Unchecked};
+    /// const VECADD: Kernel<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "vecadd");
+    /// # fn demo(gpu: &sluice_host::Gpu, a: &[f32], b: &[f32]) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let (a, b) = (s.upload(a)?, s.upload(b)?);
+    ///     let c = s.alloc_buffer::<f32>(a.rows())?;
+    ///     s.lane()?.enter(|st| {
+    ///         let (a, b) = (st.await_fence(&a)?, st.await_fence(&b)?);
+    ///         let mut c = st.bind(c.as_columns_mut());
+    ///         let n = c.len() as u32;
+    ///         // SAFETY: `vecadd` reads a[i], b[i] and writes c[i] for i < n only, one thread
+    ///         // per i, and a, b, c each hold n elements.
+    ///         unsafe { st.launch_unchecked(&VECADD, LaunchConfig::for_elements(c.len(), 256), (&a, &b, &mut c, n)) }
+    ///     })
+    /// })
+    /// # }
+    /// ```
+    pub unsafe fn launch_unchecked<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
+    where
+        K: Launchable,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        // SAFETY: the caller's duties are the kernel contract `enqueue_launch` rests on.
+        unsafe { self.enqueue_launch(kernel, cfg, &args) }
+    }
+
+    /// Resolves `kernel` on this lane's device, checks `cfg`, lowers `args` and enqueues.
+    ///
+    /// # Safety
+    /// - The kernel keeps the contract of its declaration ([`Kernel::new`] for checked
+    ///   kernels; the caller's vouching for unchecked ones, see `launch_unchecked`).
+    unsafe fn enqueue_launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: &A) -> Result<()>
+    where
         K: Launchable,
         A: LaunchArgs<'id, K::Sig>,
     {
         let gpu = self.gpu();
         let f = kernel.resolve(gpu)?;
-        // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (the
-        // `Kernel::new` contract, checked against the PTX on load); every view in `args`
-        // carries this lane's brand 'id, so it is bound to this stream, and borrows its
-        // memory for 'scope — which ends after the scope joins this stream.
-        unsafe { launch_raw(gpu, self.handle(), &f, cfg, &args) }?;
+        // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (checked
+        // against the PTX on load); every view in `args` carries this lane's brand 'id, so
+        // it is bound to this stream, and borrows its memory for 'scope — which ends after
+        // the scope joins this stream; the kernel's own conduct is the caller's duty.
+        unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }?;
         self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

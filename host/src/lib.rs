@@ -138,7 +138,10 @@ pub use device::{DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
 pub use error::{Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
-pub use kernel::{Function, Kernel, KernelDecl, Launchable, Mut, Param, Ref, Signature};
+pub use kernel::{
+    ByValue, Checked, CheckedLaunch, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr, PtrMut, Ref,
+    Signature, Unchecked,
+};
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};

@@ -76,13 +76,19 @@ pub mod atomic;
 /// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.
 pub use sluice_macros::kernel;
 
+/// Called by every `#[kernel]` entry: it makes the kernel crate link this crate, and with
+/// it the `#[panic_handler]`, even when the kernel names nothing else of it. Not an API.
+#[doc(hidden)]
+#[inline(always)]
+pub fn __linked() {}
+
 /// What `#[kernel]`'s host expansion names (the launch descriptor traits of the host
 /// library). Not an API: a kernel crate depends on `sluice-device` alone, and the macro
 /// reaches the host library through here.
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc(hidden)]
 pub mod __host {
-    pub use sluice_host::{Arg, KernelDecl, Mut, Ref};
+    pub use sluice_host::{Arg, ByValue, Checked, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked};
 }
 pub mod io;
 pub mod math;
