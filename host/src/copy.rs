@@ -15,12 +15,13 @@ use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
-use crate::driver::mem::{Direction, Span2d};
+use crate::driver::mem::Direction;
 use crate::error::{Error, Result};
 use crate::fence::Fence;
 use crate::lane::Stream;
 use crate::pinned::PinnedMut;
 use crate::span::Span;
+use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A device-to-host copy in flight. Holds the destination until the copy is done:
@@ -149,15 +150,6 @@ fn check_enqueue(st: &Stream<'_, '_>, s: &Span, expected: usize, got: usize, wha
     Ok(())
 }
 
-fn span2d(s: &Span) -> Span2d {
-    Span2d {
-        width_bytes: s.rows * s.elem_size,
-        height: s.cols,
-        device_pitch: s.ld * s.elem_size,
-        host_pitch: s.rows * s.elem_size,
-    }
-}
-
 impl<'scope, 'id> Stream<'scope, 'id> {
     /// Copies a view (one column, a column range, a whole matrix; `&view` of either kind, or
     /// a [`ColumnView`]) to pinned host memory, on
@@ -199,13 +191,15 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         let s = src.into().span();
         let (ptr, len) = dst.raw();
         check_enqueue(self, &s, s.len(), len, "copy")?;
-        // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
-        // at least the scope, which joins this stream before the memory can be freed. Host
-        // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
-        // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
-        // (or before the scope has joined, if the `Pending` is leaked).
-        unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), span2d(&s)) }
-            .map_err(|error| Error::Copy { direction: "device to host", error })?;
+        self.traced(SpanKind::CopyToHost, || format!("{} x {} to host", s.rows, s.cols), || {
+            // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
+            // at least the scope, which joins this stream before the memory can be freed. Host
+            // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
+            // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
+            // (or before the scope has joined, if the `Pending` is leaked).
+            unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), s.to_2d()) }
+                .map_err(|error| Error::Copy { direction: "device to host", error })
+        })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         let fence = self.record()?;
         Ok(Pending { dst, fence })
@@ -227,10 +221,12 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, s.len(), s.len(), "zero")?;
-        // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
-        // exclusively for at least as long as the stream may run (the scope joins it).
-        unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
-            .map_err(|error| Error::Fill { error })?;
+        self.traced(SpanKind::Fill, || format!("zero {} x {}", s.rows, s.cols), || {
+            // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
+            // exclusively for at least as long as the stream may run (the scope joins it).
+            unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
+                .map_err(|error| Error::Fill { error })
+        })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -278,11 +274,13 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, src.len(), s.len(), "copy")?;
-        // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
-        // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
-        // (shared) for 'scope, so nothing writes or frees it before the scope joins.
-        unsafe { self.handle().copy(Direction::HostToDevice, s.ptr, src.as_ptr().cast_mut().cast::<c_void>(), span2d(&s)) }
-            .map_err(|error| Error::Copy { direction: "host to device", error })?;
+        self.traced(SpanKind::CopyToDevice, || format!("{} x {} to device", s.rows, s.cols), || {
+            // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
+            // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
+            // (shared) for 'scope, so nothing writes or frees it before the scope joins.
+            unsafe { self.handle().copy(Direction::HostToDevice, s.ptr, src.as_ptr().cast_mut().cast::<c_void>(), s.to_2d()) }
+                .map_err(|error| Error::Copy { direction: "host to device", error })
+        })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -295,7 +293,7 @@ mod tests {
     #[test]
     fn padded_spans_copy_row_blocks_with_pitch() {
         let s = Span { ptr: 0, rows: 100, cols: 3, ld: 128, elem_size: 4, alloc: 1, ctx: 0, whole_columns: true };
-        let d = span2d(&s);
+        let d = s.to_2d();
         assert_eq!((d.width_bytes, d.height, d.device_pitch, d.host_pitch), (400, 3, 512, 400));
     }
 

@@ -17,11 +17,15 @@
 
 use std::sync::atomic::Ordering;
 
+use bytemuck::Pod;
+
 use crate::error::{Error, Result};
 use crate::handle::Event;
 use crate::lane::{LaneShared, Stream};
 use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::pinned::PendingUpload;
 use crate::span::Span;
+use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A point on one lane's timeline (a CUDA event): the std analogue is a
@@ -71,7 +75,9 @@ impl<'scope> Fence<'scope> {
         if st.handle().id() == self.stream {
             return Ok(()); // rule 7: stream order already puts later work after the fence
         }
-        st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+        st.traced(SpanKind::Wait, || "await fence".to_string(), || {
+            st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })
+        })?;
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -381,6 +387,34 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn await_fence<A: Awaitable<'scope>>(&self, a: A) -> Result<A::Output<'id>> {
         a.fence_ref().enqueue_wait(self)?;
         Ok(a.into_output(Token(())))
+    }
+
+    /// Awaits an upload started outside the scope ([`Gpu::upload_async`](crate::Gpu::upload_async))
+    /// on this lane — a GPU-side wait for that copy's event, the host goes on — and returns
+    /// the uploaded matrix read-only, bound to this lane. The upload stays borrowed for the
+    /// scope, so it cannot be awaited on the host (and its matrix freed) meanwhile.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let up = gpu.upload_async(gpu.pinned_buffer::<f32>(256)?)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     for lane in s.lanes(2)? {
+    ///         lane.enter(|st| st.await_upload(&up).map(drop))?;   // each lane waits on the GPU
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn await_upload<T: Pod>(&self, up: &'scope PendingUpload<T>) -> Result<ColumnView<'scope, 'id, T>> {
+        let (m, done) = up.parts();
+        if m.as_columns().span().ctx != self.gpu().ctx_id() {
+            return Err(Error::WrongDevice { what: "await_upload" });
+        }
+        self.traced(SpanKind::Wait, || "await upload".to_string(), || {
+            self.handle().wait(done).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })
+        })?;
+        self.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
+        Ok(ColumnView::new(m.as_columns().span()))
     }
 
     /// Records a fence after everything enqueued on this lane so far and returns the view's

@@ -20,6 +20,7 @@ use crate::lane::Stream;
 use crate::handle::StreamHandle;
 use crate::module::LaunchTarget;
 use crate::span::Span;
+use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// Grid and block shape and dynamic shared memory of a launch: CUDA's `<<<grid, block, shmem>>>`.
@@ -457,7 +458,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         // against the PTX on load); every view in `args` carries this lane's brand 'id, so
         // it is bound to this stream, and borrows its memory for 'scope — which ends after
         // the scope joins this stream; the kernel's own conduct is the caller's duty.
-        unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }?;
+        self.traced(SpanKind::Launch, || f.name.to_string(), || unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) })?;
         self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

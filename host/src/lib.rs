@@ -92,12 +92,13 @@
 //! | plain data | `span.rs`, `ptx.rs` | spans and their arithmetic, layout checks; PTX text parsing |
 //! | module cache | `module.rs` | loaded modules and resolved functions of a device |
 //! | device | `device.rs` | [`Gpu`]: context, allocator, pools of streams and events |
+//! | traces | `trace.rs` | timelines of traced scopes ([`Trace`]): recorded marks, Chrome JSON, SVG |
 //! | memory | `matrix.rs`, `pinned.rs` | [`DeviceMatrix`] and its column borrows; [`PinnedMatrix`] |
 //! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], the brand |
 //! | kernels | `kernel.rs` | [`Kernel`], [`KernelDecl`], [`Mut`], [`Ref`], [`Function`] |
 //! | lanes | `lane.rs` | [`Lane`], [`Stream`], [`LaneStats`] |
 //! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
-//! | scopes | `scope.rs` | [`scope`], [`Scope`]: lanes joined, memory freed |
+//! | scopes | `scope.rs` | [`scope`], [`Scope`], [`LaneSet`]: lanes joined, memory freed |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
 //! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
@@ -123,6 +124,7 @@ mod ptx;
 mod span;
 mod module;
 mod device;
+mod trace;
 mod matrix;
 mod pinned;
 mod view;
@@ -145,6 +147,7 @@ pub use kernel::{
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
-pub use pinned::{PinnedChunksMut, PinnedMatrix, PinnedMut};
-pub use scope::{scope, Scope};
+pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use scope::{scope, traced_scope, LaneSet, Scope};
+pub use trace::{SpanKind, Trace, TraceSpan};
 pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

@@ -12,7 +12,9 @@
 //! borrows of memory (`'env`) that the lane's kernels and copies may still be using.
 //!
 //! Joined lanes' streams go back to the device's pool for later scopes, so a scope's
-//! `lane()` usually costs no `cuStreamCreate`.
+//! `lane()` usually costs no `cuStreamCreate`. A [`LaneSet`] keeps them instead — streams,
+//! their bookkeeping and the scope's idle events — for the next scope run on it, so that a
+//! loop of scopes (a time-stepping simulation) pays neither pool traffic nor allocation.
 //!
 //! # Rule 5
 //!
@@ -38,6 +40,7 @@ use crate::handle::StreamHandle;
 use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::pinned::PinnedMatrix;
+use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
 /// Runs `f` with a [`Scope`] in which it can create lanes and enqueue work, then joins every
@@ -134,31 +137,183 @@ pub fn scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<R>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let scope = Scope { shared: ScopeShared::new(gpu.clone()), _scope: PhantomData, _env: PhantomData };
+    let (result, kept) = run(gpu, LaneCache::default(), false, f);
+    kept.release(gpu);
+    result.map(|(r, _)| r)
+}
+
+/// [`scope`], traced: also returns the scope's [`Trace`] — every launch, copy, fill and
+/// fence wait of every lane, with its GPU start and end (from timing events around it) and
+/// its host enqueue span — for Perfetto ([`Trace::to_chrome_json`]) or as a picture
+/// ([`Trace::to_svg`]). Tracing records two timing events per operation; untraced scopes
+/// record none.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// let (sum, trace) = sluice_host::traced_scope(gpu, |s| {
+///     let m = s.alloc_buffer::<u32>(1024)?;
+///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })?;
+///     Ok(0)
+/// })?;
+/// assert_eq!(trace.spans.len(), 1);
+/// # let _ = sum; Ok(()) }
+/// ```
+pub fn traced_scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<(R, Trace)>
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+{
+    let (result, kept) = run(gpu, LaneCache::default(), true, f);
+    kept.release(gpu);
+    result.map(|(r, trace)| (r, trace.unwrap_or_default()))
+}
+
+/// Lanes kept across scopes: the streams, their bookkeeping and the idle fence events of
+/// the scopes run on the set ([`LaneSet::scope`]). The std analogue is a thread pool kept
+/// between `scope`s, where [`scope`] makes (well: borrows from the device's pool) its lanes
+/// afresh.
+///
+/// A scope on a set hands out the set's lanes first (lane `i` is the same stream in every
+/// scope), and adds the lanes it makes beyond them to the set when it ends; only then, after
+/// joining each lane, does the set get its lanes back, so two scopes never share a lane
+/// (a scope borrows the set mutably). Every ownership rule holds as in [`scope`].
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu, inputs: &[f32]) -> sluice_host::Result<()> {
+/// let x = gpu.upload(inputs)?;                 // on the device once, outside any scope
+/// let mut lanes = sluice_host::LaneSet::new(gpu);
+/// for _step in 0..1000 {
+///     lanes.scope(|s| {
+///         for lane in s.lanes(8)? {               // the same 8 streams every step
+///             lane.enter(|st| st.bind_ref(x.as_columns()).len());
+///         }
+///         Ok(())
+///     })?;
+/// }
+/// assert_eq!(lanes.len(), 8);
+/// # Ok(()) }
+/// ```
+pub struct LaneSet {
+    gpu: Gpu,
+    kept: LaneCache,
+}
+
+impl LaneSet {
+    /// An empty set of lanes on `gpu`: its first scope makes the lanes, later ones reuse them.
+    pub fn new(gpu: &Gpu) -> LaneSet {
+        LaneSet { gpu: gpu.clone(), kept: LaneCache::default() }
+    }
+
+    /// Lanes kept (the upload lane not counted).
+    pub fn len(&self) -> usize {
+        self.kept.lanes.len()
+    }
+
+    /// Whether no lane is kept yet.
+    pub fn is_empty(&self) -> bool {
+        self.kept.lanes.is_empty()
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// [`scope`] on these lanes: lane `i` of the scope is the set's lane `i` (made by the
+    /// first scope that needs it, kept after), and the idle events of one scope serve the
+    /// next. Joins every lane it used before returning, as [`scope`] does.
+    pub fn scope<'env, F, R>(&'env mut self, f: F) -> Result<R>
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+    {
+        let LaneSet { gpu, kept } = self;
+        let (result, back) = run(gpu, std::mem::take(kept), false, f);
+        *kept = back;
+        result.map(|(r, _)| r)
+    }
+
+    /// [`LaneSet::scope`], traced (see [`traced_scope`]).
+    pub fn traced_scope<'env, F, R>(&'env mut self, f: F) -> Result<(R, Trace)>
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+    {
+        let LaneSet { gpu, kept } = self;
+        let (result, back) = run(gpu, std::mem::take(kept), true, f);
+        *kept = back;
+        result.map(|(r, trace)| (r, trace.unwrap_or_default()))
+    }
+}
+
+impl Drop for LaneSet {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.kept).release(&self.gpu);
+    }
+}
+
+impl std::fmt::Debug for LaneSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaneSet").field("lanes", &self.kept.lanes.len()).finish_non_exhaustive()
+    }
+}
+
+/// Joined, idle lanes and events a scope starts from and gives back.
+#[derive(Default)]
+// Boxed: each lane's bookkeeping is handed out by address (`&'scope LaneInner`) and must not
+// move when the vector grows.
+#[allow(clippy::vec_box)]
+struct LaneCache {
+    /// Idle lanes, the one to hand out first last (`pop`).
+    lanes: Vec<Box<LaneInner>>,
+    upload: Option<Box<LaneInner>>,
+    events: Vec<crate::handle::Event>,
+}
+
+impl LaneCache {
+    /// Gives streams and events to the device's pools.
+    fn release(self, gpu: &Gpu) {
+        for lane in self.lanes.into_iter().chain(self.upload) {
+            gpu.recycle_stream(lane.stream);
+        }
+        gpu.recycle_events(self.events);
+    }
+}
+
+/// Runs a scope on `kept` lanes: the closure, then — in this frame, not in a `Drop` — the
+/// joins. Returns the result (and, when traced, the trace) and the lanes to keep.
+fn run<'env, F, R>(gpu: &'env Gpu, kept: LaneCache, traced: bool, f: F) -> (Result<(R, Option<Trace>)>, LaneCache)
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+{
+    let shared = match ScopeShared::new(gpu.clone(), kept, traced) {
+        Ok(shared) => shared,
+        Err((e, kept)) => return (Err(e), kept),
+    };
+    let scope = Scope { shared, _scope: PhantomData, _env: PhantomData };
     let outcome = catch_unwind(AssertUnwindSafe(|| f(&scope)));
     // Every borrow handed to `f` has ended (nothing carrying 'scope can escape `f`), but
     // work may still run on the lanes: join them before anything is freed.
-    let end = scope.shared.finish();
+    let (end, kept, trace) = scope.shared.finish();
     // What handles of this device recorded meanwhile (a matrix whose free failed, ...).
     let end = match (end, Error::chain(gpu.take_recorded_errors())) {
         (end, None) => end,
         (Ok(()), Some(e)) => Err(e),
         (Err(e), Some(later)) => Err(e.also(later)),
     };
-    match outcome {
+    let result = match outcome {
         Err(panic) => {
             if let Err(e) = end {
                 // The panic is resumed, so this cannot be returned: record it on the device.
                 gpu.record_error(e);
             }
+            kept.release(gpu);
             resume_unwind(panic)
         }
         Ok(Err(e)) => Err(match end {
             Ok(()) => e,
             Err(cleanup) => e.also(cleanup),
         }),
-        Ok(Ok(r)) => end.map(|()| r),
-    }
+        Ok(Ok(r)) => end.map(|()| (r, trace)),
+    };
+    (result, kept)
 }
 
 /// The handle a [`scope`] closure receives: creates lanes, allocates memory that lives
@@ -222,6 +377,11 @@ struct State {
     lanes: Vec<Owned<LaneInner>>,
     upload: Option<Owned<LaneInner>>,
     owned: Vec<Owned<dyn ScopeOwned>>,
+    /// Idle lanes of earlier scopes (a [`LaneSet`]'s, or none), handed out first; boxed as
+    /// in [`LaneCache`].
+    #[allow(clippy::vec_box)]
+    kept: Vec<Box<LaneInner>>,
+    kept_upload: Option<Box<LaneInner>>,
 }
 
 impl<'scope, 'env> Scope<'scope, 'env> {
@@ -239,7 +399,11 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// ```
     pub fn lane(&'scope self) -> Result<Lane<'scope>> {
         let mut st = lock(&self.shared.state);
-        let inner = self.shared.new_lane(LaneId::Lane(st.lanes.len()))?;
+        let id = LaneId::Lane(st.lanes.len());
+        let inner = match st.kept.pop() {
+            Some(kept) => Owned(NonNull::from(Box::leak(kept.reused(id)))),
+            None => self.shared.new_lane(id)?,
+        };
         let ptr = inner.0;
         st.lanes.push(inner);
         // SAFETY: the box stays allocated until `finish`, which runs after every
@@ -495,7 +659,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         let ptr = match &st.upload {
             Some(l) => l.0,
             None => {
-                let l = self.shared.new_lane(LaneId::Upload)?;
+                let l = match st.kept_upload.take() {
+                    Some(kept) => Owned(NonNull::from(Box::leak(kept.reused(LaneId::Upload)))),
+                    None => self.shared.new_lane(LaneId::Upload)?,
+                };
                 let ptr = l.0;
                 st.upload = Some(l);
                 ptr
@@ -513,8 +680,28 @@ impl std::fmt::Debug for Scope<'_, '_> {
 }
 
 impl ScopeShared {
-    fn new(gpu: Gpu) -> ScopeShared {
-        ScopeShared { lanes: LaneShared::new(gpu), state: Mutex::new(State::default()) }
+    /// A scope's state starting from `kept` lanes; traced if asked (the trace's reference
+    /// event is recorded on an idle kept stream, or one from the pool).
+    fn new(gpu: Gpu, kept: LaneCache, traced: bool) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
+        let LaneCache { mut lanes, upload, events } = kept;
+        let trace = if traced {
+            let started = match lanes.last() {
+                Some(idle) => Recorder::start(&gpu, &idle.stream),
+                None => gpu.take_stream().and_then(|idle| {
+                    let r = Recorder::start(&gpu, &idle);
+                    lanes.push(Box::new(LaneInner::new(idle, LaneId::Lane(0))));
+                    r
+                }),
+            };
+            match started {
+                Ok(rec) => Some(rec),
+                Err(e) => return Err((e, LaneCache { lanes, upload, events })),
+            }
+        } else {
+            None
+        };
+        let state = State { kept: lanes, kept_upload: upload, ..State::default() };
+        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace), state: Mutex::new(state) })
     }
 
     fn new_lane(&self, id: LaneId) -> Result<Owned<LaneInner>> {
@@ -539,21 +726,22 @@ impl ScopeShared {
     ///
     /// Returns only when every lane is joined or the context is lost (see [`join_stream`]);
     /// errors are chained, none dropped.
-    fn finish(&self) -> Result<()> {
-        let gpu = &self.lanes.gpu;
+    fn finish(&self) -> (Result<()>, LaneCache, Option<Trace>) {
+        let shared = &self.lanes;
         let st = std::mem::take(&mut *lock(&self.state));
         let mut errors: Vec<Error> = Vec::new();
-        let lanes: Vec<Owned<LaneInner>> = st.upload.into_iter().chain(st.lanes).collect();
         // Join: one stream at a time, the host blocks on each in turn (rule 6: never the device).
-        let mut joined = Vec::with_capacity(lanes.len());
+        let mut joined: Vec<Box<LaneInner>> = Vec::with_capacity(st.lanes.len());
+        let mut joined_upload = None;
         let mut lost: Option<DriverError> = None;
-        for lane in lanes {
-            // SAFETY: `lane` came from `Box::leak` in `new_lane`; every `&'scope LaneInner`
-            // is gone (the closure returned), so this is the only owner. The box is host
-            // memory the GPU never touches: freeing it before the join is fine.
+        for lane in st.upload.into_iter().chain(st.lanes) {
+            // SAFETY: `lane` came from `Box::leak` (in `new_lane` or from a kept box); every
+            // `&'scope LaneInner` is gone (the closure returned), so this is the only owner.
+            // The box is host memory the GPU never touches.
             let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
             match join_stream(&inner.stream, inner.id) {
-                Ok(()) => joined.push(inner.stream),
+                Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
+                Ok(()) => joined.push(inner),
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first.
                     if lost.is_none() {
@@ -561,26 +749,23 @@ impl ScopeShared {
                     }
                     lost.get_or_insert(error);
                     // Leaked: destroying a stream of a lost context only fails again.
-                    std::mem::forget(inner.stream);
+                    std::mem::forget(inner);
                 }
             }
         }
+        let (gpu, events) = (&shared.gpu, shared.take_idle_events());
         if lost.is_some() {
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
-            std::mem::forget(joined);
-            std::mem::forget(self.lanes.take_idle_events());
+            std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload));
             std::mem::forget(st.owned);
-            return Error::chain(errors).map_or(Ok(()), Err);
+            return (Error::chain(errors).map_or(Ok(()), Err), LaneCache::default(), None);
         }
-        // Each stream's `cuStreamSynchronize` just succeeded after all of its work, and no
-        // lane uses it any more (the `LaneInner` holding it is gone): idle, for later scopes.
-        for stream in joined {
-            gpu.recycle_stream(stream);
-        }
-        // Every wait on these events has been passed: they can serve other scopes.
-        gpu.recycle_events(self.lanes.take_idle_events());
+        let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
+            errors.push(e);
+            None
+        });
         for owned in st.owned {
             // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
             // is gone (the closure returned) and every lane that could use the memory
@@ -590,7 +775,12 @@ impl ScopeShared {
                 errors.push(e);
             }
         }
-        Error::chain(errors).map_or(Ok(()), Err)
+        // Each joined stream's `cuStreamSynchronize` just succeeded after all of its work, and
+        // nothing uses it any more: idle, for the next scope. Lane 0 is handed out first.
+        let mut lanes = st.kept;
+        lanes.extend(joined.into_iter().rev());
+        let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events };
+        (Error::chain(errors).map_or(Ok(()), Err), kept, trace)
     }
 }
 
