@@ -15,6 +15,9 @@ use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
+use std::any::TypeId;
+
+use crate::capture::{Output, Staged};
 use crate::driver::mem::Direction;
 use crate::error::{Error, Result};
 use crate::fence::Fence;
@@ -106,7 +109,7 @@ impl<'scope, T> Pending<'scope, T> {
     /// # }
     /// ```
     pub fn wait(self) -> Result<PinnedMut<'scope, T>> {
-        self.fence.wait()?;
+        self.fence.wait_for("Pending::wait")?;
         Ok(self.dst)
     }
 
@@ -201,6 +204,17 @@ impl<'scope, 'id> Stream<'scope, 'id> {
                 .map_err(|error| Error::Copy { direction: "device to host", error })
         })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
+        if let Some(capture) = self.lane.shared.capture() {
+            // Recorded: the graph writes `dst` at every replay and hands it to the host through
+            // the replay's wait (`Outputs`); the borrow of it lasts the graph's life ('scope is
+            // the graph's lifetime in a recording).
+            capture.recorded().outputs.push(Output {
+                ptr: ptr.as_ptr().cast::<u8>(),
+                len,
+                elem: TypeId::of::<T>(),
+                elem_name: std::any::type_name::<T>(),
+            });
+        }
         let fence = self.record()?;
         Ok(Pending { dst, fence })
     }
@@ -274,6 +288,29 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, src.len(), s.len(), "copy")?;
+        // Recorded into a graph: the copy reads a pinned staging buffer the graph owns (filled
+        // now, rewritten by `Graph::write_input`), never the program's `src` at replay time.
+        let src: &[T] = match self.lane.shared.capture() {
+            None => src,
+            Some(capture) => {
+                // Bytes: pinned allocations are page-aligned, so any `T` fits them.
+                let bytes: &[u8] = bytemuck::cast_slice(src);
+                let mut buf = self.gpu().pinned_matrix::<u8>(bytes.len(), 1)?;
+                buf.copy_from_slice(bytes);
+                let ptr = buf.as_mut_ptr();
+                capture.recorded().inputs.push(Staged {
+                    ptr,
+                    len: src.len(),
+                    elem: TypeId::of::<T>(),
+                    elem_name: std::any::type_name::<T>(),
+                    _owner: Box::new(buf),
+                });
+                // SAFETY: `ptr` is `src.len()` `T`s (their bytes, copied just above) of pinned,
+                // page-aligned memory owned by the recording (moved into its inputs, never moved
+                // or freed before the graph is dropped); nothing writes it while this is used.
+                unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), src.len()) }
+            }
+        };
         self.traced(SpanKind::CopyToDevice, || format!("{} x {} to device", s.rows, s.cols), || {
             // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
             // long as the lane may run. Host side: `src` is `src.len()` elements borrowed

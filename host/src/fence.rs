@@ -67,6 +67,12 @@ impl<'scope> Fence<'scope> {
     /// # }
     /// ```
     pub fn wait(&self) -> Result<()> {
+        self.wait_for("Fence::wait")
+    }
+
+    /// [`wait`](Fence::wait), refused while the scope is being recorded (`what` says who asked).
+    pub(crate) fn wait_for(&self, what: &'static str) -> Result<()> {
+        self.shared.refuse_while_recording(what)?;
         self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })
     }
 
@@ -167,7 +173,7 @@ impl<'scope, V> Fenced<'scope, V> {
     /// # }
     /// ```
     pub fn wait(self) -> Result<V> {
-        self.fence.wait()?;
+        self.fence.wait_for("Fenced::wait")?;
         Ok(self.value)
     }
 
@@ -406,6 +412,8 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// # Ok(()) }
     /// ```
     pub fn await_upload<T: Pod>(&self, up: &'scope PendingUpload<T>) -> Result<ColumnView<'scope, 'id, T>> {
+        // A recording cannot wait for work outside it; await the upload before recording.
+        self.lane.shared.refuse_while_recording("Stream::await_upload")?;
         let (m, done) = up.parts();
         if m.as_columns().span().ctx != self.gpu().ctx_id() {
             return Err(Error::WrongDevice { what: "await_upload" });
@@ -566,8 +574,8 @@ impl<'scope> Timestamp<'scope> {
     /// # }
     /// ```
     pub fn elapsed_ms_since(&self, earlier: &Timestamp<'scope>) -> Result<f32> {
-        earlier.fence.wait()?;
-        self.fence.wait()?;
+        earlier.fence.wait_for("Timestamp::elapsed_ms_since")?;
+        self.fence.wait_for("Timestamp::elapsed_ms_since")?;
         self.fence
             .event()
             .elapsed_ms_since(earlier.fence.event())

@@ -28,7 +28,8 @@ use crate::driver::{
     self,
     mem::{Direction, Span2d},
     module::FuncAttribute,
-    DevicePtr, DriverError, RawContext, RawDevice, RawEvent, RawFunction, RawHostPtr, RawModule, RawPool, RawStream,
+    DevicePtr, DriverError, RawContext, RawDevice, RawEvent, RawFunction, RawGraph, RawGraphExec, RawGraphNode,
+    RawHostPtr, RawModule, RawPool, RawStream,
 };
 use crate::error::{Error, ErrorLog, ORPHANED};
 
@@ -187,6 +188,45 @@ impl StreamHandle {
         unsafe { driver::launch(self.ctx.raw, f.0, self.raw, grid, block, shared_mem_bytes, params) }
     }
 
+    /// Starts capturing this stream into a graph (nothing enqueued on it runs until the
+    /// capture ends; see [`graph`](crate::graph)).
+    ///
+    /// # Safety
+    /// - The driver has the graph entry points (`driver::graph::missing_symbol()` is `None`).
+    pub(crate) unsafe fn begin_capture(&self) -> Result<(), DriverError> {
+        // SAFETY: stream alive, context retained; symbols the caller's duty.
+        unsafe { driver::graph::begin_capture(self.ctx.raw, self.raw) }
+    }
+
+    /// Ends the capture begun with [`begin_capture`](StreamHandle::begin_capture).
+    ///
+    /// # Safety
+    /// - This stream is capturing (begun with `begin_capture`).
+    pub(crate) unsafe fn end_capture(&self) -> Result<GraphHandle, DriverError> {
+        // SAFETY: stream alive, context retained; the capture is the caller's duty.
+        let raw = unsafe { driver::graph::end_capture(self.ctx.raw, self.raw) }?;
+        Ok(GraphHandle { ctx: self.ctx.clone(), raw })
+    }
+
+    /// The graph node the last operation captured on this stream became.
+    ///
+    /// # Safety
+    /// - This stream is capturing.
+    pub(crate) unsafe fn last_captured_node(&self) -> Result<Option<GraphNode>, DriverError> {
+        // SAFETY: stream alive, context retained; the capture is the caller's duty.
+        unsafe { driver::graph::last_node(self.ctx.raw, self.raw) }.map(|n| n.map(GraphNode))
+    }
+
+    /// Launches an executable graph on this stream.
+    ///
+    /// # Safety
+    /// - Every address the graph uses stays valid, and unshared in conflicting ways, until
+    ///   this stream has passed the launch.
+    pub(crate) unsafe fn launch_graph(&self, exec: &GraphExec) -> Result<(), DriverError> {
+        // SAFETY: both alive in one context; the memory is the caller's duty.
+        unsafe { driver::graph::launch(self.ctx.raw, exec.raw, self.raw) }
+    }
+
     /// Enqueues an allocation of `bytes` from `pool` on this stream.
     ///
     /// # Safety
@@ -310,6 +350,78 @@ impl Drop for Module {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FunctionHandle(RawFunction);
 
+/// A recorded CUDA graph, destroyed on drop (after its executable instance, which holds it
+/// so that its kernel nodes stay valid for parameter updates).
+pub(crate) struct GraphHandle {
+    ctx: Arc<Context>,
+    raw: RawGraph,
+}
+
+impl GraphHandle {
+    /// Instantiates the graph for launching; the instance keeps the graph.
+    pub(crate) fn instantiate(self) -> Result<GraphExec, DriverError> {
+        // SAFETY: the graph is alive (owned here) in a retained context.
+        let raw = unsafe { driver::graph::instantiate(self.ctx.raw, self.raw) }?;
+        Ok(GraphExec { ctx: self.ctx.clone(), raw, graph: self })
+    }
+}
+
+impl Drop for GraphHandle {
+    fn drop(&mut self) {
+        // SAFETY: owned, destroyed once; its instance (if any) was destroyed first (a
+        // `GraphExec` holds its `GraphHandle` and drops it after its own `Drop`).
+        if let Err(error) = unsafe { driver::graph::destroy(self.ctx.raw, self.raw) } {
+            self.ctx.errors.record(Error::Free { what: "graph", error });
+        }
+    }
+}
+
+/// An executable graph, destroyed on drop.
+pub(crate) struct GraphExec {
+    ctx: Arc<Context>,
+    raw: RawGraphExec,
+    /// The recording it was instantiated from: its nodes name the kernels to update.
+    graph: GraphHandle,
+}
+
+impl GraphExec {
+    /// Sets the parameter values of kernel node `node` (same function and shape).
+    ///
+    /// # Safety
+    /// - `node` is a kernel node of this graph running `f` with this shape; `params` holds
+    ///   one value per parameter of `f`, each of its size.
+    /// - No launch of this graph is pending (callers hold it exclusively).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn set_kernel_params(
+        &self,
+        node: GraphNode,
+        f: FunctionHandle,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem_bytes: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), DriverError> {
+        let _ = &self.graph;
+        // SAFETY: both alive; the rest is the caller's duty.
+        unsafe { driver::graph::set_kernel_params(self.ctx.raw, self.raw, node.0, f.0, grid, block, shared_mem_bytes, params) }
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        // SAFETY: owned, destroyed once; executable graphs are dropped only with their
+        // `Graph`, which no scope borrows any more, and scopes join the lanes they replayed it
+        // on: no launch is pending.
+        if let Err(error) = unsafe { driver::graph::destroy_exec(self.ctx.raw, self.raw) } {
+            self.ctx.errors.record(Error::Free { what: "executable graph", error });
+        }
+    }
+}
+
+/// A node of a recorded graph (valid while the graph lives).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GraphNode(RawGraphNode);
+
 impl std::fmt::Debug for StreamHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("StreamHandle").field(&self.raw.0).finish()
@@ -328,5 +440,7 @@ mod tests {
         assert::<Event>();
         assert::<Module>();
         assert::<FunctionHandle>();
+        assert::<GraphExec>();
+        assert::<GraphNode>();
     }
 }

@@ -17,10 +17,12 @@
 //! lowers to exactly its rows; row ranges never join. Pass the leading dimension as a
 //! scalar when a kernel needs the columns.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
 
+use crate::capture::ParamSlot;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::module::LaunchTarget;
@@ -131,6 +133,11 @@ pub trait Param: sealed::ParamSealed {
     /// `found` without its leading sizes if they are this parameter's, else `None`.
     #[doc(hidden)]
     fn strip(found: &[usize]) -> Option<&[usize]>;
+    /// The type of a value parameter (what a recorded graph may change), `None` for views.
+    #[doc(hidden)]
+    fn scalar() -> Option<(TypeId, &'static str)> {
+        None
+    }
 }
 
 impl<T: Pod> sealed::ParamSealed for Mut<T> {}
@@ -174,6 +181,9 @@ impl<T: Copy + 'static> Param for ByValue<T> {
     fn sizes(out: &mut Vec<usize>) {
         out.push(std::mem::size_of::<T>());
     }
+    fn scalar() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
+    }
     fn strip(found: &[usize]) -> Option<&[usize]> {
         match found {
             [size, rest @ ..] if *size == std::mem::size_of::<T>() => Some(rest),
@@ -185,6 +195,9 @@ impl<T: Pod> sealed::ParamSealed for T {}
 impl<T: Pod> Param for T {
     fn sizes(out: &mut Vec<usize>) {
         out.push(std::mem::size_of::<T>());
+    }
+    fn scalar() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
     }
     fn strip(found: &[usize]) -> Option<&[usize]> {
         match found {
@@ -212,6 +225,9 @@ pub trait Signature: sealed::SignatureSealed {
     /// launch can check every time.
     #[doc(hidden)]
     fn matches(found: &[usize]) -> bool;
+    /// Each declared parameter's first lowered slot and scalar type (for recorded graphs).
+    #[doc(hidden)]
+    fn slots(out: &mut Vec<ParamSlot>);
 }
 
 /// Calls `$m!` with every parameter-tuple shape sluice supports (0 to 12 parameters):
@@ -249,6 +265,17 @@ macro_rules! signature_impls {
                 let rest = found;
                 $(let Some(rest) = $P::strip(rest) else { return false };)*
                 rest.is_empty()
+            }
+            #[allow(unused_variables, unused_mut, unused_assignments)]
+            fn slots(out: &mut Vec<ParamSlot>) {
+                let mut first = 0;
+                let mut sizes: Vec<usize> = Vec::new();
+                $(
+                    out.push(ParamSlot { first, scalar: $P::scalar() });
+                    sizes.clear();
+                    $P::sizes(&mut sizes);
+                    first += sizes.len();
+                )*
             }
         }
     )*};

@@ -16,7 +16,8 @@ use std::sync::Mutex;
 use bytemuck::Pod;
 
 use crate::device::Gpu;
-use crate::error::{LaneId, Result};
+use crate::capture::Capture;
+use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
 use crate::trace::{Recorder, SpanKind};
 use crate::matrix::{ColumnsMut, ColumnsRef};
@@ -30,13 +31,27 @@ pub(crate) struct LaneShared {
     /// Idle events: `[fence events, timing events]`.
     idle: Mutex<[Vec<Event>; 2]>,
     trace: Option<Recorder>,
+    capture: Option<Capture>,
 }
 
 impl LaneShared {
     /// Lanes' shared state, starting with `idle` events (kept from earlier scopes).
-    pub(crate) fn new(gpu: Gpu, idle: Vec<Event>, trace: Option<Recorder>) -> LaneShared {
+    pub(crate) fn new(gpu: Gpu, idle: Vec<Event>, trace: Option<Recorder>, capture: Option<Capture>) -> LaneShared {
         let (timing, fences): (Vec<Event>, Vec<Event>) = idle.into_iter().partition(|e| e.timing());
-        LaneShared { gpu, idle: Mutex::new([fences, timing]), trace }
+        LaneShared { gpu, idle: Mutex::new([fences, timing]), trace, capture }
+    }
+
+    /// The recording in progress, if this scope is being recorded into a graph.
+    pub(crate) fn capture(&self) -> Option<&Capture> {
+        self.capture.as_ref()
+    }
+
+    /// `Err(Error::Recording)` if this scope is being recorded: `what` needs work to run.
+    pub(crate) fn refuse_while_recording(&self, what: &'static str) -> Result<()> {
+        match self.capture {
+            Some(_) => Err(Error::Recording { what }),
+            None => Ok(()),
+        }
     }
 
     /// The idle events, for the next scope once this one has joined.

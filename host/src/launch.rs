@@ -9,10 +9,12 @@
 //! in [`kernel`](crate::kernel).
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
+use crate::capture::{Capture, KernelNode, KernelNodeRecord};
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::{Error, Result};
 use crate::kernel::{for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature};
@@ -395,7 +397,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         // SAFETY: `K: CheckedLaunch` — a `#[kernel]` or `Kernel::new` declaration, whose
         // contract (writes only through `Mut` parameters, within their lengths) is what the
         // rest of this launch's safety rests on; see `enqueue_launch`.
-        unsafe { self.enqueue_launch(kernel, cfg, &args) }
+        unsafe { self.enqueue_launch(kernel, cfg, &args) }.map(drop)
     }
 
     /// Launches an unchecked kernel (`#[kernel(unchecked)]`, [`Kernel::new_unchecked`]):
@@ -439,7 +441,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         A: LaunchArgs<'id, K::Sig>,
     {
         // SAFETY: the caller's duties are the kernel contract `enqueue_launch` rests on.
-        unsafe { self.enqueue_launch(kernel, cfg, &args) }
+        unsafe { self.enqueue_launch(kernel, cfg, &args) }.map(drop)
     }
 
     /// Resolves `kernel` on this lane's device, checks `cfg`, lowers `args` and enqueues.
@@ -447,7 +449,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// # Safety
     /// - The kernel keeps the contract of its declaration ([`Kernel::new`] for checked
     ///   kernels; the caller's vouching for unchecked ones, see `launch_unchecked`).
-    unsafe fn enqueue_launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: &A) -> Result<()>
+    unsafe fn enqueue_launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: &A) -> Result<Option<usize>>
     where
         K: Launchable,
         A: LaunchArgs<'id, K::Sig>,
@@ -460,7 +462,89 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         // the scope joins this stream; the kernel's own conduct is the caller's duty.
         self.traced(SpanKind::Launch, || f.name.to_string(), || unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) })?;
         self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        match self.lane.shared.capture() {
+            None => Ok(None),
+            Some(capture) => self.record_node::<K::Sig, A>(capture, &f, cfg, args).map(Some),
+        }
+    }
+
+    /// Records the launch just captured as a kernel node of the recording (its node handle,
+    /// the function, the shape and a copy of every argument value), for typed updates of its
+    /// scalars before replays. Returns its index among the recording's nodes.
+    fn record_node<S: Signature, A: LaunchArgs<'id, S>>(
+        &self,
+        capture: &Capture,
+        f: &LaunchTarget,
+        cfg: LaunchConfig,
+        args: &A,
+    ) -> Result<usize> {
+        // SAFETY: this lane's stream joined the capture when the lane was made.
+        let node = unsafe { self.handle().last_captured_node() }
+            .map_err(|error| Error::Stream { call: "cuStreamGetCaptureInfo", error })?
+            .ok_or(Error::Recording { what: "finding the kernel node of a captured launch" })?;
+        let mut buf = ParamBuf::new(self.gpu().ctx_id());
+        args.lower(&mut buf);
+        let mut sizes = Vec::new();
+        S::sizes(&mut sizes);
+        let ptrs = buf.pointers();
+        let values = sizes
+            .iter()
+            .zip(ptrs)
+            .map(|(&size, p)| {
+                // SAFETY: `p` points to this slot's value (a word in `buf` or a scalar in `args`,
+                // both alive here), which has `size` bytes: the signature's lowering of it.
+                unsafe { std::slice::from_raw_parts(p.cast::<u8>(), size) }.into()
+            })
+            .collect();
+        let mut params = Vec::new();
+        S::slots(&mut params);
+        let mut recorded = capture.recorded();
+        recorded.nodes.push(KernelNodeRecord {
+            node,
+            func: f.func,
+            name: f.name,
+            grid: cfg.grid,
+            block: cfg.block,
+            shared_mem_bytes: cfg.shared_mem_bytes,
+            values,
+            params,
+        });
+        Ok(recorded.nodes.len() - 1)
+    }
+
+    /// [`launch`](Stream::launch), in a scope being recorded into a graph
+    /// ([`graph`](crate::graph)): also returns the launch's node, whose scalar arguments
+    /// [`Graph::set_scalar`](crate::Graph::set_scalar) can change between replays.
+    ///
+    /// # Errors
+    /// [`Error::NotRecording`] outside a recording (nothing is launched then); as
+    /// [`launch`](Stream::launch) otherwise.
+    ///
+    /// ```no_run
+    /// # use sluice_host::{Kernel, LaunchConfig, Mut};
+    /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let mut out = gpu.alloc_buffer::<f32>(256)?;
+    /// let (graph, node) = sluice_host::graph(gpu, |s| {
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(out.as_columns_mut());
+    ///         st.launch_node(&FILL, LaunchConfig::for_elements(256, 256), (&mut v, 0.5))
+    ///     })
+    /// })?;
+    /// # let _ = (graph, node);
+    /// # Ok(()) }
+    /// ```
+    pub fn launch_node<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<KernelNode<K::Sig>>
+    where
+        K: CheckedLaunch,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        let Some(capture) = self.lane.shared.capture() else {
+            return Err(Error::NotRecording { what: "Stream::launch_node" });
+        };
+        // SAFETY: as in `launch`.
+        let index = unsafe { self.enqueue_launch(kernel, cfg, &args) }?;
+        Ok(KernelNode { capture: capture.id, index: index.expect("a recording records its launches"), _sig: PhantomData })
     }
 
 }

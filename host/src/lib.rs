@@ -93,12 +93,14 @@
 //! | module cache | `module.rs` | loaded modules and resolved functions of a device |
 //! | device | `device.rs` | [`Gpu`]: context, allocator, pools of streams and events |
 //! | traces | `trace.rs` | timelines of traced scopes ([`Trace`]): recorded marks, Chrome JSON, SVG |
+//! | recordings | `capture.rs` | a scope being recorded into a graph: capture, staged inputs, outputs, kernel nodes |
 //! | memory | `matrix.rs`, `pinned.rs` | [`DeviceMatrix`] and its column borrows; [`PinnedMatrix`] |
 //! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], the brand |
 //! | kernels | `kernel.rs` | [`Kernel`], [`KernelDecl`], [`Mut`], [`Ref`], [`Function`] |
 //! | lanes | `lane.rs` | [`Lane`], [`Stream`], [`LaneStats`] |
 //! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
 //! | scopes | `scope.rs` | [`scope`], [`Scope`], [`LaneSet`]: lanes joined, memory freed |
+//! | graphs | `graph.rs` | [`graph`], [`Graph`]: a scope recorded once, replayed on lanes of later scopes |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
 //! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
@@ -125,6 +127,7 @@ mod span;
 mod module;
 mod device;
 mod trace;
+mod capture;
 mod matrix;
 mod pinned;
 mod view;
@@ -134,6 +137,7 @@ mod launch;
 mod fence;
 mod copy;
 mod scope;
+mod graph;
 
 pub use copy::Pending;
 pub use device::{DeviceInfo, Gpu, MemInfo};
@@ -148,6 +152,8 @@ pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
 pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use capture::KernelNode;
+pub use graph::{graph, Graph, Outputs, Replay};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
 pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

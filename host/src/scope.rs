@@ -40,6 +40,8 @@ use crate::handle::StreamHandle;
 use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::pinned::PinnedMatrix;
+use crate::capture::{Capture, Recorded};
+use crate::handle::GraphExec;
 use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
@@ -137,7 +139,7 @@ pub fn scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<R>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let (result, kept) = run(gpu, LaneCache::default(), false, f);
+    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: false }, f);
     kept.release(gpu);
     result.map(|(r, _)| r)
 }
@@ -162,9 +164,9 @@ pub fn traced_scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<(R, Trace)>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let (result, kept) = run(gpu, LaneCache::default(), true, f);
+    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: true }, f);
     kept.release(gpu);
-    result.map(|(r, trace)| (r, trace.unwrap_or_default()))
+    result.map(|(r, ended)| (r, ended.trace()))
 }
 
 /// Lanes kept across scopes: the streams, their bookkeeping and the idle fence events of
@@ -226,7 +228,7 @@ impl LaneSet {
         F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
     {
         let LaneSet { gpu, kept } = self;
-        let (result, back) = run(gpu, std::mem::take(kept), false, f);
+        let (result, back) = run(gpu, std::mem::take(kept), Mode::Run { traced: false }, f);
         *kept = back;
         result.map(|(r, _)| r)
     }
@@ -237,9 +239,9 @@ impl LaneSet {
         F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
     {
         let LaneSet { gpu, kept } = self;
-        let (result, back) = run(gpu, std::mem::take(kept), true, f);
+        let (result, back) = run(gpu, std::mem::take(kept), Mode::Run { traced: true }, f);
         *kept = back;
-        result.map(|(r, trace)| (r, trace.unwrap_or_default()))
+        result.map(|(r, ended)| (r, ended.trace()))
     }
 }
 
@@ -260,7 +262,7 @@ impl std::fmt::Debug for LaneSet {
 // Boxed: each lane's bookkeeping is handed out by address (`&'scope LaneInner`) and must not
 // move when the vector grows.
 #[allow(clippy::vec_box)]
-struct LaneCache {
+pub(crate) struct LaneCache {
     /// Idle lanes, the one to hand out first last (`pop`).
     lanes: Vec<Box<LaneInner>>,
     upload: Option<Box<LaneInner>>,
@@ -269,7 +271,7 @@ struct LaneCache {
 
 impl LaneCache {
     /// Gives streams and events to the device's pools.
-    fn release(self, gpu: &Gpu) {
+    pub(crate) fn release(self, gpu: &Gpu) {
         for lane in self.lanes.into_iter().chain(self.upload) {
             gpu.recycle_stream(lane.stream);
         }
@@ -277,13 +279,60 @@ impl LaneCache {
     }
 }
 
+/// How a scope runs its work.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Enqueue it (and trace it, if asked).
+    Run { traced: bool },
+    /// Record it into a graph; nothing runs.
+    Record,
+}
+
+/// What a scope leaves besides its closure's result.
+pub(crate) enum Ended {
+    /// A scope that ran: its trace, if traced.
+    Ran(Option<Trace>),
+    /// A recorded scope: the graph and what it needs kept.
+    Recorded(RecordedScope),
+}
+
+impl Ended {
+    fn trace(self) -> Trace {
+        match self {
+            Ended::Ran(trace) => trace.unwrap_or_default(),
+            Ended::Recorded(_) => Trace::default(),
+        }
+    }
+}
+
+/// A recorded scope: the executable graph, what the recording collected, and the memory the
+/// scope allocated, which the graph's replays use (freed with the graph).
+pub(crate) struct RecordedScope {
+    pub(crate) exec: GraphExec,
+    pub(crate) recorded: Recorded,
+    pub(crate) capture_id: u64,
+    pub(crate) memory: ScopeMemory,
+}
+
+/// Memory a scope allocated, owned by whoever outlives the scope's work (the scope itself,
+/// or the graph recorded from it).
+pub(crate) struct ScopeMemory(Vec<Box<dyn ScopeOwned>>);
+
+impl ScopeMemory {
+    /// Frees it all; errors are collected, none dropped. Only once no work can use it.
+    pub(crate) fn release(self) -> Vec<Error> {
+        self.0.into_iter().filter_map(|b| b.release().err()).collect()
+    }
+}
+
 /// Runs a scope on `kept` lanes: the closure, then — in this frame, not in a `Drop` — the
-/// joins. Returns the result (and, when traced, the trace) and the lanes to keep.
-fn run<'env, F, R>(gpu: &'env Gpu, kept: LaneCache, traced: bool, f: F) -> (Result<(R, Option<Trace>)>, LaneCache)
+/// joins (or, recording, the end of the capture). Returns the result with what the scope
+/// left, and the lanes to keep.
+pub(crate) fn run<'env, F, R>(gpu: &'env Gpu, kept: LaneCache, mode: Mode, f: F) -> (Result<(R, Ended)>, LaneCache)
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let shared = match ScopeShared::new(gpu.clone(), kept, traced) {
+    let shared = match ScopeShared::new(gpu.clone(), kept, mode) {
         Ok(shared) => shared,
         Err((e, kept)) => return (Err(e), kept),
     };
@@ -291,7 +340,7 @@ where
     let outcome = catch_unwind(AssertUnwindSafe(|| f(&scope)));
     // Every borrow handed to `f` has ended (nothing carrying 'scope can escape `f`), but
     // work may still run on the lanes: join them before anything is freed.
-    let (end, kept, trace) = scope.shared.finish();
+    let (end, kept, ended) = scope.shared.finish();
     // What handles of this device recorded meanwhile (a matrix whose free failed, ...).
     let end = match (end, Error::chain(gpu.take_recorded_errors())) {
         (end, None) => end,
@@ -311,7 +360,7 @@ where
             Ok(()) => e,
             Err(cleanup) => e.also(cleanup),
         }),
-        Ok(Ok(r)) => end.map(|()| (r, trace)),
+        Ok(Ok(r)) => end.map(|()| (r, ended)),
     };
     (result, kept)
 }
@@ -354,9 +403,11 @@ struct Owned<T: ?Sized>(NonNull<T>);
 // SAFETY: the pointee is `Send` (bounded where `Owned`s are made) and only the scope's
 // thread dereferences the pointer itself, at the scope's end.
 unsafe impl<T: ?Sized + Send> Send for Owned<T> {}
+// SAFETY: as for `Send`: shared access never dereferences the pointer.
+unsafe impl<T: ?Sized + Sync> Sync for Owned<T> {}
 
 /// Memory a scope frees at its end.
-trait ScopeOwned: Send {
+pub(crate) trait ScopeOwned: Send + Sync {
     fn release(self: Box<Self>) -> Result<()>;
 }
 
@@ -366,7 +417,7 @@ impl<T: Pod> ScopeOwned for DeviceMatrix<T> {
     }
 }
 
-impl<T: Pod + Send> ScopeOwned for PinnedMatrix<T> {
+impl<T: Pod + Send + Sync> ScopeOwned for PinnedMatrix<T> {
     fn release(self: Box<Self>) -> Result<()> {
         (*self).free()
     }
@@ -404,6 +455,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             Some(kept) => Owned(NonNull::from(Box::leak(kept.reused(id)))),
             None => self.shared.new_lane(id)?,
         };
+        // SAFETY: just made or reused, owned by the state (the box is not yet shared).
+        self.shared.join_capture(unsafe { inner.0.as_ref() })?;
         let ptr = inner.0;
         st.lanes.push(inner);
         // SAFETY: the box stays allocated until `finish`, which runs after every
@@ -496,7 +549,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// })
     /// # }
     /// ```
-    pub fn pinned_matrix<T: Pod + Send>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut PinnedMatrix<T>> {
+    pub fn pinned_matrix<T: Pod + Send + Sync>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut PinnedMatrix<T>> {
         Ok(self.shared.keep(PinnedMatrix::alloc(&self.shared.lanes.gpu, rows, cols)?))
     }
 
@@ -512,7 +565,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// })
     /// # }
     /// ```
-    pub fn pinned_buffer<T: Pod + Send>(&'scope self, len: usize) -> Result<&'scope mut PinnedMatrix<T>> {
+    pub fn pinned_buffer<T: Pod + Send + Sync>(&'scope self, len: usize) -> Result<&'scope mut PinnedMatrix<T>> {
         self.pinned_matrix(len, 1)
     }
 
@@ -663,6 +716,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
                     Some(kept) => Owned(NonNull::from(Box::leak(kept.reused(LaneId::Upload)))),
                     None => self.shared.new_lane(LaneId::Upload)?,
                 };
+                // SAFETY: as in `lane`.
+                self.shared.join_capture(unsafe { l.0.as_ref() })?;
                 let ptr = l.0;
                 st.upload = Some(l);
                 ptr
@@ -682,26 +737,44 @@ impl std::fmt::Debug for Scope<'_, '_> {
 impl ScopeShared {
     /// A scope's state starting from `kept` lanes; traced if asked (the trace's reference
     /// event is recorded on an idle kept stream, or one from the pool).
-    fn new(gpu: Gpu, kept: LaneCache, traced: bool) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
-        let LaneCache { mut lanes, upload, events } = kept;
-        let trace = if traced {
-            let started = match lanes.last() {
-                Some(idle) => Recorder::start(&gpu, &idle.stream),
-                None => gpu.take_stream().and_then(|idle| {
-                    let r = Recorder::start(&gpu, &idle);
-                    lanes.push(Box::new(LaneInner::new(idle, LaneId::Lane(0))));
-                    r
-                }),
-            };
-            match started {
-                Ok(rec) => Some(rec),
-                Err(e) => return Err((e, LaneCache { lanes, upload, events })),
+    fn new(gpu: Gpu, kept: LaneCache, mode: Mode) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
+        let LaneCache { mut lanes, upload, mut events } = kept;
+        let mut trace = None;
+        let mut capture = None;
+        let started = match mode {
+            Mode::Run { traced: false } => Ok(()),
+            Mode::Run { traced: true } => {
+                let started = match lanes.last() {
+                    Some(idle) => Recorder::start(&gpu, &idle.stream),
+                    None => gpu.take_stream().and_then(|idle| {
+                        let r = Recorder::start(&gpu, &idle);
+                        lanes.push(Box::new(LaneInner::new(idle, LaneId::Lane(0))));
+                        r
+                    }),
+                };
+                started.map(|rec| trace = Some(rec))
             }
-        } else {
-            None
+            Mode::Record => gpu.take_stream().and_then(|origin| {
+                let fork = match events.iter().position(|e| !e.timing()) {
+                    Some(i) => events.swap_remove(i),
+                    None => gpu.take_event(false)?,
+                };
+                Capture::begin(origin, fork).map(|c| capture = Some(c))
+            }),
         };
+        if let Err(e) = started {
+            return Err((e, LaneCache { lanes, upload, events }));
+        }
         let state = State { kept: lanes, kept_upload: upload, ..State::default() };
-        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace), state: Mutex::new(state) })
+        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture), state: Mutex::new(state) })
+    }
+
+    /// Draws a new lane into the recording, if this scope is recorded.
+    fn join_capture(&self, lane: &LaneInner) -> Result<()> {
+        match self.lanes.capture() {
+            Some(c) => c.join(&lane.stream),
+            None => Ok(()),
+        }
     }
 
     fn new_lane(&self, id: LaneId) -> Result<Owned<LaneInner>> {
@@ -726,7 +799,10 @@ impl ScopeShared {
     ///
     /// Returns only when every lane is joined or the context is lost (see [`join_stream`]);
     /// errors are chained, none dropped.
-    fn finish(&self) -> (Result<()>, LaneCache, Option<Trace>) {
+    fn finish(&self) -> (Result<()>, LaneCache, Ended) {
+        if let Some(capture) = self.lanes.capture() {
+            return self.finish_recording(capture);
+        }
         let shared = &self.lanes;
         let st = std::mem::take(&mut *lock(&self.state));
         let mut errors: Vec<Error> = Vec::new();
@@ -760,7 +836,7 @@ impl ScopeShared {
             // streams, events and memory (leaking is always sound); the caller gets the error.
             std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload));
             std::mem::forget(st.owned);
-            return (Error::chain(errors).map_or(Ok(()), Err), LaneCache::default(), None);
+            return (Error::chain(errors).map_or(Ok(()), Err), LaneCache::default(), Ended::Ran(None));
         }
         let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
             errors.push(e);
@@ -780,7 +856,65 @@ impl ScopeShared {
         let mut lanes = st.kept;
         lanes.extend(joined.into_iter().rev());
         let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events };
-        (Error::chain(errors).map_or(Ok(()), Err), kept, trace)
+        (Error::chain(errors).map_or(Ok(()), Err), kept, Ended::Ran(trace))
+    }
+
+    /// Ends a recording: every lane joins the origin (a join event each), the capture ends,
+    /// the graph is instantiated. Nothing ran, so no lane is synchronized; the scope's memory
+    /// goes to the graph, whose replays use it.
+    fn finish_recording(&self, capture: &Capture) -> (Result<()>, LaneCache, Ended) {
+        let shared = &self.lanes;
+        let gpu = &shared.gpu;
+        let st = std::mem::take(&mut *lock(&self.state));
+        let mut errors: Vec<Error> = Vec::new();
+        let mut lanes: Vec<Box<LaneInner>> = Vec::new();
+        let mut upload = None;
+        let mut events = shared.take_idle_events();
+        for lane in st.upload.into_iter().chain(st.lanes) {
+            // SAFETY: as in `finish`: the closure returned, so this is the only owner.
+            let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
+            let joined = gpu.take_event(false).and_then(|e| {
+                e.record(&inner.stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
+                capture.origin.wait(&e).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+                events.push(e);
+                Ok(())
+            });
+            if let Err(e) = joined {
+                errors.push(e);
+            }
+            if inner.id == LaneId::Upload {
+                upload = Some(inner);
+            } else {
+                lanes.push(inner);
+            }
+        }
+        // SAFETY: the origin began this capture in `Capture::begin`.
+        let ended = unsafe { capture.origin.end_capture() }.map_err(|error| Error::Stream { call: "cuStreamEndCapture", error });
+        let exec = ended.and_then(|g| g.instantiate().map_err(|error| Error::Device { call: "cuGraphInstantiate", error }));
+        // Nothing was enqueued to run on these streams (a capture only records), so they are
+        // idle: kept for the next scope, the upload lane and the unused kept lanes too.
+        let mut kept_lanes = st.kept;
+        kept_lanes.extend(lanes.into_iter().rev());
+        let kept = LaneCache { lanes: kept_lanes, upload: upload.or(st.kept_upload), events };
+        let memory = ScopeMemory(
+            st.owned
+                .into_iter()
+                // SAFETY: as in `finish`: leaked in `keep`, every `&'scope mut` lent out is gone.
+                .map(|o| unsafe { Box::from_raw(o.0.as_ptr()) })
+                .collect(),
+        );
+        let recorded = std::mem::take(&mut *capture.recorded());
+        match (exec, Error::chain(errors)) {
+            (Ok(exec), None) => {
+                (Ok(()), kept, Ended::Recorded(RecordedScope { exec, recorded, capture_id: capture.id, memory }))
+            }
+            (exec, later) => {
+                // No graph: nothing can replay the recording, so its memory is unused.
+                let mut errors: Vec<Error> = exec.err().into_iter().chain(later).collect();
+                errors.extend(memory.release());
+                (Err(Error::chain(errors).expect("an error")), kept, Ended::Ran(None))
+            }
+        }
     }
 }
 
