@@ -85,6 +85,7 @@ pub mod __host {
     pub use sluice_host::{Arg, KernelDecl, Mut, Ref};
 }
 pub mod io;
+pub mod misc;
 pub mod math;
 pub mod shared;
 pub mod slice;

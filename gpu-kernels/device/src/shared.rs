@@ -4,15 +4,21 @@
 //! Rust has no way to place a `static` in PTX's `.shared` state space
 //! (LLVM's `addrspace(3)`), so sluice declares shared memory in PTX itself:
 //!
-//! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])` emits a module-scope
-//!   `.shared .align A .b8 sluice_shared_NAME_HASH[N * size_of::<T>()];` through
-//!   `global_asm!`, where `HASH` is a hash of the invocation's module path, file,
-//!   line and column. The declaration is at module scope, not inside the
-//!   function, so a helper that declares an array and is inlined twice into a
-//!   kernel still refers to one array (a name declared twice in one PTX function
-//!   is an assembler error), and two declarations never share a name. ptxas
-//!   allocates such an array only in the kernels that use it, as it does for
-//!   `__shared__` variables of CUDA C++ device functions.
+//! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])`,
+//!   [`shared_array!`](crate::shared_array)`[T; N]` and
+//!   [`shared_static!`](crate::shared_static) emit
+//!   `.shared .align A .b8 sluice_shared_HASH[N * size_of::<T>()];` through an
+//!   `asm!` statement in the function that uses it, where `HASH` is a hash of the
+//!   invocation's module path, file, line, column and name. Because the size is an
+//!   `asm!` `const` operand, it may name function-local constants
+//!   (`const TILE2: usize = TILE * TILE;` inside the kernel). The declaration and
+//!   the `mov` of its address are one `pure` instruction group, so when a helper
+//!   holding an array is inlined twice into one kernel the optimiser merges the
+//!   two (identical) groups and the kernel has one array, as CUDA C++ has one per
+//!   `__shared__` variable. Should the optimiser ever duplicate one (it has no
+//!   reason to: the group has no inputs), ptxas stops with "Duplicate
+//!   definition of variable 'sluice_shared_...'": a loud error, never two
+//!   arrays. ptxas allocates an array only in the kernels that use it.
 //! * [`dynamic_shared`] reads the region sized at launch
 //!   (`extern __shared__` in CUDA C++), declared once by this crate as
 //!   `.extern .shared .align 16 .b8 sluice_dynamic_shared[]`.
@@ -175,6 +181,33 @@ impl<T, const N: usize> Clone for SharedArray<T, N> {
 }
 impl<T, const N: usize> Copy for SharedArray<T, N> {}
 
+/// A `static mut` in the block's shared memory, made by
+/// [`shared_static!`](crate::shared_static) (the expansion of `cuda_std`'s
+/// `#[address_space(shared)] static mut NAME: T = ...;`). A zero-sized handle:
+/// the variable itself is a `.shared` declaration named after `H`, a hash of
+/// the declaration site. On the device it dereferences to the per-block `T`
+/// ([`Deref`](core::ops::Deref)/[`DerefMut`](core::ops::DerefMut)), so
+/// `NAME[i].write(v)` and `NAME[i].assume_init()` read as they did with a real
+/// `static mut` array; on the host it exists (for code that declares one at
+/// module scope) but cannot be dereferenced.
+///
+/// `&raw mut NAME` / `addr_of_mut!(NAME)` give the address of this handle, not
+/// of the shared memory: use `NAME.as_mut_ptr()` (or index it).
+pub struct SharedStatic<T, const H: u64> {
+    // Only names `T`: no value of it lives here. `fn() -> T` keeps the handle
+    // `Send + Sync` whatever `T` is, which a `static` requires; every access to
+    // the memory goes through the `unsafe` read of the `static mut`.
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T, const H: u64> SharedStatic<T, H> {
+    /// The handle (used by `shared_static!`; creating one allocates nothing).
+    #[doc(hidden)]
+    pub const fn __new() -> Self {
+        SharedStatic { _t: PhantomData }
+    }
+}
+
 /// A runtime-sized view of shared memory (the dynamic region, or part of an
 /// array). Same rules as [`SharedArray`].
 pub struct SharedSlice<T> {
@@ -193,18 +226,20 @@ impl<T: Pod, const N: usize> SharedArray<T, N> {
     /// Number of elements.
     pub const LEN: usize = N;
 
-    /// Wraps the address of a `.shared` array of `N` elements of `T` declared
-    /// with [`__array_align`] alignment. Used by `shared_array!` only.
+    /// Declares this call site's `.shared` array (see the module docs) and
+    /// returns its handle. Used by `shared_array!` only: `H` is the call site's
+    /// hash, which names the PTX symbol.
     ///
     /// # Safety
     ///
-    /// * `addr` is the shared-window address of a `.shared` declaration of at
-    ///   least `N * size_of::<T>()` bytes;
-    /// * aligned to `__array_align::<T>()`.
+    /// `H` is unique to one `shared_array!` invocation (the macro hashes its
+    /// module, file, line, column and name), so that no other declaration of a
+    /// different size or type shares the symbol.
     #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    pub const unsafe fn __from_symbol(addr: u32) -> Self {
-        SharedArray { base: SharedPtr::from_addr(addr) }
+    pub unsafe fn __declare<const H: u64>() -> Self {
+        SharedArray { base: SharedPtr::from_addr(imp::declare::<[T; N], H>()) }
     }
 
     /// Number of elements, `N`.
@@ -409,13 +444,7 @@ mod imp {
         /// generic loads and stores.
         #[inline(always)]
         pub fn to_generic(self) -> *mut T {
-            let p: u64;
-            // SAFETY: an address conversion; no memory is accessed.
-            unsafe {
-                asm!("cvta.shared.u64 {p}, {a};", p = out(reg64) p, a = in(reg64) self.addr as u64,
-                     options(pure, nomem, nostack, preserves_flags))
-            };
-            p as *mut T
+            generic(self.addr)
         }
 
         /// Reads the `T` at this address.
@@ -562,59 +591,191 @@ mod imp {
         n
     }
 
+    /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` in the
+    /// calling function and returns its shared-window address (see the module
+    /// docs for why the declaration is function-scoped).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn declare<T, const H: u64>() -> u32 {
+        let addr: u32;
+        // SAFETY: declares a variable and reads its address; no memory is
+        // accessed. `pure`: two identical groups (same `H`, same size) may be
+        // merged, which is what keeps one array per call site per kernel.
+        unsafe {
+            asm!(
+                ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
+                "mov.u32 {a}, sluice_shared_{h};",
+                align = const super::__array_align::<T>(),
+                h = const H,
+                bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
+                a = out(reg32) addr,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        addr
+    }
+
+    /// The generic address (`cvta.shared.u64`) of shared-window address `addr`.
+    #[inline(always)]
+    pub(crate) fn generic<T>(addr: u32) -> *mut T {
+        let p: u64;
+        // SAFETY: an address conversion; no memory is accessed.
+        unsafe {
+            asm!("cvta.shared.u64 {p}, {a};", p = out(reg64) p, a = in(reg64) addr as u64,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        p as *mut T
+    }
+
+    impl<T, const H: u64> SharedStatic<T, H> {
+        /// The generic address of the shared variable (what `&raw mut` would give
+        /// for a `static mut` in `.shared`): a `*mut T` to **uninitialised**
+        /// per-block memory. Reading and writing through it is `unsafe` (see
+        /// [`shared_static!`](crate::shared_static)).
+        #[inline(always)]
+        pub fn as_mut_ptr(&self) -> *mut T {
+            generic(declare::<T, H>())
+        }
+
+        /// The shared-window address of the variable (`ld/st.shared` access,
+        /// [`SharedPtr::read`]/[`SharedPtr::write`]).
+        #[inline(always)]
+        pub fn as_shared_ptr(&self) -> SharedPtr<T> {
+            SharedPtr::from_addr(declare::<T, H>())
+        }
+    }
+
+    impl<T, const H: u64> core::ops::Deref for SharedStatic<T, H> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            // SAFETY: the address is this block's `.shared` variable, allocated for
+            // the whole launch and aligned for `T` (`__array_align`). Reaching a
+            // `SharedStatic` means reading a `static mut`, which is `unsafe`: the
+            // caller vouches that no other thread writes the variable while this
+            // reference lives (a barrier orders them) and that `T` is valid for the
+            // memory's contents (`MaybeUninit` elements until written, see
+            // `shared_static!`).
+            unsafe { &*generic::<T>(declare::<T, H>()) }
+        }
+    }
+
+    impl<T, const H: u64> core::ops::DerefMut for SharedStatic<T, H> {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: as in `deref`; `&mut self` came from `&mut` of a `static mut`
+            // (an `unsafe` access whose caller rules out other threads' accesses
+            // to the elements it touches until the next barrier).
+            unsafe { &mut *generic::<T>(declare::<T, H>()) }
+        }
+    }
+
+    /// A generic `*mut T` to the start of this launch's dynamic shared memory
+    /// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
+    /// launch asked for, see [`dynamic_shared_bytes`]). Accesses through it compile
+    /// to generic loads and stores; [`dynamic_shared`] gives checked `ld/st.shared`.
+    #[inline(always)]
+    pub fn dynamic_shared_ptr<T>() -> *mut T {
+        let addr: u32;
+        // SAFETY: reads the address of the region declared below; no memory is accessed.
+        unsafe {
+            asm!("mov.u32 {a}, sluice_dynamic_shared;", a = out(reg32) addr,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        generic(addr)
+    }
+
     // The one declaration of the dynamic region, at module scope.
     core::arch::global_asm!(".extern .shared .align 16 .b8 sluice_dynamic_shared[];");
 }
 
 #[cfg(target_arch = "nvptx64")]
-pub use imp::{dynamic_shared, dynamic_shared_bytes};
+pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr};
+#[cfg(target_arch = "nvptx64")]
+#[doc(hidden)]
+pub use imp::declare as __declare;
 
-/// Declares a statically sized array in the block's shared memory and
-/// returns a [`SharedArray`] handle to it (device only).
+/// Declares a statically sized array in the block's shared memory (device only).
 ///
-/// `shared_array!(NAME: [T; N])`: `NAME` is any identifier (it names the PTX
-/// symbol, together with a hash of the call site, so it need not be unique
-/// across the crate, only within one block of code); `T: bytemuck::Pod`;
-/// `N` a constant expression. Like a CUDA `__shared__` variable, one array
-/// exists per block per call site — calling the function holding it twice,
-/// or from two kernels, names the same per-block array.
+/// Two forms:
 ///
-/// `T` and `N` are resolved inside a hidden module nested in the caller's
-/// module (with `use super::*`): they may name items of the enclosing module,
-/// but not generic parameters or items local to the function.
+/// * `shared_array!(NAME: [T; N])` returns a [`SharedArray<T, N>`] handle with
+///   safe, bounds-checked `get`/`set`/atomics (`T: bytemuck::Pod`). `NAME` is any
+///   identifier (it is hashed into the PTX symbol with the call site, so it
+///   need not be unique across the crate).
+/// * `shared_array![T; N]` returns a `*mut T` to the first of `N` uninitialised
+///   `T`s (the form Rust-CUDA's `cuda_std` had): a generic pointer, so every
+///   access is `unsafe` and compiles to a generic load or store.
+///
+/// `N` is a constant expression; it may name constants local to the function
+/// (`const TILE2: usize = TILE * TILE;` just above), but not the function's
+/// generic parameters. Like a CUDA `__shared__` variable, one array exists per
+/// block per call site: calling the function holding it twice, or in a loop,
+/// names the same per-block array (and two kernels that use the same helper
+/// each get their own).
 ///
 /// ```ignore
 /// let tile = sluice_device::shared_array!(TILE: [[f32; 33]; 32]);
+/// const N: usize = 64;
+/// let raw: *mut u32 = sluice_device::shared_array![u32; N];
 /// ```
 #[macro_export]
-#[cfg_attr(target_arch = "nvptx64", allow_internal_unstable(asm_experimental_arch))]
 macro_rules! shared_array {
     ($name:ident : [$t:ty; $n:expr]) => {{
-        #[allow(non_snake_case, dead_code, unused_imports)]
-        mod $name {
-            use super::*;
-            pub const LEN: usize = $n;
-            pub const HASH: u64 =
-                $crate::shared::__symbol_hash(concat!(module_path!(), "|", file!(), "|", line!(), "|", column!()));
-            ::core::arch::global_asm!(
-                concat!(".shared .align {align} .b8 sluice_shared_", stringify!($name), "_{hash}[{bytes}];"),
-                align = const $crate::shared::__array_align::<$t>(),
-                hash = const HASH,
-                bytes = const ::core::mem::size_of::<$t>() * LEN,
-            );
-        }
-        let addr: u32;
-        // SAFETY: `mov.u32` of a symbol's shared-window address; no memory is accessed.
-        unsafe {
-            ::core::arch::asm!(
-                concat!("mov.u32 {a}, sluice_shared_", stringify!($name), "_{hash};"),
-                hash = const $name::HASH,
-                a = out(reg32) addr,
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        // SAFETY: `addr` is the address of the declaration just above, of
-        // `LEN * size_of::<T>()` bytes aligned to `__array_align::<T>()`.
-        unsafe { $crate::shared::SharedArray::<$t, { $name::LEN }>::__from_symbol(addr) }
+        const __SLUICE_SHARED_HASH: u64 = $crate::shared::__symbol_hash(concat!(
+            module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+        ));
+        // SAFETY: the hash is this invocation's own (module, file, line, column, name).
+        unsafe { $crate::shared::SharedArray::<$t, { $n }>::__declare::<__SLUICE_SHARED_HASH>() }
     }};
+    ($t:ty; $n:expr) => {{
+        const __SLUICE_SHARED_HASH: u64 = $crate::shared::__symbol_hash(concat!(
+            module_path!(), "|", file!(), "|", line!(), "|", column!(), "|[]"
+        ));
+        $crate::shared::SharedStatic::<[$t; $n], __SLUICE_SHARED_HASH>::__new().as_mut_ptr() as *mut $t
+    }};
+}
+
+/// A `static mut` in the block's shared memory: what Rust-CUDA writes as
+/// `#[address_space(shared)] static mut NAME: T = INIT;` (device only).
+///
+/// ```ignore
+/// use core::mem::MaybeUninit;
+/// sluice_device::shared_static! {
+///     static mut TILE: [MaybeUninit<f32>; TILE2] = [MaybeUninit::uninit(); TILE2];
+/// }
+/// // SAFETY: each thread writes its own element; the barrier below orders the
+/// // writes before the other threads' reads.
+/// unsafe { TILE[t].write(x) };
+/// sync::sync_threads();
+/// let y = unsafe { TILE[(t + 1) % TILE2].assume_init() };
+/// ```
+///
+/// `NAME` becomes a [`SharedStatic<T, HASH>`](shared::SharedStatic): a zero-sized
+/// `static mut` handle that dereferences to the per-block variable. `INIT` is
+/// discarded (shared memory starts uninitialised, as in CUDA: `T` should hold
+/// `MaybeUninit` values, written before they are read). The type may name
+/// constants local to the function. Everything a `static mut` requires stays:
+/// each access is `unsafe`, and the caller rules out concurrent conflicting
+/// accesses (barriers between the phases that write and read). One variable
+/// exists per block per declaration (per kernel that uses it).
+#[macro_export]
+macro_rules! shared_static {
+    ($(#[$meta:meta])* $vis:vis static mut $name:ident : $t:ty = $init:expr ;) => {
+        $(#[$meta])*
+        #[allow(non_upper_case_globals)]
+        $vis static mut $name: $crate::shared::SharedStatic<
+            $t,
+            {
+                $crate::shared::__symbol_hash(concat!(
+                    module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+                ))
+            },
+        > = {
+            // The initializer of a shared variable is discarded (as nvcc and
+            // Rust-CUDA discard it); it is still type-checked.
+            let _ = || -> $t { $init };
+            $crate::shared::SharedStatic::__new()
+        };
+    };
 }
