@@ -86,6 +86,7 @@ pub mod __host {
 }
 pub mod io;
 pub mod misc;
+pub mod selftest;
 pub mod math;
 pub mod shared;
 pub mod slice;

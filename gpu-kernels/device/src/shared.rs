@@ -670,6 +670,16 @@ mod imp {
         }
     }
 
+    /// Bytes of shared memory per block of this launch, static and dynamic
+    /// (`%total_smem_size`, rounded up to the allocation unit).
+    #[inline(always)]
+    pub fn total_shared_bytes() -> u32 {
+        let n: u32;
+        // SAFETY: reads a special register.
+        unsafe { asm!("mov.u32 {n}, %total_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags)) };
+        n
+    }
+
     /// A generic `*mut T` to the start of this launch's dynamic shared memory
     /// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
     /// launch asked for, see [`dynamic_shared_bytes`]). Accesses through it compile
@@ -690,7 +700,7 @@ mod imp {
 }
 
 #[cfg(target_arch = "nvptx64")]
-pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr};
+pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub use imp::declare as __declare;

@@ -569,6 +569,25 @@ mod imp {
         }
     }
 
+    /// [`match_all`] for 64-bit values.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn match_all_u64(mask: u32, value: u64) -> Option<u32> {
+        let (r, p): (u32, u32);
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe {
+            asm!("{{ .reg .pred q; match.all.sync.b64 {r}|q, {v}, {m}; selp.u32 {p}, 1, 0, q; }}",
+                 r = out(reg32) r, p = out(reg32) p, v = in(reg64) value, m = in(reg32) mask, options(nomem, nostack))
+        };
+        if p != 0 {
+            Some(r)
+        } else {
+            None
+        }
+    }
+
     macro_rules! redux {
         ($($(#[$doc:meta])* $name:ident, $t:ty, $op:literal;)*) => {$(
             $(#[$doc])*
