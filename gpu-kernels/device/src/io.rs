@@ -370,9 +370,9 @@ mod imp {
     // The default handler: trap, and read nothing from `PanicInfo`. Because the
     // argument is unused, the optimiser drops every panic site's message and
     // location, and `core::fmt` never reaches the PTX (see the module docs).
+    // Inlinable, so that core's `panic_fmt` becomes a leaf (`trap`) with no frame.
     #[cfg(not(sluice_panic_messages))]
     #[panic_handler]
-    #[inline(never)]
     #[cold]
     fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
         // SAFETY: `trap` has no preconditions; it aborts this kernel launch.

@@ -67,7 +67,7 @@
 #![cfg_attr(not(target_arch = "nvptx64"), allow(rustdoc::broken_intra_doc_links))]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics, allow_internal_unstable)
+    feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics)
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 

@@ -6,19 +6,23 @@
 //!
 //! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])`,
 //!   [`shared_array!`](crate::shared_array)`[T; N]` and
-//!   [`shared_static!`](crate::shared_static) emit
-//!   `.shared .align A .b8 sluice_shared_HASH[N * size_of::<T>()];` through an
-//!   `asm!` statement in the function that uses it, where `HASH` is a hash of the
-//!   invocation's module path, file, line, column and name. Because the size is an
-//!   `asm!` `const` operand, it may name function-local constants
-//!   (`const TILE2: usize = TILE * TILE;` inside the kernel). The declaration and
-//!   the `mov` of its address are one `pure` instruction group, so when a helper
-//!   holding an array is inlined twice into one kernel the optimiser merges the
-//!   two (identical) groups and the kernel has one array, as CUDA C++ has one per
-//!   `__shared__` variable. Should the optimiser ever duplicate one (it has no
-//!   reason to: the group has no inputs), ptxas stops with "Duplicate
-//!   definition of variable 'sluice_shared_...'": a loud error, never two
-//!   arrays. ptxas allocates an array only in the kernels that use it.
+//!   [`shared_static!`](crate::shared_static) declare
+//!   `.shared .align A .b8 sluice_shared_HASH[N * size_of::<T>()];` in a small
+//!   function of their own (`declare::<[T; N], HASH>`, never inlined), which
+//!   returns its address; `HASH` hashes the invocation's module path, file,
+//!   line, column and name. Because the size is an `asm!` `const` operand of a
+//!   generic function, it may name function-local constants
+//!   (`const TILE2: usize = TILE * TILE;` inside the kernel), which a
+//!   module-scope `global_asm!` cannot see. Because the declaration is in its
+//!   own PTX function, it is declared exactly once however many places use the
+//!   variable (two uses in sibling branches of one kernel would otherwise
+//!   declare the name twice: a ptxas error). ptxas allocates such a variable in
+//!   each kernel that calls the function, once per block, as it does for
+//!   `__shared__` variables of CUDA C++ device functions. The cost is one call
+//!   (`call.uni`, a few instructions) where a handle is made: once per kernel
+//!   for a `shared_array!` handle; for a `shared_static!`, at each access site
+//!   the optimiser cannot merge with a dominating one (the function is `pure`,
+//!   so repeated uses in one block or loop share a call).
 //! * [`dynamic_shared`] reads the region sized at launch
 //!   (`extern __shared__` in CUDA C++), declared once by this crate as
 //!   `.extern .shared .align 16 .b8 sluice_dynamic_shared[]`.
@@ -591,16 +595,16 @@ mod imp {
         n
     }
 
-    /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` in the
-    /// calling function and returns its shared-window address (see the module
-    /// docs for why the declaration is function-scoped).
+    /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` and
+    /// returns its shared-window address (see the module docs for why the
+    /// declaration is function-scoped, and why this function is never inlined:
+    /// a PTX function must hold exactly one declaration of the name).
     #[doc(hidden)]
-    #[inline(always)]
+    #[inline(never)]
     pub fn declare<T, const H: u64>() -> u32 {
         let addr: u32;
         // SAFETY: declares a variable and reads its address; no memory is
-        // accessed. `pure`: two identical groups (same `H`, same size) may be
-        // merged, which is what keeps one array per call site per kernel.
+        // accessed. `pure`: calls of this function may be merged or hoisted.
         unsafe {
             asm!(
                 ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
