@@ -141,7 +141,7 @@ pub fn euclid_x(t: usize) -> f32 {
 
 /// The divisor of the `div_euclid`/`rem_euclid` rows.
 pub fn euclid_y(t: usize) -> f32 {
-    if t % 2 == 0 {
+    if t & 1 == 0 {
         2.5
     } else {
         -2.5

@@ -793,3 +793,34 @@ macro_rules! shared_static {
         };
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use core::mem::MaybeUninit;
+
+    const N: usize = 8;
+    crate::shared_static! {
+        /// A module-scope shared variable must build on the host too (kernel
+        /// crates compile for the host for their shared types).
+        static mut HOST_VISIBLE: [MaybeUninit<u32>; N] = [MaybeUninit::uninit(); N];
+    }
+
+    #[test]
+    fn shared_statics_are_zero_sized_and_hash_their_site() {
+        #[allow(static_mut_refs)]
+        // SAFETY: only the handle's size is read; no shared memory is touched.
+        let size = core::mem::size_of_val(unsafe { &HOST_VISIBLE });
+        assert_eq!(size, 0);
+        let a = super::__symbol_hash("m|f.rs|1|1|A");
+        assert_ne!(a, super::__symbol_hash("m|f.rs|1|1|B"));
+        assert_ne!(a, super::__symbol_hash("m|f.rs|2|1|A"));
+    }
+
+    #[test]
+    fn arrays_are_at_least_16_aligned() {
+        assert_eq!(super::__array_align::<[u8; 3]>(), 16);
+        assert_eq!(super::__array_align::<[f64; 2]>(), 16);
+        assert_eq!(super::element_align::<[f32; 3]>(), 4);
+        assert_eq!(super::element_align::<u64>(), 8);
+    }
+}

@@ -322,3 +322,18 @@ mod imp {
 
 #[cfg(target_arch = "nvptx64")]
 pub use imp::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thirty_two_bit_indices_wrap_as_cuda_cs_unsigned() {
+        assert_eq!(global_coord_u32(3, 256, 17), 785);
+        assert_eq!(global_coord_u32(u32::MAX / 1024 + 1, 1024, 5), 5);
+        let d: (u32, u32) = Dim2::new(4, 5).into();
+        assert_eq!(d, (4, 5));
+        assert_eq!(Dim2::new(70_000, 70_000).area(), 4_900_000_000);
+        assert_eq!(<[u32; 3]>::from(Dim3::new(1, 2, 3)), [1, 2, 3]);
+    }
+}
