@@ -51,12 +51,17 @@ mod imp {
     /// Formats `args` and prints them with `vprintf` (internal; use `print!`).
     #[doc(hidden)]
     #[inline(never)]
-    pub fn __print(args: fmt::Arguments<'_>) {
+    pub fn __print(args: fmt::Arguments<'_>, newline: bool) {
         let mut buf = Buf { bytes: [0; PRINT_BUFFER], len: 0, cut: false };
         let _ = buf.write_fmt(args);
         if buf.cut {
             buf.bytes[buf.len..buf.len + 3].copy_from_slice(b"...");
             buf.len += 3;
+        }
+        if newline {
+            // `write_str` keeps 4 bytes free, "..." took at most 3.
+            buf.bytes[buf.len] = b'\n';
+            buf.len += 1;
         }
         buf.bytes[buf.len] = 0;
         #[repr(C)]
@@ -73,18 +78,23 @@ mod imp {
 #[doc(hidden)]
 pub use imp::__print;
 
-/// Prints `args` with std's `print!` (the host side of [`print!`](crate::print)).
+/// Prints `args` (and a newline) with std's `print!` (the host side of [`print!`](crate::print)).
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc(hidden)]
-pub fn __print(args: core::fmt::Arguments<'_>) {
-    crate::__std::print!("{args}");
+pub fn __print(args: core::fmt::Arguments<'_>, newline: bool) {
+    if newline {
+        crate::__std::println!("{args}");
+    } else {
+        crate::__std::print!("{args}");
+    }
 }
 
-/// `print!` for kernels: Rust formatting, printed through `vprintf` (see [`io`](crate::io)).
+/// `print!` for kernels: Rust formatting (inline `{x}` arguments too), printed
+/// through `vprintf` (see [`io`](crate::io)).
 #[macro_export]
 macro_rules! print {
     ($($arg:tt)*) => {
-        $crate::io::__print(::core::format_args!($($arg)*))
+        $crate::io::__print(::core::format_args!($($arg)*), false)
     };
 }
 
@@ -93,9 +103,9 @@ macro_rules! print {
 #[macro_export]
 macro_rules! println {
     () => {
-        $crate::io::__print(::core::format_args!("\n"))
+        $crate::io::__print(::core::format_args!(""), true)
     };
-    ($fmt:literal $($arg:tt)*) => {
-        $crate::io::__print(::core::format_args!(concat!($fmt, "\n") $($arg)*))
+    ($($arg:tt)*) => {
+        $crate::io::__print(::core::format_args!($($arg)*), true)
     };
 }

@@ -107,3 +107,36 @@ pub mod prelude {
     pub use crate::{print, println};
     pub use core::{assert_eq, assert_ne};
 }
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use crate::atomic::{AtomicF32, BlockAtomicF64, Ordering::*};
+    use crate::GpuFloat;
+
+    #[test]
+    fn cuda_std_names_resolve_on_the_host() {
+        // Rust-CUDA's float atomics, under their cuda_std paths, emulated on the host.
+        let a = AtomicF32::new(2.0);
+        assert_eq!(a.fetch_sub(0.5, SeqCst), 2.0);
+        assert_eq!(a.load(Relaxed), 1.5);
+        // SAFETY: one host thread: every access is from "the same block".
+        let b = unsafe {
+            let b = BlockAtomicF64::new(1.0);
+            b.fetch_add(1.0, Relaxed);
+            b.load(Relaxed)
+        };
+        assert_eq!(b, 2.0);
+        assert_eq!(GpuFloat::signum(-0.0f64), -1.0);
+        let x = 3;
+        crate::println!("host println: x = {x}");
+        crate::print!("{}", "");
+        crate::println!();
+    }
+
+    #[test]
+    fn glam_is_cuda_stds() {
+        // `cuda` feature: Vec2 is 8-aligned, as CUDA's float2.
+        assert_eq!(core::mem::align_of::<crate::glam::Vec2>(), 8);
+        assert_eq!(crate::glam::UVec3::new(1, 2, 3).element_product(), 6);
+    }
+}

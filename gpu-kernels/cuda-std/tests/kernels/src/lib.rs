@@ -3,6 +3,13 @@
 //! Rust-CUDA code would be: raw-pointer parameters, `unsafe` bodies. The
 //! `#[kernel]` and `#[address_space(shared)]` attributes are not in
 //! `sluice-macros` yet, so the entries are spelled as their expansions will be.
+//!
+//! SAFETY (every `unsafe` block below): these kernels are compiled and
+//! assembled, never launched, except `selftest`, whose contract is
+//! `sluice_device::selftest::run`'s. Each block keeps the shape of the
+//! Rust-CUDA original it ports (pointers valid for the launch's index range,
+//! warps converged at every `.sync` call, block-scope atomics touched by one
+//! block only), which is what a launch of them would have to guarantee.
 
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
 #![allow(clippy::missing_safety_doc)]
@@ -172,6 +179,8 @@ mod device {
 
         if thread::first() {
             println!("compat_api: x = {}, clock = {}", x, misc::clock());
+            let n = thread::index();
+            println!("inline argument: {n}");
             print!("no newline {}", 3u8);
             println!();
         }
