@@ -200,6 +200,7 @@ mod native {
         use sluice_device::math::DeviceFloat;
         let i = t::index_1d_u32() as usize;
         let put = |k: usize, v: u32| unsafe { *out.add(i * 16 + k) = v };
+        let _ = MemoryScope::Device;
         let d2 = t::index_2d_u32();
         let d3 = t::index_3d_u32();
         put(0, d2.x + d2.y + d3.z + misc::clock() + misc::global_timer_ns() as u32 + misc::sm_id()
@@ -217,6 +218,29 @@ mod native {
         put(2, (m + e as f32 + x.ilogb() as f32 + x.erfcx() + x.normcdf() + x.normcdfinv() + x.j0() + x.yn(4)
             + x.rcbrt() + x.saturate() + x.scalbn(2) + s + c + x.fract() + x.div_euclid(2.0) + x.rem_euclid(2.0)
             + x.log(3.0) + x.signum()).to_bits());
+        let y = x as f64;
+        let (m, e) = y.frexp();
+        let (s, c) = y.sin_cos_pi();
+        let z = m + e as f64 + y.ilogb() as f64 + y.scalbn(3) + y.j0() + y.j1() + y.jn(2) + y.y0() + y.y1() + y.yn(2)
+            + y.erfcx() + y.normcdf() + y.normcdfinv() + y.rcbrt() + y.saturate() + s + c + y.fract()
+            + y.div_euclid(-2.0) + y.rem_euclid(-2.0) + y.log(10.0) + y.signum();
+        put(4, z as u32);
+        crate::__touch(&z);
+        cuda_std::__sluice::shared_static! {
+            static mut FLAG: u32 = 0;
+        }
+        #[allow(static_mut_refs)]
+        // SAFETY: one thread writes the word through `ld/st.shared`; read after the barrier.
+        let flag = unsafe { FLAG.as_shared_ptr() };
+        if i == 0 {
+            // SAFETY: the shared word exists for the launch and is aligned for u32.
+            unsafe { flag.write(7) };
+        }
+        sluice_device::sync::sync_threads();
+        // SAFETY: as above; the barrier orders thread 0's write before this read.
+        if unsafe { flag.read() } != 7 {
+            misc::trap();
+        }
         unsafe {
             let (a, p) = w::shfl_idx_width(w::FULL_MASK, i as u64, 3, 16);
             let (b, q) = w::shfl_up_width(w::FULL_MASK, i as i8, 1, 32);
@@ -229,4 +253,10 @@ mod native {
     pub unsafe extern "ptx-kernel" fn selftest(out: *mut u32, len: usize) {
         unsafe { sluice_device::selftest::run(out, len) }
     }
+}
+
+/// Keeps a value observable (no-op on the host).
+#[inline(always)]
+pub fn __touch<T>(v: &T) {
+    core::hint::black_box(v);
 }
