@@ -197,14 +197,14 @@ impl<T, const N: usize> Copy for SharedArray<T, N> {}
 ///
 /// `&raw mut NAME` / `addr_of_mut!(NAME)` give the address of this handle, not
 /// of the shared memory: use `NAME.as_mut_ptr()` (or index it).
-pub struct SharedStatic<T, const H: u64> {
+pub struct SharedStatic<T, const H: u64, const IN_KERNEL: bool = false> {
     // Only names `T`: no value of it lives here. `fn() -> T` keeps the handle
     // `Send + Sync` whatever `T` is, which a `static` requires; every access to
     // the memory goes through the `unsafe` read of the `static mut`.
     _t: PhantomData<fn() -> T>,
 }
 
-impl<T, const H: u64> SharedStatic<T, H> {
+impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
     /// The handle (used by `shared_static!`; creating one allocates nothing).
     #[doc(hidden)]
     pub const fn __new() -> Self {
@@ -631,25 +631,76 @@ mod imp {
         p as *mut T
     }
 
-    impl<T, const H: u64> SharedStatic<T, H> {
+    /// The shared-window address of `sluice_shared_H`, declared elsewhere in the
+    /// calling PTX function (by [`declare_in_kernel`]): one `mov`, no call.
+    #[inline(always)]
+    fn symbol<const H: u64>() -> u32 {
+        let addr: u32;
+        // SAFETY: reads a symbol's address; no memory is accessed. The symbol is
+        // declared by the kernel's prologue (`declare_in_kernel`), else ptxas
+        // stops with an undefined-symbol error.
+        unsafe {
+            asm!("mov.u32 {a}, sluice_shared_{h};", h = const H, a = out(reg32) addr,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        addr
+    }
+
+    /// Declares the `.shared` variable of an in-kernel [`SharedStatic`] (one made
+    /// by `shared_static!(@kernel ...)`) in the calling function. The kernel
+    /// attribute calls it once, as the entry's first statement, for every such
+    /// static in the kernel's body; the static's accesses then cost one `mov`
+    /// each instead of a call.
+    ///
+    /// # Safety
+    ///
+    /// Called exactly once per static, in the body of the kernel entry that
+    /// declares the static, before any use (a second call is a ptxas
+    /// "duplicate definition" error; a missing one an undefined symbol).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn declare_in_kernel<T, const H: u64>(_static: *const SharedStatic<T, H, true>) {
+        // SAFETY: a declaration; no memory is accessed. Not `pure`: it has no
+        // output and must stay.
+        unsafe {
+            asm!(
+                ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
+                align = const super::__array_align::<T>(),
+                h = const H,
+                bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+    }
+
+    impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
+        #[inline(always)]
+        fn addr(&self) -> u32 {
+            if IN_KERNEL {
+                symbol::<H>()
+            } else {
+                declare::<T, H>()
+            }
+        }
+
         /// The generic address of the shared variable (what `&raw mut` would give
         /// for a `static mut` in `.shared`): a `*mut T` to **uninitialised**
         /// per-block memory. Reading and writing through it is `unsafe` (see
         /// [`shared_static!`](crate::shared_static)).
         #[inline(always)]
         pub fn as_mut_ptr(&self) -> *mut T {
-            generic(declare::<T, H>())
+            generic(self.addr())
         }
 
         /// The shared-window address of the variable (`ld/st.shared` access,
         /// [`SharedPtr::read`]/[`SharedPtr::write`]).
         #[inline(always)]
         pub fn as_shared_ptr(&self) -> SharedPtr<T> {
-            SharedPtr::from_addr(declare::<T, H>())
+            SharedPtr::from_addr(self.addr())
         }
     }
 
-    impl<T, const H: u64> core::ops::Deref for SharedStatic<T, H> {
+    impl<T, const H: u64, const IN_KERNEL: bool> core::ops::Deref for SharedStatic<T, H, IN_KERNEL> {
         type Target = T;
         #[inline(always)]
         fn deref(&self) -> &T {
@@ -660,17 +711,17 @@ mod imp {
             // reference lives (a barrier orders them) and that `T` is valid for the
             // memory's contents (`MaybeUninit` elements until written, see
             // `shared_static!`).
-            unsafe { &*generic::<T>(declare::<T, H>()) }
+            unsafe { &*generic::<T>(self.addr()) }
         }
     }
 
-    impl<T, const H: u64> core::ops::DerefMut for SharedStatic<T, H> {
+    impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStatic<T, H, IN_KERNEL> {
         #[inline(always)]
         fn deref_mut(&mut self) -> &mut T {
             // SAFETY: as in `deref`; `&mut self` came from `&mut` of a `static mut`
             // (an `unsafe` access whose caller rules out other threads' accesses
             // to the elements it touches until the next barrier).
-            unsafe { &mut *generic::<T>(declare::<T, H>()) }
+            unsafe { &mut *generic::<T>(self.addr()) }
         }
     }
 
@@ -707,7 +758,7 @@ mod imp {
 pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
-pub use imp::declare as __declare;
+pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
 
 /// Declares a statically sized array in the block's shared memory (device only).
 ///
@@ -773,8 +824,34 @@ macro_rules! shared_array {
 /// each access is `unsafe`, and the caller rules out concurrent conflicting
 /// accesses (barriers between the phases that write and read). One variable
 /// exists per block per declaration (per kernel that uses it).
+///
+/// **Cost, and the in-kernel form.** The plain form declares the variable in a
+/// small never-inlined function (see the [module docs](shared)): an access
+/// costs a call where the optimiser cannot reuse a dominating one (two
+/// branches that each touch the variable make two calls). A kernel attribute
+/// can remove that cost for statics declared in the kernel's own body:
+/// `shared_static! { @kernel static mut NAME: T = INIT; }` makes accesses a
+/// single `mov` of the symbol, and the attribute declares the variable once, as
+/// the entry's first statement, with
+/// `unsafe { sluice_device::shared::__declare_in_kernel(&raw const NAME) }`.
 #[macro_export]
 macro_rules! shared_static {
+    (@kernel $(#[$meta:meta])* $vis:vis static mut $name:ident : $t:ty = $init:expr ;) => {
+        $(#[$meta])*
+        #[allow(non_upper_case_globals)]
+        $vis static mut $name: $crate::shared::SharedStatic<
+            $t,
+            {
+                $crate::shared::__symbol_hash(concat!(
+                    module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+                ))
+            },
+            true,
+        > = {
+            let _ = || -> $t { $init };
+            $crate::shared::SharedStatic::__new()
+        };
+    };
     ($(#[$meta:meta])* $vis:vis static mut $name:ident : $t:ty = $init:expr ;) => {
         $(#[$meta])*
         #[allow(non_upper_case_globals)]

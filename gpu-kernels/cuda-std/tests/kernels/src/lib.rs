@@ -53,12 +53,17 @@ mod device {
         m: usize, n: usize, k: usize, alpha: f32, beta: f32,
     ) {
         let (mat_a, mat_b) = unsafe { (core::slice::from_raw_parts(mat_a, a_len), core::slice::from_raw_parts(mat_b, b_len)) };
+        // The prologue `#[kernel]` emits for the body's shared statics.
+        unsafe {
+            cuda_std::__sluice::shared::__declare_in_kernel(&raw const TILE_A);
+            cuda_std::__sluice::shared::__declare_in_kernel(&raw const TILE_B);
+        }
         const TILE_SIZE_2D: usize = TILE_SIZE * TILE_SIZE;
         cuda_std::__sluice::shared_static! {
-            static mut TILE_A: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
+            @kernel static mut TILE_A: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
         }
         cuda_std::__sluice::shared_static! {
-            static mut TILE_B: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
+            @kernel static mut TILE_B: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
         }
         let tx = thread::thread_idx_x() as usize;
         let ty = thread::thread_idx_y() as usize;
