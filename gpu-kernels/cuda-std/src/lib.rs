@@ -41,7 +41,7 @@
 //! | `ptr::{AddressSpace, is_in_address_space, convert_*}` | [`ptr`] | |
 //! | `glam`, `UVec2`, `UVec3` | [`glam`] (0.30, `libm` + `cuda` features) | `thread::Dim2`, `thread::Dim3` |
 //!
-//! Not provided (see the crate README of the porting guide): the device heap
+//! Not provided (`README.md` beside this crate lists every difference): the device heap
 //! (`mem::GLOBAL_ALLOCATOR`, `alloc::Vec`/`Box`/`format!` on the device), `half`
 //! (`f16`/`bf16` shuffles), `vek`, `cuda_std::rt`, `#[externally_visible]`,
 //! `#[gpu_only]`, and the full `intrinsics` list (integer, rounding-mode and
