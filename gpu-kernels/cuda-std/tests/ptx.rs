@@ -35,9 +35,8 @@ fn kernel_crate(name: &str, lib_rs: &str) -> PathBuf {
     );
     write_if_changed(&dir.join("Cargo.toml"), &manifest);
     write_if_changed(&dir.join("src/lib.rs"), lib_rs);
-    if !dir.join("Cargo.lock").exists() {
-        std::fs::copy(ws.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    }
+    // The workspace's versions, fresh each run (cargo then adds this crate's own entry).
+    std::fs::copy(ws.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     dir
 }
 
