@@ -132,6 +132,10 @@ pub mod kernels {
         /// staged through shared memory 256 at a time. Block size up to 1024 (256
         /// recommended), grid `ceil(rows / block)`.
         potential_tiled;
+        /// `potential_tiled_rsqrt(out, targets, sources, eps2)`: as [`const@potential_tiled`] with
+        /// `q * rsqrt(r2)` and the inner loop unrolled 8 times, the form of CUDA C++'s
+        /// `rsqrtf` kernel (`benches/cuda/kernels.cuh`). Relative error ≤ 1e-5.
+        potential_tiled_rsqrt;
         /// `sum_reduce(out, x)`: `out[0] += Σ x` (warp shuffles, one atomic add per block).
         /// `out[0]` must be zeroed first. Block a multiple of 32 (256 recommended), grid
         /// `min(ceil(n / 1024), 8 × SMs)`.

@@ -168,6 +168,68 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
     }
 }
 
+/// The interaction the way a CUDA programmer writes it for speed:
+/// `q * rsqrtf(r2)` (`rsqrt.approx.f32`, ≤ 2 ulp; see `sluice_device::math` for the
+/// error bounds of the approximate functions), with the same contraction as nvcc makes of
+/// `dx*dx + dy*dy + dz*dz + eps2`.
+#[inline(always)]
+#[cfg(target_arch = "nvptx64")]
+fn interaction_rsqrt(t: &Particle, s: &Particle, eps2: f32) -> f32 {
+    let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
+    let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + eps2;
+    s.q * r2.rsqrt()
+}
+
+/// [`potential_tiled`] with `rsqrt` instead of `sqrt` and a division: the form of the seed
+/// workload's kernel in CUDA C++ (`rsqrtf`, tiled through shared memory, inner loop
+/// unrolled 8 times — `#pragma unroll 8`), which `benches/cuda/kernels.cuh` has as
+/// `potential_tiled_rsqrt`. Relative error against the f64 reference ≤ 1e-5 (the
+/// approximation, summed).
+///
+/// Launch: 1-D, one thread per row; block up to 1024 (256 recommended), grid
+/// `ceil(rows / block)`.
+#[kernel]
+pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32) {
+    let tile = shared_array!(SOURCES: [Particle; POTENTIAL_TILE]);
+    let mut out = out.prefix(targets.len());
+    let i = thread::index_1d() as usize;
+    // Threads past the last row stay for the barriers and only skip their store.
+    let t = targets.get(i).copied().unwrap_or(Particle { x: 0.0, y: 0.0, z: 0.0, q: 0.0 });
+    let (tid, step) = (thread::thread_idx_x() as usize, thread::block_dim_x() as usize);
+    let mut acc = 0.0f32;
+    let mut base = 0usize;
+    while base < sources.len() {
+        let m = if sources.len() - base < POTENTIAL_TILE { sources.len() - base } else { POTENTIAL_TILE };
+        sync::sync_threads();
+        let mut j = tid;
+        while j < m {
+            // SAFETY: j < m <= POTENTIAL_TILE (tile), base + j < sources.len().
+            unsafe { tile.set_unchecked(j, *sources.get_unchecked(base + j)) };
+            j += step;
+        }
+        sync::sync_threads();
+        let mut k = 0;
+        while k + 8 <= m {
+            for u in 0..8 {
+                // SAFETY: k + u < m <= POTENTIAL_TILE, written before the barrier above.
+                let s = unsafe { tile.get_unchecked(k + u) };
+                acc += interaction_rsqrt(&t, &s, eps2);
+            }
+            k += 8;
+        }
+        while k < m {
+            // SAFETY: k < m <= POTENTIAL_TILE, written before the barrier above.
+            let s = unsafe { tile.get_unchecked(k) };
+            acc += interaction_rsqrt(&t, &s, eps2);
+            k += 1;
+        }
+        base += POTENTIAL_TILE;
+    }
+    if let Some(o) = out.for_thread_1d() {
+        *o = acc;
+    }
+}
+
 /// `out[0] += Σ x` in one launch. Each thread sums a grid-stride share of `x`
 /// (four independent loads per iteration), each warp reduces with shuffles,
 /// warp 0 reduces the warps' sums from shared memory, and thread 0 adds the

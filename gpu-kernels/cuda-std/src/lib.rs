@@ -18,8 +18,8 @@
 //!
 //! | `cuda_std` | here | sluice-device |
 //! | --- | --- | --- |
-//! | `#[kernel] pub unsafe fn k(a: &[f32], c: *mut f32)` | [`kernel`] (TODO(lead): `sluice_macros::cuda_std_kernel`) | `#[kernel]` with `&[T]`/`DeviceSliceMut<T>` |
-//! | `#[address_space(shared)] static mut S: [MaybeUninit<T>; N]` | [`address_space`] (TODO(lead)), expands to [`sluice_device::shared_static!`] | `shared_array!(S: [T; N])` (safe handle) |
+//! | `#[kernel] pub unsafe fn k(a: &[f32], c: *mut f32)` | [`kernel`] | `#[kernel]` with `&[T]`/`DeviceSliceMut<T>` |
+//! | `#[address_space(shared)] static mut S: [MaybeUninit<T>; N]` | [`address_space`], expands to [`sluice_device::shared_static!`] | `shared_array!(S: [T; N])` (safe handle) |
 //! | `shared_array![T; N]` (removed from cuda_std, still in its users' code) | [`shared_array!`] | the same macro |
 //! | `shared::dynamic_shared_mem::<T>()` | [`shared::dynamic_shared_mem`] | `shared::dynamic_shared_ptr`, `shared::dynamic_shared` |
 //! | `thread::{thread_idx_x, …, grid_dim_z}` | [`thread`] | `thread` (same names) |
@@ -82,12 +82,13 @@ pub use glam;
 /// and sluice's checked form; see [`sluice_device::shared_array!`].
 pub use sluice_device::shared_array;
 
-// TODO(lead): once `sluice-macros` has them, replace this comment with
-// `pub use sluice_macros::{cuda_std_kernel as kernel, address_space};`
-// (the expansions they need are in the porting notes of the compat branch:
-// `#[kernel]` → an `extern "ptx-kernel"` entry with `&[T]` as (ptr, len) and an
-// unsafe host handle; `#[address_space(shared)] static mut` →
-// `::cuda_std::__sluice::shared_static! { … }`).
+/// `#[kernel]`: cuda_std's kernel attribute. An `unsafe fn` becomes a PTX entry (`&[T]` as
+/// pointer + length, raw pointers, `&T` and `Copy` structs by value) and, on the host, an
+/// unchecked kernel handle, launched only through `unsafe { st.launch_unchecked(..) }`.
+/// `#[address_space(shared)] static mut`s in its body become shared memory.
+pub use sluice_macros::cuda_std_kernel as kernel;
+/// `#[address_space(shared)]` (and `global`, `constant`) on a `static mut`.
+pub use sluice_macros::address_space;
 
 /// What the `kernel` and `address_space` macros' expansions name (sluice's
 /// device std). Not an API.
@@ -104,6 +105,7 @@ pub extern crate std as __std;
 /// `String`, `format!`, which need a device heap: not provided).
 pub mod prelude {
     pub use crate::thread;
+    pub use crate::{address_space, kernel};
     pub use crate::{print, println};
     pub use core::{assert_eq, assert_ne};
 }

@@ -89,11 +89,77 @@ pub fn cuda_std_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
         let attr = TokenStream2::from(attr);
         return syn::Error::new(attr.span(), "cuda_std's #[kernel] takes no arguments").to_compile_error().into();
     }
-    let func = parse_macro_input!(item as ItemFn);
+    let mut func = parse_macro_input!(item as ItemFn);
+    if func.sig.unsafety.is_none() {
+        let msg = "a cuda_std kernel must be an `unsafe fn` (as Rust-CUDA requires): its caller vouches for the \
+                   raw pointers it takes";
+        return syn::Error::new(func.sig.fn_token.span(), msg).to_compile_error().into();
+    }
+    let prologue = rewrite_shared_statics(&mut func.block);
+    func.block.stmts.splice(0..0, prologue);
     match expand(func, Mode::Unchecked, quote!(::cuda_std::__sluice)) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }
+}
+
+/// `cuda_std`'s `#[address_space(...)]` on a `static`: `shared` puts it in the block's shared
+/// memory (`shared_static!`, a zero-sized handle indexed as the array); `global` and
+/// `constant` leave it as is (a Rust `static` is in global memory); `local` is refused.
+#[proc_macro_attribute]
+pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let space = TokenStream2::from(attr).to_string();
+    let item2 = TokenStream2::from(item.clone());
+    match space.as_str() {
+        "shared" => {
+            let st = parse_macro_input!(item as syn::ItemStatic);
+            shared_static(&st, false).into()
+        }
+        "global" | "constant" => item,
+        "local" => syn::Error::new(item2.span(), "`address_space(local)`: a per-thread static has no Rust meaning; use a local variable")
+            .to_compile_error()
+            .into(),
+        other => syn::Error::new(item2.span(), format!("unknown address space `{other}` (shared, global, constant)"))
+            .to_compile_error()
+            .into(),
+    }
+}
+
+/// `static mut NAME: T = INIT;` as `cuda_std::__sluice::shared_static!` (in a kernel body
+/// with `@kernel`, declared by the kernel's prologue).
+fn shared_static(st: &syn::ItemStatic, in_kernel: bool) -> TokenStream2 {
+    let attrs: Vec<_> = st.attrs.iter().filter(|a| !a.path().is_ident("address_space")).collect();
+    let (vis, name, ty, init) = (&st.vis, &st.ident, &st.ty, &st.expr);
+    let at = if in_kernel { quote!(@kernel) } else { quote!() };
+    quote! {
+        ::cuda_std::__sluice::shared_static! { #at #(#attrs)* #vis static mut #name: #ty = #init; }
+    }
+}
+
+fn is_shared_static(st: &syn::ItemStatic) -> bool {
+    st.attrs.iter().any(|a| {
+        a.path().is_ident("address_space") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "shared")
+    })
+}
+
+/// Rewrites the `#[address_space(shared)] static mut`s directly in a kernel body to their
+/// in-kernel form, and returns the prologue that declares them (one `mov` per access then).
+fn rewrite_shared_statics(block: &mut syn::Block) -> Vec<syn::Stmt> {
+    let mut prologue = Vec::new();
+    for stmt in &mut block.stmts {
+        if let syn::Stmt::Item(syn::Item::Static(st)) = stmt {
+            if is_shared_static(st) {
+                let name = &st.ident;
+                prologue.push(syn::parse_quote! {
+                    // SAFETY: the shared static is declared in this kernel's body (just below),
+                    // and its declaration is what this call emits, once, at the kernel's start.
+                    unsafe { ::cuda_std::__sluice::shared::__declare_in_kernel(&raw const #name) };
+                });
+                *stmt = syn::Stmt::Item(syn::Item::Verbatim(shared_static(st, true)));
+            }
+        }
+    }
+    prologue
 }
 
 /// Which launches a kernel's host handle allows.
@@ -336,7 +402,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
-        #[no_mangle]
+        #[unsafe(no_mangle)]
         #[allow(non_snake_case)]
         #vis unsafe extern "ptx-kernel" fn #name(#(#abi),*) {
             // Links the device std, and with it the panic handler, even into a kernel crate
