@@ -47,6 +47,33 @@ pub enum Error {
     },
     /// `cuInit` failed.
     Init(DriverError),
+    /// `SLUICE_BACKEND` asked for a backend this machine cannot give (e.g. `cuda` without an
+    /// NVIDIA driver or device): why.
+    BackendUnavailable {
+        /// The backend asked for.
+        asked: &'static str,
+        /// Why it is not available.
+        why: Box<Error>,
+    },
+    /// `SLUICE_BACKEND` is not `cuda`, `cpu` or `auto`.
+    UnknownBackend {
+        /// What it was.
+        given: String,
+    },
+    /// A kernel declared with [`Kernel::new`](crate::Kernel::new) (PTX only) was launched on
+    /// the CPU backend, which runs kernels' CPU entries (`#[kernel]` emits one).
+    NoCpuEntry {
+        /// The kernel.
+        name: &'static str,
+    },
+    /// A kernel failed on the CPU backend (it panicked: an index out of bounds, a failed
+    /// `dassert!`, a `trap`): its lane's later work was skipped.
+    KernelFault {
+        /// The lane it ran on.
+        lane: LaneId,
+        /// What happened, with the kernel's name and where.
+        message: String,
+    },
     /// There is no device with this ordinal.
     NoDevice {
         /// The ordinal asked for.
@@ -368,6 +395,17 @@ impl fmt::Display for Error {
                 version(*needed)
             ),
             Error::Init(e) => write!(f, "cuInit failed: {e}"),
+            Error::BackendUnavailable { asked, why } => {
+                write!(f, "SLUICE_BACKEND={asked} asks for a backend this machine does not have: {why}")
+            }
+            Error::UnknownBackend { given } => {
+                write!(f, "SLUICE_BACKEND={given:?} is not a backend: use `cuda`, `cpu` or `auto` (or unset it)")
+            }
+            Error::NoCpuEntry { name } => write!(
+                f,
+                "kernel `{name}` has no CPU entry (declared with `Kernel::new`, PTX only): declare it with `#[kernel]` to run it on the CPU backend"
+            ),
+            Error::KernelFault { lane, message } => write!(f, "{lane} faulted: {message}"),
             Error::NoDevice { ordinal, count } => {
                 write!(f, "no CUDA device {ordinal}: the driver sees {count} device(s)")
             }
@@ -456,6 +494,7 @@ impl std::error::Error for Error {
             | Error::Join { error, .. }
             | Error::Free { error, .. } => Some(error),
             Error::Cleanup { error, .. } => Some(&**error),
+            Error::BackendUnavailable { why, .. } => Some(&**why),
             _ => None,
         }
     }

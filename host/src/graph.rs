@@ -255,11 +255,14 @@ impl<'g> Graph<'g> {
         let exec = self.exec.as_ref().expect("a graph holds its executable until dropped");
         // `&mut self`: no scope borrows the graph, so no replay of it is pending.
         self.in_use.store(false, Ordering::Release);
+        let sizes: Vec<usize> = rec.values.iter().map(|v| v.len()).collect();
         // SAFETY: the node is a kernel node of this graph running `rec.func` with this shape
-        // (recorded at its launch); `ptrs` points to one value per parameter of that kernel,
-        // each of its size (the recorded values, the changed one of the same type); no launch
-        // of the graph is pending (see above).
-        let set = unsafe { exec.set_kernel_params(rec.node, rec.func, rec.grid, rec.block, rec.shared_mem_bytes, &mut ptrs) };
+        // (recorded at its launch); `ptrs[i]` points to `sizes[i]` bytes, one value per
+        // parameter of that kernel (the recorded values, the changed one of the same type);
+        // no launch of the graph is pending (see above).
+        let set = unsafe {
+            exec.set_kernel_params(&rec.node, rec.func, rec.grid, rec.block, rec.shared_mem_bytes, &mut ptrs, &sizes)
+        };
         if let Err(error) = set {
             rec.values[slot.first] = old;
             return Err(Error::Launch { kernel: rec.name, error });

@@ -23,6 +23,7 @@ use std::marker::PhantomData;
 use bytemuck::Pod;
 
 use crate::capture::ParamSlot;
+pub use crate::cpu::CpuEntry;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::module::LaunchTarget;
@@ -397,6 +398,8 @@ for_each_tuple!(signature_impls);
 pub struct Kernel<S, K = Checked> {
     ptx: &'static str,
     name: &'static str,
+    /// The kernel compiled for the host, for the CPU backend (`#[kernel]` emits it).
+    cpu: Option<CpuEntry>,
     /// The parameter list and kind; `fn() -> (S, K)` keeps `Kernel` `Send + Sync + Copy`
     /// whatever they are.
     _sig: PhantomData<fn() -> (S, K)>,
@@ -458,7 +461,7 @@ impl<S: Signature> Kernel<S> {
     /// assert_eq!(FILL.name(), "fill_column");
     /// ```
     pub const unsafe fn new(ptx: &'static str, name: &'static str) -> Kernel<S> {
-        Kernel { ptx, name, _sig: PhantomData }
+        Kernel { ptx, name, cpu: None, _sig: PhantomData }
     }
 }
 
@@ -474,7 +477,7 @@ impl<S: Signature> Kernel<S, Unchecked> {
     /// assert_eq!(FILL.name(), "fill_raw");
     /// ```
     pub const fn new_unchecked(ptx: &'static str, name: &'static str) -> Kernel<S, Unchecked> {
-        Kernel { ptx, name, _sig: PhantomData }
+        Kernel { ptx, name, cpu: None, _sig: PhantomData }
     }
 }
 
@@ -518,6 +521,9 @@ pub unsafe trait KernelDecl {
     type Signature: Signature;
     /// [`Checked`] (`#[kernel]`) or [`Unchecked`] (`#[kernel(unchecked)]`).
     type Kind: KernelKind;
+    /// The kernel compiled for the host, for the CPU backend ([`Gpu::cpu`]): `#[kernel]`
+    /// emits it; `None` for a declaration of PTX alone.
+    const CPU: Option<CpuEntry> = None;
 }
 
 impl<S: Signature, K: KernelKind> Kernel<S, K> {
@@ -547,7 +553,7 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
     /// ```
     pub const unsafe fn of<D: KernelDecl<Signature = S, Kind = K>>(ptx: &'static str) -> Kernel<S, K> {
-        Kernel { ptx, name: D::NAME, _sig: PhantomData }
+        Kernel { ptx, name: D::NAME, cpu: D::CPU, _sig: PhantomData }
     }
 }
 
@@ -733,7 +739,7 @@ impl<S: Signature, K: KernelKind> Launchable for Kernel<S, K> {
 impl<S: Signature> CheckedLaunch for Kernel<S, Checked> {}
 impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        gpu.resolve::<S>(self.ptx, self.name)
+        gpu.resolve::<S>(self.ptx, self.name, self.cpu)
     }
 }
 
@@ -771,14 +777,15 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn function<S: Signature, K: KernelKind>(&self, kernel: &Kernel<S, K>) -> Result<Function<S, K>> {
-        let target = self.resolve::<S>(kernel.ptx, kernel.name)?;
+        let target = self.resolve::<S>(kernel.ptx, kernel.name, kernel.cpu)?;
         Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
     }
 
     /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
     /// on every call (the cache is shared by every declaration of the entry).
-    fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str) -> Result<LaunchTarget> {
-        self.inner.modules.resolve(self.context(), self.driver_version(), ptx, name, |found| check_sizes::<S>(name, found))
+    fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str, cpu: Option<CpuEntry>) -> Result<LaunchTarget> {
+        let check = |found: &[usize]| check_sizes::<S>(name, found);
+        self.inner.modules.resolve(self.context(), self.driver_version(), ptx, name, cpu, check)
     }
 }
 

@@ -156,6 +156,8 @@ mod sealed {
 /// launch call: what it points to in the argument tuple outlives it.
 pub struct ParamBuf {
     slots: [Slot; MAX_PARAMS],
+    /// Each slot's value size in bytes (what the CPU backend copies).
+    sizes: [usize; MAX_PARAMS],
     n: usize,
     /// The launching lane's context; a view of another context's memory sets `foreign`.
     ctx: usize,
@@ -176,22 +178,23 @@ const MAX_PARAMS: usize = 32;
 
 impl ParamBuf {
     fn new(ctx: usize) -> ParamBuf {
-        ParamBuf { slots: [Slot::Empty; MAX_PARAMS], n: 0, ctx, foreign: false }
+        ParamBuf { slots: [Slot::Empty; MAX_PARAMS], sizes: [0; MAX_PARAMS], n: 0, ctx, foreign: false }
     }
 
-    fn push(&mut self, s: Slot) {
+    fn push(&mut self, s: Slot, size: usize) {
         // The tuple impls stop at 12 arguments of at most 2 parameters each, so this
         // never overflows; a debug assertion documents it and the check keeps it safe.
         debug_assert!(self.n < MAX_PARAMS);
         if let Some(slot) = self.slots.get_mut(self.n) {
             *slot = s;
+            self.sizes[self.n] = size;
             self.n += 1;
         }
     }
 
     fn push_slice(&mut self, addr: u64, len: u64) {
-        self.push(Slot::Word(addr));
-        self.push(Slot::Word(len));
+        self.push(Slot::Word(addr), 8);
+        self.push(Slot::Word(len), 8);
     }
 
     fn push_span(&mut self, s: &Span) {
@@ -202,7 +205,7 @@ impl ParamBuf {
     /// A view's address alone (a pointer parameter of an unchecked kernel).
     fn push_address(&mut self, s: &Span) {
         self.foreign |= s.ctx != self.ctx;
-        self.push(Slot::Word(s.ptr));
+        self.push(Slot::Word(s.ptr), 8);
     }
 
     /// Points the next parameter at `v`, which must outlive the launch call: only the
@@ -214,7 +217,7 @@ impl ParamBuf {
 
     /// As `push_value`, for any `Copy` value (a [`ByValue`] parameter of an unchecked kernel).
     fn push_value_any<T: Copy>(&mut self, v: &T) {
-        self.push(Slot::Ptr((v as *const T).cast()));
+        self.push(Slot::Ptr((v as *const T).cast()), std::mem::size_of::<T>());
     }
 
     /// The pointer array `cuLaunchKernel` wants; valid while `self` and the argument tuple
@@ -594,7 +597,7 @@ pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
     // reads them. Memory: the caller's duty (see above) keeps every address valid and
     // unshared until the stream passes the launch; the scope joins the stream before
     // any of that memory can be freed.
-    unsafe { stream.launch(f.func, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n]) }
+    unsafe { stream.launch(f.func, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n], &buf.sizes[..buf.n]) }
         .map_err(|error| Error::Launch { kernel: f.name, error })
 }
 

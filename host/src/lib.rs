@@ -88,6 +88,7 @@
 //! | --- | --- | --- |
 //! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
+//! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
 //! | plain data | `span.rs`, `ptx.rs` | spans and their arithmetic, layout checks; PTX text parsing |
 //! | module cache | `module.rs` | loaded modules and resolved functions of a device |
@@ -121,6 +122,7 @@
 // In layer order, lowest first (see "Layers" above).
 mod driver;
 mod error;
+mod cpu;
 mod handle;
 mod ptx;
 mod span;
@@ -140,12 +142,12 @@ mod scope;
 mod graph;
 
 pub use copy::Pending;
-pub use device::{DeviceInfo, Gpu, MemInfo};
+pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
 pub use error::{Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use kernel::{
-    ByValue, Checked, CheckedLaunch, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr, PtrMut, Ref,
+    ByValue, Checked, CheckedLaunch, CpuEntry, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr, PtrMut, Ref,
     Signature, Unchecked,
 };
 pub use lane::{Lane, LaneStats, Stream};

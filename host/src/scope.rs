@@ -818,6 +818,13 @@ impl ScopeShared {
             match join_stream(&inner.stream, inner.id) {
                 Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
                 Ok(()) => joined.push(inner),
+                // The CPU backend: a kernel of this lane panicked; the lane has stopped (its
+                // later work was skipped), the other lanes are fine. The faulted stream is
+                // destroyed, not reused.
+                Err(_) if inner.stream.fault().is_some() => {
+                    let message = inner.stream.fault().unwrap_or_default();
+                    errors.push(Error::KernelFault { lane: inner.id, message });
+                }
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first.
                     if lost.is_none() {
