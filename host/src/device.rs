@@ -101,6 +101,7 @@ impl Allocator {
         let pool = query("cuDeviceGetDefaultMemPool", ctx.default_pool())?;
         query("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", ctx.set_release_threshold(pool, u64::MAX))?;
         let stream = StreamHandle::create(ctx).map_err(|error| Error::Stream { call: "cuStreamCreate", error })?;
+        crate::module::warm_up(ctx, &stream)?;
         Ok(Allocator::Cuda { pool, stream })
     }
 }
@@ -282,6 +283,9 @@ impl Gpu {
             return Err(Error::NoDevice { ordinal, count });
         }
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
+        if let Some(error) = crate::handle::device_lost(dev) {
+            return Err(Error::ContextLost { error, lane: None });
+        }
         let info = device_info(ordinal, dev)?;
         let ctx = Context::retain(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxRetain", error })?;
         // On failure `ctx` is dropped here, which releases the context (nothing else uses it).
@@ -333,6 +337,47 @@ impl Gpu {
                 ctx,
             }),
         }
+    }
+
+    /// Resets CUDA device `ordinal` after its context was lost ([`Error::ContextLost`]): the
+    /// driver destroys everything the dead context held, and the next [`Gpu::cuda`] makes a
+    /// new one. Does nothing (`Ok`) when the device's context is not lost.
+    ///
+    /// # What CUDA makes sticky, and what survives
+    ///
+    /// A kernel fault (an illegal address or instruction, a trap, a failed device assert)
+    /// loses the whole context: every stream, event, module and device allocation of it, in
+    /// every `Gpu` of the device, is gone, and every call on them fails. sluice remembers the
+    /// loss: scopes and graphs on the device return [`Error::ContextLost`] at once. After the
+    /// reset, the old handles are dead: dropping them calls nothing (their driver objects are
+    /// gone) and their memory cannot be used on the new context (it is another device to the
+    /// checks: [`Error::WrongDevice`]). Host memory survives: pinned matrices are the Rust
+    /// allocator's memory, registered with the driver, so they stay readable (the data a
+    /// faulted scope was copying into them may be incomplete). The CPU backend has no sticky
+    /// errors: a faulted lane ends alone ([`Error::KernelFault`]).
+    ///
+    /// ```no_run
+    /// use sluice_host::{Error, Gpu};
+    /// # fn work(gpu: &Gpu) -> sluice_host::Result<()> { Ok(()) }
+    /// let gpu = Gpu::cuda(0)?;
+    /// if let Err(Error::ContextLost { .. }) = work(&gpu) {
+    ///     drop(gpu);
+    ///     Gpu::reset(0)?;
+    ///     let gpu = Gpu::cuda(0)?;     // a fresh context
+    ///     work(&gpu)?;
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`], [`Error::NoDevice`], or the failing driver call.
+    pub fn reset(ordinal: usize) -> Result<()> {
+        init()?;
+        let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
+        if crate::handle::device_lost(dev).is_none() {
+            return Ok(());
+        }
+        crate::handle::reset_device(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxReset", error })
     }
 
     /// Which machine this runs on.

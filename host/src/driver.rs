@@ -17,7 +17,7 @@
 //! device and `cuMemAlloc` can serialise streams. Device memory comes from the
 //! stream-ordered allocator instead ([`mem::alloc_async`], [`mem::free_async`], from the
 //! device's default [`pool`]); the `tidy` test rejects the synchronous calls too. Pinned
-//! host memory (`cuMemHostAlloc`/`cuMemFreeHost`) has no stream-ordered form and may
+//! host memory (`cuMemHostRegister`/`cuMemHostUnregister`) has no stream-ordered form and may
 //! serialise the device: it is meant to be allocated outside hot loops.
 //!
 //! # Contexts
@@ -288,8 +288,8 @@ const SYMBOLS: &[&str] = &[
     "cuMemPoolTrimTo",
     "cuMemAllocFromPoolAsync",
     "cuMemFreeAsync",
-    "cuMemHostAlloc",
-    "cuMemFreeHost",
+    "cuMemHostRegister_v2",
+    "cuMemHostUnregister",
     "cuMemGetInfo_v2",
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
@@ -387,7 +387,7 @@ raw_handle!(
     RawFunction(sys::CUfunction)
 );
 raw_handle!(
-    /// Page-locked host memory from `cuMemHostAlloc`.
+    /// Page-locked host memory (host memory registered with `cuMemHostRegister`).
     RawHostPtr(*mut c_void)
 );
 raw_handle!(
@@ -481,6 +481,19 @@ pub(crate) mod device {
         Ok(RawContext(unsafe { c.assume_init() }))
     }
 
+    /// Destroys every allocation, module and stream of `dev`'s primary context and resets it:
+    /// the way back after a sticky error. `Err(not supported)` where the driver lacks it.
+    ///
+    /// # Safety
+    /// - Nothing of the context is used after this (its handles are dead).
+    pub(crate) unsafe fn reset_primary(dev: RawDevice) -> Result<(), DriverError> {
+        if !has_symbol("cuDevicePrimaryCtxReset_v2") {
+            return Err(DriverError::not_supported());
+        }
+        // SAFETY: the caller's duty; the symbol exists (checked above).
+        check(unsafe { sys::cuDevicePrimaryCtxReset_v2(dev) })
+    }
+
     /// # Safety
     /// - One release per successful `retain_primary`, after every use of the context.
     pub(crate) unsafe fn release_primary(dev: RawDevice) -> Result<(), DriverError> {
@@ -540,26 +553,28 @@ pub(crate) mod mem {
         check(unsafe { sys::cuMemFreeAsync(ptr, stream.0) })
     }
 
-    /// Page-locked host memory, portable across contexts.
+    /// Page-locks `bytes` of host memory at `ptr` (portable across contexts), so that copies
+    /// to and from it run asynchronously at full speed. The memory stays the caller's: a lost
+    /// or reset context unpins it but never frees it.
     ///
     /// # Safety
-    /// - `ctx` is retained.
-    pub(crate) unsafe fn host_alloc(ctx: RawContext, bytes: usize) -> Result<RawHostPtr, DriverError> {
+    /// - `ctx` is retained; `ptr` is valid for `bytes` bytes until unregistered.
+    pub(crate) unsafe fn host_register(ctx: RawContext, ptr: *mut c_void, bytes: usize) -> Result<(), DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
-        let mut p = std::ptr::null_mut();
-        // SAFETY: valid out-pointer, context current.
-        check(unsafe { sys::cuMemHostAlloc(&mut p, bytes, sys::CU_MEMHOSTALLOC_PORTABLE) })?;
-        Ok(RawHostPtr(p))
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuMemHostRegister_v2(ptr, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE) })
     }
 
+    /// Unpins memory pinned by [`host_register`].
+    ///
     /// # Safety
-    /// - `ptr` came from `host_alloc` in `ctx` and is freed once; no copy using it is pending.
-    pub(crate) unsafe fn host_free(ctx: RawContext, ptr: RawHostPtr) -> Result<(), DriverError> {
+    /// - `ptr` was registered in `ctx` and is unregistered once; no copy using it is pending.
+    pub(crate) unsafe fn host_unregister(ctx: RawContext, ptr: *mut c_void) -> Result<(), DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
         // SAFETY: caller's duty.
-        check(unsafe { sys::cuMemFreeHost(ptr.0) })
+        check(unsafe { sys::cuMemHostUnregister(ptr) })
     }
 
     /// One description of a (possibly pitched) copy: `height` rows of `width_bytes`,
@@ -877,6 +892,38 @@ pub(crate) mod module {
         check(unsafe { sys::cuModuleGetFunction(f.as_mut_ptr(), module.0, name.as_ptr()) })?;
         // SAFETY: written by the successful call.
         Ok(RawFunction(unsafe { f.assume_init() }))
+    }
+
+    /// Loads `f`'s code now (`cuFuncLoad`, CUDA 12.4+), so that its first launch does not:
+    /// under CUDA's default lazy loading a function is loaded at its first launch, and that
+    /// load waits for the work running on every stream. `Ok(false)` where the driver has no
+    /// `cuFuncLoad` (its loading is eager then, or `CUDA_MODULE_LOADING=EAGER` makes it so).
+    ///
+    /// # Safety
+    /// - `f` belongs to a loaded module of `ctx`.
+    pub(crate) unsafe fn load_function(ctx: RawContext, f: RawFunction) -> Result<bool, DriverError> {
+        if !has_symbol("cuFuncLoad") {
+            return Ok(false);
+        }
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: `f` alive (caller's duty); the symbol exists (checked above).
+        check(unsafe { sys::cuFuncLoad(f.0) }).map(|()| true)
+    }
+
+    /// Sets an attribute of `f` (e.g. the largest dynamic shared memory it may be launched
+    /// with, `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    ///
+    /// # Safety
+    /// - `f` belongs to a loaded module of `ctx`.
+    pub(crate) unsafe fn set_attribute(ctx: RawContext, f: RawFunction, attr: FuncAttribute, value: i32) -> Result<(), DriverError> {
+        if !has_symbol("cuFuncSetAttribute") {
+            return Err(DriverError::not_supported());
+        }
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: `f` alive (caller's duty); the symbol exists (checked above).
+        check(unsafe { sys::cuFuncSetAttribute(f.0, attr, value as c_int) })
     }
 
     /// # Safety

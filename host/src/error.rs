@@ -47,6 +47,14 @@ pub enum Error {
     },
     /// `cuInit` failed.
     Init(DriverError),
+    /// The driver refused a PTX module's `.version`, one this build of sluice does not know
+    /// either (so it cannot say which driver would take it).
+    UnsupportedPtx {
+        /// The module's `.version`, as written.
+        version: String,
+        /// The driver's CUDA version (12080 = 12.8).
+        driver: u32,
+    },
     /// `SLUICE_BACKEND` asked for a backend this machine cannot give (e.g. `cuda` without an
     /// NVIDIA driver or device): why.
     BackendUnavailable {
@@ -208,17 +216,19 @@ pub enum Error {
         /// What the driver said.
         error: DriverError,
     },
-    /// Joining a lane at the end of a scope failed: work on it faulted and the context is
-    /// lost ([`DriverError::is_sticky`]: nothing runs in it any more, and CUDA must be
-    /// restarted in a new process to use the device). The scope's memory is leaked rather
-    /// than freed. (A join that fails for any other reason cannot be trusted to mean the
-    /// lane stopped: sluice then aborts the process rather than let the scope's borrows end
-    /// while the lane may still use them.)
-    Join {
-        /// Which lane of the scope.
-        lane: LaneId,
-        /// What the driver said.
+    /// The device's context is lost: work on it faulted (an illegal address, a trap, a
+    /// failed device assert: a *sticky* error, [`DriverError::is_sticky`]) and nothing runs in
+    /// it any more. Every later scope, graph or `Gpu::cuda` of the device returns this at once,
+    /// until [`Gpu::reset`](crate::Gpu::reset) resets the device. `lane` is the lane whose
+    /// join first saw it (in the scope where it happened). The scope's memory is leaked
+    /// rather than freed. (A join that fails for any other reason cannot be trusted to mean
+    /// the lane stopped: sluice then aborts the process rather than let the scope's borrows
+    /// end while the lane may still use them.)
+    ContextLost {
+        /// The fault that lost it.
         error: DriverError,
+        /// The lane whose join first saw it, in the scope where it happened.
+        lane: Option<LaneId>,
     },
     /// Freeing memory or destroying a handle at the end of a scope failed.
     Free {
@@ -273,7 +283,7 @@ impl Error {
     /// use sluice_host::{DriverError, Error};
     /// let e = Error::Cleanup {
     ///     error: Box::new(Error::NotAdjacent),
-    ///     cleanup: vec![Error::Join { lane: sluice_host::LaneId::Lane(0), error: DriverError::from_code(700) }],
+    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice_host::LaneId::Lane(0)), error: DriverError::from_code(700) }],
     /// };
     /// assert_eq!(e.primary(), &Error::NotAdjacent);
     /// assert_eq!(Error::ZeroSized.primary(), &Error::ZeroSized);
@@ -395,6 +405,12 @@ impl fmt::Display for Error {
                 version(*needed)
             ),
             Error::Init(e) => write!(f, "cuInit failed: {e}"),
+            Error::UnsupportedPtx { version: v, driver } => write!(
+                f,
+                "the driver (CUDA {}) does not support PTX ISA {v}: update the NVIDIA driver, or build the kernels \
+                 with a toolchain that emits an older PTX ISA",
+                version(*driver)
+            ),
             Error::BackendUnavailable { asked, why } => {
                 write!(f, "SLUICE_BACKEND={asked} asks for a backend this machine does not have: {why}")
             }
@@ -452,7 +468,15 @@ impl fmt::Display for Error {
             Error::NotAdjacent => write!(f, "views to join are not adjacent columns of one matrix"),
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
-            Error::Join { lane, error } => write!(f, "joining {lane} failed: {error}"),
+            Error::ContextLost { error, lane: Some(lane) } => write!(
+                f,
+                "joining {lane} failed: {error}; the device's context is lost (nothing runs in it any more): \
+                 `Gpu::reset` resets the device"
+            ),
+            Error::ContextLost { error, lane: None } => write!(
+                f,
+                "the device's context was lost by an earlier fault ({error}): `Gpu::reset` resets the device"
+            ),
             Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
             Error::Recording { what } => write!(
                 f,
@@ -491,7 +515,7 @@ impl std::error::Error for Error {
             | Error::Fill { error }
             | Error::Event { error, .. }
             | Error::Stream { error, .. }
-            | Error::Join { error, .. }
+            | Error::ContextLost { error, .. }
             | Error::Free { error, .. } => Some(error),
             Error::Cleanup { error, .. } => Some(&**error),
             Error::BackendUnavailable { why, .. } => Some(&**why),
@@ -522,7 +546,7 @@ mod tests {
 
     #[test]
     fn cleanup_errors_are_chained_not_lost() {
-        let join = Error::Join { lane: LaneId::Lane(3), error: DriverError::from_code(700) };
+        let join = Error::ContextLost { lane: Some(LaneId::Lane(3)), error: DriverError::from_code(700) };
         let free = Error::Free { what: "stream", error: DriverError::from_code(700) };
         assert_eq!(Error::chain([]), None);
         assert_eq!(Error::chain([Error::ZeroSized]), Some(Error::ZeroSized));

@@ -28,6 +28,8 @@
 //! allocation stay `unsafe fn`s: they hand the driver addresses whose validity and
 //! exclusivity only the ownership model above can vouch for.
 
+use std::alloc::Layout;
+use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -48,11 +50,60 @@ pub(crate) struct Context {
     /// Errors found while dropping handles of this context (and scopes' cleanup errors that
     /// could not be returned), kept for [`Gpu::take_errors`](crate::Gpu::take_errors).
     errors: ErrorLog,
+    /// Pinned host memory: ours (the Rust allocator's), registered with the driver, so that a
+    /// lost or reset context can never free memory the host still reads.
+    pinned: Mutex<HashMap<usize, Layout>>,
 }
 
 enum ContextKind {
-    Cuda { raw: RawContext, dev: RawDevice },
+    Cuda { raw: RawContext, dev: RawDevice, epoch: u64 },
     Cpu(CpuDevice),
+}
+
+/// What sluice knows of each CUDA device's primary context in this process: how many times
+/// it was reset (`epoch`: contexts of an older epoch are dead, their handles leak rather than
+/// call the driver), and the sticky error that lost it, if any.
+#[derive(Clone, Copy, Default)]
+struct DeviceState {
+    epoch: u64,
+    lost: Option<DriverError>,
+}
+
+static DEVICES: Mutex<Vec<(RawDevice, DeviceState)>> = Mutex::new(Vec::new());
+
+fn device_state(dev: RawDevice) -> DeviceState {
+    let devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+    devices.iter().find(|(d, _)| *d == dev).map(|(_, s)| *s).unwrap_or_default()
+}
+
+fn update_device(dev: RawDevice, f: impl FnOnce(&mut DeviceState)) {
+    let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+    match devices.iter_mut().find(|(d, _)| *d == dev) {
+        Some((_, s)) => f(s),
+        None => {
+            let mut s = DeviceState::default();
+            f(&mut s);
+            devices.push((dev, s));
+        }
+    }
+}
+
+/// The sticky error that lost `dev`'s primary context, if one did (and it was not reset).
+pub(crate) fn device_lost(dev: RawDevice) -> Option<DriverError> {
+    device_state(dev).lost
+}
+
+/// Resets `dev`'s primary context after it was lost: every handle of the old one becomes
+/// dead (it leaks instead of calling the driver), the driver destroys what the context held,
+/// and the next retain makes a new one.
+pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
+    update_device(dev, |s| s.epoch += 1);
+    // SAFETY: every handle of the old context is dead (its epoch is older): none calls the
+    // driver with it any more. Pinned memory is the Rust allocator's (registered only), so the
+    // reset cannot free memory the host reads.
+    unsafe { driver::device::reset_primary(dev) }?;
+    update_device(dev, |s| s.lost = None);
+    Ok(())
 }
 
 /// The CPU backend's one context, shared by every `Gpu` of it while any lives (as the
@@ -63,7 +114,38 @@ impl Context {
     /// Retains `dev`'s primary context.
     pub(crate) fn retain(dev: RawDevice) -> Result<Arc<Context>, DriverError> {
         let raw = driver::device::retain_primary(dev)?;
-        Ok(Arc::new(Context { kind: ContextKind::Cuda { raw, dev }, errors: ErrorLog::new() }))
+        let epoch = device_state(dev).epoch;
+        Ok(Arc::new(Context { kind: ContextKind::Cuda { raw, dev, epoch }, errors: ErrorLog::new(), pinned: Default::default() }))
+    }
+
+    /// Whether the device was reset since this context was retained: its handles are dead.
+    pub(crate) fn is_dead(&self) -> bool {
+        match self.kind {
+            ContextKind::Cuda { dev, epoch, .. } => device_state(dev).epoch != epoch,
+            ContextKind::Cpu(_) => false,
+        }
+    }
+
+    /// The sticky error that lost this context, if one did.
+    pub(crate) fn lost(&self) -> Option<DriverError> {
+        match self.kind {
+            ContextKind::Cuda { dev, .. } if self.is_dead() => device_state(dev).lost.or(Some(DriverError::from_code(709))),
+            ContextKind::Cuda { dev, .. } => device_state(dev).lost,
+            ContextKind::Cpu(_) => None,
+        }
+    }
+
+    /// Remembers a sticky error: the context is lost from now on (every later scope on it
+    /// says so at once, and the device must be reset).
+    pub(crate) fn note(&self, e: DriverError) -> DriverError {
+        if let ContextKind::Cuda { dev, .. } = self.kind {
+            if e.is_sticky() {
+                update_device(dev, |s| {
+                    s.lost.get_or_insert(e);
+                });
+            }
+        }
+        e
     }
 
     /// The CPU backend's context.
@@ -72,7 +154,7 @@ impl Context {
         if let Some(ctx) = shared.upgrade() {
             return ctx;
         }
-        let ctx = Arc::new(Context { kind: ContextKind::Cpu(CpuDevice::new()), errors: ErrorLog::new() });
+        let ctx = Arc::new(Context { kind: ContextKind::Cpu(CpuDevice::new()), errors: ErrorLog::new(), pinned: Default::default() });
         *shared = Arc::downgrade(&ctx);
         ctx
     }
@@ -90,18 +172,22 @@ impl Context {
         }
     }
 
+    /// The raw context, for a driver call; `Err` on the CPU backend, and for a dead context
+    /// (the device was reset: its handles must not reach the driver).
     fn cuda(&self) -> Result<RawContext, DriverError> {
         match self.kind {
+            ContextKind::Cuda { .. } if self.is_dead() => Err(DriverError::from_code(709)), // CONTEXT_IS_DESTROYED
             ContextKind::Cuda { raw, .. } => Ok(raw),
             ContextKind::Cpu(_) => Err(DriverError::not_supported()),
         }
     }
 
     /// An identity for "which device does this memory belong to" checks: two `Gpu`s of
-    /// one device share the primary context, and so the identity.
+    /// one device share the primary context, and so the identity; a reset device's new
+    /// context has a new one (memory of the old context is refused).
     pub(crate) fn id(&self) -> usize {
         match &self.kind {
-            ContextKind::Cuda { raw, .. } => raw.0 as usize,
+            ContextKind::Cuda { raw, epoch, .. } => (raw.0 as usize) ^ ((*epoch as usize) << 48),
             ContextKind::Cpu(d) => d as *const CpuDevice as usize,
         }
     }
@@ -122,7 +208,7 @@ impl Context {
 
     /// The device's default memory pool (CUDA only).
     pub(crate) fn default_pool(&self) -> Result<RawPool, DriverError> {
-        let ContextKind::Cuda { raw, dev } = self.kind else { return Err(DriverError::not_supported()) };
+        let ContextKind::Cuda { raw, dev, .. } = self.kind else { return Err(DriverError::not_supported()) };
         // SAFETY: retained, and `dev` is the device this primary context belongs to.
         unsafe { driver::pool::default_pool(raw, dev) }
     }
@@ -139,39 +225,56 @@ impl Context {
         unsafe { driver::pool::trim_to(self.cuda()?, pool, keep) }
     }
 
-    /// Page-locked host memory, `bytes` long (on the CPU backend, page-aligned host memory).
+    /// Pinned host memory, `bytes` long, zeroed: page-aligned memory from the Rust allocator,
+    /// registered with the driver (on the CPU backend, not registered).
     pub(crate) fn host_alloc(&self, bytes: usize) -> Result<RawHostPtr, DriverError> {
-        match &self.kind {
-            // SAFETY: the context is retained while `self` lives.
-            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::host_alloc(*raw, bytes) },
-            ContextKind::Cpu(d) => d
-                .alloc(bytes, 4096, 0)
-                .map(|p| RawHostPtr(p as *mut c_void))
-                .ok_or(DriverError::from_code(2)),
+        let layout = Layout::from_size_align(bytes.max(1), 4096).map_err(|_| DriverError::from_code(1))?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        if p.is_null() {
+            return Err(DriverError::from_code(2)); // CUDA_ERROR_OUT_OF_MEMORY
         }
+        if let Ok(raw) = self.cuda() {
+            // SAFETY: the context is retained; `p` is valid for `layout.size()` bytes until it
+            // is unregistered and freed in `host_free`.
+            if let Err(e) = unsafe { driver::mem::host_register(raw, p.cast(), layout.size()) } {
+                // SAFETY: allocated just above with this layout, never handed out.
+                unsafe { std::alloc::dealloc(p, layout) };
+                return Err(self.note(e));
+            }
+        }
+        self.pinned.lock().unwrap_or_else(|e| e.into_inner()).insert(p as usize, layout);
+        Ok(RawHostPtr(p.cast()))
     }
 
-    /// Frees page-locked host memory.
+    /// Frees pinned host memory (unpins it first; the memory is freed even if the driver
+    /// cannot unpin it any more, e.g. after the context was lost).
     ///
     /// # Safety
     /// - `ptr` came from [`host_alloc`](Context::host_alloc) on this context, is freed once,
     ///   and no copy using it is pending.
     pub(crate) unsafe fn host_free(&self, ptr: RawHostPtr) -> Result<(), DriverError> {
-        match &self.kind {
-            // SAFETY: the context is retained; the rest is the caller's duty.
-            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::host_free(*raw, ptr) },
-            // SAFETY: the caller's duty.
-            ContextKind::Cpu(d) => match unsafe { d.free(ptr.0 as u64) } {
-                true => Ok(()),
-                false => Err(DriverError::from_code(1)),
-            },
-        }
+        let layout = self.pinned.lock().unwrap_or_else(|e| e.into_inner()).remove(&(ptr.0 as usize));
+        let Some(layout) = layout else { return Err(DriverError::from_code(1)) };
+        let unpinned = match (&self.kind, self.cuda()) {
+            // SAFETY: registered by `host_alloc` in this context, unregistered once (removed from
+            // the map above); no copy uses it (caller's duty).
+            (ContextKind::Cuda { .. }, Ok(raw)) => unsafe { driver::mem::host_unregister(raw, ptr.0) },
+            _ => Ok(()),
+        };
+        // SAFETY: allocated with this layout by `host_alloc`, freed once, unused (caller's duty).
+        unsafe { std::alloc::dealloc(ptr.0.cast(), layout) };
+        unpinned
     }
 }
 
 impl Drop for Context {
     fn drop(&mut self) {
         if let ContextKind::Cuda { dev, .. } = self.kind {
+            if self.is_dead() {
+                // The device was reset: this retain belongs to the destroyed context.
+                return;
+            }
             // SAFETY: paired with the retain in `Context::retain`; every handle made in this
             // context held an `Arc` to it, so none is left.
             if let Err(error) = unsafe { driver::device::release_primary(dev) } {
@@ -240,7 +343,7 @@ impl StreamHandle {
     pub(crate) fn synchronize(&self) -> Result<(), DriverError> {
         match &self.kind {
             // SAFETY: the stream is alive and its context retained while `self` lives.
-            StreamKind::Cuda(raw) => unsafe { driver::stream::synchronize(self.ctx.cuda()?, *raw) },
+            StreamKind::Cuda(raw) => unsafe { driver::stream::synchronize(self.ctx.cuda()?, *raw) }.map_err(|e| self.ctx.note(e)),
             StreamKind::Cpu(s) => s.synchronize().map_err(|_| cpu_fault()),
         }
     }
@@ -331,7 +434,8 @@ impl StreamHandle {
             // SAFETY: stream alive, context retained; the rest is the caller's duty.
             (StreamKind::Cuda(raw), FunctionHandle::Cuda(func)) => unsafe {
                 driver::launch(self.ctx.cuda()?, func, *raw, grid, block, shared_mem_bytes, params)
-            },
+            }
+            .map_err(|e| self.ctx.note(e)),
             (StreamKind::Cpu(s), FunctionHandle::Cpu(entry, name)) => {
                 // SAFETY: `params[i]` points to `sizes[i]` bytes (the caller's duty).
                 let values = unsafe { copy_values(params, sizes) };
@@ -441,6 +545,9 @@ unsafe fn copy_values(params: &[*mut c_void], sizes: &[usize]) -> Vec<Vec<u8>> {
 
 impl Drop for StreamHandle {
     fn drop(&mut self) {
+        if self.ctx.is_dead() {
+            return; // the device was reset: the driver object is gone with the old context
+        }
         if let StreamKind::Cuda(raw) = self.kind {
             let destroyed = self.ctx.cuda().and_then(|ctx| {
                 // SAFETY: the stream is alive and used by no one after this (it is being
@@ -501,7 +608,7 @@ impl Event {
     pub(crate) fn synchronize(&self) -> Result<(), DriverError> {
         match &self.kind {
             // SAFETY: alive while `self` lives.
-            EventKind::Cuda(e) => unsafe { driver::event::synchronize(self.ctx.cuda()?, *e) },
+            EventKind::Cuda(e) => unsafe { driver::event::synchronize(self.ctx.cuda()?, *e) }.map_err(|e| self.ctx.note(e)),
             EventKind::Cpu(e) => e.synchronize().map_err(|_| DriverError::not_supported()),
         }
     }
@@ -519,6 +626,9 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
+        if self.ctx.is_dead() {
+            return; // the device was reset: the driver object is gone with the old context
+        }
         if let EventKind::Cuda(raw) = self.kind {
             // SAFETY: the event is alive and no one records or synchronizes it after this;
             // waits already enqueued on it keep the record they saw.
@@ -551,6 +661,20 @@ impl Module {
         unsafe { driver::module::function(self.ctx.cuda()?, self.raw, name) }.map(FunctionHandle::Cuda)
     }
 
+    /// Loads `f`'s code now rather than at its first launch (see `driver::module::load_function`).
+    pub(crate) fn load_function(&self, f: FunctionHandle) -> Result<bool, DriverError> {
+        let FunctionHandle::Cuda(f) = f else { return Ok(false) };
+        // SAFETY: `f` came from `self.function`, loaded while `self` lives.
+        unsafe { driver::module::load_function(self.ctx.cuda()?, f) }
+    }
+
+    /// Sets an attribute of `f`, a function of this module.
+    pub(crate) fn set_attribute(&self, f: FunctionHandle, attr: FuncAttribute, value: i32) -> Result<(), DriverError> {
+        let FunctionHandle::Cuda(f) = f else { return Err(DriverError::not_supported()) };
+        // SAFETY: `f` came from `self.function`, loaded while `self` lives.
+        unsafe { driver::module::set_attribute(self.ctx.cuda()?, f, attr, value) }
+    }
+
     /// An attribute of `f`, a function of this module.
     pub(crate) fn attribute(&self, f: FunctionHandle, attr: FuncAttribute) -> Result<i32, DriverError> {
         let FunctionHandle::Cuda(f) = f else { return Err(DriverError::not_supported()) };
@@ -561,6 +685,9 @@ impl Module {
 
 impl Drop for Module {
     fn drop(&mut self) {
+        if self.ctx.is_dead() {
+            return; // the device was reset: the driver object is gone with the old context
+        }
         // SAFETY: modules are dropped only with their `Gpu` (the module cache lives in it):
         // no scope runs then (a scope holds a `Gpu` until it has joined its lanes), and
         // launches happen only in scopes, so no launch of this module is pending.
@@ -609,6 +736,9 @@ impl GraphHandle {
 
 impl Drop for GraphHandle {
     fn drop(&mut self) {
+        if self.ctx.is_dead() {
+            return; // the device was reset: the driver object is gone with the old context
+        }
         if let GraphKind::Cuda(raw) = self.kind {
             // SAFETY: owned, destroyed once; its instance (if any) was destroyed first (a
             // `GraphExec` holds its `GraphHandle` and drops it after its own `Drop`).
@@ -670,6 +800,9 @@ impl GraphExec {
 
 impl Drop for GraphExec {
     fn drop(&mut self) {
+        if self.ctx.is_dead() {
+            return; // the device was reset: the driver object is gone with the old context
+        }
         if let ExecKind::Cuda { raw } = self.kind {
             // SAFETY: owned, destroyed once; executable graphs are dropped only with their
             // `Graph`, which no scope borrows any more, and scopes join the lanes they

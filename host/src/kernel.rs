@@ -26,7 +26,7 @@ use crate::capture::ParamSlot;
 pub use crate::cpu::CpuEntry;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::module::LaunchTarget;
+use crate::module::{EntryPoint, LaunchTarget};
 use crate::ptx;
 
 /// Parameter marker: a slice the kernel may write (`DeviceSliceMut<T>` in a `#[kernel]`).
@@ -785,7 +785,9 @@ impl Gpu {
     /// on every call (the cache is shared by every declaration of the entry).
     fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str, cpu: Option<CpuEntry>) -> Result<LaunchTarget> {
         let check = |found: &[usize]| check_sizes::<S>(name, found);
-        self.inner.modules.resolve(self.context(), self.driver_version(), ptx, name, cpu, check)
+        let info = self.info();
+        let shared = (info.max_shared_memory_per_block as usize, info.max_shared_memory_per_block_optin as usize);
+        self.inner.modules.resolve(self.context(), self.driver_version(), shared, EntryPoint { ptx, name, cpu }, check)
     }
 }
 

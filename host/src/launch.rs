@@ -115,11 +115,12 @@ impl LaunchConfig {
                 limit: info.max_threads_per_block as u64,
             });
         }
-        if self.shared_mem_bytes > info.max_shared_memory_per_block {
+        let shared_limit = info.max_shared_memory_per_block_optin.max(info.max_shared_memory_per_block);
+        if self.shared_mem_bytes > shared_limit {
             return Err(Error::LaunchConfig {
                 what: "dynamic shared memory per block",
                 requested: self.shared_mem_bytes as u64,
-                limit: info.max_shared_memory_per_block as u64,
+                limit: shared_limit as u64,
             });
         }
         Ok(())
@@ -578,12 +579,11 @@ pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
             limit: f.max_threads_per_block as u64,
         });
     }
-    let shared = cfg.shared_mem_bytes as u64 + f.static_shared_bytes as u64;
-    if shared > gpu.info().max_shared_memory_per_block as u64 {
+    if cfg.shared_mem_bytes > f.dynamic_shared_limit {
         return Err(Error::LaunchConfig {
-            what: "shared memory per block (static + dynamic)",
-            requested: shared,
-            limit: gpu.info().max_shared_memory_per_block as u64,
+            what: "dynamic shared memory per block (this kernel's limit: the device's opt-in limit less its static shared memory)",
+            requested: cfg.shared_mem_bytes as u64,
+            limit: f.dynamic_shared_limit as u64,
         });
     }
     let mut buf = ParamBuf::new(gpu.ctx_id());
@@ -623,6 +623,8 @@ mod tests {
         assert_eq!(cfg.validate(&info), Err(Error::EmptyLaunch { what: "grid.x" }));
         let cfg = LaunchConfig::for_elements(10, 0);
         assert_eq!(cfg.validate(&info), Err(Error::EmptyLaunch { what: "grid.x" }));
+        let cfg = LaunchConfig::for_elements(10, 32).with_shared_mem(100 << 10);
+        assert_eq!(cfg.validate(&info), Ok(()), "above 48 KiB, up to the opt-in limit");
         let cfg = LaunchConfig::for_elements(10, 32).with_shared_mem(1 << 20);
         assert!(matches!(cfg.validate(&info), Err(Error::LaunchConfig { what: "dynamic shared memory per block", .. })));
         let huge = LaunchConfig::for_elements(usize::MAX, 1);

@@ -23,7 +23,9 @@ pub struct LaunchTarget {
     pub(crate) name: &'static str,
     pub(crate) func: FunctionHandle,
     pub(crate) max_threads_per_block: u32,
-    pub(crate) static_shared_bytes: u32,
+    /// The most dynamic shared memory a launch may ask for (the device's opt-in limit less
+    /// the static shared memory, once the function allows it).
+    pub(crate) dynamic_shared_limit: u32,
 }
 
 /// A loaded module and its `'static` PTX text.
@@ -38,6 +40,14 @@ struct Resolved {
     key: (usize, usize),
     params: Box<[usize]>,
     target: LaunchTarget,
+}
+
+/// A kernel as a declaration names it: its PTX text, its entry name, and its CPU entry.
+#[derive(Clone, Copy)]
+pub(crate) struct EntryPoint {
+    pub(crate) ptx: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) cpu: Option<CpuEntry>,
 }
 
 /// One device's loaded modules and resolved functions.
@@ -66,9 +76,8 @@ impl ModuleCache {
         &self,
         ctx: &Arc<Context>,
         driver_version: u32,
-        ptx: &'static str,
-        name: &'static str,
-        cpu: Option<CpuEntry>,
+        (default_shared, optin_shared): (usize, usize),
+        EntryPoint { ptx, name, cpu }: EntryPoint,
         check: impl FnOnce(&[usize]) -> Result<()>,
     ) -> Result<LaunchTarget> {
         if ctx.is_cpu() {
@@ -114,11 +123,27 @@ impl ModuleCache {
                 .map(|v| v.max(0) as u32)
                 .map_err(|error| Error::Device { call: "cuFuncGetAttribute", error })
         };
+        // Loaded now, here, not at the first launch: a lazy load there would wait for every
+        // running lane (a device-wide synchronization, rule 6).
+        module.load_function(func).map_err(|error| Error::Device { call: "cuFuncLoad", error })?;
+        let static_shared_bytes = attr(FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        // Dynamic shared memory up to the device's opt-in limit (above 48 KiB a function must
+        // allow it explicitly); where the attribute cannot be set, the launch checks stay at
+        // the default limit.
+        let max_dynamic = (optin_shared as u32).saturating_sub(static_shared_bytes);
+        let dynamic_shared_limit = match module.set_attribute(
+            func,
+            FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            max_dynamic as i32,
+        ) {
+            Ok(()) => max_dynamic,
+            Err(_) => (default_shared as u32).saturating_sub(static_shared_bytes),
+        };
         let target = LaunchTarget {
             name,
             func,
             max_threads_per_block: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-            static_shared_bytes: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            dynamic_shared_limit,
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
@@ -141,7 +166,12 @@ fn resolve_cpu(
     if let Ok(params) = ptx::param_sizes(ptx, name) {
         check(&params)?;
     }
-    Ok(LaunchTarget { name, func: FunctionHandle::Cpu(entry, name), max_threads_per_block: 1024, static_shared_bytes: 0 })
+    Ok(LaunchTarget {
+        name,
+        func: FunctionHandle::Cpu(entry, name),
+        max_threads_per_block: 1024,
+        dynamic_shared_limit: 227 << 10,
+    })
 }
 
 /// Loads `ptx` as a module, after checking that the driver understands its `.version`.
@@ -154,11 +184,60 @@ fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &'static str) -> Result<Mo
     }
     // The driver wants a NUL-terminated image.
     let image = CString::new(ptx).map_err(|_| Error::LoadModule(DriverError::from_code(218)))?;
-    Module::load(ctx, &image).map_err(|e| {
-        if e.is_unsupported_ptx_version() {
-            Error::DriverTooOld { found: driver_version, needed: needed.unwrap_or(0) }
-        } else {
-            Error::LoadModule(e)
-        }
+    Module::load(ctx, &image).map_err(|e| match (e.is_unsupported_ptx_version(), needed) {
+        (true, Some(needed)) => Error::DriverTooOld { found: driver_version, needed },
+        (true, None) => Error::UnsupportedPtx { version: ptx::version(ptx), driver: driver_version },
+        _ => Error::LoadModule(e),
     })
+}
+
+/// A kernel that can print and trap, never doing either: launched once when a CUDA `Gpu` is
+/// made, so that the context's printf and trap machinery is set up then — not at the first
+/// launch of a user kernel that can print or panic, where it would wait for every running
+/// lane (a hidden device-wide synchronization, rule 6).
+const WARM_UP_PTX: &str = "\
+.version 7.0
+.target sm_70
+.address_size 64
+.extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
+.global .align 1 .b8 sluice_warm_up_text[2] = {10, 0};
+.visible .entry sluice_warm_up(.param .u32 sluice_warm_up_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    ld.param.u32 %r1, [sluice_warm_up_param_0];
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra $L_done;
+    mov.u64 %rd1, sluice_warm_up_text;
+    cvta.global.u64 %rd2, %rd1;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0], %rd2;
+    .param .b64 param1;
+    st.param.b64 [param1], 0;
+    .param .b32 retval0;
+    call.uni (retval0), vprintf, (param0, param1);
+    ld.param.b32 %r2, [retval0];
+    }
+    trap;
+$L_done:
+    ret;
+}
+";
+
+/// Loads and launches the warm-up kernel once on `stream` and waits for it (see
+/// [`WARM_UP_PTX`]). Nothing else runs on the context yet.
+pub(crate) fn warm_up(ctx: &Arc<Context>, stream: &crate::handle::StreamHandle) -> Result<()> {
+    let image = CString::new(WARM_UP_PTX).expect("no NUL in the warm-up PTX");
+    let module = Module::load(ctx, &image).map_err(Error::LoadModule)?;
+    let f = module.function("sluice_warm_up").map_err(Error::LoadModule)?;
+    module.load_function(f).map_err(|error| Error::Device { call: "cuFuncLoad", error })?;
+    let mut never = 0u32;
+    let mut params = [(&mut never as *mut u32).cast::<std::ffi::c_void>()];
+    // SAFETY: `f` belongs to `module`, loaded until after the synchronize below; its one
+    // parameter is a u32, `params[0]` points to one; it touches no memory when it is 0.
+    unsafe { stream.launch(f, (1, 1, 1), (1, 1, 1), 0, &mut params, &[4]) }
+        .map_err(|error| Error::Launch { kernel: "sluice_warm_up", error })?;
+    stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })
 }

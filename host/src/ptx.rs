@@ -98,6 +98,15 @@ fn strip_comments(ptx: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// The `.version` a PTX module declares, as written (`"?"` if none).
+pub(crate) fn version(ptx: &str) -> String {
+    ptx.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix(".version"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
 /// The driver version a PTX module's `.version` needs, if known (`None` for a version
 /// this table does not know, or malformed text).
 pub(crate) fn needs_driver(ptx: &str) -> Option<u32> {
@@ -181,5 +190,7 @@ mod tests {
         assert_eq!(needs_driver(".version 8.5"), Some(12050));
         assert_eq!(needs_driver(".version 9.0"), Some(13000));
         assert_eq!(needs_driver(".version x.y"), None);
+        assert_eq!(version(".version 12.1\n.target sm_90"), "12.1");
+        assert_eq!(version(".target sm_90"), "?");
     }
 }

@@ -332,6 +332,10 @@ pub(crate) fn run<'env, F, R>(gpu: &'env Gpu, kept: LaneCache, mode: Mode, f: F)
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
+    if let Some(error) = gpu.context().lost() {
+        // Lost by an earlier fault: nothing can run; say so before touching the driver.
+        return (Err(Error::ContextLost { error, lane: None }), kept);
+    }
     let shared = match ScopeShared::new(gpu.clone(), kept, mode) {
         Ok(shared) => shared,
         Err((e, kept)) => return (Err(e), kept),
@@ -828,7 +832,7 @@ impl ScopeShared {
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first.
                     if lost.is_none() {
-                        errors.push(Error::Join { lane: inner.id, error });
+                        errors.push(Error::ContextLost { lane: Some(inner.id), error });
                     }
                     lost.get_or_insert(error);
                     // Leaked: destroying a stream of a lost context only fails again.
