@@ -74,7 +74,13 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+// The host build runs kernels on the CPU runtime (`cpu`), which needs std.
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
 pub mod atomic;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod cpu;
 
 /// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.
 pub use sluice_macros::kernel;
