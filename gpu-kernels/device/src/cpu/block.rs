@@ -715,7 +715,7 @@ pub(crate) fn wait_groups(block: &Block) -> Vec<String> {
                 } else {
                     format!("{} threads", b.expected.get())
                 };
-                format!("barrier {id} ({} arrived of {want})", b.arrived.get())
+                format!("barrier {id} ({} of {want} arrived)", b.arrived.get())
             }
             Wait::Warp => cpu_warp::describe(block, ctx),
             Wait::ActiveMask => "active_mask".to_string(),
@@ -728,5 +728,5 @@ pub(crate) fn wait_groups(block: &Block) -> Vec<String> {
             None => groups.push((key, std::vec![ctx.rank])),
         }
     }
-    groups.into_iter().map(|(k, ranks)| format!("{} {k}", super::ranks(&ranks))).collect()
+    groups.into_iter().map(|(k, ranks)| format!("{}: {k}", super::ranks(&ranks))).collect()
 }

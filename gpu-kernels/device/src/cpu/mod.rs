@@ -242,7 +242,8 @@ fn validate(grid: [u32; 3], block: [u32; 3], dynamic: u32) -> Result<(), String>
     Ok(())
 }
 
-/// The error of a deadlocked block: where each group of threads waits.
+/// The error of a deadlocked block: where each group of threads (by linear
+/// rank in the block) waits, and the call site.
 pub(crate) fn deadlock_report(b: &block::Block) -> String {
     format!(
         "{}: deadlock: every non-exited thread waits and none can be released ({} of {} threads exited): {}",
