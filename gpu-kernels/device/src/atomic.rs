@@ -35,6 +35,11 @@
 //! loops), so code using them builds and tests on the CPU. [`fence`] is
 //! `atomic_thread_fence(order)` at a scope.
 //!
+//! On the host the functions below are host atomics too (relaxed; every scope
+//! is as strong as `System` there), on the memory pointed to; a
+//! [`SharedPtr`](crate::shared::SharedPtr) is resolved in the current block's
+//! shared memory of the CPU runtime ([`crate::cpu`]).
+//!
 //! **The memory scope** says which threads the atomicity is guaranteed against:
 //! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and
 //! cheapest), [`MemoryScope::Device`] (`.gpu`, every thread of the device — what

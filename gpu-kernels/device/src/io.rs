@@ -1,6 +1,12 @@
 //! Device-side output: [`dprint!`](crate::dprint) and [`dprintln!`](crate::dprintln)
 //! through the CUDA driver's `vprintf`, and the panic handler (device only).
 //!
+//! **On the host** (the CPU runtime, [`crate::cpu`]) `dprint!` formats the
+//! same C format string as C's `printf` does and prints it at once (one
+//! `print!` per call, so lines of different threads never interleave, and
+//! the test harness captures them); `dassert!`/`dfail!` and panics fail the
+//! launch with the thread, the location and the message.
+//!
 //! # `dprintln!`
 //!
 //! ```ignore
@@ -449,9 +455,9 @@ mod imp {
     }
 }
 
-/// Prints from the device with a C format string, through `vprintf` (device
-/// only). The format is checked against the argument types at compile time;
-/// see [`io`](crate::io).
+/// Prints from the device with a C format string, through `vprintf` (on the
+/// host, the CPU runtime formats it as C does). The format is checked against
+/// the argument types at compile time; see [`io`](crate::io).
 ///
 /// ```ignore
 /// sluice_device::dprint!("x = %f, ", x);
@@ -488,7 +494,8 @@ macro_rules! __dprint_impl {
 }
 
 /// Ends the kernel with a message: prints `kernel failed at FILE:LINE:COL: MESSAGE`
-/// through `vprintf` and executes `trap` (device only).
+/// through `vprintf` and executes `trap` (on the host: a panic with the message
+/// at the call site, which fails the CPU launch).
 ///
 /// Unlike `panic!`, it needs no buffer and no `core::panicking` call: the
 /// whole line is one constant format string (built at compile time, `%`

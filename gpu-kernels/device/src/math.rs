@@ -1,5 +1,10 @@
-//! Floating-point math in `f32` and `f64` (device only), as methods named like
-//! std's: `x.exp()`, `x.sin_cos()`, `x.powf(y)`.
+//! Floating-point math in `f32` and `f64`, as methods named like std's:
+//! `x.exp()`, `x.sin_cos()`, `x.powf(y)`. On the host (the CPU runtime) the
+//! same traits are implemented with the `libm` crate and the functions C
+//! lacks (`erfcx`, `normcdfinv`, `sin_pi`, ...) are computed in `f64`; the
+//! `*_fast` methods are the exact ones there. On the host a method call such
+//! as `x.erf()` may also name an unstable std method of the same name: rustc
+//! then picks this trait's and warns (`unstable_name_collisions`).
 //!
 //! `core` has no transcendental functions, and on the GPU they come from
 //! NVIDIA's **libdevice** (`nvvm/libdevice/libdevice.10.bc` in the CUDA

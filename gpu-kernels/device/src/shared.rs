@@ -71,7 +71,16 @@
 //!   must opt in (`cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)`).
 //!
 //! Raw [`SharedPtr`] accesses (`read`, `write`) are `unsafe`: they are not
-//! bounds-checked.
+//! bounds-checked (on the CPU they are checked against the block's shared
+//! memory: a panic instead of a wild access).
+//!
+//! # On the host
+//!
+//! The CPU runtime ([`crate::cpu`]) gives each block one buffer: the dynamic
+//! region at window address 0, then each static variable at its first use in
+//! the block; [`SharedPtr`] addresses are offsets into it, the same for every
+//! thread of the block. Unwritten bytes read as
+//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`).
 
 use core::marker::PhantomData;
 
@@ -192,8 +201,8 @@ impl<T, const N: usize> Copy for SharedArray<T, N> {}
 /// the declaration site. On the device it dereferences to the per-block `T`
 /// ([`Deref`](core::ops::Deref)/[`DerefMut`](core::ops::DerefMut)), so
 /// `NAME[i].write(v)` and `NAME[i].assume_init()` read as they did with a real
-/// `static mut` array; on the host it exists (for code that declares one at
-/// module scope) but cannot be dereferenced.
+/// `static mut` array; on the host it dereferences to the current block's
+/// variable in the CPU runtime (and panics outside a launch).
 ///
 /// `&raw mut NAME` / `addr_of_mut!(NAME)` give the address of this handle, not
 /// of the shared memory: use `NAME.as_mut_ptr()` (or index it).
@@ -892,7 +901,8 @@ pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_sh
 #[doc(hidden)]
 pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
 
-/// Declares a statically sized array in the block's shared memory (device only).
+/// Declares a statically sized array in the block's shared memory (on the
+/// host: the CPU runtime's per-block memory, allocated at the block's first use).
 ///
 /// Two forms:
 ///
@@ -934,7 +944,8 @@ macro_rules! shared_array {
 }
 
 /// A `static mut` in the block's shared memory: what Rust-CUDA writes as
-/// `#[address_space(shared)] static mut NAME: T = INIT;` (device only).
+/// `#[address_space(shared)] static mut NAME: T = INIT;` (on the host: the CPU
+/// runtime's per-block memory; accessing it outside a launch panics).
 ///
 /// ```ignore
 /// use core::mem::MaybeUninit;

@@ -14,6 +14,11 @@
 //!
 //! Warp-level synchronisation (`__syncwarp`) is [`crate::warp::sync_warp`].
 //!
+//! On the host (the CPU runtime, [`crate::cpu`]) a barrier suspends the thread
+//! until every non-exited thread of the block (or the named count) has
+//! arrived; a barrier that can never complete is reported as a deadlock, with
+//! where each thread waits.
+//!
 //! # What the kernel author must still do
 //!
 //! A block barrier must be reached by *every* thread of the block that has

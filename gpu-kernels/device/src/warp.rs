@@ -29,6 +29,17 @@
 //! * `active_mask()` computed in the same converged region (then only the
 //!   active lanes take part, and shuffle sources outside it read garbage).
 //!
+//! # On the host
+//!
+//! The CPU runtime ([`crate::cpu`]) runs each `.sync` operation as a
+//! rendezvous of the warp's lanes: a lane waits until every non-exited lane of
+//! its mask has arrived at the same operation with the same mask (PTX's rule
+//! for sm_70+), then all get their results; divergent groups with disjoint
+//! masks complete separately, and a shuffle from a lane outside the group reads
+//! all-one bits. Lanes do not run in lockstep: see [`crate::cpu`] for what that
+//! means for warp-synchronous code without `sync_warp`. `reduce_*` exist on the
+//! host whatever the architecture.
+//!
 //! # Example (device code): a warp sum
 //!
 //! ```ignore

@@ -146,6 +146,10 @@ pub(crate) struct Block {
     ready: RefCell<VecDeque<u32>>,
     yielded: RefCell<VecDeque<u32>>,
     barriers: [Barrier; BARRIERS],
+    /// Per warp: the lanes waiting in a warp collective, and the lanes that
+    /// exited (or do not exist: the tail of a partial last warp).
+    pub(crate) warp_waiting: Vec<Cell<u32>>,
+    pub(crate) warp_exited: Vec<Cell<u32>>,
     abort: Cell<bool>,
     error: RefCell<Option<String>>,
     body: *const (dyn Fn() + Sync),
@@ -496,6 +500,8 @@ impl<'a> Runner<'a> {
                 ready: RefCell::new(VecDeque::new()),
                 yielded: RefCell::new(VecDeque::new()),
                 barriers: Default::default(),
+                warp_waiting: (0..size.div_ceil(32)).map(|_| Cell::new(0)).collect(),
+                warp_exited: (0..size.div_ceil(32)).map(|_| Cell::new(0)).collect(),
                 abort: Cell::new(false),
                 error: RefCell::new(None),
                 body,
@@ -556,6 +562,12 @@ impl<'a> Runner<'a> {
         }
         b.next.set(0);
         b.exited.set(0);
+        for (w, (waiting, exited)) in b.warp_waiting.iter().zip(&b.warp_exited).enumerate() {
+            waiting.set(0);
+            // Lanes past the block's end never run: as exited.
+            let live = (b.size - 32 * w as u32).min(32);
+            exited.set(if live == 32 { 0 } else { !((1u32 << live) - 1) });
+        }
         b.ready.get_mut().clear();
         b.yielded.get_mut().clear();
         b.abort.set(false);
@@ -649,6 +661,8 @@ fn worker(block: &Block, slot: u32, yielder: &Yielder<Wake, ()>) {
         CURRENT.with(|c| c.set(core::ptr::null()));
         ctx.state.set(Wait::Exited);
         block.exited.set(block.exited.get() + 1);
+        let w = &block.warp_exited[(t / 32) as usize];
+        w.set(w.get() | 1 << (t % 32));
         if let Err(payload) = r {
             if payload.is::<Abandoned>() {
                 continue;

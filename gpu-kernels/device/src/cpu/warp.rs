@@ -91,6 +91,8 @@ pub(crate) fn collective(what: &'static str, op: WarpOp, mask: u32, value: u128,
     ctx.c.set(c);
     ctx.state.set(Wait::Warp);
     let block = ctx.block();
+    let waiting = &block.warp_waiting[(ctx.rank / 32) as usize];
+    waiting.set(waiting.get() | 1 << lane);
     if try_complete(block, ctx.rank, Some(ctx.rank)) {
         ctx.state.set(Wait::Running);
     } else {
@@ -106,18 +108,23 @@ pub(crate) fn try_complete(block: &Block, rank: u32, current: Option<u32>) -> bo
     let me = &block.threads[rank as usize];
     let (op, mask) = (me.op.get(), me.mask.get());
     let base = rank - rank % 32;
-    let mut members = 0u32;
+    let (waiting, exited) = (&block.warp_waiting[(rank / 32) as usize], block.warp_exited[(rank / 32) as usize].get());
+    // The non-exited lanes of the mask must all be waiting in a collective
+    // (a bit test, so that an arrival costs O(1) until the last one) ...
+    let members = mask & !exited;
+    if waiting.get() & members != members {
+        return false;
+    }
+    // ... and in this one, with this mask.
     for l in 0..32 {
-        if mask & (1 << l) == 0 || base + l >= block.size {
-            continue;
-        }
-        let t = &block.threads[(base + l) as usize];
-        match t.state.get() {
-            Wait::Exited => {}
-            Wait::Warp if t.op.get() == op && t.mask.get() == mask => members |= 1 << l,
-            _ => return false,
+        if members & (1 << l) != 0 {
+            let t = &block.threads[(base + l) as usize];
+            if t.op.get() != op || t.mask.get() != mask {
+                return false;
+            }
         }
     }
+    waiting.set(waiting.get() & !members);
     let lane = |l: u32| &block.threads[(base + l) as usize];
     let each = |f: &dyn Fn(u32, &ThreadCtx) -> (u128, bool)| {
         for l in 0..32 {
