@@ -211,6 +211,28 @@ fn shared_memory_is_per_block_static_and_dynamic() {
 }
 
 #[test]
+fn in_kernel_shared_statics_as_cuda_std_kernels_declare_them() {
+    cpu::launch([3, 1, 1], [32, 1, 1], 8, &|| {
+        shared_static! {
+            @kernel static mut ROW: [MaybeUninit<f32>; 32] = [MaybeUninit::uninit(); 32];
+        }
+        // What the kernel attribute's prologue does on the device (on the host it
+        // allocates early; the first use would too).
+        // SAFETY: once per kernel body, before any use.
+        unsafe { shared::__declare_in_kernel(std::ptr::addr_of!(ROW)) };
+        let t = thread::thread_idx_x() as usize;
+        // SAFETY: each thread writes its own element; the barrier orders the reads.
+        unsafe { (&mut *std::ptr::addr_of_mut!(ROW))[t].write(t as f32 * 0.5) };
+        sync::sync_threads();
+        // SAFETY: element 31 - t was written before the barrier.
+        let v = unsafe { (&*std::ptr::addr_of!(ROW))[31 - t].assume_init() };
+        assert_eq!(v, (31 - t) as f32 * 0.5);
+        assert_eq!(shared::total_shared_bytes(), 8 + 32 * 4);
+    })
+    .unwrap();
+}
+
+#[test]
 fn unwritten_shared_memory_reads_the_poison() {
     cpu::launch([2, 1, 1], [32, 1, 1], 16, &|| {
         let ints = shared_array!(INTS: [u32; 8]);
