@@ -35,6 +35,11 @@
 //! loops), so code using them builds and tests on the CPU. [`fence`] is
 //! `atomic_thread_fence(order)` at a scope.
 //!
+//! On the host the functions below are host atomics too (relaxed; every scope
+//! is as strong as `System` there), on the memory pointed to; a
+//! [`SharedPtr`](crate::shared::SharedPtr) is resolved in the current block's
+//! shared memory of the CPU runtime ([`crate::cpu`]).
+//!
 //! **The memory scope** says which threads the atomicity is guaranteed against:
 //! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and
 //! cheapest), [`MemoryScope::Device`] (`.gpu`, every thread of the device — what
@@ -272,253 +277,414 @@ mod imp {
         f32, reg32, "32", f32_bits;
         f64, reg64, "64", f64_bits;
     }
+}
 
-    /// Generates the public functions of one address space. `$ptr` is the
-    /// pointer type, `$addr` turns it into the `u64` operand.
-    macro_rules! api {
-        ($space:expr, $ptr:ident, $addr:expr, $what:literal) => {
-            /// Atomically adds `val` to `*ptr` and returns the old value (`atomicAdd`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn fetch_add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__fetch_add($space, scope, ($addr)(ptr), val) }
-            }
+/// The host: the CPU runtime's atomics are host atomics on the memory
+/// pointed to (every scope acts as `System`; relaxed, as PTX's `atom.relaxed`);
+/// float adds are compare-exchange loops. A shared-memory address is resolved
+/// in the current block's shared memory (checked: a panic outside it).
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use super::*;
+    use core::sync::atomic::Ordering::Relaxed;
+    use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 
-            /// Atomically adds `val` to `*ptr`, without returning the old value
-            /// (`red`: the instruction nvcc emits when `atomicAdd`'s result is unused).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: MemoryScope) {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__add($space, scope, ($addr)(ptr), val) }
-            }
+    /// The host address of `addr` in `space`.
+    #[inline(always)]
+    #[track_caller]
+    fn host<T>(space: Space, addr: u64) -> *mut T {
+        match space {
+            Space::Shared => crate::cpu::block::current("atomic::shared")
+                .block()
+                .shared
+                .checked(addr as u32, core::mem::size_of::<T>()) as *mut T,
+            Space::Generic | Space::Global => addr as usize as *mut T,
+        }
+    }
 
-            /// Atomically stores `min(*ptr, val)`; returns the old value (`atomicMin`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn fetch_min<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__fetch_min($space, scope, ($addr)(ptr), val) }
-            }
-
-            /// Atomically stores `max(*ptr, val)`; returns the old value (`atomicMax`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn fetch_max<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__fetch_max($space, scope, ($addr)(ptr), val) }
-            }
-
-            /// Atomically stores `*ptr & val`; returns the old value (`atomicAnd`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn fetch_and<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__fetch_and($space, scope, ($addr)(ptr), val) }
-            }
-
-            /// Atomically stores `*ptr | val`; returns the old value (`atomicOr`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn fetch_or<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__fetch_or($space, scope, ($addr)(ptr), val) }
-            }
-
-            /// Atomically stores `*ptr ^ val`; returns the old value (`atomicXor`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn fetch_xor<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__fetch_xor($space, scope, ($addr)(ptr), val) }
-            }
-
-            /// Atomically stores `val`; returns the old value (`atomicExch`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn swap<T: AtomicSwap>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
-                // SAFETY: forwarded to the caller.
-                unsafe { T::__swap($space, scope, ($addr)(ptr), val) }
-            }
-
-            /// If `*ptr` holds `current` (bitwise), atomically stores `new`.
-            /// `Ok(old)` if it did, `Err(old)` if not (`atomicCAS`).
-            ///
-            /// # Safety
-            #[doc = $what]
-            #[inline(always)]
-            pub unsafe fn compare_exchange<T: AtomicSwap>(ptr: $ptr<T>, current: T, new: T, scope: MemoryScope) -> Result<T, T> {
-                // SAFETY: forwarded to the caller.
-                let old = unsafe { T::__cas($space, scope, ($addr)(ptr), current, new) };
-                if T::__same_bits(old, current) {
-                    Ok(old)
-                } else {
-                    Err(old)
+    macro_rules! int_impls {
+        ($($t:ty => $a:ident;)*) => {$(
+            impl AtomicAdd for $t {
+                #[inline(always)]
+                unsafe fn __fetch_add(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: the public wrappers require `addr` to be a valid, aligned
+                    // address of a `$t` in `space`, accessed only atomically meanwhile.
+                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_add(v, Relaxed)
+                }
+                #[inline(always)]
+                unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
+                    // SAFETY: forwarded (the same contract).
+                    unsafe { Self::__fetch_add(space, scope, addr, v) };
                 }
             }
-        };
+            impl AtomicMinMax for $t {
+                #[inline(always)]
+                unsafe fn __fetch_min(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_min(v, Relaxed)
+                }
+                #[inline(always)]
+                unsafe fn __fetch_max(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_max(v, Relaxed)
+                }
+            }
+            impl AtomicBits for $t {
+                #[inline(always)]
+                unsafe fn __fetch_and(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_and(v, Relaxed)
+                }
+                #[inline(always)]
+                unsafe fn __fetch_or(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_or(v, Relaxed)
+                }
+                #[inline(always)]
+                unsafe fn __fetch_xor(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_xor(v, Relaxed)
+                }
+            }
+            impl AtomicSwap for $t {
+                #[inline(always)]
+                unsafe fn __swap(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    unsafe { $a::from_ptr(host(space, addr)) }.swap(v, Relaxed)
+                }
+                #[inline(always)]
+                unsafe fn __cas(space: Space, _scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    let a = unsafe { $a::from_ptr(host(space, addr)) };
+                    match a.compare_exchange(current, new, Relaxed, Relaxed) {
+                        Ok(v) | Err(v) => v,
+                    }
+                }
+                #[inline(always)]
+                fn __same_bits(a: Self, b: Self) -> bool {
+                    a == b
+                }
+            }
+        )*};
+    }
+    int_impls! {
+        u32 => AtomicU32;
+        i32 => AtomicI32;
+        u64 => AtomicU64;
+        i64 => AtomicI64;
     }
 
-    type MutPtr<T> = *mut T;
-
-    api!(
-        Space::Generic,
-        MutPtr,
-        |p: *mut _| p as u64,
-        "`ptr` is valid for reads and writes of a `T` (global memory, or shared memory \
-         through a generic pointer), aligned for `T`; other threads access it only atomically \
-         or after synchronising with this operation."
-    );
-
-    /// The same operations on pointers known to be in **global** memory
-    /// (`atom.global`): a kernel's pointer parameters, device allocations.
-    pub mod global {
-        use super::*;
-        api!(
-            Space::Global,
-            MutPtr,
-            |p: *mut _| p as u64,
-            "`ptr` points into global memory (not shared, local or constant), is valid for reads \
-             and writes of a `T` and aligned for it; other threads access it only atomically or \
-             after synchronising with this operation."
-        );
+    macro_rules! float_impls {
+        ($($t:ty => $a:ident;)*) => {$(
+            impl AtomicAdd for $t {
+                #[inline(always)]
+                unsafe fn __fetch_add(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as for the integers: a valid, aligned `$t`, accessed
+                    // only atomically meanwhile; its bits are an integer of its size.
+                    let a = unsafe { $a::from_ptr(host(space, addr)) };
+                    let mut old = a.load(Relaxed);
+                    loop {
+                        let new = (<$t>::from_bits(old) + v).to_bits();
+                        match a.compare_exchange_weak(old, new, Relaxed, Relaxed) {
+                            Ok(_) => return <$t>::from_bits(old),
+                            Err(seen) => old = seen,
+                        }
+                    }
+                }
+                #[inline(always)]
+                unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
+                    // SAFETY: forwarded (the same contract).
+                    unsafe { Self::__fetch_add(space, scope, addr, v) };
+                }
+            }
+            impl AtomicSwap for $t {
+                #[inline(always)]
+                unsafe fn __swap(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    <$t>::from_bits(unsafe { $a::from_ptr(host(space, addr)) }.swap(v.to_bits(), Relaxed))
+                }
+                #[inline(always)]
+                unsafe fn __cas(space: Space, _scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
+                    // SAFETY: as in `__fetch_add`.
+                    let a = unsafe { $a::from_ptr(host(space, addr)) };
+                    match a.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed) {
+                        Ok(v) | Err(v) => <$t>::from_bits(v),
+                    }
+                }
+                #[inline(always)]
+                fn __same_bits(a: Self, b: Self) -> bool {
+                    a.to_bits() == b.to_bits()
+                }
+            }
+        )*};
     }
-
-    /// The same operations on [`SharedPtr`](crate::shared::SharedPtr)s
-    /// (`atom.shared`). [`SharedArray`](crate::shared::SharedArray) has safe,
-    /// bounds-checked versions.
-    pub mod shared {
-        use super::*;
-        use crate::shared::SharedPtr;
-        api!(
-            Space::Shared,
-            SharedPtr,
-            |p: SharedPtr<_>| p.addr() as u64,
-            "`ptr` is inside shared memory allocated to this kernel and aligned for `T`; other \
-             threads access it only atomically or after synchronising with this operation."
-        );
-    }
-
-    macro_rules! shared_methods {
-        () => {
-            /// Atomically adds `v` to element `i` (block scope) and returns the old
-            /// value. Panics if `i >= len`.
-            #[inline(always)]
-            pub fn fetch_add(&self, i: usize, v: T) -> T
-            where
-                T: AtomicAdd,
-            {
-                let p = self.ptr(i);
-                // SAFETY: `ptr` checked `i`; the element is allocated, aligned for
-                // `T` and `Pod`; shared memory is only reachable by this block.
-                unsafe { shared::fetch_add(p, v, MemoryScope::Block) }
-            }
-
-            /// Atomically adds `v` to element `i` (block scope, `red.shared`).
-            /// Panics if `i >= len`.
-            #[inline(always)]
-            pub fn add(&self, i: usize, v: T)
-            where
-                T: AtomicAdd,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::add(p, v, MemoryScope::Block) }
-            }
-
-            /// Atomic min on element `i` (block scope); returns the old value.
-            #[inline(always)]
-            pub fn fetch_min(&self, i: usize, v: T) -> T
-            where
-                T: AtomicMinMax,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_min(p, v, MemoryScope::Block) }
-            }
-
-            /// Atomic max on element `i` (block scope); returns the old value.
-            #[inline(always)]
-            pub fn fetch_max(&self, i: usize, v: T) -> T
-            where
-                T: AtomicMinMax,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_max(p, v, MemoryScope::Block) }
-            }
-
-            /// Atomic or on element `i` (block scope); returns the old value.
-            #[inline(always)]
-            pub fn fetch_or(&self, i: usize, v: T) -> T
-            where
-                T: AtomicBits,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_or(p, v, MemoryScope::Block) }
-            }
-
-            /// Atomic and on element `i` (block scope); returns the old value.
-            #[inline(always)]
-            pub fn fetch_and(&self, i: usize, v: T) -> T
-            where
-                T: AtomicBits,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::fetch_and(p, v, MemoryScope::Block) }
-            }
-
-            /// Atomic exchange of element `i` (block scope); returns the old value.
-            #[inline(always)]
-            pub fn swap(&self, i: usize, v: T) -> T
-            where
-                T: AtomicSwap,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::swap(p, v, MemoryScope::Block) }
-            }
-
-            /// Compare-and-swap of element `i` (block scope); see [`compare_exchange`].
-            #[inline(always)]
-            pub fn compare_exchange(&self, i: usize, current: T, new: T) -> Result<T, T>
-            where
-                T: AtomicSwap,
-            {
-                let p = self.ptr(i);
-                // SAFETY: as in `fetch_add`.
-                unsafe { shared::compare_exchange(p, current, new, MemoryScope::Block) }
-            }
-        };
-    }
-
-    impl<T: bytemuck::Pod, const N: usize> crate::shared::SharedArray<T, N> {
-        shared_methods!();
-    }
-
-    impl<T: bytemuck::Pod> crate::shared::SharedSlice<T> {
-        shared_methods!();
+    float_impls! {
+        f32 => AtomicU32;
+        f64 => AtomicU64;
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-pub use imp::*;
+
+/// Generates the public functions of one address space. `$ptr` is the
+/// pointer type, `$addr` turns it into the `u64` operand.
+macro_rules! api {
+    ($space:expr, $ptr:ident, $addr:expr, $what:literal) => {
+        /// Atomically adds `val` to `*ptr` and returns the old value (`atomicAdd`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn fetch_add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__fetch_add($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically adds `val` to `*ptr`, without returning the old value
+        /// (`red`: the instruction nvcc emits when `atomicAdd`'s result is unused).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn add<T: AtomicAdd>(ptr: $ptr<T>, val: T, scope: MemoryScope) {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__add($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically stores `min(*ptr, val)`; returns the old value (`atomicMin`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn fetch_min<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__fetch_min($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically stores `max(*ptr, val)`; returns the old value (`atomicMax`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn fetch_max<T: AtomicMinMax>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__fetch_max($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically stores `*ptr & val`; returns the old value (`atomicAnd`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn fetch_and<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__fetch_and($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically stores `*ptr | val`; returns the old value (`atomicOr`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn fetch_or<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__fetch_or($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically stores `*ptr ^ val`; returns the old value (`atomicXor`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn fetch_xor<T: AtomicBits>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__fetch_xor($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// Atomically stores `val`; returns the old value (`atomicExch`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn swap<T: AtomicSwap>(ptr: $ptr<T>, val: T, scope: MemoryScope) -> T {
+            // SAFETY: forwarded to the caller.
+            unsafe { T::__swap($space, scope, ($addr)(ptr), val) }
+        }
+
+        /// If `*ptr` holds `current` (bitwise), atomically stores `new`.
+        /// `Ok(old)` if it did, `Err(old)` if not (`atomicCAS`).
+        ///
+        /// # Safety
+        #[doc = $what]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn compare_exchange<T: AtomicSwap>(ptr: $ptr<T>, current: T, new: T, scope: MemoryScope) -> Result<T, T> {
+            // SAFETY: forwarded to the caller.
+            let old = unsafe { T::__cas($space, scope, ($addr)(ptr), current, new) };
+            if T::__same_bits(old, current) {
+                Ok(old)
+            } else {
+                Err(old)
+            }
+        }
+    };
+}
+
+type MutPtr<T> = *mut T;
+
+api!(
+    Space::Generic,
+    MutPtr,
+    |p: *mut _| p as u64,
+    "`ptr` is valid for reads and writes of a `T` (global memory, or shared memory \
+     through a generic pointer), aligned for `T`; other threads access it only atomically \
+     or after synchronising with this operation."
+);
+
+/// The same operations on pointers known to be in **global** memory
+/// (`atom.global`): a kernel's pointer parameters, device allocations.
+pub mod global {
+    use super::*;
+    api!(
+        Space::Global,
+        MutPtr,
+        |p: *mut _| p as u64,
+        "`ptr` points into global memory (not shared, local or constant), is valid for reads \
+         and writes of a `T` and aligned for it; other threads access it only atomically or \
+         after synchronising with this operation."
+    );
+}
+
+/// The same operations on [`SharedPtr`](crate::shared::SharedPtr)s
+/// (`atom.shared`). [`SharedArray`](crate::shared::SharedArray) has safe,
+/// bounds-checked versions.
+pub mod shared {
+    use super::*;
+    use crate::shared::SharedPtr;
+    api!(
+        Space::Shared,
+        SharedPtr,
+        |p: SharedPtr<_>| p.addr() as u64,
+        "`ptr` is inside shared memory allocated to this kernel and aligned for `T`; other \
+         threads access it only atomically or after synchronising with this operation."
+    );
+}
+
+macro_rules! shared_methods {
+    () => {
+        /// Atomically adds `v` to element `i` (block scope) and returns the old
+        /// value. Panics if `i >= len`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn fetch_add(&self, i: usize, v: T) -> T
+        where
+            T: AtomicAdd,
+        {
+            let p = self.ptr(i);
+            // SAFETY: `ptr` checked `i`; the element is allocated, aligned for
+            // `T` and `Pod`; shared memory is only reachable by this block.
+            unsafe { shared::fetch_add(p, v, MemoryScope::Block) }
+        }
+
+        /// Atomically adds `v` to element `i` (block scope, `red.shared`).
+        /// Panics if `i >= len`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn add(&self, i: usize, v: T)
+        where
+            T: AtomicAdd,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::add(p, v, MemoryScope::Block) }
+        }
+
+        /// Atomic min on element `i` (block scope); returns the old value.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn fetch_min(&self, i: usize, v: T) -> T
+        where
+            T: AtomicMinMax,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::fetch_min(p, v, MemoryScope::Block) }
+        }
+
+        /// Atomic max on element `i` (block scope); returns the old value.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn fetch_max(&self, i: usize, v: T) -> T
+        where
+            T: AtomicMinMax,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::fetch_max(p, v, MemoryScope::Block) }
+        }
+
+        /// Atomic or on element `i` (block scope); returns the old value.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn fetch_or(&self, i: usize, v: T) -> T
+        where
+            T: AtomicBits,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::fetch_or(p, v, MemoryScope::Block) }
+        }
+
+        /// Atomic and on element `i` (block scope); returns the old value.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn fetch_and(&self, i: usize, v: T) -> T
+        where
+            T: AtomicBits,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::fetch_and(p, v, MemoryScope::Block) }
+        }
+
+        /// Atomic exchange of element `i` (block scope); returns the old value.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn swap(&self, i: usize, v: T) -> T
+        where
+            T: AtomicSwap,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::swap(p, v, MemoryScope::Block) }
+        }
+
+        /// Compare-and-swap of element `i` (block scope); see [`compare_exchange`].
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn compare_exchange(&self, i: usize, current: T, new: T) -> Result<T, T>
+        where
+            T: AtomicSwap,
+        {
+            let p = self.ptr(i);
+            // SAFETY: as in `fetch_add`.
+            unsafe { shared::compare_exchange(p, current, new, MemoryScope::Block) }
+        }
+    };
+}
+
+impl<T: bytemuck::Pod, const N: usize> crate::shared::SharedArray<T, N> {
+    shared_methods!();
+}
+
+impl<T: bytemuck::Pod> crate::shared::SharedSlice<T> {
+    shared_methods!();
+}
+

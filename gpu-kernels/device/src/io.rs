@@ -1,6 +1,12 @@
 //! Device-side output: [`dprint!`](crate::dprint) and [`dprintln!`](crate::dprintln)
 //! through the CUDA driver's `vprintf`, and the panic handler (device only).
 //!
+//! **On the host** (the CPU runtime, [`crate::cpu`]) `dprint!` formats the
+//! same C format string as C's `printf` does and prints it at once (one
+//! `print!` per call, so lines of different threads never interleave, and
+//! the test harness captures them); `dassert!`/`dfail!` and panics fail the
+//! launch with the thread, the location and the message.
+//!
 //! # `dprintln!`
 //!
 //! ```ignore
@@ -81,17 +87,36 @@
 //! (constant) message: use them where a kernel's precondition deserves a message
 //! in release builds too.
 
-#[cfg(target_arch = "nvptx64")]
 pub use imp::*;
 
-#[cfg(target_arch = "nvptx64")]
 mod imp {
     use core::ffi::CStr;
 
+    #[cfg(target_arch = "nvptx64")]
     unsafe extern "C" {
         /// The driver's device-side printf: `format` is a NUL-terminated C
         /// format string, `args` the packed arguments (or null).
         fn vprintf(format: *const u8, args: *const u8) -> i32;
+    }
+
+    /// The host's `vprintf`: formats as C's `printf` (`cpu::printf`) and
+    /// writes the line to stdout at once (the GPU's output appears at the next
+    /// synchronisation; the CPU's immediately). Only inside a CPU launch.
+    ///
+    /// # Safety
+    ///
+    /// As the driver's: `format` is NUL-terminated and `args` holds the
+    /// arguments its conversions read, packed as `__print` packs them.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    unsafe fn vprintf(format: *const u8, args: *const u8) -> i32 {
+        crate::cpu::block::current("dprint!");
+        // SAFETY: forwarded to the caller.
+        let text = unsafe { crate::cpu::printf::format(format, args) };
+        // One `print!` per call: a line is never interleaved with another
+        // thread's (and the test harness captures it).
+        std::print!("{text}");
+        text.len() as i32
     }
 
     /// What a conversion consumes (internal).
@@ -281,6 +306,7 @@ mod imp {
     /// use `dprint!`).
     #[doc(hidden)]
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn __print<F: Format, A: PrintfArgs>(args: A) {
         const {
             assert!(
@@ -348,6 +374,7 @@ mod imp {
     #[doc(hidden)]
     #[inline(always)]
     #[cold]
+    #[cfg(target_arch = "nvptx64")]
     pub fn __fail(format: &'static [u8]) -> ! {
         // SAFETY: made by `__escape`: NUL-terminated, every `%` doubled, so
         // vprintf reads no argument (and none is passed).
@@ -356,8 +383,23 @@ mod imp {
         unsafe { core::arch::nvptx::trap() }
     }
 
+    /// The host's `dfail!`: panics with the message (the CPU runtime reports
+    /// it with the thread and the location, that of the `dassert!`/`dfail!`,
+    /// or of the caller of a `#[track_caller]` device function that failed).
+    #[doc(hidden)]
+    #[cold]
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    pub fn __fail(format: &'static [u8]) -> ! {
+        let text = std::string::String::from_utf8_lossy(format.strip_suffix(b"\0").unwrap_or(format)).replace("%%", "%");
+        let text = text.trim_end_matches('\n');
+        // `kernel failed at FILE:LINE:COL: MESSAGE`: the panic has the location.
+        let message = text.strip_prefix("kernel failed at ").and_then(|t| t.split_once(": ")).map_or(text, |(_, m)| m);
+        panic!("{message}")
+    }
+
     /// Copies `s` into `buf` with a NUL, truncated to fit.
-    #[cfg(sluice_panic_messages)]
+    #[cfg(all(target_arch = "nvptx64", sluice_panic_messages))]
     fn to_c<const N: usize>(s: &str, buf: &mut [u8; N]) {
         let n = if s.len() < N - 1 { s.len() } else { N - 1 };
         let src = s.as_bytes();
@@ -374,7 +416,7 @@ mod imp {
     // argument is unused, the optimiser drops every panic site's message and
     // location, and `core::fmt` never reaches the PTX (see the module docs).
     // Inlinable, so that core's `panic_fmt` becomes a leaf (`trap`) with no frame.
-    #[cfg(not(sluice_panic_messages))]
+    #[cfg(all(target_arch = "nvptx64", not(sluice_panic_messages)))]
     #[panic_handler]
     #[cold]
     fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
@@ -385,7 +427,7 @@ mod imp {
     // The debug handler (`--cfg sluice_panic_messages`): prints the location and
     // a plain-string message, then traps. Not inlined, and cold: the message
     // buffer then lives in this function's frame, not in every kernel's.
-    #[cfg(sluice_panic_messages)]
+    #[cfg(all(target_arch = "nvptx64", sluice_panic_messages))]
     #[panic_handler]
     #[inline(never)]
     #[cold]
@@ -413,9 +455,9 @@ mod imp {
     }
 }
 
-/// Prints from the device with a C format string, through `vprintf` (device
-/// only). The format is checked against the argument types at compile time;
-/// see [`io`](crate::io).
+/// Prints from the device with a C format string, through `vprintf` (on the
+/// host, the CPU runtime formats it as C does). The format is checked against
+/// the argument types at compile time; see [`io`](crate::io).
 ///
 /// ```ignore
 /// sluice_device::dprint!("x = %f, ", x);
@@ -452,7 +494,8 @@ macro_rules! __dprint_impl {
 }
 
 /// Ends the kernel with a message: prints `kernel failed at FILE:LINE:COL: MESSAGE`
-/// through `vprintf` and executes `trap` (device only).
+/// through `vprintf` and executes `trap` (on the host: a panic with the message
+/// at the call site, which fails the CPU launch).
 ///
 /// Unlike `panic!`, it needs no buffer and no `core::panicking` call: the
 /// whole line is one constant format string (built at compile time, `%`

@@ -16,6 +16,7 @@
 //! | [`io`] | [`dprint!`]/[`dprintln!`] through `vprintf` (format checked at compile time), the panic handler (trap; messages with `--cfg sluice_panic_messages`) |
 //! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
+//! | [`cpu`] (host) | the CPU runtime: [`cpu::launch`] runs kernel bodies over a grid with CUDA's semantics |
 //!
 //! # What builds where
 //!
@@ -25,16 +26,23 @@
 //!   without formatting anything, so a bounds check costs a compare and a
 //!   predicated call; built with `--cfg sluice_panic_messages` it first prints
 //!   the location (and a plain-string message) with `vprintf` ([`io`]).
-//! * On the host the crate compiles to its plain-Rust parts only ([`MemoryScope`],
-//!   [`thread::Dim3`], [`thread::Dim2`], [`thread::WARP_SIZE`], [`warp::FULL_MASK`],
-//!   the pure rules of [`warp::shfl_source`] and [`atomic::ordering`], the
-//!   atomic types (on `core::sync::atomic`), the [`shared::SharedPtr`] and
-//!   [`slice::DeviceSliceMut`] types, and [`selftest::check`]), so that a
-//!   kernel crate depending on it also compiles for the host (for its shared
-//!   parameter types and CPU reference code). The device functions are absent
-//!   there, so the examples in these docs are device code, marked `ignore`;
-//!   every one of them has a counterpart in the kernels of `gpu-kernels`,
-//!   which are compiled for the device and assembled with `ptxas` in CI.
+//! * On the host everything above exists too, implemented by the **CPU
+//!   runtime** ([`cpu`]): [`cpu::launch`] runs a kernel body once per thread
+//!   of a launch with CUDA's semantics — blocks in parallel on rayon, the
+//!   threads of a block as coroutines with real barriers, warp collectives with
+//!   32-lane semantics, per-block shared memory, host atomics, `dprint!` on
+//!   stdout, device panics as the launch's error. The device functions read the
+//!   GPU thread the runtime is running, and panic when called outside a launch
+//!   (the pure ones — math, atomics on pointers, the atomic types, fences,
+//!   [`thread::Dim3`], [`warp::shfl_source`] — work anywhere). Inline PTX and
+//!   `core::arch::nvptx` stay device-only; the `cpu` module says what the CPU
+//!   does not model (timing, weak memory ordering, lockstep warps, hardware).
+//!   So the same kernel code runs on both, and a kernel crate also compiles for
+//!   the host for its shared parameter types and CPU reference code. The
+//!   examples in these docs are device code, marked `ignore` (they need a
+//!   launch); every one of them has a counterpart in the kernels of
+//!   `gpu-kernels` (compiled for the device and assembled with `ptxas` in CI)
+//!   or in this crate's CPU tests (`tests/cpu.rs`).
 //!
 //! # Safety at a glance
 //!
@@ -63,18 +71,25 @@
 //! on the device) and `f16`/`bf16` (`half`).
 
 #![no_std]
-// The device API exists only for nvptx64, so the host build of these docs
-// cannot resolve links to it; the complete docs are built for the device:
+// A few items exist on one target only (`math::libdevice` on the device, `cpu`
+// on the host), so each build of these docs has links it cannot resolve: the
+// host build (`cargo doc`) has everything else; the device build is
 // `cargo doc --target nvptx64-nvidia-cuda -Zbuild-std=core` (with the kernel
 // toolchain, as sluice-builder uses it).
-#![cfg_attr(not(target_arch = "nvptx64"), allow(rustdoc::broken_intra_doc_links))]
+#![allow(rustdoc::broken_intra_doc_links)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics)
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+// The host build runs kernels on the CPU runtime (`cpu`), which needs std.
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
 pub mod atomic;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod cpu;
 
 /// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.
 pub use sluice_macros::kernel;

@@ -1,5 +1,10 @@
-//! Floating-point math in `f32` and `f64` (device only), as methods named like
-//! std's: `x.exp()`, `x.sin_cos()`, `x.powf(y)`.
+//! Floating-point math in `f32` and `f64`, as methods named like std's:
+//! `x.exp()`, `x.sin_cos()`, `x.powf(y)`. On the host (the CPU runtime) the
+//! same traits are implemented with the `libm` crate and the functions C
+//! lacks (`erfcx`, `normcdfinv`, `sin_pi`, ...) are computed in `f64`; the
+//! `*_fast` methods are the exact ones there. On the host a method call such
+//! as `x.erf()` may also name an unstable std method of the same name: rustc
+//! then picks this trait's and warns (`unstable_name_collisions`).
 //!
 //! `core` has no transcendental functions, and on the GPU they come from
 //! NVIDIA's **libdevice** (`nvvm/libdevice/libdevice.10.bc` in the CUDA
@@ -196,159 +201,10 @@ pub mod libdevice {
 #[cfg(target_arch = "nvptx64")]
 mod imp {
     use super::libdevice::*;
+    use super::{DeviceFloat, FastFloat};
     use core::arch::asm;
     use core::intrinsics;
 
-    /// Math methods for `f32` and `f64` on the device, named as std's.
-    /// See the [module docs](super) for accuracy and the C names.
-    pub trait DeviceFloat: Copy {
-        /// Square root, correctly rounded (`sqrt.rn`).
-        fn sqrt(self) -> Self;
-        /// `1 / sqrt(x)` (`rsqrt.approx` for f32, as CUDA's `rsqrtf`; 1 ulp for f64).
-        fn rsqrt(self) -> Self;
-        /// Cube root.
-        fn cbrt(self) -> Self;
-        /// `self * a + b` with one rounding (`fma.rn`).
-        fn mul_add(self, a: Self, b: Self) -> Self;
-        /// e^x.
-        fn exp(self) -> Self;
-        /// 2^x.
-        fn exp2(self) -> Self;
-        /// 10^x.
-        fn exp10(self) -> Self;
-        /// e^x - 1, accurate near 0.
-        fn exp_m1(self) -> Self;
-        /// Natural logarithm.
-        fn ln(self) -> Self;
-        /// Base-2 logarithm.
-        fn log2(self) -> Self;
-        /// Base-10 logarithm.
-        fn log10(self) -> Self;
-        /// ln(1 + x), accurate near 0.
-        fn ln_1p(self) -> Self;
-        /// Sine (radians).
-        fn sin(self) -> Self;
-        /// Cosine (radians).
-        fn cos(self) -> Self;
-        /// Tangent (radians).
-        fn tan(self) -> Self;
-        /// `(sin x, cos x)`, computed together.
-        fn sin_cos(self) -> (Self, Self);
-        /// sin(πx).
-        fn sin_pi(self) -> Self;
-        /// cos(πx).
-        fn cos_pi(self) -> Self;
-        /// Arcsine.
-        fn asin(self) -> Self;
-        /// Arccosine.
-        fn acos(self) -> Self;
-        /// Arctangent.
-        fn atan(self) -> Self;
-        /// Four-quadrant arctangent of `self / x` (`atan2(self, x)`).
-        fn atan2(self, x: Self) -> Self;
-        /// Hyperbolic sine.
-        fn sinh(self) -> Self;
-        /// Hyperbolic cosine.
-        fn cosh(self) -> Self;
-        /// Hyperbolic tangent.
-        fn tanh(self) -> Self;
-        /// Inverse hyperbolic sine.
-        fn asinh(self) -> Self;
-        /// Inverse hyperbolic cosine.
-        fn acosh(self) -> Self;
-        /// Inverse hyperbolic tangent.
-        fn atanh(self) -> Self;
-        /// x^y.
-        fn powf(self, y: Self) -> Self;
-        /// x^n.
-        fn powi(self, n: i32) -> Self;
-        /// Error function.
-        fn erf(self) -> Self;
-        /// Complementary error function, 1 - erf(x).
-        fn erfc(self) -> Self;
-        /// Inverse error function.
-        fn erf_inv(self) -> Self;
-        /// Inverse complementary error function.
-        fn erfc_inv(self) -> Self;
-        /// Gamma function.
-        fn gamma(self) -> Self;
-        /// ln |Γ(x)|.
-        fn ln_gamma(self) -> Self;
-        /// Largest integer <= x.
-        fn floor(self) -> Self;
-        /// Smallest integer >= x.
-        fn ceil(self) -> Self;
-        /// Integer part (towards zero).
-        fn trunc(self) -> Self;
-        /// Nearest integer, halves away from zero.
-        fn round(self) -> Self;
-        /// Nearest integer, halves to even.
-        fn round_ties_even(self) -> Self;
-        /// |x|.
-        fn abs(self) -> Self;
-        /// |x| with the sign of `sign`.
-        fn copysign(self, sign: Self) -> Self;
-        /// `1.0` with the sign of `x` (`-1.0` for `-0.0`); NaN for NaN (std's `signum`).
-        fn signum(self) -> Self;
-        /// Minimum; a NaN operand is ignored (`fminf`).
-        fn min(self, other: Self) -> Self;
-        /// Maximum; a NaN operand is ignored (`fmaxf`).
-        fn max(self, other: Self) -> Self;
-        /// C's `fmod`: x - trunc(x / y) * y (Rust's `%`).
-        fn fmod(self, y: Self) -> Self;
-        /// IEEE remainder: x - round_ties_even(x / y) * y.
-        fn remainder(self, y: Self) -> Self;
-        /// `max(x - y, 0)`.
-        fn fdim(self, y: Self) -> Self;
-        /// sqrt(x² + y²) without undue overflow.
-        fn hypot(self, y: Self) -> Self;
-        /// 1 / sqrt(x² + y²).
-        fn rhypot(self, y: Self) -> Self;
-        /// x · 2^e.
-        fn ldexp(self, e: i32) -> Self;
-        /// x · 2^n (`scalbn`; the same as [`ldexp`](Self::ldexp) in base 2).
-        fn scalbn(self, n: i32) -> Self;
-        /// The fractional part, `x - x.trunc()` (sign of `x`; as std's `fract`).
-        fn fract(self) -> Self;
-        /// Euclidean division: the `q` with `self = q·rhs + r`, `0 <= r < |rhs|`
-        /// (std's `div_euclid`; the remainder is libdevice's exact `fmod`).
-        fn div_euclid(self, rhs: Self) -> Self;
-        /// The least non-negative remainder of `self / rhs` (std's `rem_euclid`).
-        fn rem_euclid(self, rhs: Self) -> Self;
-        /// Logarithm in base `base`, `ln(x) / ln(base)` (std's `log`; not
-        /// correctly rounded).
-        fn log(self, base: Self) -> Self;
-        /// The scaled complementary error function, `exp(x²)·erfc(x)` (`erfcx`),
-        /// accurate where `erfc` underflows.
-        fn erfcx(self) -> Self;
-        /// `(m, e)` with `x = m · 2^e`, `0.5 <= |m| < 1` (`frexp`; `(x, 0)` for 0, ∞, NaN).
-        fn frexp(self) -> (Self, i32);
-        /// The unbiased exponent as an integer (`ilogb`): `floor(log2 |x|)`;
-        /// `i32::MIN` for 0 and NaN (CUDA's `FP_ILOGB0`/`FP_ILOGBNAN`), `i32::MAX` for ∞.
-        fn ilogb(self) -> i32;
-        /// Bessel function of the first kind, order 0.
-        fn j0(self) -> Self;
-        /// Bessel function of the first kind, order 1.
-        fn j1(self) -> Self;
-        /// Bessel function of the first kind, order `n` (`jn(n, x)`).
-        fn jn(self, n: i32) -> Self;
-        /// Bessel function of the second kind, order 0 (NaN for x < 0, -∞ at 0).
-        fn y0(self) -> Self;
-        /// Bessel function of the second kind, order 1.
-        fn y1(self) -> Self;
-        /// Bessel function of the second kind, order `n` (`yn(n, x)`).
-        fn yn(self, n: i32) -> Self;
-        /// The standard normal cumulative distribution function, `Φ(x)` (`normcdf`).
-        fn normcdf(self) -> Self;
-        /// Its inverse, `Φ⁻¹(p)` for `p` in (0, 1) (`normcdfinv`).
-        fn normcdfinv(self) -> Self;
-        /// `1 / cbrt(x)` (`rcbrt`).
-        fn rcbrt(self) -> Self;
-        /// `x` clamped to [0, 1]; NaN gives 0 (`__saturatef`).
-        fn saturate(self) -> Self;
-        /// `(sin(πx), cos(πx))`, computed together (`sincospi`).
-        fn sin_cos_pi(self) -> (Self, Self);
-    }
 
     macro_rules! float_impl {
         ($t:ty, $sqrt:ident, $fma:ident, $floor:ident, $ceil:ident, $trunc:ident, $copysign:ident,
@@ -513,38 +369,6 @@ mod imp {
         normcdf() -> f64 => __nv_normcdf; normcdfinv() -> f64 => __nv_normcdfinv; rcbrt() -> f64 => __nv_rcbrt;
     }, |x| super::euclid::f64::saturate(x)););
 
-    /// Fast, approximate `f32` math (the `__expf` family of CUDA, and what
-    /// `-use_fast_math` substitutes). See the [module docs](super) for accuracy.
-    pub trait FastFloat: Copy {
-        /// Approximate e^x (`__expf`: `ex2.approx` of `x·log2(e)`).
-        fn exp_fast(self) -> Self;
-        /// Approximate 2^x (`ex2.approx.ftz.f32`).
-        fn exp2_fast(self) -> Self;
-        /// Approximate 10^x (`__exp10f`).
-        fn exp10_fast(self) -> Self;
-        /// Approximate ln x (`__logf`).
-        fn ln_fast(self) -> Self;
-        /// Approximate log2 x (`__log2f`, `lg2.approx`).
-        fn log2_fast(self) -> Self;
-        /// Approximate log10 x (`__log10f`).
-        fn log10_fast(self) -> Self;
-        /// Approximate sine (`__sinf`, `sin.approx`); accurate only for |x| up to a few π.
-        fn sin_fast(self) -> Self;
-        /// Approximate cosine (`__cosf`, `cos.approx`).
-        fn cos_fast(self) -> Self;
-        /// Approximate tangent (`__tanf`).
-        fn tan_fast(self) -> Self;
-        /// Approximate `(sin x, cos x)` (`__sincosf`).
-        fn sin_cos_fast(self) -> (Self, Self);
-        /// Approximate x^y (`__powf`: `exp2(y·log2 x)` with approximate parts).
-        fn powf_fast(self, y: Self) -> Self;
-        /// Approximate x / y (`__fdividef`); wrong for |y| > 2^126.
-        fn div_fast(self, y: Self) -> Self;
-        /// Approximate square root (`sqrt.approx.f32`).
-        fn sqrt_fast(self) -> Self;
-        /// Approximate hyperbolic tangent (`tanh.approx.f32`, sm_75+).
-        fn tanh_fast(self) -> Self;
-    }
 
     impl FastFloat for f32 {
         #[inline(always)]
@@ -618,8 +442,192 @@ mod imp {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-pub use imp::{DeviceFloat, FastFloat};
+/// Math methods for `f32` and `f64` on the device, named as std's.
+/// See the [module docs](super) for accuracy and the C names.
+pub trait DeviceFloat: Copy {
+    /// Square root, correctly rounded (`sqrt.rn`).
+    fn sqrt(self) -> Self;
+    /// `1 / sqrt(x)` (`rsqrt.approx` for f32, as CUDA's `rsqrtf`; 1 ulp for f64).
+    fn rsqrt(self) -> Self;
+    /// Cube root.
+    fn cbrt(self) -> Self;
+    /// `self * a + b` with one rounding (`fma.rn`).
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// e^x.
+    fn exp(self) -> Self;
+    /// 2^x.
+    fn exp2(self) -> Self;
+    /// 10^x.
+    fn exp10(self) -> Self;
+    /// e^x - 1, accurate near 0.
+    fn exp_m1(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Base-2 logarithm.
+    fn log2(self) -> Self;
+    /// Base-10 logarithm.
+    fn log10(self) -> Self;
+    /// ln(1 + x), accurate near 0.
+    fn ln_1p(self) -> Self;
+    /// Sine (radians).
+    fn sin(self) -> Self;
+    /// Cosine (radians).
+    fn cos(self) -> Self;
+    /// Tangent (radians).
+    fn tan(self) -> Self;
+    /// `(sin x, cos x)`, computed together.
+    fn sin_cos(self) -> (Self, Self);
+    /// sin(πx).
+    fn sin_pi(self) -> Self;
+    /// cos(πx).
+    fn cos_pi(self) -> Self;
+    /// Arcsine.
+    fn asin(self) -> Self;
+    /// Arccosine.
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// Four-quadrant arctangent of `self / x` (`atan2(self, x)`).
+    fn atan2(self, x: Self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic cosine.
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic tangent.
+    fn atanh(self) -> Self;
+    /// x^y.
+    fn powf(self, y: Self) -> Self;
+    /// x^n.
+    fn powi(self, n: i32) -> Self;
+    /// Error function.
+    fn erf(self) -> Self;
+    /// Complementary error function, 1 - erf(x).
+    fn erfc(self) -> Self;
+    /// Inverse error function.
+    fn erf_inv(self) -> Self;
+    /// Inverse complementary error function.
+    fn erfc_inv(self) -> Self;
+    /// Gamma function.
+    fn gamma(self) -> Self;
+    /// ln |Γ(x)|.
+    fn ln_gamma(self) -> Self;
+    /// Largest integer <= x.
+    fn floor(self) -> Self;
+    /// Smallest integer >= x.
+    fn ceil(self) -> Self;
+    /// Integer part (towards zero).
+    fn trunc(self) -> Self;
+    /// Nearest integer, halves away from zero.
+    fn round(self) -> Self;
+    /// Nearest integer, halves to even.
+    fn round_ties_even(self) -> Self;
+    /// |x|.
+    fn abs(self) -> Self;
+    /// |x| with the sign of `sign`.
+    fn copysign(self, sign: Self) -> Self;
+    /// `1.0` with the sign of `x` (`-1.0` for `-0.0`); NaN for NaN (std's `signum`).
+    fn signum(self) -> Self;
+    /// Minimum; a NaN operand is ignored (`fminf`).
+    fn min(self, other: Self) -> Self;
+    /// Maximum; a NaN operand is ignored (`fmaxf`).
+    fn max(self, other: Self) -> Self;
+    /// C's `fmod`: x - trunc(x / y) * y (Rust's `%`).
+    fn fmod(self, y: Self) -> Self;
+    /// IEEE remainder: x - round_ties_even(x / y) * y.
+    fn remainder(self, y: Self) -> Self;
+    /// `max(x - y, 0)`.
+    fn fdim(self, y: Self) -> Self;
+    /// sqrt(x² + y²) without undue overflow.
+    fn hypot(self, y: Self) -> Self;
+    /// 1 / sqrt(x² + y²).
+    fn rhypot(self, y: Self) -> Self;
+    /// x · 2^e.
+    fn ldexp(self, e: i32) -> Self;
+    /// x · 2^n (`scalbn`; the same as [`ldexp`](Self::ldexp) in base 2).
+    fn scalbn(self, n: i32) -> Self;
+    /// The fractional part, `x - x.trunc()` (sign of `x`; as std's `fract`).
+    fn fract(self) -> Self;
+    /// Euclidean division: the `q` with `self = q·rhs + r`, `0 <= r < |rhs|`
+    /// (std's `div_euclid`; the remainder is libdevice's exact `fmod`).
+    fn div_euclid(self, rhs: Self) -> Self;
+    /// The least non-negative remainder of `self / rhs` (std's `rem_euclid`).
+    fn rem_euclid(self, rhs: Self) -> Self;
+    /// Logarithm in base `base`, `ln(x) / ln(base)` (std's `log`; not
+    /// correctly rounded).
+    fn log(self, base: Self) -> Self;
+    /// The scaled complementary error function, `exp(x²)·erfc(x)` (`erfcx`),
+    /// accurate where `erfc` underflows.
+    fn erfcx(self) -> Self;
+    /// `(m, e)` with `x = m · 2^e`, `0.5 <= |m| < 1` (`frexp`; `(x, 0)` for 0, ∞, NaN).
+    fn frexp(self) -> (Self, i32);
+    /// The unbiased exponent as an integer (`ilogb`): `floor(log2 |x|)`;
+    /// `i32::MIN` for 0 and NaN (CUDA's `FP_ILOGB0`/`FP_ILOGBNAN`), `i32::MAX` for ∞.
+    fn ilogb(self) -> i32;
+    /// Bessel function of the first kind, order 0.
+    fn j0(self) -> Self;
+    /// Bessel function of the first kind, order 1.
+    fn j1(self) -> Self;
+    /// Bessel function of the first kind, order `n` (`jn(n, x)`).
+    fn jn(self, n: i32) -> Self;
+    /// Bessel function of the second kind, order 0 (NaN for x < 0, -∞ at 0).
+    fn y0(self) -> Self;
+    /// Bessel function of the second kind, order 1.
+    fn y1(self) -> Self;
+    /// Bessel function of the second kind, order `n` (`yn(n, x)`).
+    fn yn(self, n: i32) -> Self;
+    /// The standard normal cumulative distribution function, `Φ(x)` (`normcdf`).
+    fn normcdf(self) -> Self;
+    /// Its inverse, `Φ⁻¹(p)` for `p` in (0, 1) (`normcdfinv`).
+    fn normcdfinv(self) -> Self;
+    /// `1 / cbrt(x)` (`rcbrt`).
+    fn rcbrt(self) -> Self;
+    /// `x` clamped to [0, 1]; NaN gives 0 (`__saturatef`).
+    fn saturate(self) -> Self;
+    /// `(sin(πx), cos(πx))`, computed together (`sincospi`).
+    fn sin_cos_pi(self) -> (Self, Self);
+}
+
+/// Fast, approximate `f32` math (the `__expf` family of CUDA, and what
+/// `-use_fast_math` substitutes). See the [module docs](super) for accuracy.
+pub trait FastFloat: Copy {
+    /// Approximate e^x (`__expf`: `ex2.approx` of `x·log2(e)`).
+    fn exp_fast(self) -> Self;
+    /// Approximate 2^x (`ex2.approx.ftz.f32`).
+    fn exp2_fast(self) -> Self;
+    /// Approximate 10^x (`__exp10f`).
+    fn exp10_fast(self) -> Self;
+    /// Approximate ln x (`__logf`).
+    fn ln_fast(self) -> Self;
+    /// Approximate log2 x (`__log2f`, `lg2.approx`).
+    fn log2_fast(self) -> Self;
+    /// Approximate log10 x (`__log10f`).
+    fn log10_fast(self) -> Self;
+    /// Approximate sine (`__sinf`, `sin.approx`); accurate only for |x| up to a few π.
+    fn sin_fast(self) -> Self;
+    /// Approximate cosine (`__cosf`, `cos.approx`).
+    fn cos_fast(self) -> Self;
+    /// Approximate tangent (`__tanf`).
+    fn tan_fast(self) -> Self;
+    /// Approximate `(sin x, cos x)` (`__sincosf`).
+    fn sin_cos_fast(self) -> (Self, Self);
+    /// Approximate x^y (`__powf`: `exp2(y·log2 x)` with approximate parts).
+    fn powf_fast(self, y: Self) -> Self;
+    /// Approximate x / y (`__fdividef`); wrong for |y| > 2^126.
+    fn div_fast(self, y: Self) -> Self;
+    /// Approximate square root (`sqrt.approx.f32`).
+    fn sqrt_fast(self) -> Self;
+    /// Approximate hyperbolic tangent (`tanh.approx.f32`, sm_75+).
+    fn tanh_fast(self) -> Self;
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host;
 
 /// The pure parts of [`DeviceFloat`]'s Euclidean division and `saturate`,
 /// shared with the host tests (which check them against std).

@@ -1,4 +1,4 @@
-//! Clocks, timers and other special registers (device only).
+//! Clocks, timers and other special registers (on the host: the host's clocks, see [`crate::cpu`]).
 //!
 //! | sluice | CUDA C++ | PTX | what it counts |
 //! | --- | --- | --- | --- |
@@ -69,4 +69,60 @@ mod imp {
 }
 
 #[cfg(target_arch = "nvptx64")]
+pub use imp::*;
+
+/// The host: the host's clocks, for the GPU thread the CPU runtime runs.
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use crate::cpu::block::current;
+    use std::sync::OnceLock;
+    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+    fn epoch() -> Instant {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        *EPOCH.get_or_init(Instant::now)
+    }
+
+    /// The SM's 32-bit cycle counter (`clock()`). On the CPU: nanoseconds of
+    /// the host's monotonic clock (a 1 GHz "cycle"), low 32 bits.
+    #[track_caller]
+    pub fn clock() -> u32 {
+        current("misc::clock");
+        epoch().elapsed().as_nanos() as u32
+    }
+
+    /// The SM's 64-bit cycle counter (`clock64()`). On the CPU: nanoseconds of
+    /// the host's monotonic clock since the first reading in the process.
+    #[track_caller]
+    pub fn clock64() -> u64 {
+        current("misc::clock64");
+        epoch().elapsed().as_nanos() as u64
+    }
+
+    /// The device's global nanosecond timer (`%globaltimer`). On the CPU:
+    /// nanoseconds since the Unix epoch, from the host's wall clock.
+    #[track_caller]
+    pub fn global_timer_ns() -> u64 {
+        current("misc::global_timer_ns");
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    }
+
+    /// The id of the SM this thread runs on (`%smid`); on the CPU the index of
+    /// the rayon thread running the block. For diagnostics only.
+    #[track_caller]
+    pub fn sm_id() -> u32 {
+        current("misc::sm_id");
+        rayon::current_thread_index().unwrap_or(0) as u32
+    }
+
+    /// Ends the kernel at once (`trap`). On the CPU: a panic with the message
+    /// `trap`, which the launch reports as the thread's error.
+    #[track_caller]
+    pub fn trap() -> ! {
+        current("misc::trap");
+        panic!("trap")
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
 pub use imp::*;

@@ -3,7 +3,8 @@
 //! shuffles with a width and the in-range predicate (8-, 16-, 64- and 128-bit
 //! values), and the libdevice math functions added with them.
 //!
-//! * [`run`] (device) is the body of a kernel: each thread writes its results
+//! * [`run`] (device, or the CPU runtime on the host: [`crate::cpu::launch`])
+//!   is the body of a kernel: each thread writes its results
 //!   in `out[row * THREADS + tid]`, and thread 0 writes the atomics' final
 //!   values in the [`FINALS`] row.
 //! * [`check`] (host, pure) compares such an output with CUDA's semantics: the
@@ -157,7 +158,7 @@ pub fn saturate_x(t: usize) -> f32 {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
+/// The kernel body: device code, which on the host runs on the CPU runtime.
 mod device {
     use super::*;
     use crate::atomic::{
@@ -331,7 +332,6 @@ mod device {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
 pub use device::run;
 
 #[cfg(not(target_arch = "nvptx64"))]

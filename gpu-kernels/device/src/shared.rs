@@ -71,7 +71,16 @@
 //!   must opt in (`cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)`).
 //!
 //! Raw [`SharedPtr`] accesses (`read`, `write`) are `unsafe`: they are not
-//! bounds-checked.
+//! bounds-checked (on the CPU they are checked against the block's shared
+//! memory: a panic instead of a wild access).
+//!
+//! # On the host
+//!
+//! The CPU runtime ([`crate::cpu`]) gives each block one buffer: the dynamic
+//! region at window address 0, then each static variable at its first use in
+//! the block; [`SharedPtr`] addresses are offsets into it, the same for every
+//! thread of the block. Unwritten bytes read as
+//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`).
 
 use core::marker::PhantomData;
 
@@ -192,8 +201,8 @@ impl<T, const N: usize> Copy for SharedArray<T, N> {}
 /// the declaration site. On the device it dereferences to the per-block `T`
 /// ([`Deref`](core::ops::Deref)/[`DerefMut`](core::ops::DerefMut)), so
 /// `NAME[i].write(v)` and `NAME[i].assume_init()` read as they did with a real
-/// `static mut` array; on the host it exists (for code that declares one at
-/// module scope) but cannot be dereferenced.
+/// `static mut` array; on the host it dereferences to the current block's
+/// variable in the CPU runtime (and panics outside a launch).
 ///
 /// `&raw mut NAME` / `addr_of_mut!(NAME)` give the address of this handle, not
 /// of the shared memory: use `NAME.as_mut_ptr()` (or index it).
@@ -240,8 +249,8 @@ impl<T: Pod, const N: usize> SharedArray<T, N> {
     /// module, file, line, column and name), so that no other declaration of a
     /// different size or type shares the symbol.
     #[doc(hidden)]
-    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn __declare<const H: u64>() -> Self {
         SharedArray { base: SharedPtr::from_addr(imp::declare::<[T; N], H>()) }
     }
@@ -442,127 +451,6 @@ mod imp {
         }
     }
 
-    impl<T> SharedPtr<T> {
-        /// The generic address of this shared location (`cvta.shared.u64`), for
-        /// code that takes `*mut T`. Accesses through it work but compile to
-        /// generic loads and stores.
-        #[inline(always)]
-        pub fn to_generic(self) -> *mut T {
-            generic(self.addr)
-        }
-
-        /// Reads the `T` at this address.
-        ///
-        /// # Safety
-        /// * the address is inside shared memory allocated to this kernel
-        ///   (a `shared_array!` or the launch's dynamic region);
-        /// * aligned for `T`;
-        /// * the bytes there form a valid `T` (always true for `Pod` types).
-        #[inline(always)]
-        pub unsafe fn read(self) -> T
-        where
-            T: Copy,
-        {
-            // SAFETY: forwarded to the caller.
-            unsafe { load::<T>(self.addr, core::mem::align_of::<T>()) }
-        }
-
-        /// Writes `v` at this address.
-        ///
-        /// # Safety
-        /// * the address is inside shared memory allocated to this kernel;
-        /// * aligned for `T`;
-        /// * `T` has no padding bytes (true for `Pod` types).
-        #[inline(always)]
-        pub unsafe fn write(self, v: T)
-        where
-            T: Copy,
-        {
-            // SAFETY: forwarded to the caller.
-            unsafe { store::<T>(self.addr, core::mem::align_of::<T>(), v) }
-        }
-    }
-
-    macro_rules! accessors {
-        () => {
-            /// Element `i`. Panics if `i >= len`.
-            #[inline(always)]
-            pub fn get(&self, i: usize) -> T {
-                crate::dassert!(i < self.len(), "shared memory index out of bounds");
-                // SAFETY: i < len (checked above).
-                unsafe { self.get_unchecked(i) }
-            }
-
-            /// Stores `v` in element `i`. Panics if `i >= len`. Other threads
-            /// see it after the next barrier (see the module docs).
-            #[inline(always)]
-            pub fn set(&self, i: usize, v: T) {
-                crate::dassert!(i < self.len(), "shared memory index out of bounds");
-                // SAFETY: i < len (checked above).
-                unsafe { self.set_unchecked(i, v) }
-            }
-
-            /// Element `i` without a bounds check.
-            ///
-            /// # Safety
-            /// `i < self.len()`.
-            #[inline(always)]
-            pub unsafe fn get_unchecked(&self, i: usize) -> T {
-                // SAFETY: in bounds (caller), aligned to `element_align` (the
-                // declaration is 16-aligned, the stride is `size_of::<T>()`),
-                // and `T: Pod` accepts any bits.
-                unsafe { load::<T>(self.base.add(i as u32).addr, element_align::<T>()) }
-            }
-
-            /// Stores `v` in element `i` without a bounds check.
-            ///
-            /// # Safety
-            /// `i < self.len()`.
-            #[inline(always)]
-            pub unsafe fn set_unchecked(&self, i: usize, v: T) {
-                // SAFETY: in bounds (caller), aligned as in `get_unchecked`,
-                // and `T: Pod` has no padding.
-                unsafe { store::<T>(self.base.add(i as u32).addr, element_align::<T>(), v) }
-            }
-
-            /// The address of element `i`. Panics if `i >= len`.
-            #[inline(always)]
-            pub fn ptr(&self, i: usize) -> SharedPtr<T> {
-                crate::dassert!(i < self.len(), "shared memory index out of bounds");
-                self.base.add(i as u32)
-            }
-
-            /// The generic address of element 0 (see [`SharedPtr::to_generic`]).
-            #[inline(always)]
-            pub fn as_generic_ptr(&self) -> *mut T {
-                self.base.to_generic()
-            }
-
-            /// Stores `v` in every element, the block's threads sharing the work
-            /// (thread `block_rank()` stores elements `rank, rank + block_size, ...`).
-            /// Call it from every thread of the block, then [`crate::sync::sync_threads`]
-            /// before reading.
-            #[inline(always)]
-            pub fn fill_cooperative(&self, v: T) {
-                let step = crate::thread::block_size() as usize;
-                let mut i = crate::thread::block_rank() as usize;
-                while i < self.len() {
-                    // SAFETY: i < len (loop condition).
-                    unsafe { self.set_unchecked(i, v) };
-                    i += step;
-                }
-            }
-        };
-    }
-
-    impl<T: Pod, const N: usize> SharedArray<T, N> {
-        accessors!();
-    }
-
-    impl<T: Pod> SharedSlice<T> {
-        accessors!();
-    }
-
     /// The dynamic shared-memory region of this launch (CUDA's
     /// `extern __shared__ T buf[]`), viewed as `T`s: as many whole `T` as fit
     /// in the size given at launch (`%dynamic_smem_size`), starting 16-aligned.
@@ -634,7 +522,7 @@ mod imp {
     /// The shared-window address of `sluice_shared_H`, declared elsewhere in the
     /// calling PTX function (by [`declare_in_kernel`]): one `mov`, no call.
     #[inline(always)]
-    fn symbol<const H: u64>() -> u32 {
+    pub(super) fn symbol<const H: u64>() -> u32 {
         let addr: u32;
         // SAFETY: reads a symbol's address; no memory is accessed. The symbol is
         // declared by the kernel's prologue (`declare_in_kernel`), else ptxas
@@ -673,58 +561,6 @@ mod imp {
         }
     }
 
-    impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
-        #[inline(always)]
-        fn addr(&self) -> u32 {
-            if IN_KERNEL {
-                symbol::<H>()
-            } else {
-                declare::<T, H>()
-            }
-        }
-
-        /// The generic address of the shared variable (what `&raw mut` would give
-        /// for a `static mut` in `.shared`): a `*mut T` to **uninitialised**
-        /// per-block memory. Reading and writing through it is `unsafe` (see
-        /// [`shared_static!`](crate::shared_static)).
-        #[inline(always)]
-        pub fn as_mut_ptr(&self) -> *mut T {
-            generic(self.addr())
-        }
-
-        /// The shared-window address of the variable (`ld/st.shared` access,
-        /// [`SharedPtr::read`]/[`SharedPtr::write`]).
-        #[inline(always)]
-        pub fn as_shared_ptr(&self) -> SharedPtr<T> {
-            SharedPtr::from_addr(self.addr())
-        }
-    }
-
-    impl<T, const H: u64, const IN_KERNEL: bool> core::ops::Deref for SharedStatic<T, H, IN_KERNEL> {
-        type Target = T;
-        #[inline(always)]
-        fn deref(&self) -> &T {
-            // SAFETY: the address is this block's `.shared` variable, allocated for
-            // the whole launch and aligned for `T` (`__array_align`). Reaching a
-            // `SharedStatic` means reading a `static mut`, which is `unsafe`: the
-            // caller vouches that no other thread writes the variable while this
-            // reference lives (a barrier orders them) and that `T` is valid for the
-            // memory's contents (`MaybeUninit` elements until written, see
-            // `shared_static!`).
-            unsafe { &*generic::<T>(self.addr()) }
-        }
-    }
-
-    impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStatic<T, H, IN_KERNEL> {
-        #[inline(always)]
-        fn deref_mut(&mut self) -> &mut T {
-            // SAFETY: as in `deref`; `&mut self` came from `&mut` of a `static mut`
-            // (an `unsafe` access whose caller rules out other threads' accesses
-            // to the elements it touches until the next barrier).
-            unsafe { &mut *generic::<T>(self.addr()) }
-        }
-    }
-
     /// Bytes of shared memory per block of this launch, static and dynamic
     /// (`%total_smem_size`, rounded up to the allocation unit).
     #[inline(always)]
@@ -754,13 +590,319 @@ mod imp {
     core::arch::global_asm!(".extern .shared .align 16 .b8 sluice_dynamic_shared[];");
 }
 
-#[cfg(target_arch = "nvptx64")]
+/// The host: the CPU runtime's per-block arena ([`crate::cpu`]); window
+/// addresses are offsets into it.
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use super::*;
+    use crate::cpu::block::current;
+    use crate::cpu::shared::Arena;
+    use core::mem::size_of;
+
+    #[inline(always)]
+    #[track_caller]
+    fn arena(what: &'static str) -> &'static Arena {
+        &current(what).block().shared
+    }
+
+    /// Loads a `T` from shared address `addr` (checked against the block's
+    /// shared memory: a panic, not a wild read, outside it).
+    ///
+    /// # Safety
+    /// The bytes there form a valid `T`.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn load<T: Copy>(addr: u32, _align: usize) -> T {
+        let p = arena("shared memory access").checked(addr, size_of::<T>());
+        // SAFETY: `checked` proved the bytes inside the block's allocated shared
+        // memory; any bits form a valid `T` (caller); only this block's OS
+        // thread accesses it.
+        unsafe { (p as *const T).read_unaligned() }
+    }
+
+    /// Stores `v` at shared address `addr` (checked as [`load`]).
+    ///
+    /// # Safety
+    /// `T` has no padding bytes.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn store<T: Copy>(addr: u32, _align: usize, v: T) {
+        let p = arena("shared memory access").checked(addr, size_of::<T>());
+        // SAFETY: as in `load`.
+        unsafe { (p as *mut T).write_unaligned(v) }
+    }
+
+    /// The host address of shared address `addr`.
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn generic<T>(addr: u32) -> *mut T {
+        arena("shared memory access").generic(addr) as *mut T
+    }
+
+    /// The dynamic shared-memory region of this launch (CUDA's
+    /// `extern __shared__ T buf[]`), viewed as `T`s: as many whole `T` as fit
+    /// in the size given at launch, starting 16-aligned. Empty if the launch
+    /// asked for none.
+    #[inline(always)]
+    #[track_caller]
+    pub fn dynamic_shared<T: Pod>() -> SharedSlice<T> {
+        let bytes = arena("shared::dynamic_shared").dynamic_bytes();
+        let len = bytes.checked_div(size_of::<T>() as u32).unwrap_or(0);
+        SharedSlice { base: SharedPtr::from_addr(0), len }
+    }
+
+    /// Bytes of dynamic shared memory this launch was given.
+    #[inline(always)]
+    #[track_caller]
+    pub fn dynamic_shared_bytes() -> u32 {
+        arena("shared::dynamic_shared_bytes").dynamic_bytes()
+    }
+
+    /// Bytes of shared memory per block of this launch, static and dynamic.
+    /// On the CPU: the dynamic size plus the static variables this block has
+    /// used so far (they are allocated at their first use).
+    #[inline(always)]
+    #[track_caller]
+    pub fn total_shared_bytes() -> u32 {
+        arena("shared::total_shared_bytes").total_bytes()
+    }
+
+    /// A generic `*mut T` to the start of this launch's dynamic shared memory
+    /// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
+    /// launch asked for, see [`dynamic_shared_bytes`]).
+    #[inline(always)]
+    #[track_caller]
+    pub fn dynamic_shared_ptr<T>() -> *mut T {
+        generic(0)
+    }
+
+    /// The block's copy of the variable declared at `H` (`bytes` of `T`,
+    /// aligned as on the device), allocated on its first use in the block.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub fn declare<T, const H: u64>() -> u32 {
+        arena("shared_array!/shared_static!").declare(H, size_of::<T>(), __array_align::<T>())
+    }
+
+    /// Allocates an in-kernel [`SharedStatic`] for this block (the device
+    /// declares it in the kernel's prologue; the host allocates at first use,
+    /// so this only does that use early).
+    ///
+    /// # Safety
+    ///
+    /// None on the host; the device's contract is the kernel attribute's.
+    #[doc(hidden)]
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn declare_in_kernel<T, const H: u64>(_static: *const SharedStatic<T, H, true>) {
+        declare::<T, H>();
+    }
+}
+
+
+impl<T> SharedPtr<T> {
+    /// The generic address of this shared location (`cvta.shared.u64`), for
+    /// code that takes `*mut T`. Accesses through it work but compile to
+    /// generic loads and stores.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn to_generic(self) -> *mut T {
+        imp::generic(self.addr)
+    }
+
+    /// Reads the `T` at this address.
+    ///
+    /// # Safety
+    /// * the address is inside shared memory allocated to this kernel
+    ///   (a `shared_array!` or the launch's dynamic region);
+    /// * aligned for `T`;
+    /// * the bytes there form a valid `T` (always true for `Pod` types).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn read(self) -> T
+    where
+        T: Copy,
+    {
+        // SAFETY: forwarded to the caller.
+        unsafe { imp::load::<T>(self.addr, core::mem::align_of::<T>()) }
+    }
+
+    /// Writes `v` at this address.
+    ///
+    /// # Safety
+    /// * the address is inside shared memory allocated to this kernel;
+    /// * aligned for `T`;
+    /// * `T` has no padding bytes (true for `Pod` types).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn write(self, v: T)
+    where
+        T: Copy,
+    {
+        // SAFETY: forwarded to the caller.
+        unsafe { imp::store::<T>(self.addr, core::mem::align_of::<T>(), v) }
+    }
+}
+
+macro_rules! accessors {
+    () => {
+        /// Element `i`. Panics if `i >= len`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn get(&self, i: usize) -> T {
+            crate::dassert!(i < self.len(), "shared memory index out of bounds");
+            // SAFETY: i < len (checked above).
+            unsafe { self.get_unchecked(i) }
+        }
+
+        /// Stores `v` in element `i`. Panics if `i >= len`. Other threads
+        /// see it after the next barrier (see the module docs).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn set(&self, i: usize, v: T) {
+            crate::dassert!(i < self.len(), "shared memory index out of bounds");
+            // SAFETY: i < len (checked above).
+            unsafe { self.set_unchecked(i, v) }
+        }
+
+        /// Element `i` without a bounds check.
+        ///
+        /// # Safety
+        /// `i < self.len()`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn get_unchecked(&self, i: usize) -> T {
+            // SAFETY: in bounds (caller), aligned to `element_align` (the
+            // declaration is 16-aligned, the stride is `size_of::<T>()`),
+            // and `T: Pod` accepts any bits.
+            unsafe { imp::load::<T>(self.base.add(i as u32).addr, element_align::<T>()) }
+        }
+
+        /// Stores `v` in element `i` without a bounds check.
+        ///
+        /// # Safety
+        /// `i < self.len()`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn set_unchecked(&self, i: usize, v: T) {
+            // SAFETY: in bounds (caller), aligned as in `get_unchecked`,
+            // and `T: Pod` has no padding.
+            unsafe { imp::store::<T>(self.base.add(i as u32).addr, element_align::<T>(), v) }
+        }
+
+        /// The address of element `i`. Panics if `i >= len`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn ptr(&self, i: usize) -> SharedPtr<T> {
+            crate::dassert!(i < self.len(), "shared memory index out of bounds");
+            self.base.add(i as u32)
+        }
+
+        /// The generic address of element 0 (see [`SharedPtr::to_generic`]).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn as_generic_ptr(&self) -> *mut T {
+            self.base.to_generic()
+        }
+
+        /// Stores `v` in every element, the block's threads sharing the work
+        /// (thread `block_rank()` stores elements `rank, rank + block_size, ...`).
+        /// Call it from every thread of the block, then [`crate::sync::sync_threads`]
+        /// before reading.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn fill_cooperative(&self, v: T) {
+            let step = crate::thread::block_size() as usize;
+            let mut i = crate::thread::block_rank() as usize;
+            while i < self.len() {
+                // SAFETY: i < len (loop condition).
+                unsafe { self.set_unchecked(i, v) };
+                i += step;
+            }
+        }
+    };
+}
+
+impl<T: Pod, const N: usize> SharedArray<T, N> {
+    accessors!();
+}
+
+impl<T: Pod> SharedSlice<T> {
+    accessors!();
+}
+
+
+impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn addr(&self) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            if IN_KERNEL {
+                imp::symbol::<H>()
+            } else {
+                imp::declare::<T, H>()
+            }
+        }
+        // The host allocates either form on its first use in the block.
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            imp::declare::<T, H>()
+        }
+    }
+
+    /// The generic address of the shared variable (what `&raw mut` would give
+    /// for a `static mut` in `.shared`): a `*mut T` to **uninitialised**
+    /// per-block memory. Reading and writing through it is `unsafe` (see
+    /// [`shared_static!`](crate::shared_static)).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        imp::generic(self.addr())
+    }
+
+    /// The shared-window address of the variable (`ld/st.shared` access,
+    /// [`SharedPtr::read`]/[`SharedPtr::write`]).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn as_shared_ptr(&self) -> SharedPtr<T> {
+        SharedPtr::from_addr(self.addr())
+    }
+}
+
+impl<T, const H: u64, const IN_KERNEL: bool> core::ops::Deref for SharedStatic<T, H, IN_KERNEL> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        // SAFETY: the address is this block's `.shared` variable, allocated for
+        // the whole launch and aligned for `T` (`__array_align`). Reaching a
+        // `SharedStatic` means reading a `static mut`, which is `unsafe`: the
+        // caller vouches that no other thread writes the variable while this
+        // reference lives (a barrier orders them) and that `T` is valid for the
+        // memory's contents (`MaybeUninit` elements until written, see
+        // `shared_static!`).
+        unsafe { &*imp::generic::<T>(self.addr()) }
+    }
+}
+
+impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStatic<T, H, IN_KERNEL> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` came from `&mut` of a `static mut`
+        // (an `unsafe` access whose caller rules out other threads' accesses
+        // to the elements it touches until the next barrier).
+        unsafe { &mut *imp::generic::<T>(self.addr()) }
+    }
+}
+
+
 pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
-#[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
 
-/// Declares a statically sized array in the block's shared memory (device only).
+/// Declares a statically sized array in the block's shared memory (on the
+/// host: the CPU runtime's per-block memory, allocated at the block's first use).
 ///
 /// Two forms:
 ///
@@ -802,7 +944,8 @@ macro_rules! shared_array {
 }
 
 /// A `static mut` in the block's shared memory: what Rust-CUDA writes as
-/// `#[address_space(shared)] static mut NAME: T = INIT;` (device only).
+/// `#[address_space(shared)] static mut NAME: T = INIT;` (on the host: the CPU
+/// runtime's per-block memory; accessing it outside a launch panics).
 ///
 /// ```ignore
 /// use core::mem::MaybeUninit;

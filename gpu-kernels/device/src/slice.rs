@@ -171,7 +171,6 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
 impl<'a, T> DeviceSliceMut<'a, T> {
     /// The element of this thread, `self[global_rank()]`, or `None` past the
     /// end. Safe: `global_rank` differs between any two threads of the grid,
@@ -234,7 +233,6 @@ fn write_out_of_bounds() -> ! {
 }
 
 /// The iterator of [`DeviceSliceMut::grid_stride`].
-#[cfg(target_arch = "nvptx64")]
 pub struct GridStride<'s, T> {
     ptr: *mut T,
     len: u64,
@@ -244,7 +242,6 @@ pub struct GridStride<'s, T> {
     _borrow: PhantomData<&'s mut [T]>,
 }
 
-#[cfg(target_arch = "nvptx64")]
 impl<'s, T> Iterator for GridStride<'s, T> {
     type Item = (usize, &'s mut T);
 

@@ -14,6 +14,11 @@
 //!
 //! Warp-level synchronisation (`__syncwarp`) is [`crate::warp::sync_warp`].
 //!
+//! On the host (the CPU runtime, [`crate::cpu`]) a barrier suspends the thread
+//! until every non-exited thread of the block (or the named count) has
+//! arrived; a barrier that can never complete is reported as a deadlock, with
+//! where each thread waits.
+//!
 //! # What the kernel author must still do
 //!
 //! A block barrier must be reached by *every* thread of the block that has
@@ -168,4 +173,99 @@ mod imp {
 }
 
 #[cfg(target_arch = "nvptx64")]
+pub use imp::*;
+
+/// The host: the CPU runtime's block barriers ([`crate::cpu`]); fences are
+/// `std::sync::atomic::fence`.
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use super::MemoryScope;
+    use crate::cpu::block::barrier;
+    use core::sync::atomic::{fence as host_fence, Ordering};
+
+    /// Waits until every thread of the block reaches this point (`__syncthreads()`),
+    /// and makes the shared- and global-memory writes made before it by the
+    /// block's threads visible to the block's threads after it.
+    ///
+    /// Every non-exited thread of the block must call it; see the module docs.
+    #[track_caller]
+    pub fn sync_threads() {
+        barrier("sync::sync_threads", 0, 0, false, true);
+    }
+
+    /// [`sync_threads`], and returns how many threads of the block passed `true`
+    /// (`__syncthreads_count`).
+    #[track_caller]
+    pub fn sync_threads_count(predicate: bool) -> u32 {
+        barrier("sync::sync_threads_count", 0, 0, predicate, true).0
+    }
+
+    /// [`sync_threads`], and returns whether every thread of the block passed
+    /// `true` (`__syncthreads_and`).
+    #[track_caller]
+    pub fn sync_threads_and(predicate: bool) -> bool {
+        barrier("sync::sync_threads_and", 0, 0, predicate, true).1
+    }
+
+    /// [`sync_threads`], and returns whether any thread of the block passed
+    /// `true` (`__syncthreads_or`).
+    #[track_caller]
+    pub fn sync_threads_or(predicate: bool) -> bool {
+        barrier("sync::sync_threads_or", 0, 0, predicate, true).2
+    }
+
+    /// Named barrier `id` (0..16) for `threads` threads (a multiple of 32):
+    /// waits until that many threads have arrived at barrier `id`.
+    /// Barrier 0 with all the block's threads is [`sync_threads`].
+    ///
+    /// On the CPU threads are counted one by one (not by warps), and a
+    /// barrier that can never be completed is reported as a deadlock.
+    ///
+    /// # Safety
+    ///
+    /// * `id < 16` and `threads` is a non-zero multiple of 32 no larger than the block;
+    /// * exactly `threads` threads (whole warps) use barrier `id` between two of
+    ///   its completions, and no other code uses `id` concurrently — a mismatch
+    ///   is undefined behaviour in PTX, not just a hang.
+    #[track_caller]
+    pub unsafe fn barrier_sync(id: u32, threads: u32) {
+        barrier("sync::barrier_sync", id, threads.max(1), false, true);
+    }
+
+    /// Arrives at named barrier `id` without waiting (producer side of a
+    /// producer/consumer pair with [`barrier_sync`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`barrier_sync`].
+    #[track_caller]
+    pub unsafe fn barrier_arrive(id: u32, threads: u32) {
+        barrier("sync::barrier_arrive", id, threads.max(1), false, false);
+    }
+
+    /// A sequentially consistent fence at `scope`: CUDA's `__threadfence_block()`
+    /// (`Block`), `__threadfence()` (`Device`), `__threadfence_system()` (`System`).
+    ///
+    /// Memory operations of this thread before the fence are observed by the
+    /// threads of `scope` before those after it. A fence orders; it does not wait
+    /// for other threads (that is a barrier's job). On the CPU every scope is a
+    /// `SeqCst` fence.
+    #[inline(always)]
+    pub fn fence(scope: MemoryScope) {
+        let _ = scope;
+        host_fence(Ordering::SeqCst);
+    }
+
+    /// An acquire-release fence at `scope` (`fence.acq_rel.*`, sm_70+): lighter
+    /// than [`fence`], enough for the release/acquire patterns of message
+    /// passing through a flag written with a relaxed atomic. On the CPU, an
+    /// `AcqRel` fence.
+    #[inline(always)]
+    pub fn fence_acq_rel(scope: MemoryScope) {
+        let _ = scope;
+        host_fence(Ordering::AcqRel);
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
 pub use imp::*;

@@ -3,8 +3,9 @@
 //!
 //! Each function reads one or a few special registers (`%tid`, `%ctaid`,
 //! `%ntid`, `%nctaid`); they cost a cycle or two and need no `unsafe`.
-//! [`Dim3`] and [`WARP_SIZE`] exist on the host too (launch configurations
-//! use them); everything else is device-only.
+//! [`Dim3`] and [`WARP_SIZE`] are plain data (launch configurations use
+//! them); on the host the functions read the GPU thread that the CPU runtime
+//! ([`crate::cpu`]) runs, and panic outside a launch.
 //!
 //! # Which index to use
 //!
@@ -119,209 +120,261 @@ pub const fn global_coord_u32(block_idx: u32, block_dim: u32, thread_idx: u32) -
 }
 
 #[cfg(target_arch = "nvptx64")]
-mod imp {
-    use super::{global_coord_u32, Dim2, Dim3};
-    use core::arch::nvptx;
+use core::arch::nvptx;
 
-    macro_rules! special {
-        ($(#[$doc:meta] $name:ident => $x:ident, $y:ident, $z:ident;)*) => {$(
-            #[$doc]
-            #[inline(always)]
-            pub fn $name() -> Dim3 {
-                // SAFETY: reading a special register has no preconditions inside a kernel.
-                unsafe { Dim3 { x: nvptx::$x() as u32, y: nvptx::$y() as u32, z: nvptx::$z() as u32 } }
+/// The host reads the current GPU thread's context (see [`crate::cpu`]).
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+#[track_caller]
+fn ctx(what: &'static str) -> &'static crate::cpu::block::ThreadCtx {
+    crate::cpu::block::current(what)
+}
+
+macro_rules! special {
+    ($(#[$doc:meta] $name:ident => $x:ident, $y:ident, $z:ident, $field:ident;)*) => {$(
+        #[$doc]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn $name() -> Dim3 {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: reading a special register has no preconditions inside a kernel.
+            unsafe { Dim3 { x: nvptx::$x() as u32, y: nvptx::$y() as u32, z: nvptx::$z() as u32 } }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                ctx(concat!("thread::", stringify!($name))).$field
             }
-        )*};
-    }
+        }
+    )*};
+}
 
-    special! {
-        /// This thread's index within its block (`threadIdx`).
-        thread_idx => _thread_idx_x, _thread_idx_y, _thread_idx_z;
-        /// This block's index within the grid (`blockIdx`).
-        block_idx => _block_idx_x, _block_idx_y, _block_idx_z;
-        /// The block's size in threads (`blockDim`).
-        block_dim => _block_dim_x, _block_dim_y, _block_dim_z;
-        /// The grid's size in blocks (`gridDim`).
-        grid_dim => _grid_dim_x, _grid_dim_y, _grid_dim_z;
-    }
+special! {
+    /// This thread's index within its block (`threadIdx`).
+    thread_idx => _thread_idx_x, _thread_idx_y, _thread_idx_z, thread_idx;
+    /// This block's index within the grid (`blockIdx`).
+    block_idx => _block_idx_x, _block_idx_y, _block_idx_z, block_idx;
+    /// The block's size in threads (`blockDim`).
+    block_dim => _block_dim_x, _block_dim_y, _block_dim_z, block_dim;
+    /// The grid's size in blocks (`gridDim`).
+    grid_dim => _grid_dim_x, _grid_dim_y, _grid_dim_z, grid_dim;
+}
 
-    macro_rules! component {
-        ($(#[$doc:meta] $name:ident => $intr:ident;)*) => {$(
-            #[$doc]
-            #[inline(always)]
-            pub fn $name() -> u32 {
-                // SAFETY: reading a special register has no preconditions inside a kernel.
-                unsafe { nvptx::$intr() as u32 }
+macro_rules! component {
+    ($(#[$doc:meta] $name:ident => $intr:ident, $field:ident . $c:ident;)*) => {$(
+        #[$doc]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub fn $name() -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: reading a special register has no preconditions inside a kernel.
+            unsafe { nvptx::$intr() as u32 }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                ctx(concat!("thread::", stringify!($name))).$field.$c
             }
-        )*};
-    }
+        }
+    )*};
+}
 
-    component! {
-        /// `threadIdx.x`.
-        thread_idx_x => _thread_idx_x;
-        /// `threadIdx.y`.
-        thread_idx_y => _thread_idx_y;
-        /// `threadIdx.z`.
-        thread_idx_z => _thread_idx_z;
-        /// `blockIdx.x`.
-        block_idx_x => _block_idx_x;
-        /// `blockIdx.y`.
-        block_idx_y => _block_idx_y;
-        /// `blockIdx.z`.
-        block_idx_z => _block_idx_z;
-        /// `blockDim.x`.
-        block_dim_x => _block_dim_x;
-        /// `blockDim.y`.
-        block_dim_y => _block_dim_y;
-        /// `blockDim.z`.
-        block_dim_z => _block_dim_z;
-        /// `gridDim.x`.
-        grid_dim_x => _grid_dim_x;
-        /// `gridDim.y`.
-        grid_dim_y => _grid_dim_y;
-        /// `gridDim.z`.
-        grid_dim_z => _grid_dim_z;
-    }
+component! {
+    /// `threadIdx.x`.
+    thread_idx_x => _thread_idx_x, thread_idx.x;
+    /// `threadIdx.y`.
+    thread_idx_y => _thread_idx_y, thread_idx.y;
+    /// `threadIdx.z`.
+    thread_idx_z => _thread_idx_z, thread_idx.z;
+    /// `blockIdx.x`.
+    block_idx_x => _block_idx_x, block_idx.x;
+    /// `blockIdx.y`.
+    block_idx_y => _block_idx_y, block_idx.y;
+    /// `blockIdx.z`.
+    block_idx_z => _block_idx_z, block_idx.z;
+    /// `blockDim.x`.
+    block_dim_x => _block_dim_x, block_dim.x;
+    /// `blockDim.y`.
+    block_dim_y => _block_dim_y, block_dim.y;
+    /// `blockDim.z`.
+    block_dim_z => _block_dim_z, block_dim.z;
+    /// `gridDim.x`.
+    grid_dim_x => _grid_dim_x, grid_dim.x;
+    /// `gridDim.y`.
+    grid_dim_y => _grid_dim_y, grid_dim.y;
+    /// `gridDim.z`.
+    grid_dim_z => _grid_dim_z, grid_dim.z;
+}
 
-    /// The global 1-D index of this thread: `blockIdx.x * blockDim.x + threadIdx.x`,
-    /// computed in 64 bits so that it cannot wrap. Unique per thread only in a
-    /// 1-D launch (use [`global_rank`] when the launch shape is not known).
-    #[inline(always)]
-    pub fn index_1d() -> u64 {
-        block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
-    }
+/// The global 1-D index of this thread: `blockIdx.x * blockDim.x + threadIdx.x`,
+/// computed in 64 bits so that it cannot wrap. Unique per thread only in a
+/// 1-D launch (use [`global_rank`] when the launch shape is not known).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn index_1d() -> u64 {
+    block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64
+}
 
-    /// The global `(x, y)` coordinates of this thread (64-bit).
-    #[inline(always)]
-    pub fn index_2d() -> (u64, u64) {
-        (index_1d(), block_idx_y() as u64 * block_dim_y() as u64 + thread_idx_y() as u64)
-    }
+/// The global `(x, y)` coordinates of this thread (64-bit).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn index_2d() -> (u64, u64) {
+    (index_1d(), block_idx_y() as u64 * block_dim_y() as u64 + thread_idx_y() as u64)
+}
 
-    /// The global `(x, y, z)` coordinates of this thread (64-bit).
-    #[inline(always)]
-    pub fn index_3d() -> (u64, u64, u64) {
-        let (x, y) = index_2d();
-        (x, y, block_idx_z() as u64 * block_dim_z() as u64 + thread_idx_z() as u64)
-    }
+/// The global `(x, y, z)` coordinates of this thread (64-bit).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn index_3d() -> (u64, u64, u64) {
+    let (x, y) = index_2d();
+    (x, y, block_idx_z() as u64 * block_dim_z() as u64 + thread_idx_z() as u64)
+}
 
-    /// The global 1-D index in 32 bits, `blockIdx.x * blockDim.x + threadIdx.x`
-    /// as CUDA C++ computes it (`unsigned`, wrapping past 2^32 threads; Rust-CUDA's
-    /// `index_1d`). Equal to [`index_1d`] while the grid has fewer than 2^32 threads
-    /// along x (`gridDim.x * blockDim.x < 2^32`), and cheaper (32-bit arithmetic).
-    #[inline(always)]
-    pub fn index_1d_u32() -> u32 {
-        global_coord_u32(block_idx_x(), block_dim_x(), thread_idx_x())
-    }
+/// The global 1-D index in 32 bits, `blockIdx.x * blockDim.x + threadIdx.x`
+/// as CUDA C++ computes it (`unsigned`, wrapping past 2^32 threads; Rust-CUDA's
+/// `index_1d`). Equal to [`index_1d`] while the grid has fewer than 2^32 threads
+/// along x (`gridDim.x * blockDim.x < 2^32`), and cheaper (32-bit arithmetic).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn index_1d_u32() -> u32 {
+    global_coord_u32(block_idx_x(), block_dim_x(), thread_idx_x())
+}
 
-    /// The global `(x, y)` index in 32 bits (see [`index_1d_u32`]).
-    #[inline(always)]
-    pub fn index_2d_u32() -> Dim2 {
-        Dim2 { x: index_1d_u32(), y: global_coord_u32(block_idx_y(), block_dim_y(), thread_idx_y()) }
-    }
+/// The global `(x, y)` index in 32 bits (see [`index_1d_u32`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn index_2d_u32() -> Dim2 {
+    Dim2 { x: index_1d_u32(), y: global_coord_u32(block_idx_y(), block_dim_y(), thread_idx_y()) }
+}
 
-    /// The global `(x, y, z)` index in 32 bits (see [`index_1d_u32`]).
-    #[inline(always)]
-    pub fn index_3d_u32() -> Dim3 {
-        let Dim2 { x, y } = index_2d_u32();
-        Dim3 { x, y, z: global_coord_u32(block_idx_z(), block_dim_z(), thread_idx_z()) }
-    }
+/// The global `(x, y, z)` index in 32 bits (see [`index_1d_u32`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn index_3d_u32() -> Dim3 {
+    let Dim2 { x, y } = index_2d_u32();
+    Dim3 { x, y, z: global_coord_u32(block_idx_z(), block_dim_z(), thread_idx_z()) }
+}
 
-    /// Threads per warp, read from `%warpsize` (32 on every NVIDIA GPU so far;
-    /// [`WARP_SIZE`](super::WARP_SIZE) is the constant).
-    #[inline(always)]
-    pub fn warp_size() -> u32 {
+/// Threads per warp, read from `%warpsize` (32 on every NVIDIA GPU so far;
+/// [`WARP_SIZE`] is the constant; 32 on the CPU).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_size() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
         let r: u32;
         // SAFETY: reads a special register.
         unsafe { core::arch::asm!("mov.u32 {r}, WARP_SZ;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) };
         r
     }
-
-    /// Suspends the calling thread for about `ns` nanoseconds (`nanosleep.u32`,
-    /// sm_70+; the hardware picks a delay in `[0, 2 * ns]`, at most about 1 ms).
-    /// For back-off in spin loops; it orders nothing.
-    #[inline(always)]
-    pub fn nanosleep(ns: u32) {
-        // SAFETY: no operands besides the delay; no memory is accessed.
-        unsafe { core::arch::asm!("nanosleep.u32 {n};", n = in(reg32) ns, options(nomem, nostack, preserves_flags)) }
-    }
-
-    /// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
-    #[inline(always)]
-    pub fn grid_size_1d() -> u64 {
-        grid_dim_x() as u64 * block_dim_x() as u64
-    }
-
-    /// The grid's extent in threads along x and y.
-    #[inline(always)]
-    pub fn grid_size_2d() -> (u64, u64) {
-        (grid_size_1d(), grid_dim_y() as u64 * block_dim_y() as u64)
-    }
-
-    /// The grid's extent in threads along x, y and z.
-    #[inline(always)]
-    pub fn grid_size_3d() -> (u64, u64, u64) {
-        let (x, y) = grid_size_2d();
-        (x, y, grid_dim_z() as u64 * block_dim_z() as u64)
-    }
-
-    /// Threads per block, `blockDim.x * blockDim.y * blockDim.z` (at most 1024).
-    #[inline(always)]
-    pub fn block_size() -> u32 {
-        block_dim_x() * block_dim_y() * block_dim_z()
-    }
-
-    /// This thread's linear rank inside its block, `0..block_size()`
-    /// (`(z * blockDim.y + y) * blockDim.x + x`, the order warps are formed in).
-    #[inline(always)]
-    pub fn block_rank() -> u32 {
-        (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
-    }
-
-    /// This block's linear rank inside the grid (64-bit).
-    #[inline(always)]
-    pub fn grid_block_rank() -> u64 {
-        (block_idx_z() as u64 * grid_dim_y() as u64 + block_idx_y() as u64) * grid_dim_x() as u64
-            + block_idx_x() as u64
-    }
-
-    /// Number of blocks in the grid (64-bit).
-    #[inline(always)]
-    pub fn grid_blocks() -> u64 {
-        grid_dim_x() as u64 * grid_dim_y() as u64 * grid_dim_z() as u64
-    }
-
-    /// A linear id of this thread that is unique over the whole grid whatever
-    /// the launch shape: `grid_block_rank() * block_size() + block_rank()`.
-    /// Equal to [`index_1d`] in a 1-D launch.
-    #[inline(always)]
-    pub fn global_rank() -> u64 {
-        grid_block_rank() * block_size() as u64 + block_rank() as u64
-    }
-
-    /// Total threads in the grid, `grid_blocks() * block_size()`; with
-    /// [`global_rank`] it forms a grid-stride loop that is correct for any shape.
-    #[inline(always)]
-    pub fn total_threads() -> u64 {
-        grid_blocks() * block_size() as u64
-    }
-
-    /// The warp of this thread inside its block, `block_rank() / 32`.
-    /// (Not `%warpid`, which names a hardware slot and may change during execution.)
-    #[inline(always)]
-    pub fn warp_idx() -> u32 {
-        block_rank() / super::WARP_SIZE
-    }
-
-    /// Waits until every thread of the block reaches this point; see
-    /// [`crate::sync::sync_threads`] (kept here for existing callers).
-    #[inline(always)]
-    pub fn sync_threads() {
-        crate::sync::sync_threads()
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        ctx("thread::warp_size");
+        WARP_SIZE
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-pub use imp::*;
+/// Suspends the calling thread for about `ns` nanoseconds (`nanosleep.u32`,
+/// sm_70+; the hardware picks a delay in `[0, 2 * ns]`, at most about 1 ms).
+/// For back-off in spin loops; it orders nothing.
+///
+/// On the CPU it lets the other threads of the block run (and sleeps not at
+/// all): a loop waiting for another thread of its block must call it (see
+/// [`crate::cpu`], "Spinning").
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn nanosleep(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands besides the delay; no memory is accessed.
+    unsafe {
+        core::arch::asm!("nanosleep.u32 {n};", n = in(reg32) ns, options(nomem, nostack, preserves_flags))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = ns;
+        crate::cpu::block::yield_now("thread::nanosleep");
+    }
+}
+
+/// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn grid_size_1d() -> u64 {
+    grid_dim_x() as u64 * block_dim_x() as u64
+}
+
+/// The grid's extent in threads along x and y.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn grid_size_2d() -> (u64, u64) {
+    (grid_size_1d(), grid_dim_y() as u64 * block_dim_y() as u64)
+}
+
+/// The grid's extent in threads along x, y and z.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn grid_size_3d() -> (u64, u64, u64) {
+    let (x, y) = grid_size_2d();
+    (x, y, grid_dim_z() as u64 * block_dim_z() as u64)
+}
+
+/// Threads per block, `blockDim.x * blockDim.y * blockDim.z` (at most 1024).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn block_size() -> u32 {
+    block_dim_x() * block_dim_y() * block_dim_z()
+}
+
+/// This thread's linear rank inside its block, `0..block_size()`
+/// (`(z * blockDim.y + y) * blockDim.x + x`, the order warps are formed in).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn block_rank() -> u32 {
+    (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
+}
+
+/// This block's linear rank inside the grid (64-bit).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn grid_block_rank() -> u64 {
+    (block_idx_z() as u64 * grid_dim_y() as u64 + block_idx_y() as u64) * grid_dim_x() as u64 + block_idx_x() as u64
+}
+
+/// Number of blocks in the grid (64-bit).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn grid_blocks() -> u64 {
+    grid_dim_x() as u64 * grid_dim_y() as u64 * grid_dim_z() as u64
+}
+
+/// A linear id of this thread that is unique over the whole grid whatever
+/// the launch shape: `grid_block_rank() * block_size() + block_rank()`.
+/// Equal to [`index_1d`] in a 1-D launch.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn global_rank() -> u64 {
+    grid_block_rank() * block_size() as u64 + block_rank() as u64
+}
+
+/// Total threads in the grid, `grid_blocks() * block_size()`; with
+/// [`global_rank`] it forms a grid-stride loop that is correct for any shape.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn total_threads() -> u64 {
+    grid_blocks() * block_size() as u64
+}
+
+/// The warp of this thread inside its block, `block_rank() / 32`.
+/// (Not `%warpid`, which names a hardware slot and may change during execution.)
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_idx() -> u32 {
+    block_rank() / WARP_SIZE
+}
+
+/// Waits until every thread of the block reaches this point; see
+/// [`crate::sync::sync_threads`] (kept here for existing callers).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_threads() {
+    crate::sync::sync_threads()
+}
 
 #[cfg(test)]
 mod tests {

@@ -29,6 +29,17 @@
 //! * `active_mask()` computed in the same converged region (then only the
 //!   active lanes take part, and shuffle sources outside it read garbage).
 //!
+//! # On the host
+//!
+//! The CPU runtime ([`crate::cpu`]) runs each `.sync` operation as a
+//! rendezvous of the warp's lanes: a lane waits until every non-exited lane of
+//! its mask has arrived at the same operation with the same mask (PTX's rule
+//! for sm_70+), then all get their results; divergent groups with disjoint
+//! masks complete separately, and a shuffle from a lane outside the group reads
+//! all-one bits. Lanes do not run in lockstep: see [`crate::cpu`] for what that
+//! means for warp-synchronous code without `sync_warp`. `reduce_*` exist on the
+//! host whatever the architecture.
+//!
 //! # Example (device code): a warp sum
 //!
 //! ```ignore
@@ -687,3 +698,329 @@ mod tests {
         assert!(!valid_width(0) && !valid_width(12) && !valid_width(64));
     }
 }
+
+/// The host: warp collectives of the CPU runtime ([`crate::cpu`]), with the
+/// same signatures and contracts as on the device.
+#[cfg(not(target_arch = "nvptx64"))]
+mod imp {
+    use super::{shfl_c, valid_width, ShflMode, FULL_MASK};
+    use crate::cpu::block::current;
+    use crate::cpu::warp::{active_mask as cpu_active_mask, collective, Redux, WarpOp};
+
+    /// This thread's lane in its warp, `0..32`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn lane_id() -> u32 {
+        current("warp::lane_id").rank % 32
+    }
+
+    /// The lanes of this warp executing this instruction now (`__activemask()`).
+    /// Not a synchronisation: lanes may be active without being converged.
+    ///
+    /// On the CPU: waits until no thread of the block can run, then returns
+    /// the lanes of this warp that wait here, at the same call site (see
+    /// [`crate::cpu`]).
+    #[track_caller]
+    pub fn active_mask() -> u32 {
+        cpu_active_mask("warp::active_mask")
+    }
+
+    macro_rules! lanemask {
+        ($($(#[$doc:meta])* $name:ident => |$l:ident| $e:expr;)*) => {$(
+            $(#[$doc])*
+            #[inline(always)]
+            #[track_caller]
+            pub fn $name() -> u32 {
+                let $l = current(concat!("warp::", stringify!($name))).rank % 32;
+                $e
+            }
+        )*};
+    }
+
+    lanemask! {
+        /// Bits of the lanes below this one (`%lanemask_lt`).
+        lane_mask_lt => |l| (1u32 << l) - 1;
+        /// Bits of the lanes up to and including this one (`%lanemask_le`).
+        lane_mask_le => |l| ((1u64 << (l + 1)) - 1) as u32;
+        /// Bit of this lane (`%lanemask_eq`).
+        lane_mask_eq => |l| 1u32 << l;
+        /// Bits of the lanes above this one (`%lanemask_gt`).
+        lane_mask_gt => |l| !(((1u64 << (l + 1)) - 1) as u32);
+    }
+
+    /// Waits until every lane in `mask` has reached a `sync_warp` and orders
+    /// their memory accesses (`__syncwarp(mask)`).
+    ///
+    /// # Safety
+    /// The calling lane is in `mask`, and every lane in `mask` reaches a
+    /// `sync_warp` with the same mask (see the module docs).
+    #[track_caller]
+    pub unsafe fn sync_warp(mask: u32) {
+        collective("warp::sync_warp", WarpOp::Sync, mask, 0, 0, 0);
+    }
+
+    mod sealed {
+        pub trait Sealed {}
+    }
+
+    /// Types that can be exchanged between lanes with `shfl.sync`.
+    /// Implemented for `u8 i8 u16 i16 u32 i32 f32` (one 32-bit shuffle), `u64 i64 f64`
+    /// (two) and `u128 i128` (four).
+    pub trait Shuffle: Copy + sealed::Sealed {
+        #[doc(hidden)]
+        fn __to_bits(self) -> u128;
+        #[doc(hidden)]
+        fn __from_bits(b: u128) -> Self;
+    }
+
+    macro_rules! shuffle {
+        ($($t:ty => $u:ty, |$x:ident| $to:expr, |$b:ident| $from:expr;)*) => {$(
+            impl sealed::Sealed for $t {}
+            impl Shuffle for $t {
+                #[inline(always)]
+                fn __to_bits(self) -> u128 {
+                    let $x = self;
+                    $to as $u as u128
+                }
+                #[inline(always)]
+                fn __from_bits(b: u128) -> Self {
+                    let $b = b as $u;
+                    $from
+                }
+            }
+        )*};
+    }
+    shuffle! {
+        u8 => u8, |x| x, |b| b;
+        i8 => u8, |x| x, |b| b as i8;
+        u16 => u16, |x| x, |b| b;
+        i16 => u16, |x| x, |b| b as i16;
+        u32 => u32, |x| x, |b| b;
+        i32 => u32, |x| x, |b| b as i32;
+        f32 => u32, |x| x.to_bits(), |b| f32::from_bits(b);
+        u64 => u64, |x| x, |b| b;
+        i64 => u64, |x| x, |b| b as i64;
+        f64 => u64, |x| x.to_bits(), |b| f64::from_bits(b);
+        u128 => u128, |x| x, |b| b;
+        i128 => u128, |x| x, |b| b as i128;
+    }
+
+    #[inline(always)]
+    #[track_caller]
+    fn shfl<T: Shuffle>(what: &'static str, mode: ShflMode, mask: u32, value: T, b: u32, width: u32) -> (T, bool) {
+        crate::dassert!(valid_width(width), "warp shuffle: width must be a power of two from 1 to 32");
+        let (v, p) = collective(what, WarpOp::Shfl(mode), mask, value.__to_bits(), b, shfl_c(mode, width));
+        (T::__from_bits(v), p)
+    }
+
+    /// `value` of lane `src_lane` (`__shfl_sync(mask, value, src_lane)`).
+    ///
+    /// # Safety
+    /// Convergence contract of the module docs: this lane is in `mask`, and
+    /// every lane in `mask` executes this call.
+    #[track_caller]
+    pub unsafe fn shfl_idx<T: Shuffle>(mask: u32, value: T, src_lane: u32) -> T {
+        shfl("warp::shfl_idx", ShflMode::Idx, mask, value, src_lane, 32).0
+    }
+
+    /// `value` of lane `lane_id() - delta`; lanes below `delta` keep their own
+    /// (`__shfl_up_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_up<T: Shuffle>(mask: u32, value: T, delta: u32) -> T {
+        shfl("warp::shfl_up", ShflMode::Up, mask, value, delta, 32).0
+    }
+
+    /// `value` of lane `lane_id() + delta`; lanes with `lane_id() + delta >= 32`
+    /// keep their own (`__shfl_down_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_down<T: Shuffle>(mask: u32, value: T, delta: u32) -> T {
+        shfl("warp::shfl_down", ShflMode::Down, mask, value, delta, 32).0
+    }
+
+    /// `value` of lane `lane_id() ^ lane_mask` (`__shfl_xor_sync`, a butterfly).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_xor<T: Shuffle>(mask: u32, value: T, lane_mask: u32) -> T {
+        shfl("warp::shfl_xor", ShflMode::Xor, mask, value, lane_mask, 32).0
+    }
+
+    /// `value` of lane `src_lane % width` of this lane's segment of `width`
+    /// lanes (`__shfl_sync(mask, value, src_lane, width)`), and whether the source
+    /// was in range (`shfl.sync.idx` with its predicate; always `true` for a
+    /// valid width). `width` is a power of two from 1 to 32 (else the kernel traps).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_idx_width<T: Shuffle>(mask: u32, value: T, src_lane: u32, width: u32) -> (T, bool) {
+        shfl("warp::shfl_idx_width", ShflMode::Idx, mask, value, src_lane, width)
+    }
+
+    /// `value` of lane `lane_id() - delta` within this lane's segment of
+    /// `width` lanes (`__shfl_up_sync(..., width)`); lanes whose source would
+    /// fall below the segment keep their own value and get `false`.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_up_width<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+        shfl("warp::shfl_up_width", ShflMode::Up, mask, value, delta, width)
+    }
+
+    /// `value` of lane `lane_id() + delta` within this lane's segment of
+    /// `width` lanes (`__shfl_down_sync(..., width)`); lanes whose source would
+    /// pass the segment's end keep their own value and get `false`.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_down_width<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+        shfl("warp::shfl_down_width", ShflMode::Down, mask, value, delta, width)
+    }
+
+    /// `value` of lane `lane_id() ^ lane_mask` within this lane's segment of
+    /// `width` lanes (`__shfl_xor_sync(..., width)`); as in CUDA, a source in a
+    /// *later* segment leaves the lane's own value and `false`, while one in an
+    /// earlier segment is read.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn shfl_xor_width<T: Shuffle>(mask: u32, value: T, lane_mask: u32, width: u32) -> (T, bool) {
+        shfl("warp::shfl_xor_width", ShflMode::Xor, mask, value, lane_mask, width)
+    }
+
+    /// Whether `predicate` is true on any lane of `mask` (`__any_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn any(mask: u32, predicate: bool) -> bool {
+        collective("warp::any", WarpOp::Any, mask, predicate as u128, 0, 0).0 != 0
+    }
+
+    /// Whether `predicate` is true on every lane of `mask` (`__all_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn all(mask: u32, predicate: bool) -> bool {
+        collective("warp::all", WarpOp::All, mask, predicate as u128, 0, 0).0 != 0
+    }
+
+    /// Bit `i` set iff lane `i` of `mask` passed `true` (`__ballot_sync`).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
+        collective("warp::ballot", WarpOp::Ballot, mask, predicate as u128, 0, 0).0 as u32
+    }
+
+    /// The lanes of `mask` whose `value` equals this lane's (`__match_any_sync`, sm_70+).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn match_any(mask: u32, value: u32) -> u32 {
+        collective("warp::match_any", WarpOp::MatchAny(false), mask, value as u128, 0, 0).0 as u32
+    }
+
+    /// [`match_any`] for 64-bit values.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn match_any_u64(mask: u32, value: u64) -> u32 {
+        collective("warp::match_any_u64", WarpOp::MatchAny(true), mask, value as u128, 0, 0).0 as u32
+    }
+
+    /// `Some(mask)` if every lane of `mask` holds the same `value`, else `None`
+    /// (`__match_all_sync`, sm_70+).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn match_all(mask: u32, value: u32) -> Option<u32> {
+        let (m, ok) = collective("warp::match_all", WarpOp::MatchAll(false), mask, value as u128, 0, 0);
+        ok.then_some(m as u32)
+    }
+
+    /// [`match_all`] for 64-bit values.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[track_caller]
+    pub unsafe fn match_all_u64(mask: u32, value: u64) -> Option<u32> {
+        let (m, ok) = collective("warp::match_all_u64", WarpOp::MatchAll(true), mask, value as u128, 0, 0);
+        ok.then_some(m as u32)
+    }
+
+    macro_rules! redux {
+        ($($(#[$doc:meta])* $name:ident, $t:ty, $op:ident;)*) => {$(
+            $(#[$doc])*
+            ///
+            /// On the device these need an sm_80+ build; on the CPU they always exist.
+            ///
+            /// # Safety
+            /// As [`shfl_idx`].
+            #[track_caller]
+            pub unsafe fn $name(mask: u32, value: $t) -> $t {
+                collective(concat!("warp::", stringify!($name)), WarpOp::Redux(Redux::$op), mask, value as u32 as u128, 0, 0).0
+                    as u32 as $t
+            }
+        )*};
+    }
+
+    redux! {
+        /// The sum over the lanes of `mask` (`__reduce_add_sync`, sm_80+), in every lane.
+        reduce_add_u32, u32, AddU32;
+        /// The sum over the lanes of `mask` (`__reduce_add_sync`, sm_80+), in every lane.
+        reduce_add_i32, i32, AddU32;
+        /// The minimum over the lanes of `mask` (`__reduce_min_sync`, sm_80+).
+        reduce_min_u32, u32, MinU32;
+        /// The minimum over the lanes of `mask` (`__reduce_min_sync`, sm_80+).
+        reduce_min_i32, i32, MinI32;
+        /// The maximum over the lanes of `mask` (`__reduce_max_sync`, sm_80+).
+        reduce_max_u32, u32, MaxU32;
+        /// The maximum over the lanes of `mask` (`__reduce_max_sync`, sm_80+).
+        reduce_max_i32, i32, MaxI32;
+        /// Bitwise and over the lanes of `mask` (`__reduce_and_sync`, sm_80+).
+        reduce_and_u32, u32, And;
+        /// Bitwise or over the lanes of `mask` (`__reduce_or_sync`, sm_80+).
+        reduce_or_u32, u32, Or;
+        /// Bitwise xor over the lanes of `mask` (`__reduce_xor_sync`, sm_80+).
+        reduce_xor_u32, u32, Xor;
+    }
+
+    /// The sum of `value` over all 32 lanes, in every lane (a butterfly of
+    /// five `shfl.sync.bfly`; the order of the additions is fixed, so the
+    /// result is the same in every lane and from run to run, and on the CPU
+    /// bitwise the GPU's).
+    ///
+    /// # Safety
+    /// All 32 lanes of the warp execute this call (convergence contract with
+    /// `FULL_MASK`).
+    #[track_caller]
+    pub unsafe fn sum_f32(value: f32) -> f32 {
+        let mut v = value;
+        let mut offset = 16;
+        while offset > 0 {
+            // SAFETY: the caller guarantees the full warp is converged here.
+            v += unsafe { shfl_xor(FULL_MASK, v, offset) };
+            offset >>= 1;
+        }
+        v
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use imp::*;

@@ -629,10 +629,10 @@ atomic_types! {
 
 /// A memory fence with a `core` ordering at `scope` (`cuda::atomic_thread_fence`):
 /// nothing for `Relaxed`, `fence.acq_rel.SCOPE` for `Acquire`/`Release`/`AcqRel`,
-/// `fence.sc.SCOPE` for `SeqCst` (device only).
-#[cfg(target_arch = "nvptx64")]
+/// `fence.sc.SCOPE` for `SeqCst` (on the host: `core::sync::atomic::fence`
+/// with `AcqRel` or `SeqCst`).
 #[inline(always)]
-pub fn fence(order: Ordering, scope: MemoryScope) {
+pub fn fence(order: Ordering, scope: crate::MemoryScope) {
     match super::ordering::fence_order(order) {
         None => {}
         Some(false) => crate::sync::fence_acq_rel(scope),

@@ -1,0 +1,283 @@
+//! The CPU runtime (host only): CUDA's execution model on the CPU, so that a
+//! kernel body written against this crate runs on the host with the same
+//! semantics as on the GPU.
+//!
+//! [`launch`] runs a body once per thread of a `grid × block` launch. The
+//! device functions of this crate (indices, barriers, shared memory, warp
+//! operations, atomics, math, `dprint!`, slices, clocks) have host
+//! implementations that read the "current GPU thread" the runtime sets; called
+//! outside a launch, those that depend on it panic with a message saying so.
+//! (The pure ones work anywhere: math, atomics on pointers and the atomic
+//! types, fences.)
+//!
+//! # How it runs
+//!
+//! * **Blocks in parallel** on rayon's pool, each block on one OS thread from
+//!   its start to its end. A GPU runs as many blocks at once as fit on its
+//!   SMs; here as many as rayon has threads.
+//! * **The threads of a block as cooperative tasks**: stackful coroutines
+//!   (`corosensei`) on the block's OS thread, one thread running at a time.
+//!   A thread runs until it *suspends* — at a block barrier, a warp
+//!   collective, `active_mask` or `nanosleep` — or returns. A coroutine is
+//!   made only when one is needed: a worker coroutine runs threads one after
+//!   another as long as none suspends, so a kernel without barriers and warp
+//!   operations runs each block as a plain loop over its threads inside one
+//!   coroutine. Stacks are pooled per OS thread (no `mmap` per coroutine);
+//!   their size is 256 KiB (`SLUICE_CPU_STACK_KIB` changes it: a kernel with
+//!   large local arrays may need more, and a stack overflow kills the process).
+//! * **Barriers** (`sync_threads` and its count/and/or forms, named barriers
+//!   with a thread count, `barrier_arrive`): a thread waits until every
+//!   non-exited thread of the block (or the named count) has arrived; the
+//!   reductions are over the threads that arrived.
+//! * **Warps** are 32 consecutive linear thread ranks, as on the GPU. A
+//!   `*.sync` operation waits until every non-exited lane of its mask has
+//!   arrived at an operation of the same kind with the same mask, as PTX
+//!   prescribes for sm_70+; lanes in divergent branches with disjoint masks
+//!   complete separately. A shuffle from a lane outside the group (undefined in
+//!   PTX) reads all-one bits. `active_mask()` waits until no thread of the
+//!   block can run, then returns the lanes of the warp waiting at the same
+//!   call site: the lanes that reached it together.
+//! * **Shared memory**: one buffer per block, the same address for every
+//!   thread of the block (static variables allocated at their first use in
+//!   the block, the dynamic region at address 0); every byte starts as
+//!   [`SHARED_POISON`] (`0xff`: NaN for floats, `-1`/`MAX` for integers), so
+//!   that reading an element nobody wrote shows. Static shared memory above
+//!   48 KiB per block is refused, as ptxas refuses it.
+//! * **Atomics** are host atomics on the memory pointed to (every memory scope
+//!   is as strong as `System` on the CPU); float adds are compare-exchange loops.
+//! * **Errors**: a panic in a thread (a device panic, a failed `dassert!`, an
+//!   index out of bounds, `trap`) ends its block: the other threads of the
+//!   block unwind from where they wait, blocks not started yet never start,
+//!   blocks already running finish, and [`launch`] returns the message
+//!   `block (x, y, z), thread (x, y, z): panicked at FILE:LINE:COL: MESSAGE`
+//!   (a GPU aborts the whole grid). A block in which every non-exited thread
+//!   waits and none can be released is a **deadlock**: reported with where each
+//!   group of threads waits, never a hang.
+//!
+//! # What the CPU backend does not model
+//!
+//! * **Timing.** No warp scheduling, latency or throughput model; `clock`,
+//!   `clock64` and the global timer read the host's clock (nanoseconds). Code
+//!   whose result depends on timing (a race that usually goes one way, a
+//!   timeout) may behave differently.
+//! * **Weak memory ordering.** Threads of one block run on one OS thread,
+//!   interleaved only at suspension points, so within a block every access is
+//!   sequentially consistent; blocks run on different OS threads with the
+//!   host's ordering (x86-64: TSO; Arm: weaker, still stronger than PTX's
+//!   model in places). Fences are `std::sync::atomic::fence` (`SeqCst` for
+//!   `fence`, `AcqRel` for `fence_acq_rel`) and barriers order everything, so
+//!   correct programs work; a program that forgets a fence may pass on the CPU
+//!   and fail on the GPU. A racy non-atomic access between two *blocks* that
+//!   PTX defines (it returns some written value) is a data race on the host:
+//!   use atomics for such data.
+//! * **Implicit warp lockstep.** Lanes of a warp do not run in lockstep: each
+//!   runs until it suspends. Warp-synchronous code that relies on lockstep
+//!   without `sync_warp` or a `*.sync` operation (the pre-Volta shared-memory
+//!   warp reduction with `volatile`, reading a neighbour lane's store without a
+//!   `__syncwarp`) sees the other lanes' stores either all done or not begun,
+//!   and computes wrong results, as it may on Volta and later GPUs with
+//!   independent thread scheduling. Use the `*.sync` operations.
+//! * **Spinning.** A thread that waits in a loop for another thread *of its
+//!   block* must suspend inside the loop (`thread::nanosleep`, a warp
+//!   operation or a barrier); a loop that only reads memory never lets the
+//!   other thread run, and hangs (it is not detected as a deadlock). Waiting
+//!   for another block works only while that block runs: at most as many blocks
+//!   as rayon threads run at once, fewer than a GPU keeps resident, so
+//!   inter-block spin-waits (a grid-wide barrier of atomics) can hang here.
+//! * **Hardware specifics.** No textures or surfaces, no constant or local
+//!   memory spaces, no `ld.global.nc` caching, no bank conflicts, no occupancy
+//!   limits, no clusters or distributed shared memory, no tensor cores; `sm_id`
+//!   is the rayon thread's index. The `*_fast` math functions are the exact
+//!   ones (within the fast bounds, not bitwise the GPU's approximations), and
+//!   `rsqrt` is `1 / sqrt`. A dynamic shared size above 227 KiB is refused,
+//!   below it no opt-in attribute is needed.
+//! * **Panics** need unwinding (`panic = "unwind"`, the default on the host);
+//!   under `panic = "abort"` a device panic aborts the process. The runtime
+//!   installs a panic hook (once) that records a GPU thread's panic for the
+//!   launch's error and keeps it off stderr; panics elsewhere go to the hook
+//!   that was there before. A hook installed later than the first launch takes
+//!   over: launch errors then say the location is unknown.
+//!
+//! # Cost model
+//!
+//! Measured on this project's 2-core development machine (release build; the
+//! `cpu_overhead` and `cpu_micro` examples of this crate print them):
+//!
+//! * **Per GPU thread: about 5 ns** — the body called through `&dyn Fn()`
+//!   inside `catch_unwind`, a thread-local store, the thread's context record.
+//!   Per block: one coroutine from the pool. A device function that reads the
+//!   context (an index, a shared-memory access) is a thread-local load. The seed
+//!   workload's `potential` kernel (262,144 rows × 512 sources, one thread per
+//!   row) runs at 0.98–1.01× the time of a plain rayon loop over the rows with
+//!   the same inner loop, with bitwise the same results.
+//! * **Per barrier or warp collective: about 30 ns per thread** — a suspension
+//!   and a resumption (two coroutine switches), and one coroutine (stack) per
+//!   waiting thread: a block of 1024 threads at a barrier holds 1024 pooled
+//!   stacks, mostly untouched virtual memory. `potential_tiled` (two barriers
+//!   per 256 sources) costs 1.13–1.23× the barrier-free kernel. A GPU's warp
+//!   shuffle is a cycle or two; here a reduction by shuffles
+//!   (`gpu_kernels::sum_reduce`) costs 10–14× rayon's `sum`.
+//! * **Memory order.** The threads of a block run one after another, so the
+//!   access pattern that coalesces on a GPU (neighbouring threads, neighbouring
+//!   addresses: a grid-stride loop) becomes a strided walk per thread on the
+//!   CPU, touching one element per cache line per thread. Kernels that give
+//!   each thread a contiguous range run faster here, and a grid-stride kernel
+//!   runs best with few blocks (a few per rayon thread), each thread doing
+//!   more of the work.
+//! * `active_mask` waits for the whole block to block, like a barrier.
+//!
+//! # Example
+//!
+//! ```
+//! use sluice_device::{cpu, shared_array, sync, thread};
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//!
+//! let total = AtomicU32::new(0);
+//! cpu::launch([4, 1, 1], [64, 1, 1], 0, &|| {
+//!     let tile = shared_array!(TILE: [u32; 64]);
+//!     let t = thread::thread_idx_x() as usize;
+//!     tile.set(t, t as u32);
+//!     sync::sync_threads();
+//!     if t == 0 {
+//!         let sum: u32 = (0..64).map(|i| tile.get(i)).sum();
+//!         total.fetch_add(sum, Ordering::Relaxed);
+//!     }
+//! })
+//! .unwrap();
+//! assert_eq!(total.into_inner(), 4 * (63 * 64 / 2));
+//! ```
+
+use std::format;
+use std::string::String;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::vec::Vec;
+
+use rayon::prelude::*;
+
+use crate::thread::Dim3;
+
+pub(crate) mod block;
+pub(crate) mod printf;
+pub(crate) mod shared;
+pub(crate) mod warp;
+
+/// The byte every shared-memory location holds before it is written on the
+/// CPU (NaN as `f32`/`f64`, `-1` or `MAX` as an integer).
+pub const SHARED_POISON: u8 = 0xff;
+
+/// The default stack of each GPU thread that suspends (`SLUICE_CPU_STACK_KIB`
+/// overrides it).
+pub const DEFAULT_STACK_KIB: usize = 256;
+
+/// Dynamic shared memory per block, at most (sm_90's 227 KiB).
+pub const MAX_DYNAMIC_SHARED_BYTES: u32 = 227 * 1024;
+
+/// Runs `body` once per thread of a `grid` x `block` launch with `dynamic_shared_bytes`
+/// of dynamic shared memory per block; blocks in parallel (rayon), the threads of a block
+/// as cooperating tasks with real barrier and warp semantics. Err(message) if a thread
+/// panicked (a device panic, failed dassert!, out-of-bounds index...) or the block
+/// deadlocked on a barrier; the message says where (block, thread, panic message/location).
+///
+/// Inside `body` every device function of this crate works as on the GPU for
+/// the thread running it: `thread::thread_idx()` and friends give its indices,
+/// `sync::sync_threads()` waits for its block, `shared_array!` is its block's
+/// memory, `warp::shfl_*` exchange with its warp (see the [module docs](self)
+/// for what is modelled and what is not).
+///
+/// The other errors: a launch configuration CUDA would refuse (a zero
+/// dimension, more than 1024 threads per block, a block `z` above 64, a grid
+/// `x` above 2^31 − 1 or `y`/`z` above 65,535, more than 227 KiB of dynamic
+/// shared memory), and a launch from inside a kernel (no dynamic parallelism).
+///
+/// When a block fails, blocks not started yet are skipped and the error of the
+/// failed block with the lowest linear index is returned (with how many other
+/// blocks failed). `body`'s captures must be `Sync`: the blocks run on several
+/// OS threads at once (a kernel's raw-pointer arguments need a wrapper that
+/// asserts it).
+pub fn launch(grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32, body: &(dyn Fn() + Sync)) -> Result<(), String> {
+    validate(grid, block, dynamic_shared_bytes)?;
+    if block::in_launch() {
+        return Err("cpu::launch called from inside a kernel: a kernel cannot launch another on the CPU \
+                    (no dynamic parallelism)"
+            .into());
+    }
+    block::install_panic_hook();
+    let (g, d) = (Dim3::new(grid[0], grid[1], grid[2]), Dim3::new(block[0], block[1], block[2]));
+    let failed = AtomicBool::new(false);
+    let errors: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+    (0..g.volume()).into_par_iter().for_each_init(
+        || block::Runner::new(g, d, dynamic_shared_bytes, body),
+        |runner, b| {
+            if failed.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(e) = runner.run(b) {
+                failed.store(true, Ordering::Relaxed);
+                errors.lock().unwrap_or_else(|p| p.into_inner()).push((b, e));
+            }
+        },
+    );
+    let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
+    errors.sort_by_key(|e| e.0);
+    let mut it = errors.into_iter();
+    match it.next() {
+        None => Ok(()),
+        Some((_, e)) => match it.len() {
+            0 => Err(e),
+            n => Err(format!("{e} (and {n} more block{} failed)", if n == 1 { "" } else { "s" })),
+        },
+    }
+}
+
+fn validate(grid: [u32; 3], block: [u32; 3], dynamic: u32) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("invalid launch configuration: grid {grid:?}, block {block:?}: {why}"));
+    if grid.contains(&0) || block.contains(&0) {
+        return bad("every dimension must be at least 1");
+    }
+    if block[0] > 1024 || block[1] > 1024 || block[2] > 64 {
+        return bad("a block is at most 1024 x 1024 x 64");
+    }
+    if block[0] as u64 * block[1] as u64 * block[2] as u64 > 1024 {
+        return bad("a block has at most 1024 threads");
+    }
+    if grid[0] > i32::MAX as u32 || grid[1] > 65_535 || grid[2] > 65_535 {
+        return bad("a grid is at most (2^31 - 1) x 65535 x 65535 blocks");
+    }
+    if dynamic > MAX_DYNAMIC_SHARED_BYTES {
+        return Err(format!(
+            "invalid launch configuration: {dynamic} bytes of dynamic shared memory, more than the \
+             {MAX_DYNAMIC_SHARED_BYTES} a block may have"
+        ));
+    }
+    Ok(())
+}
+
+/// The error of a deadlocked block: where each group of threads (by linear
+/// rank in the block) waits, and the call site.
+pub(crate) fn deadlock_report(b: &block::Block) -> String {
+    format!(
+        "{}: deadlock: every non-exited thread waits and none can be released ({} of {} threads exited): {}",
+        b.name(),
+        b.size - b.live(),
+        b.size,
+        block::wait_groups(b).join("; ")
+    )
+}
+
+/// `threads 0..=31, 40` or `thread 5`: ranks as compact ranges.
+pub(crate) fn ranks(r: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < r.len() {
+        let mut j = i;
+        while j + 1 < r.len() && r[j + 1] == r[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i { format!("{}", r[i]) } else { format!("{}..={}", r[i], r[j]) });
+        i = j + 1;
+    }
+    let noun = if r.len() == 1 { "thread" } else { "threads" };
+    let shown = if parts.len() > 8 { format!("{}, ...", parts[..8].join(", ")) } else { parts.join(", ") };
+    format!("{noun} {shown}")
+}

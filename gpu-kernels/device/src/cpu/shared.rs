@@ -1,0 +1,147 @@
+//! A block's shared memory on the CPU: one buffer per block, addressed like
+//! PTX's `.shared` window (a 32-bit offset, [`SharedPtr`](crate::shared::SharedPtr)'s
+//! `addr`), the same for every thread of the block.
+//!
+//! Layout: the dynamic region at window address 0 (16-aligned, the size given
+//! at launch), then the static variables (`shared_array!`, `shared_static!`)
+//! in the order the block first uses them, each aligned as on the device. A
+//! static variable is allocated by the first thread of the block that reaches
+//! it, keyed by its declaration's hash, and keeps its address for the rest of
+//! the block. Every byte starts as [`POISON`](super::SHARED_POISON): on a GPU
+//! shared memory starts with whatever the previous block left, and a read of
+//! an unwritten element must not look plausible.
+
+use core::cell::{Cell, RefCell};
+use std::alloc::{self, Layout};
+use std::vec::Vec;
+
+/// Static shared memory per block, at most (as ptxas: 48 KiB).
+pub(crate) const STATIC_LIMIT: usize = 48 * 1024;
+
+/// Alignment of the buffer (the largest a variable may ask for on the CPU).
+const BASE_ALIGN: usize = 4096;
+
+/// One block's shared memory. Reused for the blocks one runner executes.
+pub(crate) struct Arena {
+    base: *mut u8,
+    cap: usize,
+    /// End of the allocated part (dynamic region + statics so far).
+    used: Cell<usize>,
+    dynamic: u32,
+    static_bytes: Cell<usize>,
+    /// (declaration hash, window address, bytes) of the statics allocated so far.
+    symbols: RefCell<Vec<(u64, u32, u32)>>,
+}
+
+const fn round_up(x: usize, a: usize) -> usize {
+    (x + a - 1) & !(a - 1)
+}
+
+impl Arena {
+    pub(crate) fn new(dynamic: u32) -> Arena {
+        let cap = round_up(dynamic as usize, 16) + STATIC_LIMIT + BASE_ALIGN;
+        let layout = Layout::from_size_align(cap, BASE_ALIGN).expect("shared memory layout");
+        // SAFETY: `layout` has a non-zero size (at least STATIC_LIMIT).
+        let base = unsafe { alloc::alloc(layout) };
+        if base.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        Arena {
+            base,
+            cap,
+            used: Cell::new(0),
+            dynamic,
+            static_bytes: Cell::new(0),
+            symbols: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Starts a block: the dynamic region poisoned, no static variable yet.
+    pub(crate) fn reset(&mut self) {
+        let d = self.dynamic as usize;
+        // SAFETY: `d <= cap`, inside the allocation.
+        unsafe { self.base.write_bytes(super::SHARED_POISON, d) };
+        self.used.set(round_up(d, 16));
+        self.static_bytes.set(0);
+        self.symbols.get_mut().clear();
+    }
+
+    /// Bytes of dynamic shared memory of the launch.
+    pub(crate) fn dynamic_bytes(&self) -> u32 {
+        self.dynamic
+    }
+
+    /// Dynamic plus the static variables allocated so far.
+    pub(crate) fn total_bytes(&self) -> u32 {
+        self.dynamic + self.static_bytes.get() as u32
+    }
+
+    /// The window address of static variable `hash` (`bytes` long, aligned to
+    /// `align`), allocated and poisoned on the block's first use.
+    ///
+    /// # Panics
+    ///
+    /// If the block's static shared memory would pass 48 KiB, or the hash was
+    /// declared with another size.
+    pub(crate) fn declare(&self, hash: u64, bytes: usize, align: usize) -> u32 {
+        let bytes = bytes.max(1);
+        if let Some(&(_, addr, n)) = self.symbols.borrow().iter().find(|s| s.0 == hash) {
+            assert_eq!(n as usize, bytes, "shared memory: one declaration used with two sizes");
+            return addr;
+        }
+        let align = align.clamp(1, BASE_ALIGN);
+        let addr = round_up(self.used.get(), align);
+        let total = self.static_bytes.get() + bytes;
+        if total > STATIC_LIMIT || addr + bytes > self.cap {
+            panic!(
+                "shared memory: this block's static shared variables need {total} bytes, more than the \
+                 {STATIC_LIMIT} a kernel may declare (ptxas refuses it on the GPU; use dynamic shared memory)"
+            );
+        }
+        // SAFETY: `addr + bytes <= cap` (checked above), inside the allocation.
+        unsafe { self.base.add(addr).write_bytes(super::SHARED_POISON, bytes) };
+        self.used.set(addr + bytes);
+        self.static_bytes.set(total);
+        self.symbols.borrow_mut().push((hash, addr as u32, bytes as u32));
+        addr as u32
+    }
+
+    /// The host address of window address `addr` (no check: making a pointer
+    /// is safe, using it is the caller's business, as on the device).
+    #[inline(always)]
+    pub(crate) fn generic(&self, addr: u32) -> *mut u8 {
+        self.base.wrapping_add(addr as usize)
+    }
+
+    /// The host address of `len` bytes at window address `addr`.
+    ///
+    /// # Panics
+    ///
+    /// If they are not all inside this block's allocated shared memory (on a
+    /// GPU such an access reads or writes another variable, or faults).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn checked(&self, addr: u32, len: usize) -> *mut u8 {
+        let end = addr as usize + len;
+        if end > self.used.get() {
+            out_of_bounds(addr, len, self.used.get());
+        }
+        // `end <= used <= cap`: in bounds of the allocation.
+        self.base.wrapping_add(addr as usize)
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_bounds(addr: u32, len: usize, used: usize) -> ! {
+    panic!("shared memory access out of bounds: {len} bytes at address {addr:#x}, the block has {used} bytes")
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.cap, BASE_ALIGN).expect("shared memory layout");
+        // SAFETY: allocated in `new` with this layout, freed once.
+        unsafe { alloc::dealloc(self.base, layout) };
+    }
+}
