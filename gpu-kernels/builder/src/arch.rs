@@ -78,11 +78,8 @@ impl FromStr for Arch {
             return Err(bad());
         }
         let (major, minor) = digits.split_at(digits.len() - 1);
-        let arch = Arch {
-            major: major.parse().map_err(|_| bad())?,
-            minor: minor.parse().map_err(|_| bad())?,
-            specific,
-        };
+        let arch =
+            Arch { major: major.parse().map_err(|_| bad())?, minor: minor.parse().map_err(|_| bad())?, specific };
         if arch.compute_capability() < Arch::MIN.compute_capability() {
             return Err(bad());
         }
