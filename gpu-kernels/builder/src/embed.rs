@@ -6,6 +6,11 @@ use crate::{error, write_if_changed, Arch, BuildError, Builder};
 
 /// The environment variables a kernel build depends on; [`embed`] emits a
 /// `cargo:rerun-if-env-changed` for each.
+///
+/// ```
+/// assert!(sluice_builder::ENV_VARS.contains(&"SLUICE_TOOLS_DIR"));
+/// assert!(sluice_builder::ENV_VARS.contains(&"CUDA_HOME"));
+/// ```
 pub const ENV_VARS: &[&str] = &[
     "SLUICE_ARCH",
     "SLUICE_PANIC_MESSAGES",
@@ -20,6 +25,12 @@ pub const ENV_VARS: &[&str] = &[
 ];
 
 /// What [`embed`] wrote into `OUT_DIR`.
+///
+/// ```no_run
+/// // build.rs
+/// let e = sluice_builder::embed("kernels");
+/// println!("cargo:warning={} kernels for {}", e.kernels.len(), e.arch);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Embedded {
     /// `$OUT_DIR/sluice-kernels/<lib_name>.<arch>.ptx`.
@@ -83,6 +94,16 @@ pub fn embed(kernel_crate: impl AsRef<Path>) -> Embedded {
 /// # Errors
 /// [`BuildError::NotInBuildScript`] outside a build script, [`BuildError::BadArch`] for
 /// a malformed `SLUICE_ARCH`, and every error of [`Builder::build`].
+///
+/// ```no_run
+/// // build.rs
+/// fn main() {
+///     if let Err(e) = sluice_builder::try_embed("kernels") {
+///         eprintln!("{e}\n(or build without the GPU part: see the README)");
+///         std::process::exit(1);
+///     }
+/// }
+/// ```
 pub fn try_embed(kernel_crate: impl AsRef<Path>) -> Result<Embedded, BuildError> {
     print_env_dependencies();
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")

@@ -113,6 +113,10 @@ pub enum BuildError {
 }
 
 /// The pieces of the kernel toolchain.
+///
+/// ```
+/// assert!(sluice_builder::Tool::Ptxas.to_string().contains("ptxas"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Tool {

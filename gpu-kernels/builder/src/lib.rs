@@ -73,18 +73,30 @@ pub use ptx::{check_ptx, deny_spills, FunctionKind, FunctionResources};
 use toolchain::{Locations, Toolchain};
 
 /// The rustc target every kernel crate is compiled for.
+///
+/// ```
+/// assert_eq!(sluice_builder::TARGET, "nvptx64-nvidia-cuda");
+/// ```
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// The features a kernel crate gets from the builder (`-Zcrate-attr=feature(..)`):
 /// `abi_ptx` for `#[kernel]`'s `extern "ptx-kernel"` entries, `asm_experimental_arch`
 /// for inline PTX, `stdarch_nvptx` for `core::arch::nvptx`. Declaring them again in the
 /// crate is allowed.
+///
+/// ```
+/// assert!(sluice_builder::KERNEL_FEATURES.contains(&"abi_ptx"));
+/// ```
 pub const KERNEL_FEATURES: &[&str] = &["abi_ptx", "asm_experimental_arch", "stdarch_nvptx"];
 
 /// The source of `sluice-llbc`, compiled on first use (see `src/bin/sluice-llbc.rs`).
 const LLBC_SOURCE: &str = include_str!("bin/sluice-llbc.rs");
 
 /// Optimisation profile of the kernel build.
+///
+/// ```
+/// assert_eq!(sluice_builder::Profile::default(), sluice_builder::Profile::Release);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Profile {
     /// `--release`: what every benchmark and test uses.
@@ -96,6 +108,12 @@ pub enum Profile {
 }
 
 /// What a build produced.
+///
+/// ```no_run
+/// let out = sluice_builder::Builder::new("kernels").build()?;
+/// println!("{} ({}) for {}: {:?}", out.ptx.display(), out.lib_name, out.arch, out.kernels);
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct PtxOutput {
     /// The PTX file.
@@ -120,7 +138,21 @@ pub struct PtxOutput {
     pub warnings: Vec<String>,
 }
 
-/// Builds one kernel crate to PTX. See the crate docs for an example.
+/// Builds one kernel crate to PTX. Every option has a default; a build script needs
+/// none of them ([`embed`]):
+///
+/// ```no_run
+/// use sluice_builder::{Arch, Builder, Profile};
+/// let out = Builder::new("kernels")
+///     .arch(Arch::SM_80)                 // default sm_90
+///     .profile(Profile::Release)         // the default
+///     .panic_messages(false)             // the default: panics are a `trap`
+///     .copy_to("target/ptx/kernels.ptx") // also copy the PTX here
+///     .verbose(true)                     // show the nested cargo's progress
+///     .build()?;
+/// assert!(out.ptx.ends_with("kernels.ptx"));
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Builder {
     crate_dir: PathBuf,
@@ -132,6 +164,7 @@ pub struct Builder {
     quiet: bool,
     panic_messages: bool,
     crate_attrs: bool,
+    no_std_deps: Vec<String>,
 }
 
 impl Builder {
@@ -139,6 +172,11 @@ impl Builder {
     ///
     /// Panic messages are off unless the environment variable `SLUICE_PANIC_MESSAGES` is
     /// `1` (see [`Builder::panic_messages`]).
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("kernels");
+    /// assert!(b.nested_target_dir().ends_with("sm_90"));
+    /// ```
     pub fn new(crate_dir: impl Into<PathBuf>) -> Builder {
         Builder {
             crate_dir: crate_dir.into(),
@@ -150,16 +188,27 @@ impl Builder {
             quiet: true,
             panic_messages: std::env::var("SLUICE_PANIC_MESSAGES").is_ok_and(|v| v == "1"),
             crate_attrs: true,
+            no_std_deps: Vec::new(),
         }
     }
 
     /// The GPU architecture (default `sm_90`).
+    ///
+    /// ```
+    /// use sluice_builder::{Arch, Builder};
+    /// assert!(Builder::new("k").arch(Arch::SM_80).nested_target_dir().ends_with("sm_80"));
+    /// ```
     pub fn arch(mut self, arch: Arch) -> Self {
         self.arch = arch;
         self
     }
 
     /// Release (default) or debug.
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("k").profile(sluice_builder::Profile::Debug);
+    /// # let _ = b;
+    /// ```
     pub fn profile(mut self, profile: Profile) -> Self {
         self.profile = profile;
         self
@@ -171,6 +220,11 @@ impl Builder {
     /// `core`) under the calling build's target folder inside a build script, else under
     /// `CARGO_TARGET_DIR` or the `target/` of the workspace holding the kernel crate. Never
     /// the outer build's own target folder: cargo locks it for the whole outer build.
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("k").target_dir("/tmp/kernel-build");
+    /// assert_eq!(b.nested_target_dir(), std::path::Path::new("/tmp/kernel-build"));
+    /// ```
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
         self
@@ -178,6 +232,11 @@ impl Builder {
 
     /// The tools folder where setup installed ptxas and libdevice (default:
     /// [`toolchain::default_tools_dir`], the same for every project).
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("k").tools_dir("/opt/sluice-tools");
+    /// assert_eq!(b.locations().tools_dir, std::path::Path::new("/opt/sluice-tools"));
+    /// ```
     pub fn tools_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.tools_dir = Some(dir.into());
         self
@@ -185,6 +244,12 @@ impl Builder {
 
     /// Also copy the PTX to this path (written only when its content changed,
     /// so that downstream builds stay incremental).
+    ///
+    /// ```no_run
+    /// let out = sluice_builder::Builder::new("k").copy_to("target/ptx/k.ptx").build()?;
+    /// assert!(out.ptx.ends_with("target/ptx/k.ptx"));
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
     pub fn copy_to(mut self, path: impl Into<PathBuf>) -> Self {
         self.copy_to = Some(path.into());
         self
@@ -192,6 +257,11 @@ impl Builder {
 
     /// Show the nested cargo's progress on stderr (default: captured, shown
     /// only on failure).
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("k").verbose(true);
+    /// # let _ = b;
+    /// ```
     pub fn verbose(mut self, verbose: bool) -> Self {
         self.quiet = !verbose;
         self
@@ -207,6 +277,12 @@ impl Builder {
     /// location and message with `vprintf`, then traps) and the build passes
     /// `--cfg sluice_panic_messages`: a debug mode, which costs registers, stack and
     /// often spills in `core::fmt`.
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("k").panic_messages(true);
+    /// // Its own nested folder: switching does not rebuild `core` each time.
+    /// assert!(b.nested_target_dir().ends_with("sm_90-panic-messages"));
+    /// ```
     pub fn panic_messages(mut self, on: bool) -> Self {
         self.panic_messages = on;
         self
@@ -215,8 +291,34 @@ impl Builder {
     /// Whether the builder gives the kernel crate `#![no_std]` and the features of
     /// [`KERNEL_FEATURES`] from the command line (default: on). `no_std` is not added
     /// when the crate's `lib.rs` declares it itself.
+    ///
+    /// ```
+    /// let b = sluice_builder::Builder::new("k").crate_attrs(false); // the crate declares its own
+    /// # let _ = b;
+    /// ```
     pub fn crate_attrs(mut self, on: bool) -> Self {
         self.crate_attrs = on;
+        self
+    }
+
+    /// Dependencies of the kernel crate that get `#![no_std]` from the command line in the
+    /// device build: crates that use only `core` but do not declare `no_std` themselves.
+    /// The kernel crate's `Cargo.toml` can list them too, and [`embed`] reads them there:
+    ///
+    /// ```toml
+    /// [package.metadata.sluice]
+    /// no-std-dependencies = ["tiny-math"]
+    /// ```
+    ///
+    /// (A crate that uses `std` fails either way; one with a `std` feature needs
+    /// `default-features = false` instead.)
+    ///
+    /// ```no_run
+    /// let out = sluice_builder::Builder::new("kernels").no_std_dependencies(["tiny-math"]).build()?;
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    pub fn no_std_dependencies<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.no_std_deps.extend(names.into_iter().map(Into::into));
         self
     }
 
@@ -224,6 +326,11 @@ impl Builder {
     /// [`toolchain::default_tools_dir`] (`SLUICE_TOOLS_DIR`, else the per-user cache
     /// folder). Deliberately not under any target folder: tools such as trybuild run
     /// cargo with their own, and setup installs ptxas and libdevice once per user.
+    ///
+    /// ```
+    /// let loc = sluice_builder::Builder::new("k").locations();
+    /// assert_eq!(loc.tools_dir, sluice_builder::toolchain::default_tools_dir());
+    /// ```
     pub fn locations(&self) -> Locations {
         match &self.tools_dir {
             Some(dir) => Locations { tools_dir: dir.clone() },
@@ -248,6 +355,12 @@ impl Builder {
     }
 
     /// The nested target folder: see [`Builder::target_dir`].
+    ///
+    /// ```
+    /// let dir = sluice_builder::Builder::new("/work/app/kernels").nested_target_dir();
+    /// // …/sluice-kernels/kernels-<hash>/sm_90
+    /// assert!(dir.parent().unwrap().file_name().unwrap().to_str().unwrap().starts_with("kernels-"));
+    /// ```
     pub fn nested_target_dir(&self) -> PathBuf {
         if let Some(dir) = &self.target_dir {
             return dir.clone();
@@ -257,12 +370,36 @@ impl Builder {
     }
 
     /// Finds the toolchain, builds the kernel crate and returns the PTX.
+    ///
+    /// ```no_run
+    /// let out = sluice_builder::Builder::new("kernels").build()?;
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A missing or unusable tool ([`BuildError::ToolMissing`], [`BuildError::ToolUnusable`],
+    /// naming the command that installs it), the kernel crate's own compile errors
+    /// ([`BuildError::KernelCompile`], the whole log), [`BuildError::LibdeviceMissing`],
+    /// [`BuildError::PtxArtifact`], [`BuildError::Io`].
     pub fn build(&self) -> Result<PtxOutput, BuildError> {
         let toolchain = Toolchain::discover(&self.locations())?;
         self.build_with(&toolchain)
     }
 
     /// As [`Builder::build`], with an already discovered toolchain.
+    /// Discover once, build many:
+    ///
+    /// ```no_run
+    /// use sluice_builder::{toolchain::{Locations, Toolchain}, Arch, Builder};
+    /// let tc = Toolchain::discover(&Locations::default())?;
+    /// for arch in [Arch::SM_80, Arch::SM_90] {
+    ///     Builder::new("kernels").arch(arch).build_with(&tc)?;
+    /// }
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Builder::build`], less the discovery errors.
     pub fn build_with(&self, tc: &Toolchain) -> Result<PtxOutput, BuildError> {
         let target_dir = self.nested_target_dir();
         std::fs::create_dir_all(&target_dir).map_err(error::io(format!("creating {}", target_dir.display())))?;
@@ -306,6 +443,17 @@ impl Builder {
             .args(["--message-format", "json-render-diagnostics"]);
         if self.profile == Profile::Release {
             cmd.arg("--release");
+        }
+        let mut no_std_deps = self.no_std_deps.clone();
+        no_std_deps.extend(metadata_no_std_dependencies(&manifest));
+        if !no_std_deps.is_empty() {
+            // Per package by name: `package."*"` would reach build scripts and `core`'s own.
+            let profile = if self.profile == Profile::Release { "release" } else { "dev" };
+            cmd.arg("-Zprofile-rustflags");
+            for dep in &no_std_deps {
+                cmd.arg("--config")
+                    .arg(format!("profile.{profile}.package.{dep:?}.rustflags=[\"-Zcrate-attr=no_std\"]"));
+            }
         }
         if self.crate_attrs {
             // After `--`: for the kernel crate alone (RUSTFLAGS would reach `core` too).
@@ -431,6 +579,27 @@ fn declares_no_std(crate_dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// `[package.metadata.sluice] no-std-dependencies = ["a", "b"]` of a kernel crate's
+/// manifest (one line; the builder has no TOML parser).
+fn metadata_no_std_dependencies(manifest: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(manifest) else { return Vec::new() };
+    let mut in_table = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_table = line == "[package.metadata.sluice]";
+        } else if let Some(list) = in_table.then(|| line.strip_prefix("no-std-dependencies")).flatten() {
+            let list = list.trim_start().trim_start_matches('=').trim();
+            let inner = list.trim_start_matches('[').split(']').next().unwrap_or("");
+            return inner
+                .split(',')
+                .map(|s| s.trim().trim_matches('"').to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
 /// The package name in a cargo package id: `path+file:///p/k#my-k@0.1.0` → `my-k`;
 /// `path+file:///p/my-k#0.1.0` (name = folder) → `my-k`.
 fn package_name(id: &str) -> Option<String> {
@@ -465,8 +634,10 @@ fn compile_hint(log: &str) -> Option<String> {
     if log.contains("can't find crate for `std`") {
         return Some(
             "a dependency of the kernel crate needs `std`, which does not exist on the GPU: depend on it with \
-             `default-features = false` (and its `libm` feature for float math, e.g. glam or num-traits), or \
-             move it to `[target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies]`"
+             `default-features = false` (and its `libm` feature for float math, e.g. glam or num-traits), \
+             move it to `[target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies]`, or, if it uses only \
+             `core` without declaring `no_std`, list it in the kernel crate's Cargo.toml: \
+             `[package.metadata.sluice] no-std-dependencies = [\"name\"]`"
                 .into(),
         );
     }
@@ -504,6 +675,11 @@ fn compile_hint(log: &str) -> Option<String> {
 
 /// The folder of the nearest `Cargo.lock` above `crate_dir` (the workspace
 /// root), or `crate_dir` itself.
+///
+/// ```
+/// let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+/// assert!(sluice_builder::workspace_root(here).join("Cargo.lock").is_file());
+/// ```
 pub fn workspace_root(crate_dir: &Path) -> PathBuf {
     let start = crate_dir.canonicalize().unwrap_or_else(|_| crate_dir.to_path_buf());
     let mut dir = start.clone();
@@ -519,6 +695,17 @@ pub fn workspace_root(crate_dir: &Path) -> PathBuf {
 
 /// Writes `text` to `path` unless it already holds exactly that (keeps mtimes
 /// stable so that whatever depends on the file is not rebuilt).
+///
+/// ```
+/// let p = std::env::temp_dir().join(format!("sluice-doc-{}.txt", std::process::id()));
+/// assert!(sluice_builder::write_if_changed(&p, "a")?);
+/// assert!(!sluice_builder::write_if_changed(&p, "a")?); // unchanged: not rewritten
+/// # std::fs::remove_file(&p).unwrap();
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::Io`] when the folder or the file cannot be written.
 pub fn write_if_changed(path: &Path, text: &str) -> Result<bool, BuildError> {
     if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
         return Ok(false);
@@ -541,6 +728,18 @@ pub fn write_if_changed(path: &Path, text: &str) -> Result<bool, BuildError> {
 /// overwrite each other's objects and the link fails with "undefined reference to
 /// `main`"), then moves the program into place with one atomic rename: a
 /// concurrent caller sees either no linker or a whole one, never a half-written one.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{Locations, Toolchain};
+/// let tc = Toolchain::discover(&Locations::default())?;
+/// let linker = sluice_builder::install_linker(&tc, "target/sluice-kernels".as_ref())?;
+/// assert!(linker.is_file());
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolUnusable`] when the host rustc cannot compile it (no C linker, most
+/// often: the message says so), [`BuildError::Io`].
 pub fn install_linker(tc: &Toolchain, target_dir: &Path) -> Result<PathBuf, BuildError> {
     let hash = fnv1a(LLBC_SOURCE.as_bytes());
     let dir = target_dir.join("sluice-llbc");
@@ -614,6 +813,22 @@ mod tests {
         assert!(compile_hint(log).is_some_and(|h| h.contains("no_std")));
         assert!(compile_hint("error: can't find crate for `std`").is_some_and(|h| h.contains("default-features")));
         assert_eq!(compile_hint("error[E0308]: mismatched types"), None);
+    }
+
+    #[test]
+    fn reads_no_std_dependencies_from_the_manifest() {
+        let dir = std::env::temp_dir().join(format!("sluice-meta-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = dir.join("Cargo.toml");
+        std::fs::write(
+            &m,
+            "[package]\nname = \"k\"\n\n[package.metadata.sluice]\nno-std-dependencies = [\"a\", \"b-c\"]\n",
+        )
+        .unwrap();
+        assert_eq!(metadata_no_std_dependencies(&m), ["a", "b-c"]);
+        std::fs::write(&m, "[package]\nname = \"k\"\nno-std-dependencies = [\"a\"]\n").unwrap();
+        assert!(metadata_no_std_dependencies(&m).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

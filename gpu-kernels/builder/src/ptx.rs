@@ -26,6 +26,11 @@ pub fn entries(ptx: &str) -> Vec<String> {
 }
 
 /// The libdevice functions (`__nv_*`) that a module declares but does not define.
+///
+/// ```
+/// let ptx = ".extern .func (.param .b32 r) __nv_expf\n(\n.param .b32 x\n);";
+/// assert_eq!(sluice_builder::ptx::unresolved_libdevice_calls(ptx), ["__nv_expf"]);
+/// ```
 pub fn unresolved_libdevice_calls(ptx: &str) -> Vec<String> {
     let mut found: Vec<String> = ptx
         .lines()
@@ -90,6 +95,13 @@ pub(crate) fn json_string_field(line: &str, after: &str, field: &str) -> Option<
 
 /// The source files listed in a cargo/rustc dep-info (`.d`) file, skipping the
 /// standard library's (they come from the toolchain, not the project).
+///
+/// ```
+/// let d = std::env::temp_dir().join(format!("sluice-doc-{}.d", std::process::id()));
+/// std::fs::write(&d, "/t/k.ptx: /p/src/lib.rs /usr/lib/rustlib/src/rust/library/core/src/lib.rs\n").unwrap();
+/// assert_eq!(sluice_builder::ptx::dep_info_sources(&d), [std::path::PathBuf::from("/p/src/lib.rs")]);
+/// # std::fs::remove_file(&d).unwrap();
+/// ```
 pub fn dep_info_sources(dep_file: &Path) -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string(dep_file) else { return Vec::new() };
     let mut out = Vec::new();
@@ -122,6 +134,11 @@ pub fn dep_info_sources(dep_file: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether a PTX function is a kernel entry (`.entry`) or a device function (`.func`).
+///
+/// ```
+/// use sluice_builder::{FunctionKind, FunctionResources};
+/// assert_eq!(FunctionResources::default().kind, FunctionKind::Entry);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FunctionKind {
     /// A kernel: `.entry`, launched from the host.
@@ -134,6 +151,16 @@ pub enum FunctionKind {
 
 /// One function's resources as `ptxas -v` reports them: every kernel entry and every
 /// device function left in the PTX (a spill in a `.func` costs as much as one in a kernel).
+///
+/// ```no_run
+/// use sluice_builder::{check_ptx, toolchain, Arch, FunctionKind};
+/// let ptxas = toolchain::find_ptxas(&toolchain::Locations::default())?;
+/// for f in check_ptx(&ptxas, "target/ptx/k.sm_90.ptx".as_ref(), Arch::SM_90)? {
+///     let kind = if f.kind == FunctionKind::Entry { "kernel" } else { "device function" };
+///     println!("{kind} {}: {} registers, {} B spilled", f.name, f.registers, f.spill_store_bytes);
+/// }
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FunctionResources {
     /// The function's name (a kernel's entry name, a `.func`'s mangled symbol).
@@ -172,6 +199,17 @@ impl FunctionResources {
 ///
 /// Fails with [`BuildError::Ptxas`] (holding ptxas's own message) on any
 /// assembler error. Spills are reported, not refused: see [`deny_spills`].
+///
+/// ```no_run
+/// use sluice_builder::{check_ptx, toolchain, Arch};
+/// let ptxas = toolchain::find_ptxas(&toolchain::Locations::default())?;
+/// let report = check_ptx(&ptxas, "target/ptx/k.sm_90.ptx".as_ref(), Arch::SM_90)?;
+/// assert!(report.iter().all(|f| !f.spills()));
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::Ptxas`], or [`BuildError::Io`] when ptxas does not start.
 pub fn check_ptx(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<FunctionResources>, BuildError> {
     let out = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
@@ -231,6 +269,15 @@ fn number_before(text: &str, unit: &str) -> Option<u32> {
 /// properties` (stack frame, spills) and its `Used N registers` line; and, anywhere in the
 /// log, once each, `Function properties for f` of every device function (`.func`) left in
 /// the module.
+///
+/// ```
+/// let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+///            ptxas info    : Function properties for k\n\
+///                0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+///            ptxas info    : Used 12 registers, used 0 barriers\n";
+/// let r = sluice_builder::ptx::parse_ptxas_report(log);
+/// assert_eq!((r[0].name.as_str(), r[0].registers), ("k", 12));
+/// ```
 pub fn parse_ptxas_report(log: &str) -> Vec<FunctionResources> {
     let mut out: Vec<FunctionResources> = Vec::new();
     let mut entry: Option<usize> = None; // the kernel whose section this is

@@ -29,9 +29,22 @@ use crate::error::{BuildError, Tool};
 use crate::toolchain::{self, Frontend, KernelRustc, Locations};
 
 /// The PyPI requirement that provides `ptxas` and libdevice.
+///
+/// ```
+/// assert!(sluice_builder::setup::NVCC_REQUIREMENT.starts_with("nvidia-cuda-nvcc"));
+/// ```
 pub const NVCC_REQUIREMENT: &str = "nvidia-cuda-nvcc>=13,<14";
 
 /// Finds, and on request installs, the kernel toolchain. See the [module docs](self).
+///
+/// ```no_run
+/// use sluice_builder::{setup::Setup, toolchain::{Frontend, Locations}};
+/// let report = Setup::new()
+///     .frontend(Frontend::CargoSluice)
+///     .locations(Locations { tools_dir: "/opt/sluice-tools".into() })
+///     .doctor();
+/// println!("{report}");
+/// ```
 #[derive(Debug, Clone)]
 pub struct Setup {
     locations: Locations,
@@ -45,6 +58,15 @@ impl Default for Setup {
 }
 
 /// How a piece of the toolchain stands.
+///
+/// ```no_run
+/// use sluice_builder::setup::{Setup, State};
+/// for piece in Setup::new().doctor().pieces {
+///     if let State::Missing(e) = &piece.state {
+///         eprintln!("{e}");
+///     }
+/// }
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum State {
@@ -65,6 +87,12 @@ pub enum State {
 }
 
 /// One row of a [`Report`].
+///
+/// ```no_run
+/// let report = sluice_builder::setup::Setup::new().doctor();
+/// let tools: Vec<_> = report.pieces.iter().map(|p| p.tool).collect();
+/// assert!(tools.contains(&sluice_builder::Tool::Ptxas));
+/// ```
 #[derive(Debug)]
 pub struct Piece {
     /// Which piece.
@@ -95,11 +123,21 @@ pub struct Report {
 
 impl Report {
     /// Whether every piece was found or installed.
+    ///
+    /// ```no_run
+    /// assert!(sluice_builder::setup::Setup::new().doctor().is_complete());
+    /// ```
     pub fn is_complete(&self) -> bool {
         self.pieces.iter().all(|p| !matches!(p.state, State::Missing(_)))
     }
 
     /// The first missing piece's error, if any.
+    ///
+    /// ```no_run
+    /// if let Some(e) = sluice_builder::setup::Setup::new().doctor().first_missing() {
+    ///     eprintln!("{e}");
+    /// }
+    /// ```
     pub fn first_missing(&self) -> Option<&BuildError> {
         self.pieces.iter().find_map(|p| match &p.state {
             State::Missing(e) => Some(e),
@@ -159,23 +197,44 @@ impl fmt::Display for Report {
 impl Setup {
     /// Setup for the default tools folder ([`toolchain::default_tools_dir`]) and the
     /// detected [`Frontend`].
+    ///
+    /// ```
+    /// let setup = sluice_builder::setup::Setup::new();
+    /// # let _ = setup;
+    /// ```
     pub fn new() -> Setup {
         Setup { locations: Locations::default(), frontend: Frontend::detect() }
     }
 
     /// Another tools folder.
+    ///
+    /// ```
+    /// use sluice_builder::{setup::Setup, toolchain::Locations};
+    /// let setup = Setup::new().locations(Locations { tools_dir: "/opt/sluice-tools".into() });
+    /// # let _ = setup;
+    /// ```
     pub fn locations(mut self, locations: Locations) -> Self {
         self.locations = locations;
         self
     }
 
     /// The frontend whose command the report and the errors name.
+    ///
+    /// ```
+    /// use sluice_builder::{setup::Setup, toolchain::Frontend};
+    /// let setup = Setup::new().frontend(Frontend::Xtask);
+    /// # let _ = setup;
+    /// ```
     pub fn frontend(mut self, frontend: Frontend) -> Self {
         self.frontend = frontend;
         self
     }
 
     /// Finds every piece, installs nothing.
+    ///
+    /// ```no_run
+    /// println!("{}", sluice_builder::setup::Setup::new().doctor());
+    /// ```
     pub fn doctor(&self) -> Report {
         let started = Instant::now();
         let mut pieces = Vec::new();
@@ -207,6 +266,12 @@ impl Setup {
     /// [`BuildError::Install`] when an install step fails or no route is available (the
     /// message says what to install by hand), or the discovery error of a piece still
     /// missing after its install.
+    ///
+    /// ```no_run
+    /// let report = sluice_builder::setup::Setup::new().install(&mut |line| println!("setup: {line}"))?;
+    /// assert!(report.is_complete());
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
     pub fn install(&self, say: &mut dyn FnMut(&str)) -> Result<Report, BuildError> {
         let started = Instant::now();
         let mut pieces = Vec::new();
@@ -424,6 +489,11 @@ fn piece(tool: Tool, r: Result<(PathBuf, Option<String>), BuildError>) -> Piece 
 ///
 /// # Errors
 /// [`BuildError::ToolMissing`] with [`Tool::CLinker`] when no `cc` is on `PATH`.
+///
+/// ```no_run
+/// let cc = sluice_builder::setup::find_c_linker()?;
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 pub fn find_c_linker() -> Result<PathBuf, BuildError> {
     let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     dirs.iter().map(|d| d.join("cc")).find(|p| p.is_file()).ok_or_else(|| BuildError::ToolMissing {

@@ -48,6 +48,11 @@ pub enum Frontend {
 impl Frontend {
     /// The frontend for the package being built: `CARGO_MANIFEST_DIR` (set for build
     /// scripts and programs cargo runs), else the current folder.
+    ///
+    /// ```
+    /// // Doctests run with CARGO_MANIFEST_DIR inside sluice's workspace.
+    /// assert_eq!(sluice_builder::toolchain::Frontend::detect(), sluice_builder::toolchain::Frontend::Xtask);
+    /// ```
     pub fn detect() -> Frontend {
         match env_path("CARGO_MANIFEST_DIR").or_else(|| std::env::current_dir().ok()) {
             Some(dir) => Frontend::for_dir(&dir),
@@ -58,6 +63,11 @@ impl Frontend {
     /// `Xtask` when `dir` is inside a sluice checkout that is being developed (one with
     /// `xtask/` and `gpu-kernels/builder/`, not a copy cargo fetched into `CARGO_HOME`),
     /// `CargoSluice` otherwise.
+    ///
+    /// ```
+    /// use sluice_builder::toolchain::Frontend;
+    /// assert_eq!(Frontend::for_dir(env!("CARGO_MANIFEST_DIR").as_ref()), Frontend::Xtask);
+    /// ```
     pub fn for_dir(dir: &Path) -> Frontend {
         if sluice_workspace_root(dir).is_some() {
             Frontend::Xtask
@@ -67,6 +77,11 @@ impl Frontend {
     }
 
     /// The full command for `sub`, e.g. `cargo sluice setup`.
+    ///
+    /// ```
+    /// use sluice_builder::toolchain::Frontend;
+    /// assert_eq!(Frontend::CargoSluice.command("doctor"), "cargo sluice doctor");
+    /// ```
     pub fn command(self, sub: &str) -> String {
         match self {
             Frontend::Xtask => format!("cargo xtask {sub}"),
@@ -156,6 +171,12 @@ pub fn ptxas_fix() -> String {
 }
 
 /// A kernel compiler: a rustc that can build `core` for `nvptx64-nvidia-cuda`.
+///
+/// ```no_run
+/// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+/// println!("{} {} (LLVM {})", rustc.rustc.display(), rustc.release, rustc.llvm_major);
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct KernelRustc {
     /// The `rustc` binary.
@@ -171,6 +192,15 @@ pub struct KernelRustc {
 impl KernelRustc {
     /// Probes `rustc` and checks that it can build for the NVPTX target with
     /// `-Zbuild-std=core` (its library source is installed).
+    ///
+    /// ```
+    /// let err = sluice_builder::toolchain::KernelRustc::probe("/nonexistent/rustc".as_ref()).unwrap_err();
+    /// assert!(err.to_string().contains("setup"));
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::ToolMissing`] (no such program, or no library source),
+    /// [`BuildError::ToolUnusable`] (not a rustc, or one without the NVPTX target).
     pub fn probe(rustc: &Path) -> Result<KernelRustc, BuildError> {
         let unusable = |problem: String| BuildError::ToolUnusable {
             tool: Tool::KernelRustc,
@@ -222,6 +252,12 @@ impl KernelRustc {
     }
 
     /// Where `-Zbuild-std` looks for the library source.
+    ///
+    /// ```no_run
+    /// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+    /// assert!(rustc.rust_src().join("core").is_dir());
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
     pub fn rust_src(&self) -> PathBuf {
         self.sysroot.join("lib/rustlib/src/rust/library")
     }
@@ -232,6 +268,13 @@ impl KernelRustc {
 }
 
 /// The kernel toolchain as a whole.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{Locations, Toolchain};
+/// let tc = Toolchain::discover(&Locations::default())?;
+/// println!("LLVM tools in {}, libdevice {:?}", tc.llvm_bin.display(), tc.libdevice);
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Toolchain {
     /// The kernel compiler.
@@ -265,6 +308,15 @@ impl Default for Locations {
 
 impl Toolchain {
     /// Finds every piece, or says which one is missing and how to install it.
+    ///
+    /// ```no_run
+    /// use sluice_builder::toolchain::{Locations, Toolchain};
+    /// let tc = Toolchain::discover(&Locations::default())?;
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first missing or unusable piece (libdevice is optional: `None` when absent).
     pub fn discover(loc: &Locations) -> Result<Toolchain, BuildError> {
         let rustc = find_kernel_rustc()?;
         let llvm_bin = find_llvm_bin(&rustc)?;
@@ -288,6 +340,14 @@ fn env_path(name: &str) -> Option<PathBuf> {
 
 /// The kernel compiler: `SLUICE_KERNEL_RUSTC`, else Debian's `/usr/bin/rustc`,
 /// else rustup's nightly.
+///
+/// ```no_run
+/// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// As [`KernelRustc::probe`], for the first candidate.
 pub fn find_kernel_rustc() -> Result<KernelRustc, BuildError> {
     if let Some(explicit) = env_path("SLUICE_KERNEL_RUSTC") {
         return KernelRustc::probe(&explicit);
@@ -335,6 +395,16 @@ pub fn find_kernel_rustc() -> Result<KernelRustc, BuildError> {
 }
 
 /// `llvm-link`, `opt` and `llc` matching the compiler's LLVM.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_kernel_rustc, find_llvm_bin};
+/// let bin = find_llvm_bin(&find_kernel_rustc()?)?;
+/// assert!(bin.join("llc").is_file());
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolMissing`] naming the `llvm-N` package (or rustup component).
 pub fn find_llvm_bin(rustc: &KernelRustc) -> Result<PathBuf, BuildError> {
     let has_all = |dir: &Path| ["llvm-link", "opt", "llc"].iter().all(|t| dir.join(t).is_file());
     if let Some(explicit) = env_path("SLUICE_LLVM_BIN") {
@@ -405,6 +475,15 @@ fn cuda_roots(loc: &Locations) -> Vec<PathBuf> {
 }
 
 /// `ptxas`: `SLUICE_PTXAS`, the local venv, a CUDA toolkit, then `PATH`.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_ptxas, Locations};
+/// let ptxas = find_ptxas(&Locations::default())?;
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolMissing`] naming the setup command.
 pub fn find_ptxas(loc: &Locations) -> Result<PathBuf, BuildError> {
     if let Some(explicit) = env_path("SLUICE_PTXAS") {
         return if explicit.is_file() {
@@ -428,6 +507,16 @@ pub fn find_ptxas(loc: &Locations) -> Result<PathBuf, BuildError> {
 }
 
 /// libdevice: `SLUICE_LIBDEVICE`, else beside a CUDA root found as for ptxas.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_libdevice, Locations};
+/// let bc = find_libdevice(&Locations::default())?;
+/// assert!(bc.ends_with("libdevice.10.bc"));
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolMissing`] naming the setup command.
 pub fn find_libdevice(loc: &Locations) -> Result<PathBuf, BuildError> {
     if let Some(explicit) = env_path("SLUICE_LIBDEVICE") {
         return if explicit.is_file() {
@@ -448,6 +537,11 @@ pub fn find_libdevice(loc: &Locations) -> Result<PathBuf, BuildError> {
 /// the nested cargo: they describe the *outer* build (its target, flags,
 /// compiler wrapper, target dir, package) and would make the kernel build use
 /// the host's flags, the wrong rustc, or deadlock on the outer target dir.
+///
+/// ```
+/// let env = sluice_builder::toolchain::scrubbed_env();
+/// assert!(env.iter().all(|(k, _)| k != "RUSTFLAGS" && k != "CARGO_TARGET_DIR"));
+/// ```
 pub fn scrubbed_env() -> Vec<(OsString, OsString)> {
     const DROP_EXACT: &[&str] = &[
         "RUSTC",

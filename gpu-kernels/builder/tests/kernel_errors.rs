@@ -166,3 +166,34 @@ fn a_good_crate_lists_its_entries() {
     assert!(ptx.contains(".target sm_90"), "{ptx}");
     assert!(out.sources.iter().any(|s| s.ends_with("src/lib.rs")), "{:?}", out.sources);
 }
+
+#[test]
+fn a_dependency_that_uses_only_core_gets_no_std_when_listed() {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sluice_no_std_dep");
+    // A dependency that uses only `core` but never says `no_std`.
+    std::fs::create_dir_all(base.join("tiny/src")).unwrap();
+    std::fs::write(
+        base.join("tiny/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.0.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(base.join("tiny/src/lib.rs"), "pub fn twice(x: f32) -> f32 { x * 2.0 }\n").unwrap();
+    let lib = format!(
+        "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}#[no_mangle]\n\
+         pub unsafe extern \"ptx-kernel\" fn k(out: *mut f32) {{ unsafe {{ *out = tiny::twice(*out) }} }}\n"
+    );
+    let dir = kernel_crate_in(&base.join("kernels"), "sluice_no_std_dep", &lib);
+    let manifest = |extra: &str| {
+        format!(
+            "[package]\nname = \"sluice_no_std_dep\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ntiny = {{ path = \"../tiny\" }}\n{extra}\n[workspace]\n"
+        )
+    };
+    std::fs::write(dir.join("Cargo.toml"), manifest("")).unwrap();
+    let err = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap_err();
+    assert!(err.to_string().contains("no-std-dependencies"), "{err}");
+    std::fs::write(dir.join("Cargo.toml"), manifest("\n[package.metadata.sluice]\nno-std-dependencies = [\"tiny\"]\n"))
+        .unwrap();
+    let out = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.kernels, ["k"]);
+}

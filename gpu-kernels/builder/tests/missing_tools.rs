@@ -33,6 +33,18 @@ fn each_missing_piece_names_itself_and_its_fix() {
     assert!(matches!(err, BuildError::ToolUnusable { tool: Tool::KernelRustc, .. }), "{err:?}");
     assert!(err.to_string().contains("cargo xtask setup"), "{err}");
 
+    // In a user's project (a build script or a shell outside sluice's workspace) the same
+    // fix names `cargo sluice setup`, the command that exists there.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap();
+    set("CARGO_MANIFEST_DIR", std::env::temp_dir().to_str().unwrap());
+    let msg = KernelRustc::probe(Path::new("/nonexistent/bin/rustc")).unwrap_err().to_string();
+    assert!(msg.contains("run `cargo sluice setup`") && !msg.contains("xtask"), "{msg}");
+    let msg = toolchain::find_ptxas(&Locations { tools_dir: std::env::temp_dir().join("no-such-tools") })
+        .map(|p| format!("found {}", p.display()))
+        .unwrap_or_else(|e| e.to_string());
+    assert!(msg.starts_with("found") || msg.contains("run `cargo sluice setup`"), "{msg}");
+    std::env::set_var("CARGO_MANIFEST_DIR", manifest_dir);
+
     // The builder, pointed at a missing compiler, fails before running cargo.
     set("SLUICE_KERNEL_RUSTC", "/nonexistent/bin/rustc");
     let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../gpu-kernels");
