@@ -69,7 +69,7 @@ use std::process::Command;
 pub use arch::Arch;
 pub use embed::{embed, kernel_handles_source, try_embed, Embedded, ENV_VARS};
 pub use error::{BuildError, Tool};
-pub use ptx::{check_ptx, deny_spills, FunctionKind, FunctionResources};
+pub use ptx::{check_ptx, deny_spills, FunctionKind, FunctionResources, KernelResources};
 use toolchain::{Locations, Toolchain};
 
 /// The rustc target every kernel crate is compiled for.

@@ -194,6 +194,15 @@ impl FunctionResources {
     }
 }
 
+/// The name [`FunctionResources`] had when the report covered kernel entries only
+/// (prefer the new name: the report has device functions too).
+///
+/// ```
+/// let k: sluice_builder::KernelResources = sluice_builder::FunctionResources::default();
+/// # let _ = k;
+/// ```
+pub type KernelResources = FunctionResources;
+
 /// Assembles `ptx` with `ptxas` for `arch` and returns the resources of every function
 /// in it: the kernel entries in ptxas's order, then the device functions.
 ///

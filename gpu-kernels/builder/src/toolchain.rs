@@ -465,6 +465,11 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 
 fn cuda_roots(loc: &Locations) -> Vec<PathBuf> {
     let mut roots = venv_cuda_roots(&loc.tools_dir);
+    // The per-user folder is always a candidate: a caller's own folder may be empty.
+    let per_user = default_tools_dir();
+    if per_user != loc.tools_dir {
+        roots.extend(venv_cuda_roots(&per_user));
+    }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(p) = env_path(var) {
             roots.push(p);
