@@ -51,8 +51,9 @@ pub use sluice_host::*;
 /// the same name in `krate` (an entry without one does not compile).
 ///
 /// For each entry `e` it declares, in the module where it is called:
-/// * `e`: a `const` [`Kernel`] typed by the kernel's own signature (the declaration's
-///   [`KernelDecl::Signature`]), in the value namespace;
+/// * `e`: a `const` [`Kernel`] typed by the kernel's own signature and kind (the
+///   declaration's [`KernelDecl::Signature`] and [`KernelDecl::Kind`]: a `#[kernel(unchecked)]`
+///   one launches only through the `unsafe` `launch_unchecked`), in the value namespace;
 /// * `pub use krate::e`: the declaration itself (a braced struct, type namespace only), so
 ///   that `e::args(..)` passes the arguments by name;
 ///
@@ -97,7 +98,10 @@ macro_rules! kernel_handles {
                 stringify!($e), "::args(..)` passes its arguments by name."
             )]
             #[allow(non_upper_case_globals)]
-            pub const $e: $crate::Kernel<<$krate::$e as $crate::KernelDecl>::Signature> =
+            pub const $e: $crate::Kernel<
+                <$krate::$e as $crate::KernelDecl>::Signature,
+                <$krate::$e as $crate::KernelDecl>::Kind,
+            > =
                 // SAFETY: `PTX` is the compilation of `$krate` itself by sluice-builder (the
                 // generated file names the crate and the PTX it built from it together), and
                 // `$krate::$e` is the `#[kernel]` declaration of the entry of that name in the
@@ -114,7 +118,14 @@ macro_rules! kernel_handles {
         /// The first handle's error: `Error::KernelNotFound`,
         /// `Error::KernelParamsUnreadable` or `Error::KernelSignature`.
         pub fn check_signatures() -> ::core::result::Result<(), $crate::Error> {
-            $( $e.check_signature()?; )*
+            $(
+                // `check_signature` exists for checked handles; an `unchecked` kernel's is
+                // compared through a checked twin of the same entry and parameters.
+                // SAFETY: the twin is only compared with the PTX text, never launched.
+                let twin: $crate::Kernel<<$krate::$e as $crate::KernelDecl>::Signature> =
+                    unsafe { $crate::Kernel::new(PTX, <$krate::$e as $crate::KernelDecl>::NAME) };
+                twin.check_signature()?;
+            )*
             ::core::result::Result::Ok(())
         }
     };
@@ -188,7 +199,17 @@ mod tests {
     #[test]
     fn kernel_handles_match_the_ptx() {
         assert_eq!(kernels::check_signatures(), Ok(()));
-        for name in ["fill_column", "saxpy", "potential", "potential_tiled", "sum_reduce", "transpose", "histogram"] {
+        for name in [
+            "fill_column",
+            "saxpy",
+            "vecadd",
+            "potential",
+            "potential_tiled",
+            "potential_tiled_rsqrt",
+            "sum_reduce",
+            "transpose",
+            "histogram",
+        ] {
             assert!(kernels::ENTRIES.contains(&name), "{name} not in {:?}", kernels::ENTRIES);
         }
         assert_eq!(kernels::ARCH, std::env::var("SLUICE_ARCH").unwrap_or_else(|_| "sm_90".into()));

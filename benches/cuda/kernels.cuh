@@ -81,6 +81,43 @@ extern "C" __global__ void potential_tiled(float* out, uint64_t out_len, const P
     if (i < rows) out[i] = acc;
 }
 
+// The interaction as written for speed: q * rsqrtf(r2).
+__device__ __forceinline__ float interaction_rsqrt(Particle t, Particle s, float eps2) {
+    float dx = t.x - s.x, dy = t.y - s.y, dz = t.z - s.z;
+    float r2 = dx * dx + dy * dy + dz * dz + eps2;
+    return s.q * rsqrtf(r2);
+}
+
+// `potential_tiled` with rsqrtf and the inner loop unrolled 8 times: the seed workload's
+// kernel as a CUDA programmer writes it (the Rust twin is gpu-kernels' potential_tiled_rsqrt).
+extern "C" __global__ void potential_tiled_rsqrt(float* out, uint64_t out_len, const Particle* targets,
+                                                 uint64_t targets_len, const Particle* sources, uint64_t n_sources,
+                                                 float eps2) {
+    __shared__ float4 tile[POTENTIAL_TILE];
+    uint64_t rows = out_len < targets_len ? out_len : targets_len;
+    uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    Particle t = i < targets_len ? targets[i] : Particle{0.0f, 0.0f, 0.0f, 0.0f};
+    unsigned tid = threadIdx.x, step = blockDim.x;
+    float acc = 0.0f;
+    for (uint64_t base = 0; base < n_sources; base += POTENTIAL_TILE) {
+        uint64_t left = n_sources - base;
+        unsigned m = left < POTENTIAL_TILE ? (unsigned)left : POTENTIAL_TILE;
+        __syncthreads();
+        for (unsigned j = tid; j < m; j += step) {
+            Particle s = sources[base + j];
+            tile[j] = make_float4(s.x, s.y, s.z, s.q);
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (unsigned k = 0; k < m; ++k) {
+            float4 v = tile[k];
+            Particle s{v.x, v.y, v.z, v.w};
+            acc += interaction_rsqrt(t, s, eps2);
+        }
+    }
+    if (i < rows) out[i] = acc;
+}
+
 __device__ __forceinline__ float warp_sum_down(float v) {
     for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
     return v;

@@ -45,6 +45,38 @@ pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
     }
 }
 
+/// Rust-CUDA's `vecadd` example, verbatim but for the attribute: `c[i] = a[i] + b[i]` for
+/// `i < a.len()`, writing through a raw pointer, so it is an unchecked kernel (launched with
+/// `unsafe { st.launch_unchecked(..) }`, the caller vouching that `b` and `c` hold at least
+/// `a.len()` elements). `b[idx]` keeps its bounds check: this is the "natural" form whose
+/// cost [`vecadd_unchecked_index`] measures.
+///
+/// # Safety
+/// `c` points to at least `a.len()` writable `f32`s, one thread per element.
+#[kernel(unchecked)]
+pub unsafe fn vecadd(a: &[f32], b: &[f32], c: *mut f32) {
+    let idx = sluice_device::thread::index_1d() as usize;
+    if idx < a.len() {
+        // SAFETY: the launch's caller vouched that `c` holds `a.len()` elements.
+        let elem = unsafe { &mut *c.add(idx) };
+        *elem = a[idx] + b[idx];
+    }
+}
+
+/// [`vecadd`] without the bounds check on `b` (`get_unchecked`), for the cost of a bounds
+/// check: compare registers, stack and time of the two.
+///
+/// # Safety
+/// As [`vecadd`], and `b` holds at least `a.len()` elements.
+#[kernel(unchecked)]
+pub unsafe fn vecadd_unchecked_index(a: &[f32], b: &[f32], c: *mut f32) {
+    let idx = sluice_device::thread::index_1d() as usize;
+    if idx < a.len() {
+        // SAFETY: the launch's caller vouched for `c` and `b` holding `a.len()` elements.
+        unsafe { *c.add(idx) = a[idx] + *b.get_unchecked(idx) };
+    }
+}
+
 /// The softened Coulomb potential of the sources at each target:
 /// `out[i] = Σ_k q_k / sqrt(|t_i − s_k|² + eps2)` for `i < min(out.len(), targets.len())`.
 /// 1-D, one thread per row.
@@ -127,6 +159,68 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
             // SAFETY: k < m <= POTENTIAL_TILE, written before the barrier above.
             let s = unsafe { tile.get_unchecked(k) };
             acc += interaction(&t, &s, eps2);
+            k += 1;
+        }
+        base += POTENTIAL_TILE;
+    }
+    if let Some(o) = out.for_thread_1d() {
+        *o = acc;
+    }
+}
+
+/// The interaction the way a CUDA programmer writes it for speed:
+/// `q * rsqrtf(r2)` (`rsqrt.approx.f32`, ≤ 2 ulp; see `sluice_device::math` for the
+/// error bounds of the approximate functions), with the same contraction as nvcc makes of
+/// `dx*dx + dy*dy + dz*dz + eps2`.
+#[inline(always)]
+#[cfg(target_arch = "nvptx64")]
+fn interaction_rsqrt(t: &Particle, s: &Particle, eps2: f32) -> f32 {
+    let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
+    let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + eps2;
+    s.q * r2.rsqrt()
+}
+
+/// [`potential_tiled`] with `rsqrt` instead of `sqrt` and a division: the form of the seed
+/// workload's kernel in CUDA C++ (`rsqrtf`, tiled through shared memory, inner loop
+/// unrolled 8 times — `#pragma unroll 8`), which `benches/cuda/kernels.cuh` has as
+/// `potential_tiled_rsqrt`. Relative error against the f64 reference ≤ 1e-5 (the
+/// approximation, summed).
+///
+/// Launch: 1-D, one thread per row; block up to 1024 (256 recommended), grid
+/// `ceil(rows / block)`.
+#[kernel]
+pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32) {
+    let tile = shared_array!(SOURCES: [Particle; POTENTIAL_TILE]);
+    let mut out = out.prefix(targets.len());
+    let i = thread::index_1d() as usize;
+    // Threads past the last row stay for the barriers and only skip their store.
+    let t = targets.get(i).copied().unwrap_or(Particle { x: 0.0, y: 0.0, z: 0.0, q: 0.0 });
+    let (tid, step) = (thread::thread_idx_x() as usize, thread::block_dim_x() as usize);
+    let mut acc = 0.0f32;
+    let mut base = 0usize;
+    while base < sources.len() {
+        let m = if sources.len() - base < POTENTIAL_TILE { sources.len() - base } else { POTENTIAL_TILE };
+        sync::sync_threads();
+        let mut j = tid;
+        while j < m {
+            // SAFETY: j < m <= POTENTIAL_TILE (tile), base + j < sources.len().
+            unsafe { tile.set_unchecked(j, *sources.get_unchecked(base + j)) };
+            j += step;
+        }
+        sync::sync_threads();
+        let mut k = 0;
+        while k + 8 <= m {
+            for u in 0..8 {
+                // SAFETY: k + u < m <= POTENTIAL_TILE, written before the barrier above.
+                let s = unsafe { tile.get_unchecked(k + u) };
+                acc += interaction_rsqrt(&t, &s, eps2);
+            }
+            k += 8;
+        }
+        while k < m {
+            // SAFETY: k < m <= POTENTIAL_TILE, written before the barrier above.
+            let s = unsafe { tile.get_unchecked(k) };
+            acc += interaction_rsqrt(&t, &s, eps2);
             k += 1;
         }
         base += POTENTIAL_TILE;

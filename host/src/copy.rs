@@ -15,12 +15,16 @@ use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
-use crate::driver::mem::{Direction, Span2d};
+use std::any::TypeId;
+
+use crate::capture::{Output, Staged};
+use crate::driver::mem::Direction;
 use crate::error::{Error, Result};
 use crate::fence::Fence;
 use crate::lane::Stream;
 use crate::pinned::PinnedMut;
 use crate::span::Span;
+use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A device-to-host copy in flight. Holds the destination until the copy is done:
@@ -105,7 +109,7 @@ impl<'scope, T> Pending<'scope, T> {
     /// # }
     /// ```
     pub fn wait(self) -> Result<PinnedMut<'scope, T>> {
-        self.fence.wait()?;
+        self.fence.wait_for("Pending::wait")?;
         Ok(self.dst)
     }
 
@@ -149,15 +153,6 @@ fn check_enqueue(st: &Stream<'_, '_>, s: &Span, expected: usize, got: usize, wha
     Ok(())
 }
 
-fn span2d(s: &Span) -> Span2d {
-    Span2d {
-        width_bytes: s.rows * s.elem_size,
-        height: s.cols,
-        device_pitch: s.ld * s.elem_size,
-        host_pitch: s.rows * s.elem_size,
-    }
-}
-
 impl<'scope, 'id> Stream<'scope, 'id> {
     /// Copies a view (one column, a column range, a whole matrix; `&view` of either kind, or
     /// a [`ColumnView`]) to pinned host memory, on
@@ -199,14 +194,27 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         let s = src.into().span();
         let (ptr, len) = dst.raw();
         check_enqueue(self, &s, s.len(), len, "copy")?;
-        // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
-        // at least the scope, which joins this stream before the memory can be freed. Host
-        // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
-        // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
-        // (or before the scope has joined, if the `Pending` is leaked).
-        unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), span2d(&s)) }
-            .map_err(|error| Error::Copy { direction: "device to host", error })?;
+        self.traced(SpanKind::CopyToHost, || format!("{} x {} to host", s.rows, s.cols), || {
+            // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
+            // at least the scope, which joins this stream before the memory can be freed. Host
+            // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
+            // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
+            // (or before the scope has joined, if the `Pending` is leaked).
+            unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), s.to_2d()) }
+                .map_err(|error| Error::Copy { direction: "device to host", error })
+        })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
+        if let Some(capture) = self.lane.shared.capture() {
+            // Recorded: the graph writes `dst` at every replay and hands it to the host through
+            // the replay's wait (`Outputs`); the borrow of it lasts the graph's life ('scope is
+            // the graph's lifetime in a recording).
+            capture.recorded().outputs.push(Output {
+                ptr: ptr.as_ptr().cast::<u8>(),
+                len,
+                elem: TypeId::of::<T>(),
+                elem_name: std::any::type_name::<T>(),
+            });
+        }
         let fence = self.record()?;
         Ok(Pending { dst, fence })
     }
@@ -227,10 +235,12 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, s.len(), s.len(), "zero")?;
-        // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
-        // exclusively for at least as long as the stream may run (the scope joins it).
-        unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
-            .map_err(|error| Error::Fill { error })?;
+        self.traced(SpanKind::Fill, || format!("zero {} x {}", s.rows, s.cols), || {
+            // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
+            // exclusively for at least as long as the stream may run (the scope joins it).
+            unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
+                .map_err(|error| Error::Fill { error })
+        })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -278,11 +288,36 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, src.len(), s.len(), "copy")?;
-        // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
-        // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
-        // (shared) for 'scope, so nothing writes or frees it before the scope joins.
-        unsafe { self.handle().copy(Direction::HostToDevice, s.ptr, src.as_ptr().cast_mut().cast::<c_void>(), span2d(&s)) }
-            .map_err(|error| Error::Copy { direction: "host to device", error })?;
+        // Recorded into a graph: the copy reads a pinned staging buffer the graph owns (filled
+        // now, rewritten by `Graph::write_input`), never the program's `src` at replay time.
+        let src: &[T] = match self.lane.shared.capture() {
+            None => src,
+            Some(capture) => {
+                // Bytes: pinned allocations are page-aligned, so any `T` fits them.
+                let bytes: &[u8] = bytemuck::cast_slice(src);
+                let mut buf = self.gpu().pinned_matrix::<u8>(bytes.len(), 1)?;
+                buf.copy_from_slice(bytes);
+                let ptr = buf.as_mut_ptr();
+                capture.recorded().inputs.push(Staged {
+                    ptr,
+                    len: src.len(),
+                    elem: TypeId::of::<T>(),
+                    elem_name: std::any::type_name::<T>(),
+                    _owner: Box::new(buf),
+                });
+                // SAFETY: `ptr` is `src.len()` `T`s (their bytes, copied just above) of pinned,
+                // page-aligned memory owned by the recording (moved into its inputs, never moved
+                // or freed before the graph is dropped); nothing writes it while this is used.
+                unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), src.len()) }
+            }
+        };
+        self.traced(SpanKind::CopyToDevice, || format!("{} x {} to device", s.rows, s.cols), || {
+            // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
+            // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
+            // (shared) for 'scope, so nothing writes or frees it before the scope joins.
+            unsafe { self.handle().copy(Direction::HostToDevice, s.ptr, src.as_ptr().cast_mut().cast::<c_void>(), s.to_2d()) }
+                .map_err(|error| Error::Copy { direction: "host to device", error })
+        })?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -295,7 +330,7 @@ mod tests {
     #[test]
     fn padded_spans_copy_row_blocks_with_pitch() {
         let s = Span { ptr: 0, rows: 100, cols: 3, ld: 128, elem_size: 4, alloc: 1, ctx: 0, whole_columns: true };
-        let d = span2d(&s);
+        let d = s.to_2d();
         assert_eq!((d.width_bytes, d.height, d.device_pitch, d.host_pitch), (400, 3, 512, 400));
     }
 

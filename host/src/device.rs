@@ -81,9 +81,10 @@ pub(crate) struct GpuInner {
 /// it back; an allocation that finds the device full trims the pool and retries once.
 /// The threshold is a property of the device's default pool, so it also applies to other
 /// users of that pool in this process.
-struct Allocator {
-    pool: RawPool,
-    stream: StreamHandle,
+enum Allocator {
+    Cuda { pool: RawPool, stream: StreamHandle },
+    /// The CPU backend allocates from the host's allocator, synchronously.
+    Cpu,
 }
 
 impl Allocator {
@@ -100,7 +101,32 @@ impl Allocator {
         let pool = query("cuDeviceGetDefaultMemPool", ctx.default_pool())?;
         query("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", ctx.set_release_threshold(pool, u64::MAX))?;
         let stream = StreamHandle::create(ctx).map_err(|error| Error::Stream { call: "cuStreamCreate", error })?;
-        Ok(Allocator { pool, stream })
+        Ok(Allocator::Cuda { pool, stream })
+    }
+}
+
+/// Which machine a [`Gpu`] runs on: an NVIDIA GPU through the CUDA driver, or the CPU (the
+/// same kernels compiled for the host, run over the grid by a rayon thread pool with CUDA's
+/// execution model; see the crate docs, "The CPU backend").
+///
+/// ```
+/// let gpu = sluice_host::Gpu::cpu();
+/// assert_eq!(gpu.backend(), sluice_host::Backend::Cpu);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// An NVIDIA GPU, through the CUDA driver.
+    Cuda,
+    /// The CPU.
+    Cpu,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Cuda => "cuda",
+            Backend::Cpu => "cpu",
+        })
     }
 }
 
@@ -209,20 +235,47 @@ fn device_info(ordinal: usize, dev: RawDevice) -> Result<DeviceInfo> {
 }
 
 impl Gpu {
-    /// Opens device `ordinal` and retains its primary context.
+    /// Device `ordinal` on the backend the environment asks for: CUDA when a driver and a
+    /// device are present, the CPU otherwise ([`Gpu::cpu`]); `SLUICE_BACKEND=cuda` or `cpu`
+    /// forces one (`auto` or unset: the default). [`Gpu::backend`] says which it is.
+    ///
+    /// # Errors
+    /// With `SLUICE_BACKEND=cuda`: [`Error::BackendUnavailable`] with the reason (no driver,
+    /// no device, a driver too old); an unknown value: [`Error::UnknownBackend`]. Without it,
+    /// a CUDA device that is present but fails (a driver too old, a failing driver call) is
+    /// an error too, not a silent fall-back to the CPU.
+    ///
+    /// ```
+    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// println!("running on {} ({} backend)", gpu.info().name, gpu.backend());
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        match std::env::var("SLUICE_BACKEND").ok().filter(|v| !v.is_empty()).as_deref() {
+            None | Some("auto") => match Gpu::cuda(ordinal) {
+                Err(Error::NoDriver) | Err(Error::NoDevice { count: 0, .. }) => Ok(Gpu::cpu()),
+                other => other,
+            },
+            Some("cuda") => Gpu::cuda(ordinal).map_err(|e| Error::BackendUnavailable { asked: "cuda", why: Box::new(e) }),
+            Some("cpu") => Ok(Gpu::cpu()),
+            Some(other) => Err(Error::UnknownBackend { given: other.to_string() }),
+        }
+    }
+
+    /// Opens CUDA device `ordinal` (never the CPU backend) and retains its primary context.
     ///
     /// # Errors
     /// [`Error::NoDriver`] where no CUDA driver is installed (never a panic),
     /// [`Error::DriverTooOld`], [`Error::NoDevice`], or the failing driver call.
     ///
     /// ```
-    /// match sluice_host::Gpu::new(0) {
+    /// match sluice_host::Gpu::cuda(0) {
     ///     Ok(gpu) => println!("running on {}", gpu.info().name),
-    ///     Err(sluice_host::Error::NoDriver) => println!("no GPU here"),
+    ///     Err(sluice_host::Error::NoDriver) => println!("no NVIDIA driver here"),
     ///     Err(e) => println!("{e}"),
     /// }
     /// ```
-    pub fn new(ordinal: usize) -> Result<Gpu> {
+    pub fn cuda(ordinal: usize) -> Result<Gpu> {
         let driver_version = init()?;
         let count = Gpu::count()?;
         if ordinal >= count {
@@ -233,7 +286,42 @@ impl Gpu {
         let ctx = Context::retain(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxRetain", error })?;
         // On failure `ctx` is dropped here, which releases the context (nothing else uses it).
         let allocator = Allocator::new(&ctx, dev)?;
-        Ok(Gpu {
+        Ok(Gpu::from_parts(ctx, allocator, info, driver_version))
+    }
+
+    /// The CPU backend: the same host API (scopes, lanes, fences, views, copies, graphs), the
+    /// same kernels compiled for the host and run over the launch grid — blocks in parallel
+    /// on a rayon thread pool, the threads of a block as cooperating tasks with real barriers
+    /// and warp operations. Needs no driver and never fails. Lanes run concurrently (one
+    /// worker thread each); fences are real completion signals between them.
+    ///
+    /// ```
+    /// let gpu = sluice_host::Gpu::cpu();
+    /// assert!(gpu.info().name.starts_with("CPU"));
+    /// ```
+    pub fn cpu() -> Gpu {
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u32;
+        let ctx = Context::cpu();
+        let (_, total) = ctx.mem_info().unwrap_or((0, 0));
+        let info = DeviceInfo {
+            ordinal: 0,
+            name: format!("CPU ({threads} threads)"),
+            compute_capability: (0, 0),
+            sm_count: threads,
+            total_memory: total,
+            max_threads_per_block: 1024,
+            max_block_dims: [1024, 1024, 64],
+            max_grid_dims: [i32::MAX as u32, 65535, 65535],
+            max_shared_memory_per_block: 48 << 10,
+            max_shared_memory_per_block_optin: 227 << 10,
+            warp_size: 32,
+            async_engines: 0,
+        };
+        Gpu::from_parts(ctx, Allocator::Cpu, info, 0)
+    }
+
+    fn from_parts(ctx: Arc<Context>, allocator: Allocator, info: DeviceInfo, driver_version: u32) -> Gpu {
+        Gpu {
             inner: Arc::new(GpuInner {
                 stream_pool: Mutex::new(Vec::new()),
                 event_pool: Mutex::new(Vec::new()),
@@ -244,7 +332,22 @@ impl Gpu {
                 driver_version,
                 ctx,
             }),
-        })
+        }
+    }
+
+    /// Which machine this runs on.
+    ///
+    /// ```
+    /// let gpu = sluice_host::Gpu::new(0)?;   // CUDA when a GPU is present, else the CPU
+    /// println!("sluice: running on {} ({})", gpu.info().name, gpu.backend());
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn backend(&self) -> Backend {
+        if self.inner.ctx.is_cpu() {
+            Backend::Cpu
+        } else {
+            Backend::Cuda
+        }
     }
 
     /// How many CUDA devices the driver sees.
@@ -339,9 +442,9 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
-        let a = &self.inner.allocator;
-        a.stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
-        self.inner.ctx.trim_pool(a.pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
+        let Allocator::Cuda { pool, stream } = &self.inner.allocator else { return Ok(()) };
+        stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
+        self.inner.ctx.trim_pool(*pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
     }
 
     /// The errors sluice found where it could not return them, oldest first: releasing a
@@ -381,9 +484,18 @@ impl Gpu {
     /// # Errors
     /// [`Error::OutOfMemory`] (after trimming the pool and retrying once), [`Error::Alloc`].
     pub(crate) fn alloc_device(&self, bytes: usize) -> Result<DevicePtr> {
-        let a = &self.inner.allocator;
+        let (pool, stream) = match &self.inner.allocator {
+            Allocator::Cuda { pool, stream } => (*pool, stream),
+            Allocator::Cpu => {
+                let cpu = self.inner.ctx.cpu_device().expect("the CPU allocator belongs to the CPU context");
+                return cpu.alloc(bytes, crate::span::ALLOC_ALIGN, 0xff).ok_or_else(|| {
+                    let free = self.mem_info().map(|m| m.free).unwrap_or(0);
+                    Error::OutOfMemory { requested: bytes, free }
+                });
+            }
+        };
         // SAFETY: the pool is this context's device's default pool (`Allocator::new`).
-        let alloc = || unsafe { a.stream.alloc_async(a.pool, bytes) };
+        let alloc = || unsafe { stream.alloc_async(pool, bytes) };
         let ptr = match alloc() {
             Ok(p) => p,
             Err(e) if e.is_out_of_memory() => {
@@ -403,11 +515,11 @@ impl Gpu {
         };
         // The allocation is stream-ordered: complete it before any lane may use the memory.
         // This waits for the allocator stream only, which holds no user work.
-        if let Err(error) = a.stream.synchronize() {
+        if let Err(error) = stream.synchronize() {
             let e = Error::Alloc { bytes, error };
             // SAFETY: never handed out; the free is ordered after the allocation on the
             // same stream.
-            return Err(match unsafe { a.stream.free_async(ptr) } {
+            return Err(match unsafe { stream.free_async(ptr) } {
                 Ok(()) => e,
                 Err(error) => e.also(Error::Free { what: "device memory", error }),
             });
@@ -424,8 +536,18 @@ impl Gpu {
     /// - No work that may use the memory is pending on any stream (its lanes were joined),
     ///   and none is enqueued after this call.
     pub(crate) unsafe fn free_device(&self, ptr: DevicePtr) -> std::result::Result<(), DriverError> {
-        // SAFETY: the caller's duties are `free_async`'s.
-        unsafe { self.inner.allocator.stream.free_async(ptr) }
+        match &self.inner.allocator {
+            // SAFETY: the caller's duties are `free_async`'s.
+            Allocator::Cuda { stream, .. } => unsafe { stream.free_async(ptr) },
+            Allocator::Cpu => {
+                let cpu = self.inner.ctx.cpu_device().expect("the CPU allocator belongs to the CPU context");
+                // SAFETY: the caller's duty: no work uses the memory any more.
+                match unsafe { cpu.free(ptr) } {
+                    true => Ok(()),
+                    false => Err(DriverError::from_code(1)),
+                }
+            }
+        }
     }
 
     /// A stream for a lane: an idle one from this device's pool, or a new one.
@@ -534,7 +656,7 @@ mod tests {
     #[test]
     fn no_driver_is_a_typed_error_not_a_panic() {
         if !driver::driver_present() {
-            assert_eq!(Gpu::new(0).unwrap_err(), Error::NoDriver);
+            assert_eq!(Gpu::cuda(0).unwrap_err(), Error::NoDriver);
             assert_eq!(Gpu::count().unwrap_err(), Error::NoDriver);
             assert_eq!(Gpu::devices().unwrap_err(), Error::NoDriver);
         }

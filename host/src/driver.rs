@@ -394,6 +394,18 @@ raw_handle!(
     /// A memory pool of the stream-ordered allocator (`cuMemAllocFromPoolAsync`).
     RawPool(sys::CUmemoryPool)
 );
+raw_handle!(
+    /// A CUDA graph (the recording).
+    RawGraph(sys::CUgraph)
+);
+raw_handle!(
+    /// An instantiated (executable) graph.
+    RawGraphExec(sys::CUgraphExec)
+);
+raw_handle!(
+    /// A node of a graph.
+    RawGraphNode(sys::CUgraphNode)
+);
 
 /// A device address (`CUdeviceptr`).
 pub(crate) type DevicePtr = sys::CUdeviceptr;
@@ -885,6 +897,170 @@ pub(crate) mod module {
         unsafe { bind(ctx) }?;
         // SAFETY: caller's duty.
         check(unsafe { sys::cuModuleUnload(module.0) })
+    }
+}
+
+pub(crate) mod graph {
+    //! Stream capture and `cuGraph*`: recorded scopes, replayed.
+    use super::*;
+
+    /// The entry points graphs need beyond [`SYMBOLS`]: checked when a recording starts, so
+    /// that an old driver is a typed error there, not a panic in cudarc's loader.
+    pub(crate) const SYMBOLS: &[&str] = &[
+        "cuStreamBeginCapture_v2",
+        "cuStreamEndCapture",
+        "cuGraphInstantiateWithFlags",
+        "cuGraphLaunch",
+        "cuGraphExecDestroy",
+        "cuGraphDestroy",
+        "cuGraphExecKernelNodeSetParams_v2",
+    ];
+
+    /// Whether the driver has everything graphs need (and which capture-info call to use).
+    pub(crate) fn missing_symbol() -> Option<&'static str> {
+        if !has_symbol("cuStreamGetCaptureInfo_v3") && !has_symbol("cuStreamGetCaptureInfo_v2") {
+            return Some("cuStreamGetCaptureInfo_v2");
+        }
+        SYMBOLS.iter().copied().find(|s| !has_symbol(s))
+    }
+
+    /// Starts capturing `stream` (relaxed mode: other threads and other streams of this
+    /// thread go on working normally; only this stream's work is recorded, not run).
+    ///
+    /// # Safety
+    /// - `ctx` retained, `stream` alive and not capturing; `missing_symbol()` is `None`.
+    pub(crate) unsafe fn begin_capture(ctx: RawContext, stream: RawStream) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuStreamBeginCapture_v2(stream.0, mode) })
+    }
+
+    /// Ends the capture begun on `stream` and returns the recorded graph.
+    ///
+    /// # Safety
+    /// - `ctx` retained, `stream` alive and capturing (begun with `begin_capture`).
+    pub(crate) unsafe fn end_capture(ctx: RawContext, stream: RawStream) -> Result<RawGraph, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut g = MaybeUninit::uninit();
+        // SAFETY: caller's duty; valid out-pointer.
+        check(unsafe { sys::cuStreamEndCapture(stream.0, g.as_mut_ptr()) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawGraph(unsafe { g.assume_init() }))
+    }
+
+    /// The node the last operation captured on `stream` became (its only dependency for the
+    /// next one), if exactly one.
+    ///
+    /// # Safety
+    /// - `ctx` retained, `stream` alive and capturing; `missing_symbol()` is `None`.
+    pub(crate) unsafe fn last_node(ctx: RawContext, stream: RawStream) -> Result<Option<RawGraphNode>, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut status = MaybeUninit::uninit();
+        let mut deps: *const sys::CUgraphNode = std::ptr::null();
+        let mut n = 0usize;
+        let (id, graph) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid out-pointers (the driver accepts null for the ones not wanted); the
+        // dependency array it returns stays valid until the next call on this stream.
+        check(unsafe {
+            if has_symbol("cuStreamGetCaptureInfo_v3") {
+                sys::cuStreamGetCaptureInfo_v3(stream.0, status.as_mut_ptr(), id, graph, &mut deps, std::ptr::null_mut(), &mut n)
+            } else {
+                sys::cuStreamGetCaptureInfo_v2(stream.0, status.as_mut_ptr(), id, graph, &mut deps, &mut n)
+            }
+        })?;
+        if n != 1 || deps.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `deps` points to `n` (= 1) nodes, read before any other call.
+        Ok(Some(RawGraphNode(unsafe { *deps })))
+    }
+
+    /// Instantiates `graph`.
+    ///
+    /// # Safety
+    /// - `ctx` retained, `graph` alive.
+    pub(crate) unsafe fn instantiate(ctx: RawContext, graph: RawGraph) -> Result<RawGraphExec, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut e = MaybeUninit::uninit();
+        // SAFETY: caller's duty; valid out-pointer.
+        check(unsafe { sys::cuGraphInstantiateWithFlags(e.as_mut_ptr(), graph.0, 0) })?;
+        // SAFETY: written by the successful call.
+        Ok(RawGraphExec(unsafe { e.assume_init() }))
+    }
+
+    /// Launches an executable graph on `stream` (ordered after the stream's earlier work and
+    /// after any earlier launch of the same graph).
+    ///
+    /// # Safety
+    /// - `ctx` retained, `exec` and `stream` alive; every address the graph uses stays valid
+    ///   and unshared in conflicting ways until the stream has passed the launch.
+    pub(crate) unsafe fn launch(ctx: RawContext, exec: RawGraphExec, stream: RawStream) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuGraphLaunch(exec.0, stream.0) })
+    }
+
+    /// Sets the parameters of kernel node `node` of `exec` (the same function and shape,
+    /// new argument values).
+    ///
+    /// # Safety
+    /// - `ctx` retained; `exec` was instantiated from the graph holding `node`, both alive.
+    /// - `params` points to one value per kernel parameter, each of its size (read during
+    ///   the call); no launch of `exec` is pending that must still see the old values.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn set_kernel_params(
+        ctx: RawContext,
+        exec: RawGraphExec,
+        node: RawGraphNode,
+        f: RawFunction,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem_bytes: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let p = sys::CUDA_KERNEL_NODE_PARAMS {
+            func: f.0,
+            gridDimX: grid.0,
+            gridDimY: grid.1,
+            gridDimZ: grid.2,
+            blockDimX: block.0,
+            blockDimY: block.1,
+            blockDimZ: block.2,
+            sharedMemBytes: shared_mem_bytes,
+            kernelParams: params.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        // SAFETY: caller's duty; the descriptor and `params` outlive the call.
+        check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec.0, node.0, &p) })
+    }
+
+    /// # Safety
+    /// - `exec` alive, destroyed once, no launch of it pending.
+    pub(crate) unsafe fn destroy_exec(ctx: RawContext, exec: RawGraphExec) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuGraphExecDestroy(exec.0) })
+    }
+
+    /// # Safety
+    /// - `graph` alive, destroyed once (its executable instances may outlive it only when no
+    ///   node of it is used any more).
+    pub(crate) unsafe fn destroy(ctx: RawContext, graph: RawGraph) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuGraphDestroy(graph.0) })
     }
 }
 

@@ -47,6 +47,33 @@ pub enum Error {
     },
     /// `cuInit` failed.
     Init(DriverError),
+    /// `SLUICE_BACKEND` asked for a backend this machine cannot give (e.g. `cuda` without an
+    /// NVIDIA driver or device): why.
+    BackendUnavailable {
+        /// The backend asked for.
+        asked: &'static str,
+        /// Why it is not available.
+        why: Box<Error>,
+    },
+    /// `SLUICE_BACKEND` is not `cuda`, `cpu` or `auto`.
+    UnknownBackend {
+        /// What it was.
+        given: String,
+    },
+    /// A kernel declared with [`Kernel::new`](crate::Kernel::new) (PTX only) was launched on
+    /// the CPU backend, which runs kernels' CPU entries (`#[kernel]` emits one).
+    NoCpuEntry {
+        /// The kernel.
+        name: &'static str,
+    },
+    /// A kernel failed on the CPU backend (it panicked: an index out of bounds, a failed
+    /// `dassert!`, a `trap`): its lane's later work was skipped.
+    KernelFault {
+        /// The lane it ran on.
+        lane: LaneId,
+        /// What happened, with the kernel's name and where.
+        message: String,
+    },
     /// There is no device with this ordinal.
     NoDevice {
         /// The ordinal asked for.
@@ -200,6 +227,32 @@ pub enum Error {
         /// What the driver said.
         error: DriverError,
     },
+    /// A host-side wait (a fence's, a pending copy's, a timestamp's) or another operation that
+    /// needs work to have run was asked for while the scope is being recorded into a graph
+    /// ([`graph`](crate::graph)), where nothing runs until a replay.
+    Recording {
+        /// What was asked for, such as `"Pending::wait"`.
+        what: &'static str,
+    },
+    /// A graph-only operation ([`Stream::launch_node`](crate::Stream::launch_node)) outside a
+    /// recording.
+    NotRecording {
+        /// What was asked for.
+        what: &'static str,
+    },
+    /// A graph's input, output, node or parameter was named with the wrong index or type,
+    /// or new data does not have the recorded length. A changed shape or a different buffer
+    /// needs a new recording.
+    GraphMismatch {
+        /// What was named, such as `"input 2"`.
+        what: String,
+        /// What is wrong, such as `"it holds f32, not u32"`.
+        problem: String,
+    },
+    /// A replay of a graph was asked for while an earlier replay of it is in flight, or its
+    /// [`Outputs`](crate::Outputs) are still being read: the new replay would overwrite them.
+    /// Wait for the earlier one (`Replay::wait`) and drop its outputs first.
+    ReplayInUse,
     /// A step failed, and cleaning up after it failed too (ending the scope: joining lanes,
     /// freeing memory): no error is dropped. `error` is the first failure — for a scope,
     /// the closure's own error — and `cleanup` lists what went wrong afterwards, in order.
@@ -342,6 +395,17 @@ impl fmt::Display for Error {
                 version(*needed)
             ),
             Error::Init(e) => write!(f, "cuInit failed: {e}"),
+            Error::BackendUnavailable { asked, why } => {
+                write!(f, "SLUICE_BACKEND={asked} asks for a backend this machine does not have: {why}")
+            }
+            Error::UnknownBackend { given } => {
+                write!(f, "SLUICE_BACKEND={given:?} is not a backend: use `cuda`, `cpu` or `auto` (or unset it)")
+            }
+            Error::NoCpuEntry { name } => write!(
+                f,
+                "kernel `{name}` has no CPU entry (declared with `Kernel::new`, PTX only): declare it with `#[kernel]` to run it on the CPU backend"
+            ),
+            Error::KernelFault { lane, message } => write!(f, "{lane} faulted: {message}"),
             Error::NoDevice { ordinal, count } => {
                 write!(f, "no CUDA device {ordinal}: the driver sees {count} device(s)")
             }
@@ -390,6 +454,20 @@ impl fmt::Display for Error {
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
             Error::Join { lane, error } => write!(f, "joining {lane} failed: {error}"),
             Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
+            Error::Recording { what } => write!(
+                f,
+                "{what} while the scope is being recorded into a graph: nothing runs until a replay; \
+                 wait on the replay instead (`Replay::wait`)"
+            ),
+            Error::NotRecording { what } => write!(f, "{what} is for scopes recorded into a graph (`sluice::graph`)"),
+            Error::GraphMismatch { what, problem } => {
+                write!(f, "graph {what}: {problem} (a changed shape or a different buffer needs a new recording)")
+            }
+            Error::ReplayInUse => write!(
+                f,
+                "a replay of this graph was asked for while an earlier one is in flight or its outputs are still \
+                 borrowed: wait for it (`Replay::wait`) and drop its `Outputs` first"
+            ),
             Error::Cleanup { error, cleanup } => {
                 write!(f, "{error}")?;
                 for (i, e) in cleanup.iter().enumerate() {
@@ -416,6 +494,7 @@ impl std::error::Error for Error {
             | Error::Join { error, .. }
             | Error::Free { error, .. } => Some(error),
             Error::Cleanup { error, .. } => Some(&**error),
+            Error::BackendUnavailable { why, .. } => Some(&**why),
             _ => None,
         }
     }

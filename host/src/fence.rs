@@ -17,11 +17,15 @@
 
 use std::sync::atomic::Ordering;
 
+use bytemuck::Pod;
+
 use crate::error::{Error, Result};
 use crate::handle::Event;
 use crate::lane::{LaneShared, Stream};
 use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::pinned::PendingUpload;
 use crate::span::Span;
+use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A point on one lane's timeline (a CUDA event): the std analogue is a
@@ -63,6 +67,12 @@ impl<'scope> Fence<'scope> {
     /// # }
     /// ```
     pub fn wait(&self) -> Result<()> {
+        self.wait_for("Fence::wait")
+    }
+
+    /// [`wait`](Fence::wait), refused while the scope is being recorded (`what` says who asked).
+    pub(crate) fn wait_for(&self, what: &'static str) -> Result<()> {
+        self.shared.refuse_while_recording(what)?;
         self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })
     }
 
@@ -71,7 +81,9 @@ impl<'scope> Fence<'scope> {
         if st.handle().id() == self.stream {
             return Ok(()); // rule 7: stream order already puts later work after the fence
         }
-        st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+        st.traced(SpanKind::Wait, || "await fence".to_string(), || {
+            st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })
+        })?;
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -161,7 +173,7 @@ impl<'scope, V> Fenced<'scope, V> {
     /// # }
     /// ```
     pub fn wait(self) -> Result<V> {
-        self.fence.wait()?;
+        self.fence.wait_for("Fenced::wait")?;
         Ok(self.value)
     }
 
@@ -383,6 +395,36 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         Ok(a.into_output(Token(())))
     }
 
+    /// Awaits an upload started outside the scope ([`Gpu::upload_async`](crate::Gpu::upload_async))
+    /// on this lane — a GPU-side wait for that copy's event, the host goes on — and returns
+    /// the uploaded matrix read-only, bound to this lane. The upload stays borrowed for the
+    /// scope, so it cannot be awaited on the host (and its matrix freed) meanwhile.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let up = gpu.upload_async(gpu.pinned_buffer::<f32>(256)?)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     for lane in s.lanes(2)? {
+    ///         lane.enter(|st| st.await_upload(&up).map(drop))?;   // each lane waits on the GPU
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn await_upload<T: Pod>(&self, up: &'scope PendingUpload<T>) -> Result<ColumnView<'scope, 'id, T>> {
+        // A recording cannot wait for work outside it; await the upload before recording.
+        self.lane.shared.refuse_while_recording("Stream::await_upload")?;
+        let (m, done) = up.parts();
+        if m.as_columns().span().ctx != self.gpu().ctx_id() {
+            return Err(Error::WrongDevice { what: "await_upload" });
+        }
+        self.traced(SpanKind::Wait, || "await upload".to_string(), || {
+            self.handle().wait(done).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })
+        })?;
+        self.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
+        Ok(ColumnView::new(m.as_columns().span()))
+    }
+
     /// Records a fence after everything enqueued on this lane so far and returns the view's
     /// columns unbranded behind it: the hand-off to another lane or to the host.
     ///
@@ -532,8 +574,8 @@ impl<'scope> Timestamp<'scope> {
     /// # }
     /// ```
     pub fn elapsed_ms_since(&self, earlier: &Timestamp<'scope>) -> Result<f32> {
-        earlier.fence.wait()?;
-        self.fence.wait()?;
+        earlier.fence.wait_for("Timestamp::elapsed_ms_since")?;
+        self.fence.wait_for("Timestamp::elapsed_ms_since")?;
         self.fence
             .event()
             .elapsed_ms_since(earlier.fence.event())

@@ -14,6 +14,13 @@
 //! [`Gpu::take_errors`](crate::Gpu::take_errors) and the next scope find it: library code
 //! never prints.
 //!
+//! # Two backends
+//!
+//! Each handle is a CUDA object or its CPU twin ([`cpu`](crate::cpu)): the layers above
+//! never ask which. A CPU handle's "driver error" is one of CUDA's codes with the same
+//! meaning (a lane whose kernel panicked reports `CUDA_ERROR_LAUNCH_FAILED` and keeps the
+//! message, [`StreamHandle::fault`]).
+//!
 //! # What stays `unsafe`
 //!
 //! Creating, recording, waiting and destroying are safe: the handle is alive by
@@ -22,36 +29,81 @@
 //! exclusivity only the ownership model above can vouch for.
 
 use std::ffi::{c_void, CStr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
+use crate::cpu::{self, CpuDevice, CpuEntry, CpuEvent, CpuGraph, CpuStream, KernelOp, Recording};
 use crate::driver::{
     self,
     mem::{Direction, Span2d},
     module::FuncAttribute,
-    DevicePtr, DriverError, RawContext, RawDevice, RawEvent, RawFunction, RawHostPtr, RawModule, RawPool, RawStream,
+    DevicePtr, DriverError, RawContext, RawDevice, RawEvent, RawFunction, RawGraph, RawGraphExec, RawGraphNode,
+    RawHostPtr, RawModule, RawPool, RawStream,
 };
 use crate::error::{Error, ErrorLog, ORPHANED};
 
-/// A device's retained primary context: released when the last handle made in it is gone.
+/// A device's context: CUDA's retained primary context (released when the last handle made
+/// in it is gone), or the CPU backend's device.
 pub(crate) struct Context {
-    raw: RawContext,
-    dev: RawDevice,
+    kind: ContextKind,
     /// Errors found while dropping handles of this context (and scopes' cleanup errors that
     /// could not be returned), kept for [`Gpu::take_errors`](crate::Gpu::take_errors).
     errors: ErrorLog,
 }
 
+enum ContextKind {
+    Cuda { raw: RawContext, dev: RawDevice },
+    Cpu(CpuDevice),
+}
+
+/// The CPU backend's one context, shared by every `Gpu` of it while any lives (as the
+/// primary context of a CUDA device is).
+static CPU_CONTEXT: Mutex<Weak<Context>> = Mutex::new(Weak::new());
+
 impl Context {
     /// Retains `dev`'s primary context.
     pub(crate) fn retain(dev: RawDevice) -> Result<Arc<Context>, DriverError> {
         let raw = driver::device::retain_primary(dev)?;
-        Ok(Arc::new(Context { raw, dev, errors: ErrorLog::new() }))
+        Ok(Arc::new(Context { kind: ContextKind::Cuda { raw, dev }, errors: ErrorLog::new() }))
+    }
+
+    /// The CPU backend's context.
+    pub(crate) fn cpu() -> Arc<Context> {
+        let mut shared = CPU_CONTEXT.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(ctx) = shared.upgrade() {
+            return ctx;
+        }
+        let ctx = Arc::new(Context { kind: ContextKind::Cpu(CpuDevice::new()), errors: ErrorLog::new() });
+        *shared = Arc::downgrade(&ctx);
+        ctx
+    }
+
+    /// Whether this is the CPU backend.
+    pub(crate) fn is_cpu(&self) -> bool {
+        matches!(self.kind, ContextKind::Cpu(_))
+    }
+
+    /// The CPU device, on the CPU backend.
+    pub(crate) fn cpu_device(&self) -> Option<&CpuDevice> {
+        match &self.kind {
+            ContextKind::Cpu(d) => Some(d),
+            ContextKind::Cuda { .. } => None,
+        }
+    }
+
+    fn cuda(&self) -> Result<RawContext, DriverError> {
+        match self.kind {
+            ContextKind::Cuda { raw, .. } => Ok(raw),
+            ContextKind::Cpu(_) => Err(DriverError::not_supported()),
+        }
     }
 
     /// An identity for "which device does this memory belong to" checks: two `Gpu`s of
     /// one device share the primary context, and so the identity.
     pub(crate) fn id(&self) -> usize {
-        self.raw.0 as usize
+        match &self.kind {
+            ContextKind::Cuda { raw, .. } => raw.0 as usize,
+            ContextKind::Cpu(d) => d as *const CpuDevice as usize,
+        }
     }
 
     /// Errors recorded by handles of this context.
@@ -61,32 +113,42 @@ impl Context {
 
     /// Free and total device memory.
     pub(crate) fn mem_info(&self) -> Result<(usize, usize), DriverError> {
-        // SAFETY: the context is retained while `self` lives.
-        unsafe { driver::mem::info(self.raw) }
+        match &self.kind {
+            // SAFETY: the context is retained while `self` lives.
+            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::info(*raw) },
+            ContextKind::Cpu(d) => Ok(d.mem_info()),
+        }
     }
 
-    /// The device's default memory pool.
+    /// The device's default memory pool (CUDA only).
     pub(crate) fn default_pool(&self) -> Result<RawPool, DriverError> {
+        let ContextKind::Cuda { raw, dev } = self.kind else { return Err(DriverError::not_supported()) };
         // SAFETY: retained, and `dev` is the device this primary context belongs to.
-        unsafe { driver::pool::default_pool(self.raw, self.dev) }
+        unsafe { driver::pool::default_pool(raw, dev) }
     }
 
     /// Sets `pool`'s release threshold (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`).
     pub(crate) fn set_release_threshold(&self, pool: RawPool, bytes: u64) -> Result<(), DriverError> {
         // SAFETY: retained; `pool` came from `default_pool` of this context's device.
-        unsafe { driver::pool::set_release_threshold(self.raw, pool, bytes) }
+        unsafe { driver::pool::set_release_threshold(self.cuda()?, pool, bytes) }
     }
 
     /// Returns `pool`'s unused reserved memory to the driver, keeping `keep` bytes.
     pub(crate) fn trim_pool(&self, pool: RawPool, keep: usize) -> Result<(), DriverError> {
         // SAFETY: as in `set_release_threshold`.
-        unsafe { driver::pool::trim_to(self.raw, pool, keep) }
+        unsafe { driver::pool::trim_to(self.cuda()?, pool, keep) }
     }
 
-    /// Page-locked host memory, `bytes` long.
+    /// Page-locked host memory, `bytes` long (on the CPU backend, page-aligned host memory).
     pub(crate) fn host_alloc(&self, bytes: usize) -> Result<RawHostPtr, DriverError> {
-        // SAFETY: the context is retained while `self` lives.
-        unsafe { driver::mem::host_alloc(self.raw, bytes) }
+        match &self.kind {
+            // SAFETY: the context is retained while `self` lives.
+            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::host_alloc(*raw, bytes) },
+            ContextKind::Cpu(d) => d
+                .alloc(bytes, 4096, 0)
+                .map(|p| RawHostPtr(p as *mut c_void))
+                .ok_or(DriverError::from_code(2)),
+        }
     }
 
     /// Frees page-locked host memory.
@@ -95,18 +157,27 @@ impl Context {
     /// - `ptr` came from [`host_alloc`](Context::host_alloc) on this context, is freed once,
     ///   and no copy using it is pending.
     pub(crate) unsafe fn host_free(&self, ptr: RawHostPtr) -> Result<(), DriverError> {
-        // SAFETY: the context is retained; the rest is the caller's duty.
-        unsafe { driver::mem::host_free(self.raw, ptr) }
+        match &self.kind {
+            // SAFETY: the context is retained; the rest is the caller's duty.
+            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::host_free(*raw, ptr) },
+            // SAFETY: the caller's duty.
+            ContextKind::Cpu(d) => match unsafe { d.free(ptr.0 as u64) } {
+                true => Ok(()),
+                false => Err(DriverError::from_code(1)),
+            },
+        }
     }
 }
 
 impl Drop for Context {
     fn drop(&mut self) {
-        // SAFETY: paired with the retain in `Context::retain`; every handle made in this
-        // context held an `Arc` to it, so none is left.
-        if let Err(error) = unsafe { driver::device::release_primary(self.dev) } {
-            // The last `Gpu` of the device is gone: keep the error process-wide.
-            ORPHANED.record(Error::Free { what: "the primary context", error });
+        if let ContextKind::Cuda { dev, .. } = self.kind {
+            // SAFETY: paired with the retain in `Context::retain`; every handle made in this
+            // context held an `Arc` to it, so none is left.
+            if let Err(error) = unsafe { driver::device::release_primary(dev) } {
+                // The last `Gpu` of the device is gone: keep the error process-wide.
+                ORPHANED.record(Error::Free { what: "the primary context", error });
+            }
         }
         // What was recorded here and never taken is not lost either.
         for e in self.errors.take() {
@@ -115,35 +186,82 @@ impl Drop for Context {
     }
 }
 
-/// A CUDA stream (non-blocking: no implicit ordering with the legacy default stream),
-/// destroyed on drop.
+/// A CPU fault's driver code: what a GPU reports for a kernel that trapped.
+fn cpu_fault() -> DriverError {
+    DriverError::from_code(719)
+}
+
+/// A stream (a lane's queue): a non-blocking CUDA stream, or a CPU worker; destroyed on drop.
 pub(crate) struct StreamHandle {
     ctx: Arc<Context>,
-    raw: RawStream,
+    kind: StreamKind,
 }
+
+enum StreamKind {
+    Cuda(RawStream),
+    Cpu(CpuStream),
+}
+
+/// Raw pointers moved into a CPU operation (which runs on the stream's worker thread).
+struct Ptrs(u64, *mut c_void);
+
+impl Ptrs {
+    fn get(&self) -> (u64, *mut c_void) {
+        (self.0, self.1)
+    }
+}
+// SAFETY: addresses only; the operations that use them are the `unsafe` copies whose callers
+// vouch for the memory until the stream has passed them (the CUDA contract).
+unsafe impl Send for Ptrs {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Ptrs {}
 
 impl StreamHandle {
     pub(crate) fn create(ctx: &Arc<Context>) -> Result<StreamHandle, DriverError> {
-        // SAFETY: the context is retained (the `Arc`).
-        let raw = unsafe { driver::stream::create(ctx.raw) }?;
-        Ok(StreamHandle { ctx: ctx.clone(), raw })
+        let kind = match ctx.kind {
+            // SAFETY: the context is retained (the `Arc`).
+            ContextKind::Cuda { raw, .. } => StreamKind::Cuda(unsafe { driver::stream::create(raw) }?),
+            ContextKind::Cpu(_) => StreamKind::Cpu(CpuStream::new().map_err(|_| DriverError::from_code(2))?),
+        };
+        Ok(StreamHandle { ctx: ctx.clone(), kind })
     }
 
     /// An identity for "was this fence recorded on this stream" checks.
     pub(crate) fn id(&self) -> usize {
-        self.raw.0 as usize
+        match &self.kind {
+            StreamKind::Cuda(raw) => raw.0 as usize,
+            StreamKind::Cpu(s) => s.id(),
+        }
     }
 
-    /// Blocks this thread until the stream has run everything enqueued on it.
+    /// Blocks this thread until the stream has run everything enqueued on it. On the CPU
+    /// backend a launch that failed ends the stream's work: `Err` (`CUDA_ERROR_LAUNCH_FAILED`)
+    /// once the stream has stopped, with the message in [`fault`](StreamHandle::fault).
     pub(crate) fn synchronize(&self) -> Result<(), DriverError> {
-        // SAFETY: the stream is alive and its context retained while `self` lives.
-        unsafe { driver::stream::synchronize(self.ctx.raw, self.raw) }
+        match &self.kind {
+            // SAFETY: the stream is alive and its context retained while `self` lives.
+            StreamKind::Cuda(raw) => unsafe { driver::stream::synchronize(self.ctx.cuda()?, *raw) },
+            StreamKind::Cpu(s) => s.synchronize().map_err(|_| cpu_fault()),
+        }
+    }
+
+    /// The message of the fault that ended this stream's work (CPU backend; CUDA faults have
+    /// no message here).
+    pub(crate) fn fault(&self) -> Option<String> {
+        match &self.kind {
+            StreamKind::Cuda(_) => None,
+            StreamKind::Cpu(s) => s.fault(),
+        }
     }
 
     /// Makes later work on this stream wait for `event`'s latest record (GPU-side).
     pub(crate) fn wait(&self, event: &Event) -> Result<(), DriverError> {
-        // SAFETY: both are alive in the same context (callers only pair handles of one `Gpu`).
-        unsafe { driver::stream::wait_event(self.ctx.raw, self.raw, event.raw) }
+        match (&self.kind, &event.kind) {
+            // SAFETY: both are alive in the same context (callers only pair handles of one `Gpu`).
+            (StreamKind::Cuda(raw), EventKind::Cuda(e)) => unsafe { driver::stream::wait_event(self.ctx.cuda()?, *raw, *e) },
+            (StreamKind::Cpu(s), EventKind::Cpu(e)) => s.wait(e).map_err(|_| DriverError::not_supported()),
+            _ => Err(DriverError::from_code(400)), // CUDA_ERROR_INVALID_HANDLE
+        }
     }
 
     /// Copies between device memory and host memory on this stream.
@@ -153,8 +271,21 @@ impl StreamHandle {
     ///   valid for `span` on the host, until the stream has passed the copy; nothing else
     ///   writes the destination, nor the source, meanwhile.
     pub(crate) unsafe fn copy(&self, dir: Direction, device: DevicePtr, host: *mut c_void, span: Span2d) -> Result<(), DriverError> {
-        // SAFETY: stream alive, context retained; the memory is the caller's duty.
-        unsafe { driver::mem::copy(self.ctx.raw, self.raw, dir, device, host, span) }
+        match &self.kind {
+            // SAFETY: stream alive, context retained; the memory is the caller's duty.
+            StreamKind::Cuda(raw) => unsafe { driver::mem::copy(self.ctx.cuda()?, *raw, dir, device, host, span) },
+            StreamKind::Cpu(s) => {
+                let p = Ptrs(device, host);
+                s.enqueue(Arc::new(move || {
+                    let (device, host) = p.get();
+                    // SAFETY: the caller's duty (see above) holds until the stream has passed
+                    // this operation, which is now.
+                    unsafe { cpu::copy_2d(dir, device, host, span) };
+                    Ok(())
+                }));
+                Ok(())
+            }
+        }
     }
 
     /// Sets `height` rows of `width_bytes` bytes, `pitch` bytes apart, to zero.
@@ -163,18 +294,30 @@ impl StreamHandle {
     /// - The rows are device memory of this context that this stream may write until it
     ///   has passed the fill.
     pub(crate) unsafe fn zero_2d(&self, dst: DevicePtr, pitch: usize, width_bytes: usize, height: usize) -> Result<(), DriverError> {
-        // SAFETY: stream alive, context retained; the memory is the caller's duty.
-        unsafe { driver::mem::zero_2d(self.ctx.raw, self.raw, dst, pitch, width_bytes, height) }
+        match &self.kind {
+            // SAFETY: stream alive, context retained; the memory is the caller's duty.
+            StreamKind::Cuda(raw) => unsafe { driver::mem::zero_2d(self.ctx.cuda()?, *raw, dst, pitch, width_bytes, height) },
+            StreamKind::Cpu(s) => {
+                s.enqueue(Arc::new(move || {
+                    // SAFETY: the caller's duty holds until the stream has passed this operation.
+                    unsafe { cpu::zero_2d(dst, pitch, width_bytes, height) };
+                    Ok(())
+                }));
+                Ok(())
+            }
+        }
     }
 
-    /// Launches `f` on this stream.
+    /// Launches `f` on this stream. `params` points to one value per kernel parameter, of
+    /// the sizes in `sizes` (the CPU backend copies them; CUDA's driver does too).
     ///
     /// # Safety
     /// - `f` belongs to a module of this context that stays loaded until the stream has
-    ///   passed the launch.
-    /// - `params` points to one value per kernel parameter, each of exactly its size.
+    ///   passed the launch (CUDA), or is the kernel's CPU entry (CPU).
+    /// - `params[i]` points to a value of `sizes[i]` bytes, one per kernel parameter.
     /// - Every device address among them stays valid, and unshared in conflicting ways,
     ///   until the stream has passed the launch.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn launch(
         &self,
         f: FunctionHandle,
@@ -182,54 +325,158 @@ impl StreamHandle {
         block: (u32, u32, u32),
         shared_mem_bytes: u32,
         params: &mut [*mut c_void],
+        sizes: &[usize],
     ) -> Result<(), DriverError> {
-        // SAFETY: stream alive, context retained; the rest is the caller's duty.
-        unsafe { driver::launch(self.ctx.raw, f.0, self.raw, grid, block, shared_mem_bytes, params) }
+        match (&self.kind, f) {
+            // SAFETY: stream alive, context retained; the rest is the caller's duty.
+            (StreamKind::Cuda(raw), FunctionHandle::Cuda(func)) => unsafe {
+                driver::launch(self.ctx.cuda()?, func, *raw, grid, block, shared_mem_bytes, params)
+            },
+            (StreamKind::Cpu(s), FunctionHandle::Cpu(entry, name)) => {
+                // SAFETY: `params[i]` points to `sizes[i]` bytes (the caller's duty).
+                let values = unsafe { copy_values(params, sizes) };
+                let op = Arc::new(KernelOp {
+                    entry,
+                    name,
+                    grid: [grid.0, grid.1, grid.2],
+                    block: [block.0, block.1, block.2],
+                    shared_mem_bytes,
+                    values: Mutex::new(values),
+                });
+                s.enqueue_kernel(op);
+                Ok(())
+            }
+            _ => Err(DriverError::from_code(400)),
+        }
     }
 
-    /// Enqueues an allocation of `bytes` from `pool` on this stream.
+    /// Starts capturing this stream into a graph (nothing enqueued on it runs until the
+    /// capture ends; see [`graph`](crate::graph)).
+    ///
+    /// # Safety
+    /// - The driver has the graph entry points (`driver::graph::missing_symbol()` is `None`).
+    pub(crate) unsafe fn begin_capture(&self) -> Result<(), DriverError> {
+        match &self.kind {
+            // SAFETY: stream alive, context retained; symbols the caller's duty.
+            StreamKind::Cuda(raw) => unsafe { driver::graph::begin_capture(self.ctx.cuda()?, *raw) },
+            StreamKind::Cpu(s) => s.begin_capture().map_err(|_| DriverError::not_supported()),
+        }
+    }
+
+    /// Ends the capture begun with [`begin_capture`](StreamHandle::begin_capture).
+    ///
+    /// # Safety
+    /// - This stream is capturing (begun with `begin_capture`).
+    pub(crate) unsafe fn end_capture(&self) -> Result<GraphHandle, DriverError> {
+        let kind = match &self.kind {
+            // SAFETY: stream alive, context retained; the capture is the caller's duty.
+            StreamKind::Cuda(raw) => GraphKind::Cuda(unsafe { driver::graph::end_capture(self.ctx.cuda()?, *raw) }?),
+            StreamKind::Cpu(s) => GraphKind::Cpu(s.end_capture().map_err(|_| DriverError::not_supported())?),
+        };
+        Ok(GraphHandle { ctx: self.ctx.clone(), kind })
+    }
+
+    /// The graph node the last launch captured on this stream became.
+    ///
+    /// # Safety
+    /// - This stream is capturing.
+    pub(crate) unsafe fn last_captured_node(&self) -> Result<Option<GraphNode>, DriverError> {
+        match &self.kind {
+            // SAFETY: stream alive, context retained; the capture is the caller's duty.
+            StreamKind::Cuda(raw) => unsafe { driver::graph::last_node(self.ctx.cuda()?, *raw) }.map(|n| n.map(GraphNode::Cuda)),
+            StreamKind::Cpu(s) => Ok(s.last_kernel().map(GraphNode::Cpu)),
+        }
+    }
+
+    /// Launches an executable graph on this stream.
+    ///
+    /// # Safety
+    /// - Every address the graph uses stays valid, and unshared in conflicting ways, until
+    ///   this stream has passed the launch.
+    pub(crate) unsafe fn launch_graph(&self, exec: &GraphExec) -> Result<(), DriverError> {
+        match (&self.kind, &exec.kind) {
+            // SAFETY: both alive in one context; the memory is the caller's duty.
+            (StreamKind::Cuda(raw), ExecKind::Cuda { raw: e, .. }) => unsafe {
+                driver::graph::launch(self.ctx.cuda()?, *e, *raw)
+            },
+            (StreamKind::Cpu(s), ExecKind::Cpu(g)) => s.enqueue_graph(g.clone()).map_err(|_| DriverError::not_supported()),
+            _ => Err(DriverError::from_code(400)),
+        }
+    }
+
+    /// Enqueues an allocation of `bytes` from `pool` on this stream (CUDA only).
     ///
     /// # Safety
     /// - `pool` is a pool of this context's device.
     pub(crate) unsafe fn alloc_async(&self, pool: RawPool, bytes: usize) -> Result<DevicePtr, DriverError> {
+        let StreamKind::Cuda(raw) = &self.kind else { return Err(DriverError::not_supported()) };
         // SAFETY: stream alive, context retained; the pool is the caller's duty.
-        unsafe { driver::mem::alloc_async(self.ctx.raw, pool, self.raw, bytes) }
+        unsafe { driver::mem::alloc_async(self.ctx.cuda()?, pool, *raw, bytes) }
     }
 
-    /// Enqueues the return of `ptr` to its pool on this stream.
+    /// Enqueues the return of `ptr` to its pool on this stream (CUDA only).
     ///
     /// # Safety
     /// - As [`driver::mem::free_async`]: `ptr` came from `alloc_async` in this context, is
     ///   freed once, and no work may use it after this point of the stream.
     pub(crate) unsafe fn free_async(&self, ptr: DevicePtr) -> Result<(), DriverError> {
+        let StreamKind::Cuda(raw) = &self.kind else { return Err(DriverError::not_supported()) };
         // SAFETY: stream alive, context retained; the rest is the caller's duty.
-        unsafe { driver::mem::free_async(self.ctx.raw, self.raw, ptr) }
+        unsafe { driver::mem::free_async(self.ctx.cuda()?, *raw, ptr) }
     }
+}
+
+/// Copies the values `params` point to (`sizes[i]` bytes each).
+///
+/// # Safety
+/// - `params[i]` points to `sizes[i]` readable bytes, for every `i < sizes.len()`.
+unsafe fn copy_values(params: &[*mut c_void], sizes: &[usize]) -> Vec<Vec<u8>> {
+    params
+        .iter()
+        .zip(sizes)
+        // SAFETY: the caller's duty.
+        .map(|(p, &n)| unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) }.to_vec())
+        .collect()
 }
 
 impl Drop for StreamHandle {
     fn drop(&mut self) {
-        // SAFETY: the stream is alive and used by no one after this (it is being dropped);
-        // work still queued on it completes first (destroying a stream lets it drain).
-        if let Err(error) = unsafe { driver::stream::destroy(self.ctx.raw, self.raw) } {
-            self.ctx.errors.record(Error::Free { what: "stream", error });
+        if let StreamKind::Cuda(raw) = self.kind {
+            let destroyed = self.ctx.cuda().and_then(|ctx| {
+                // SAFETY: the stream is alive and used by no one after this (it is being
+                // dropped); work still queued on it completes first (destroying a stream lets
+                // it drain).
+                unsafe { driver::stream::destroy(ctx, raw) }
+            });
+            if let Err(error) = destroyed {
+                self.ctx.errors.record(Error::Free { what: "stream", error });
+            }
         }
+        // A CPU stream's worker finishes what was sent and ends (`CpuStream`'s drop).
     }
 }
 
-/// A CUDA event (a fence's marker, or with timing a timestamp), destroyed on drop.
+/// An event (a fence's marker, or with timing a timestamp), destroyed on drop.
 pub(crate) struct Event {
     ctx: Arc<Context>,
-    raw: RawEvent,
+    kind: EventKind,
     timing: bool,
+}
+
+enum EventKind {
+    Cuda(RawEvent),
+    Cpu(CpuEvent),
 }
 
 impl Event {
     /// A new event; `timing` selects whether it records a timestamp (slower to record).
     pub(crate) fn create(ctx: &Arc<Context>, timing: bool) -> Result<Event, DriverError> {
-        // SAFETY: the context is retained (the `Arc`).
-        let raw = unsafe { driver::event::create(ctx.raw, timing) }?;
-        Ok(Event { ctx: ctx.clone(), raw, timing })
+        let kind = match ctx.kind {
+            // SAFETY: the context is retained (the `Arc`).
+            ContextKind::Cuda { raw, .. } => EventKind::Cuda(unsafe { driver::event::create(raw, timing) }?),
+            ContextKind::Cpu(_) => EventKind::Cpu(CpuEvent::new()),
+        };
+        Ok(Event { ctx: ctx.clone(), kind, timing })
     }
 
     /// Whether the event records timestamps.
@@ -239,34 +486,52 @@ impl Event {
 
     /// Records the event on `stream` (after everything enqueued there so far).
     pub(crate) fn record(&self, stream: &StreamHandle) -> Result<(), DriverError> {
-        // SAFETY: both alive, in one context.
-        unsafe { driver::event::record(self.ctx.raw, self.raw, stream.raw) }
+        match (&self.kind, &stream.kind) {
+            // SAFETY: both alive, in one context.
+            (EventKind::Cuda(e), StreamKind::Cuda(s)) => unsafe { driver::event::record(self.ctx.cuda()?, *e, *s) },
+            (EventKind::Cpu(e), StreamKind::Cpu(s)) => {
+                e.record(s);
+                Ok(())
+            }
+            _ => Err(DriverError::from_code(400)),
+        }
     }
 
     /// Blocks this thread until the event's latest record has completed.
     pub(crate) fn synchronize(&self) -> Result<(), DriverError> {
-        // SAFETY: alive while `self` lives.
-        unsafe { driver::event::synchronize(self.ctx.raw, self.raw) }
+        match &self.kind {
+            // SAFETY: alive while `self` lives.
+            EventKind::Cuda(e) => unsafe { driver::event::synchronize(self.ctx.cuda()?, *e) },
+            EventKind::Cpu(e) => e.synchronize().map_err(|_| DriverError::not_supported()),
+        }
     }
 
     /// Milliseconds from `earlier` to `self` (both timing events, both completed).
     pub(crate) fn elapsed_ms_since(&self, earlier: &Event) -> Result<f32, DriverError> {
-        // SAFETY: both alive while borrowed.
-        unsafe { driver::event::elapsed_ms(self.ctx.raw, earlier.raw, self.raw) }
+        match (&self.kind, &earlier.kind) {
+            // SAFETY: both alive while borrowed.
+            (EventKind::Cuda(e), EventKind::Cuda(b)) => unsafe { driver::event::elapsed_ms(self.ctx.cuda()?, *b, *e) },
+            (EventKind::Cpu(e), EventKind::Cpu(b)) => e.elapsed_ms_since(b).map_err(|_| DriverError::from_code(600)),
+            _ => Err(DriverError::from_code(400)),
+        }
     }
 }
 
 impl Drop for Event {
     fn drop(&mut self) {
-        // SAFETY: the event is alive and no one records or synchronizes it after this;
-        // waits already enqueued on it keep the record they saw.
-        if let Err(error) = unsafe { driver::event::destroy(self.ctx.raw, self.raw) } {
-            self.ctx.errors.record(Error::Free { what: "event", error });
+        if let EventKind::Cuda(raw) = self.kind {
+            // SAFETY: the event is alive and no one records or synchronizes it after this;
+            // waits already enqueued on it keep the record they saw.
+            let destroyed = self.ctx.cuda().and_then(|ctx| unsafe { driver::event::destroy(ctx, raw) });
+            if let Err(error) = destroyed {
+                self.ctx.errors.record(Error::Free { what: "event", error });
+            }
         }
     }
 }
 
-/// A loaded module (PTX JIT-compiled by the driver), unloaded on drop.
+/// A loaded module (PTX JIT-compiled by the driver), unloaded on drop. CUDA only: the CPU
+/// backend runs kernels' CPU entries, which need no module.
 pub(crate) struct Module {
     ctx: Arc<Context>,
     raw: RawModule,
@@ -276,20 +541,21 @@ impl Module {
     /// Loads a NUL-terminated PTX (or cubin) image.
     pub(crate) fn load(ctx: &Arc<Context>, image: &CStr) -> Result<Module, DriverError> {
         // SAFETY: the context is retained (the `Arc`); `image` outlives the call.
-        let raw = unsafe { driver::module::load_data(ctx.raw, image) }?;
+        let raw = unsafe { driver::module::load_data(ctx.cuda()?, image) }?;
         Ok(Module { ctx: ctx.clone(), raw })
     }
 
     /// The kernel entry `name`. The handle is valid as long as this module is loaded.
     pub(crate) fn function(&self, name: &str) -> Result<FunctionHandle, DriverError> {
         // SAFETY: the module is loaded while `self` lives.
-        unsafe { driver::module::function(self.ctx.raw, self.raw, name) }.map(FunctionHandle)
+        unsafe { driver::module::function(self.ctx.cuda()?, self.raw, name) }.map(FunctionHandle::Cuda)
     }
 
     /// An attribute of `f`, a function of this module.
     pub(crate) fn attribute(&self, f: FunctionHandle, attr: FuncAttribute) -> Result<i32, DriverError> {
+        let FunctionHandle::Cuda(f) = f else { return Err(DriverError::not_supported()) };
         // SAFETY: `f` came from `self.function` (callers pair them), loaded while `self` lives.
-        unsafe { driver::module::attribute(self.ctx.raw, f.0, attr) }
+        unsafe { driver::module::attribute(self.ctx.cuda()?, f, attr) }
     }
 }
 
@@ -298,21 +564,134 @@ impl Drop for Module {
         // SAFETY: modules are dropped only with their `Gpu` (the module cache lives in it):
         // no scope runs then (a scope holds a `Gpu` until it has joined its lanes), and
         // launches happen only in scopes, so no launch of this module is pending.
-        if let Err(error) = unsafe { driver::module::unload(self.ctx.raw, self.raw) } {
+        let unloaded = self.ctx.cuda().and_then(|ctx| unsafe { driver::module::unload(ctx, self.raw) });
+        if let Err(error) = unloaded {
             self.ctx.errors.record(Error::Free { what: "module", error });
         }
     }
 }
 
-/// A kernel entry of a loaded [`Module`]: valid while that module stays loaded, which the
-/// module cache of its `Gpu` guarantees for as long as the `Gpu` (or a [`Function`](crate::Function)
-/// holding one) lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FunctionHandle(RawFunction);
+/// A kernel to launch: an entry of a loaded [`Module`] (valid while that module stays
+/// loaded, which the module cache of its `Gpu` guarantees for as long as the `Gpu`, or a
+/// [`Function`](crate::Function) holding one, lives), or a kernel's CPU entry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FunctionHandle {
+    Cuda(RawFunction),
+    Cpu(CpuEntry, &'static str),
+}
+
+/// A recorded graph, destroyed on drop (after its executable instance, which holds it so
+/// that its kernel nodes stay valid for parameter updates).
+pub(crate) struct GraphHandle {
+    ctx: Arc<Context>,
+    kind: GraphKind,
+}
+
+enum GraphKind {
+    Cuda(RawGraph),
+    Cpu(Arc<Recording>),
+}
+
+impl GraphHandle {
+    /// Instantiates the graph for launching; the instance keeps the graph.
+    pub(crate) fn instantiate(self) -> Result<GraphExec, DriverError> {
+        let kind = match &self.kind {
+            GraphKind::Cuda(raw) => {
+                // SAFETY: the graph is alive (owned here) in a retained context.
+                let e = unsafe { driver::graph::instantiate(self.ctx.cuda()?, *raw) }?;
+                ExecKind::Cuda { raw: e }
+            }
+            GraphKind::Cpu(rec) => ExecKind::Cpu(Arc::new(rec.to_graph())),
+        };
+        Ok(GraphExec { ctx: self.ctx.clone(), kind, _graph: self })
+    }
+}
+
+impl Drop for GraphHandle {
+    fn drop(&mut self) {
+        if let GraphKind::Cuda(raw) = self.kind {
+            // SAFETY: owned, destroyed once; its instance (if any) was destroyed first (a
+            // `GraphExec` holds its `GraphHandle` and drops it after its own `Drop`).
+            let destroyed = self.ctx.cuda().and_then(|ctx| unsafe { driver::graph::destroy(ctx, raw) });
+            if let Err(error) = destroyed {
+                self.ctx.errors.record(Error::Free { what: "graph", error });
+            }
+        }
+    }
+}
+
+/// An executable graph, destroyed on drop.
+pub(crate) struct GraphExec {
+    ctx: Arc<Context>,
+    kind: ExecKind,
+    /// The recording it was instantiated from: its nodes name the kernels to update.
+    _graph: GraphHandle,
+}
+
+enum ExecKind {
+    Cuda { raw: RawGraphExec },
+    Cpu(Arc<CpuGraph>),
+}
+
+impl GraphExec {
+    /// Sets the parameter values of kernel node `node` (same function and shape).
+    ///
+    /// # Safety
+    /// - `node` is a kernel node of this graph running `f` with this shape; `params[i]`
+    ///   points to `sizes[i]` bytes, one value per parameter of `f`.
+    /// - No launch of this graph is pending (callers hold it exclusively).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn set_kernel_params(
+        &self,
+        node: &GraphNode,
+        f: FunctionHandle,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem_bytes: u32,
+        params: &mut [*mut c_void],
+        sizes: &[usize],
+    ) -> Result<(), DriverError> {
+        match (&self.kind, node, f) {
+            (ExecKind::Cuda { raw }, GraphNode::Cuda(n), FunctionHandle::Cuda(func)) => {
+                // SAFETY: both alive; the rest is the caller's duty.
+                unsafe {
+                    driver::graph::set_kernel_params(self.ctx.cuda()?, *raw, *n, func, grid, block, shared_mem_bytes, params)
+                }
+            }
+            (ExecKind::Cpu(_), GraphNode::Cpu(op), _) => {
+                // SAFETY: the caller's duty.
+                op.set_values(unsafe { copy_values(params, sizes) });
+                Ok(())
+            }
+            _ => Err(DriverError::from_code(400)),
+        }
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        if let ExecKind::Cuda { raw } = self.kind {
+            // SAFETY: owned, destroyed once; executable graphs are dropped only with their
+            // `Graph`, which no scope borrows any more, and scopes join the lanes they
+            // replayed it on: no launch is pending.
+            let destroyed = self.ctx.cuda().and_then(|ctx| unsafe { driver::graph::destroy_exec(ctx, raw) });
+            if let Err(error) = destroyed {
+                self.ctx.errors.record(Error::Free { what: "executable graph", error });
+            }
+        }
+    }
+}
+
+/// A kernel node of a recorded graph (valid while the graph lives).
+#[derive(Clone)]
+pub(crate) enum GraphNode {
+    Cuda(RawGraphNode),
+    Cpu(Arc<KernelOp>),
+}
 
 impl std::fmt::Debug for StreamHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("StreamHandle").field(&self.raw.0).finish()
+        f.debug_tuple("StreamHandle").field(&self.id()).finish()
     }
 }
 
@@ -328,5 +707,14 @@ mod tests {
         assert::<Event>();
         assert::<Module>();
         assert::<FunctionHandle>();
+        assert::<GraphExec>();
+        assert::<GraphNode>();
+    }
+
+    #[test]
+    fn the_cpu_context_is_shared_while_alive() {
+        let (a, b) = (Context::cpu(), Context::cpu());
+        assert_eq!(a.id(), b.id());
+        assert!(a.is_cpu());
     }
 }

@@ -17,10 +17,13 @@
 //! lowers to exactly its rows; row ranges never join. Pass the leading dimension as a
 //! scalar when a kernel needs the columns.
 
+use std::any::TypeId;
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
 
+use crate::capture::ParamSlot;
+pub use crate::cpu::CpuEntry;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::module::LaunchTarget;
@@ -48,6 +51,45 @@ pub struct Mut<T>(PhantomData<fn() -> T>);
 /// ```
 pub struct Ref<T>(PhantomData<fn() -> T>);
 
+/// Parameter marker of unchecked kernels: a `*mut T` (or `&mut [T]`'s pointer alone) the
+/// kernel may write through. Passed as `&mut ColumnViewMut<T>` bound to the lane; only the
+/// address reaches the kernel (one `u64`), so staying in bounds is the launch's `unsafe`
+/// contract.
+///
+/// ```
+/// use sluice_host::{Kernel, PtrMut, Unchecked};
+/// // `#[kernel(unchecked)] unsafe fn fill_raw(out: *mut f32, n: u32)` on the host:
+/// const FILL: Kernel<(PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "fill_raw");
+/// # let _ = FILL;
+/// ```
+pub struct PtrMut<T>(PhantomData<fn() -> T>);
+
+/// Parameter marker of unchecked kernels: a `*const T` or `&T` the kernel reads. Passed as
+/// a [`ColumnView`](crate::ColumnView) (or `&ColumnView`, `&ColumnViewMut`) bound to the
+/// lane; only the address reaches the kernel.
+///
+/// ```
+/// use sluice_host::{Kernel, Ptr, PtrMut, Unchecked};
+/// const ADD: Kernel<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "vecadd");
+/// # let _ = ADD;
+/// ```
+pub struct Ptr<T>(PhantomData<fn() -> T>);
+
+/// Parameter marker of unchecked kernels: a value of any `Copy` type passed by value —
+/// typically a `#[repr(C)]` struct holding device addresses (from
+/// [`ColumnViewMut::device_address`](crate::ColumnViewMut::device_address)) or an enum.
+/// Plain [`Pod`] values need no marker.
+///
+/// ```
+/// use sluice_host::{ByValue, Kernel, Unchecked};
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// struct Camera { origin: [f32; 3], pixels: u64 }
+/// const RENDER: Kernel<(ByValue<Camera>,), Unchecked> = Kernel::new_unchecked("", "render");
+/// # let _ = RENDER;
+/// ```
+pub struct ByValue<T>(PhantomData<fn() -> T>);
+
 /// The private halves of the kernel traits. Outside this crate they cannot be named, so
 /// the public traits built on them ([`Param`], [`Signature`], [`Launchable`]) cannot be
 /// implemented there: every function a launch calls is resolved by an impl in this file,
@@ -60,6 +102,9 @@ mod sealed {
 
     /// Seals [`Signature`](super::Signature).
     pub trait SignatureSealed {}
+
+    /// Seals [`KernelKind`](super::KernelKind).
+    pub trait KindSealed {}
 
     /// How a launchable finds its function on a device: seals
     /// [`Launchable`](super::Launchable). Without the seal, an impl elsewhere could pair
@@ -89,6 +134,11 @@ pub trait Param: sealed::ParamSealed {
     /// `found` without its leading sizes if they are this parameter's, else `None`.
     #[doc(hidden)]
     fn strip(found: &[usize]) -> Option<&[usize]>;
+    /// The type of a value parameter (what a recorded graph may change), `None` for views.
+    #[doc(hidden)]
+    fn scalar() -> Option<(TypeId, &'static str)> {
+        None
+    }
 }
 
 impl<T: Pod> sealed::ParamSealed for Mut<T> {}
@@ -109,10 +159,46 @@ impl<T: Pod> Param for Ref<T> {
         found.strip_prefix(&[8, 8])
     }
 }
+impl<T: Pod> sealed::ParamSealed for PtrMut<T> {}
+impl<T: Pod> Param for PtrMut<T> {
+    fn sizes(out: &mut Vec<usize>) {
+        out.push(8);
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[8])
+    }
+}
+impl<T: Pod> sealed::ParamSealed for Ptr<T> {}
+impl<T: Pod> Param for Ptr<T> {
+    fn sizes(out: &mut Vec<usize>) {
+        out.push(8);
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[8])
+    }
+}
+impl<T: Copy + 'static> sealed::ParamSealed for ByValue<T> {}
+impl<T: Copy + 'static> Param for ByValue<T> {
+    fn sizes(out: &mut Vec<usize>) {
+        out.push(std::mem::size_of::<T>());
+    }
+    fn scalar() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        match found {
+            [size, rest @ ..] if *size == std::mem::size_of::<T>() => Some(rest),
+            _ => None,
+        }
+    }
+}
 impl<T: Pod> sealed::ParamSealed for T {}
 impl<T: Pod> Param for T {
     fn sizes(out: &mut Vec<usize>) {
         out.push(std::mem::size_of::<T>());
+    }
+    fn scalar() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
     }
     fn strip(found: &[usize]) -> Option<&[usize]> {
         match found {
@@ -140,6 +226,9 @@ pub trait Signature: sealed::SignatureSealed {
     /// launch can check every time.
     #[doc(hidden)]
     fn matches(found: &[usize]) -> bool;
+    /// Each declared parameter's first lowered slot and scalar type (for recorded graphs).
+    #[doc(hidden)]
+    fn slots(out: &mut Vec<ParamSlot>);
 }
 
 /// Calls `$m!` with every parameter-tuple shape sluice supports (0 to 12 parameters):
@@ -177,6 +266,17 @@ macro_rules! signature_impls {
                 let rest = found;
                 $(let Some(rest) = $P::strip(rest) else { return false };)*
                 rest.is_empty()
+            }
+            #[allow(unused_variables, unused_mut, unused_assignments)]
+            fn slots(out: &mut Vec<ParamSlot>) {
+                let mut first = 0;
+                let mut sizes: Vec<usize> = Vec::new();
+                $(
+                    out.push(ParamSlot { first, scalar: $P::scalar() });
+                    sizes.clear();
+                    $P::sizes(&mut sizes);
+                    first += sizes.len();
+                )*
             }
         }
     )*};
@@ -295,19 +395,52 @@ for_each_tuple!(signature_impls);
 /// ```
 ///
 /// The fix: `let mut dst = ...;` and pass `&mut dst`.
-pub struct Kernel<S> {
+pub struct Kernel<S, K = Checked> {
     ptx: &'static str,
     name: &'static str,
-    /// The parameter list; `fn() -> S` keeps `Kernel` `Send + Sync + Copy` whatever `S` is.
-    _sig: PhantomData<fn() -> S>,
+    /// The kernel compiled for the host, for the CPU backend (`#[kernel]` emits it).
+    cpu: Option<CpuEntry>,
+    /// The parameter list and kind; `fn() -> (S, K)` keeps `Kernel` `Send + Sync + Copy`
+    /// whatever they are.
+    _sig: PhantomData<fn() -> (S, K)>,
 }
 
-impl<S> Clone for Kernel<S> {
+impl<S, K> Clone for Kernel<S, K> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<S> Copy for Kernel<S> {}
+impl<S, K> Copy for Kernel<S, K> {}
+
+/// Whether a kernel's launch can be checked: [`Checked`] (`#[kernel]`, [`Kernel::new`]),
+/// launched with [`Stream::launch`](crate::Stream::launch), or [`Unchecked`]
+/// (`#[kernel(unchecked)]`, [`Kernel::new_unchecked`]), launched only with the `unsafe`
+/// [`Stream::launch_unchecked`](crate::Stream::launch_unchecked). Sealed: these two are all.
+///
+/// ```
+/// use sluice_host::{Checked, Kernel, Mut, PtrMut, Unchecked};
+/// // SAFETY: `fill` writes only `out`, in bounds.
+/// const FILL: Kernel<(Mut<f32>, f32), Checked> = unsafe { Kernel::new("", "fill") };
+/// const RAW: Kernel<(PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "fill_raw");
+/// # let _ = (FILL, RAW);
+/// ```
+pub trait KernelKind: sealed::KindSealed + 'static {}
+
+/// The kind of kernel whose launches the types check ([`KernelKind`]).
+#[derive(Debug)]
+pub enum Checked {}
+
+/// The kind of kernel whose body the types cannot vouch for — raw pointers, references,
+/// arbitrary by-value structs (`#[kernel(unchecked)]`, a Rust-CUDA kernel ported through
+/// `cuda_std`): launched only with the `unsafe` [`Stream::launch_unchecked`](crate::Stream::launch_unchecked)
+/// ([`KernelKind`]).
+#[derive(Debug)]
+pub enum Unchecked {}
+
+impl sealed::KindSealed for Checked {}
+impl KernelKind for Checked {}
+impl sealed::KindSealed for Unchecked {}
+impl KernelKind for Unchecked {}
 
 impl<S: Signature> Kernel<S> {
     /// Declares entry `name` of the PTX module `ptx` with parameters `S`.
@@ -328,7 +461,23 @@ impl<S: Signature> Kernel<S> {
     /// assert_eq!(FILL.name(), "fill_column");
     /// ```
     pub const unsafe fn new(ptx: &'static str, name: &'static str) -> Kernel<S> {
-        Kernel { ptx, name, _sig: PhantomData }
+        Kernel { ptx, name, cpu: None, _sig: PhantomData }
+    }
+}
+
+impl<S: Signature> Kernel<S, Unchecked> {
+    /// Declares entry `name` of the PTX module `ptx` with parameters `S`, as an unchecked
+    /// kernel: safe to declare, because every launch of it is `unsafe`
+    /// ([`Stream::launch_unchecked`](crate::Stream::launch_unchecked)) and its caller vouches
+    /// for what the kernel does. The parameter sizes are still checked against the PTX.
+    ///
+    /// ```
+    /// use sluice_host::{Kernel, PtrMut, Unchecked};
+    /// const FILL: Kernel<(PtrMut<f32>, u32, f32), Unchecked> = Kernel::new_unchecked("...", "fill_raw");
+    /// assert_eq!(FILL.name(), "fill_raw");
+    /// ```
+    pub const fn new_unchecked(ptx: &'static str, name: &'static str) -> Kernel<S, Unchecked> {
+        Kernel { ptx, name, cpu: None, _sig: PhantomData }
     }
 }
 
@@ -348,6 +497,7 @@ impl<S: Signature> Kernel<S> {
 /// unsafe impl KernelDecl for saxpy {
 ///     const NAME: &'static str = "saxpy";
 ///     type Signature = (Mut<f32>, Ref<f32>, f32);
+///     type Kind = sluice_host::Checked;
 /// }
 /// # const PTX: &str = "PTX text";
 /// // SAFETY: `PTX` is the module the crate declaring `saxpy` was compiled into.
@@ -362,15 +512,21 @@ impl<S: Signature> Kernel<S> {
 /// lengths passed with them. `#[kernel]` upholds them by construction: it derives the
 /// signature from the function it compiles, and a `&[T]` parameter cannot be written in
 /// safe kernel code. (Which PTX that is, the declaration cannot say: [`Kernel::of`]'s
-/// caller vouches for it.)
+/// caller vouches for it.) For an [`Unchecked`] kernel only the parameter list is vouched
+/// for: its launches are `unsafe`, and their callers vouch for the rest.
 pub unsafe trait KernelDecl {
     /// The PTX entry name.
     const NAME: &'static str;
     /// The parameter list, as the host passes it.
     type Signature: Signature;
+    /// [`Checked`] (`#[kernel]`) or [`Unchecked`] (`#[kernel(unchecked)]`).
+    type Kind: KernelKind;
+    /// The kernel compiled for the host, for the CPU backend ([`Gpu::cpu`]): `#[kernel]`
+    /// emits it; `None` for a declaration of PTX alone.
+    const CPU: Option<CpuEntry> = None;
 }
 
-impl<S: Signature> Kernel<S> {
+impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// The typed handle of a `#[kernel]`-declared entry `D` in the PTX module `ptx`.
     ///
     /// The declaration's `unsafe impl` vouches for the entry as compiled from `D`'s own
@@ -392,11 +548,12 @@ impl<S: Signature> Kernel<S> {
     /// unsafe impl KernelDecl for Fill {
     ///     const NAME: &'static str = "fill";
     ///     type Signature = (Mut<f32>, f32);
+///     type Kind = sluice_host::Checked;
     /// }
     /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
     /// ```
-    pub const unsafe fn of<D: KernelDecl<Signature = S>>(ptx: &'static str) -> Kernel<S> {
-        Kernel { ptx, name: D::NAME, _sig: PhantomData }
+    pub const unsafe fn of<D: KernelDecl<Signature = S, Kind = K>>(ptx: &'static str) -> Kernel<S, K> {
+        Kernel { ptx, name: D::NAME, cpu: D::CPU, _sig: PhantomData }
     }
 }
 
@@ -437,7 +594,7 @@ fn check_sizes<S: Signature>(name: &'static str, found: &[usize]) -> Result<()> 
     Err(Error::KernelSignature { name, expected, found: found.to_vec() })
 }
 
-impl<S> Kernel<S> {
+impl<S, K> Kernel<S, K> {
     /// The entry's name.
     ///
     /// ```
@@ -461,7 +618,7 @@ impl<S> Kernel<S> {
     }
 }
 
-impl<S> std::fmt::Debug for Kernel<S> {
+impl<S, K> std::fmt::Debug for Kernel<S, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Kernel").field("name", &self.name).finish_non_exhaustive()
     }
@@ -489,20 +646,20 @@ impl<S> std::fmt::Debug for Kernel<S> {
 /// })
 /// # }
 /// ```
-pub struct Function<S> {
+pub struct Function<S, K = Checked> {
     /// Keeps the context and the module holding `target.func` loaded.
     gpu: Gpu,
     target: LaunchTarget,
-    _sig: PhantomData<fn() -> S>,
+    _sig: PhantomData<fn() -> (S, K)>,
 }
 
-impl<S> Clone for Function<S> {
+impl<S, K> Clone for Function<S, K> {
     fn clone(&self) -> Self {
         Function { gpu: self.gpu.clone(), target: self.target, _sig: PhantomData }
     }
 }
 
-impl<S> std::fmt::Debug for Function<S> {
+impl<S, K> std::fmt::Debug for Function<S, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Function").field("name", &self.target.name).finish_non_exhaustive()
     }
@@ -544,21 +701,54 @@ impl<S> std::fmt::Debug for Function<S> {
 pub trait Launchable: sealed::Resolve {
     /// The kernel's parameter list.
     type Sig: Signature;
+    /// Whether its launches are checked ([`Checked`]) or `unsafe` ([`Unchecked`]).
+    type Kind: KernelKind;
 }
 
-impl<S: Signature> Launchable for Kernel<S> {
+/// A [`Launchable`] whose launches the types check: what the safe
+/// [`Stream::launch`](crate::Stream::launch) takes. Kernels declared `#[kernel(unchecked)]`
+/// (or with [`Kernel::new_unchecked`]) are not: their launches are `unsafe`.
+///
+/// ```compile_fail,E0277
+/// # use sluice_host::{Kernel, LaunchConfig, PtrMut, Unchecked};
+/// const RAW: Kernel<(PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "fill_raw");
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let m = s.alloc_buffer::<f32>(64)?;
+///     s.lane()?.enter(|st| {
+///         let mut v = st.bind(m.as_columns_mut());
+///         st.launch(&RAW, LaunchConfig::for_elements(64, 64), (&mut v, 64u32)) // error[E0277]: needs `unsafe`
+///     })
+/// })
+/// # }
+/// ```
+///
+/// The fix: `unsafe { st.launch_unchecked(&RAW, cfg, (&mut v, 64u32)) }`, with a
+/// `// SAFETY:` comment saying why the kernel stays within `v` and writes only it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is an unchecked kernel: its launch needs `unsafe`",
+    label = "declared with `#[kernel(unchecked)]` (raw pointers, references or by-value structs)",
+    note = "launch it with `unsafe {{ st.launch_unchecked(&kernel, cfg, args) }}` and a `// SAFETY:` comment saying why the kernel stays in bounds and writes only what it is given to write"
+)]
+pub trait CheckedLaunch: Launchable {}
+
+impl<S: Signature, K: KernelKind> Launchable for Kernel<S, K> {
     type Sig = S;
+    type Kind = K;
 }
-impl<S: Signature> sealed::Resolve for Kernel<S> {
+impl<S: Signature> CheckedLaunch for Kernel<S, Checked> {}
+impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        gpu.resolve::<S>(self.ptx, self.name)
+        gpu.resolve::<S>(self.ptx, self.name, self.cpu)
     }
 }
 
-impl<S: Signature> Launchable for Function<S> {
+impl<S: Signature, K: KernelKind> Launchable for Function<S, K> {
     type Sig = S;
+    type Kind = K;
 }
-impl<S: Signature> sealed::Resolve for Function<S> {
+impl<S: Signature> CheckedLaunch for Function<S, Checked> {}
+impl<S: Signature, K: KernelKind> sealed::Resolve for Function<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
         // Two `Gpu`s of one device share its primary context, and with it the module
         // `self.gpu` keeps loaded.
@@ -586,15 +776,16 @@ impl Gpu {
     /// # let _ = fill;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn function<S: Signature>(&self, kernel: &Kernel<S>) -> Result<Function<S>> {
-        let target = self.resolve::<S>(kernel.ptx, kernel.name)?;
+    pub fn function<S: Signature, K: KernelKind>(&self, kernel: &Kernel<S, K>) -> Result<Function<S, K>> {
+        let target = self.resolve::<S>(kernel.ptx, kernel.name, kernel.cpu)?;
         Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
     }
 
     /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
     /// on every call (the cache is shared by every declaration of the entry).
-    fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str) -> Result<LaunchTarget> {
-        self.inner.modules.resolve(self.context(), self.driver_version(), ptx, name, |found| check_sizes::<S>(name, found))
+    fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str, cpu: Option<CpuEntry>) -> Result<LaunchTarget> {
+        let check = |found: &[usize]| check_sizes::<S>(name, found);
+        self.inner.modules.resolve(self.context(), self.driver_version(), ptx, name, cpu, check)
     }
 }
 

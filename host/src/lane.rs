@@ -16,22 +16,56 @@ use std::sync::Mutex;
 use bytemuck::Pod;
 
 use crate::device::Gpu;
-use crate::error::{LaneId, Result};
+use crate::capture::Capture;
+use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
+use crate::trace::{Recorder, SpanKind};
 use crate::matrix::{ColumnsMut, ColumnsRef};
 use crate::view::{Brand, ColumnView, ColumnViewMut, Invariant};
 
-/// What the lanes of one scope share: the device, and the scope's idle events (fences
-/// dropped in this scope are reused by its later fences before the device's pool is asked).
+/// What the lanes of one scope share: the device, the scope's idle events (fences dropped
+/// in this scope are reused by its later fences before the device's pool is asked), and the
+/// trace recorder when the scope is traced.
 pub(crate) struct LaneShared {
     pub(crate) gpu: Gpu,
     /// Idle events: `[fence events, timing events]`.
     idle: Mutex<[Vec<Event>; 2]>,
+    trace: Option<Recorder>,
+    capture: Option<Capture>,
 }
 
 impl LaneShared {
-    pub(crate) fn new(gpu: Gpu) -> LaneShared {
-        LaneShared { gpu, idle: Mutex::new([Vec::new(), Vec::new()]) }
+    /// Lanes' shared state, starting with `idle` events (kept from earlier scopes).
+    pub(crate) fn new(gpu: Gpu, idle: Vec<Event>, trace: Option<Recorder>, capture: Option<Capture>) -> LaneShared {
+        let (timing, fences): (Vec<Event>, Vec<Event>) = idle.into_iter().partition(|e| e.timing());
+        LaneShared { gpu, idle: Mutex::new([fences, timing]), trace, capture }
+    }
+
+    /// The recording in progress, if this scope is being recorded into a graph.
+    pub(crate) fn capture(&self) -> Option<&Capture> {
+        self.capture.as_ref()
+    }
+
+    /// `Err(Error::Recording)` if this scope is being recorded: `what` needs work to run.
+    pub(crate) fn refuse_while_recording(&self, what: &'static str) -> Result<()> {
+        match self.capture {
+            Some(_) => Err(Error::Recording { what }),
+            None => Ok(()),
+        }
+    }
+
+    /// The idle events, for the next scope once this one has joined.
+    pub(crate) fn take_idle_events(&self) -> Vec<Event> {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        let [fences, timing] = &mut *idle;
+        let mut all = std::mem::take(fences);
+        all.append(timing);
+        all
+    }
+
+    /// The trace recorder, if the scope is traced.
+    pub(crate) fn recorder(&self) -> Option<&Recorder> {
+        self.trace.as_ref()
     }
 
     /// An event for a fence or (`timing`) a timestamp: an idle one of this scope, of the
@@ -49,14 +83,6 @@ impl LaneShared {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())[e.timing() as usize].push(e);
     }
 
-    /// The scope's idle events, for the device's pool once the scope has joined.
-    pub(crate) fn take_idle_events(&self) -> Vec<Event> {
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        let [fences, timings] = &mut *idle;
-        let mut all = std::mem::take(fences);
-        all.append(timings);
-        all
-    }
 }
 
 /// A lane's stream and counters. Lives (boxed) in its scope's state until the scope ends.
@@ -79,6 +105,15 @@ impl LaneInner {
             launches: AtomicU64::new(0),
             copies: AtomicU64::new(0),
         }
+    }
+
+    /// This (joined, idle) lane again, as lane `id` of a new scope, its counters at zero.
+    pub(crate) fn reused(mut self: Box<Self>, id: LaneId) -> Box<Self> {
+        self.id = id;
+        for c in [&self.events_recorded, &self.waits_enqueued, &self.launches, &self.copies] {
+            c.store(0, Ordering::Relaxed);
+        }
+        self
     }
 
     pub(crate) fn stats(&self) -> LaneStats {
@@ -309,6 +344,17 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// The device this lane runs on.
     pub(crate) fn gpu(&self) -> &'scope Gpu {
         &self.lane.shared.gpu
+    }
+
+    /// Runs `enqueue` (one operation enqueued on this lane); in a traced scope, brackets it
+    /// with timing events and host instants, named by `name`. One branch otherwise.
+    pub(crate) fn traced<R>(&self, kind: SpanKind, name: impl FnOnce() -> String, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
+        let Some(rec) = &self.lane.shared.trace else { return enqueue() };
+        let (gpu, stream) = (self.gpu(), self.handle());
+        let open = rec.begin(gpu, stream)?;
+        let r = enqueue()?;
+        rec.end(gpu, stream, open, self.lane.inner.id, kind, name())?;
+        Ok(r)
     }
 
     /// The lane this stream belongs to.

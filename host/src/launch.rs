@@ -9,17 +9,20 @@
 //! in [`kernel`](crate::kernel).
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
+use crate::capture::{Capture, KernelNode, KernelNodeRecord};
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::{Error, Result};
-use crate::kernel::{for_each_tuple, Launchable, Mut, Param, Ref, Signature};
+use crate::kernel::{for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature};
 use crate::lane::Stream;
 use crate::handle::StreamHandle;
 use crate::module::LaunchTarget;
 use crate::span::Span;
+use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// Grid and block shape and dynamic shared memory of a launch: CUDA's `<<<grid, block, shmem>>>`.
@@ -153,6 +156,8 @@ mod sealed {
 /// launch call: what it points to in the argument tuple outlives it.
 pub struct ParamBuf {
     slots: [Slot; MAX_PARAMS],
+    /// Each slot's value size in bytes (what the CPU backend copies).
+    sizes: [usize; MAX_PARAMS],
     n: usize,
     /// The launching lane's context; a view of another context's memory sets `foreign`.
     ctx: usize,
@@ -173,22 +178,23 @@ const MAX_PARAMS: usize = 32;
 
 impl ParamBuf {
     fn new(ctx: usize) -> ParamBuf {
-        ParamBuf { slots: [Slot::Empty; MAX_PARAMS], n: 0, ctx, foreign: false }
+        ParamBuf { slots: [Slot::Empty; MAX_PARAMS], sizes: [0; MAX_PARAMS], n: 0, ctx, foreign: false }
     }
 
-    fn push(&mut self, s: Slot) {
+    fn push(&mut self, s: Slot, size: usize) {
         // The tuple impls stop at 12 arguments of at most 2 parameters each, so this
         // never overflows; a debug assertion documents it and the check keeps it safe.
         debug_assert!(self.n < MAX_PARAMS);
         if let Some(slot) = self.slots.get_mut(self.n) {
             *slot = s;
+            self.sizes[self.n] = size;
             self.n += 1;
         }
     }
 
     fn push_slice(&mut self, addr: u64, len: u64) {
-        self.push(Slot::Word(addr));
-        self.push(Slot::Word(len));
+        self.push(Slot::Word(addr), 8);
+        self.push(Slot::Word(len), 8);
     }
 
     fn push_span(&mut self, s: &Span) {
@@ -196,11 +202,22 @@ impl ParamBuf {
         self.push_slice(s.ptr, s.flat_len() as u64);
     }
 
+    /// A view's address alone (a pointer parameter of an unchecked kernel).
+    fn push_address(&mut self, s: &Span) {
+        self.foreign |= s.ctx != self.ctx;
+        self.push(Slot::Word(s.ptr), 8);
+    }
+
     /// Points the next parameter at `v`, which must outlive the launch call: only the
     /// `Pod` impl of `LowerArg` calls this, with a field of the argument tuple
     /// `launch_raw` borrows across the call.
     fn push_value<T: Pod>(&mut self, v: &T) {
-        self.push(Slot::Ptr((v as *const T).cast()));
+        self.push_value_any(v);
+    }
+
+    /// As `push_value`, for any `Copy` value (a [`ByValue`] parameter of an unchecked kernel).
+    fn push_value_any<T: Copy>(&mut self, v: &T) {
+        self.push(Slot::Ptr((v as *const T).cast()), std::mem::size_of::<T>());
     }
 
     /// The pointer array `cuLaunchKernel` wants; valid while `self` and the argument tuple
@@ -279,6 +296,36 @@ impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for ColumnView<'_, 'id, T> {
         buf.push_span(&self.span());
     }
 }
+impl<'id, T: Pod> Arg<'id, PtrMut<T>> for &mut ColumnViewMut<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, PtrMut<T>> for &mut ColumnViewMut<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Pod> Arg<'id, Ptr<T>> for &ColumnViewMut<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for &ColumnViewMut<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Pod> Arg<'id, Ptr<T>> for &ColumnView<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for &ColumnView<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Pod> Arg<'id, Ptr<T>> for ColumnView<'_, 'id, T> {}
+impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for ColumnView<'_, 'id, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_address(&self.span());
+    }
+}
+impl<'id, T: Copy + 'static> Arg<'id, ByValue<T>> for T {}
+impl<'id, T: Copy + 'static> sealed::LowerArg<'id, ByValue<T>> for T {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_value_any(self);
+    }
+}
 impl<'id, T: Pod> Arg<'id, T> for T {}
 impl<'id, T: Pod> sealed::LowerArg<'id, T> for T {
     fn lower(&self, buf: &mut ParamBuf) {
@@ -322,7 +369,6 @@ macro_rules! launch_args_impls {
 }
 for_each_tuple!(launch_args_impls);
 
-
 impl<'scope, 'id> Stream<'scope, 'id> {
     /// Launches `kernel` on this lane with `args`, one per parameter: `&mut view` for a
     /// [`Mut<T>`](crate::Mut), `&view`/`view` for a [`Ref<T>`](crate::Ref), the value for a
@@ -348,18 +394,160 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// ```
     pub fn launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
     where
+        K: CheckedLaunch,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        // SAFETY: `K: CheckedLaunch` — a `#[kernel]` or `Kernel::new` declaration, whose
+        // contract (writes only through `Mut` parameters, within their lengths) is what the
+        // rest of this launch's safety rests on; see `enqueue_launch`.
+        unsafe { self.enqueue_launch(kernel, cfg, &args) }.map(drop)
+    }
+
+    /// Launches an unchecked kernel (`#[kernel(unchecked)]`, [`Kernel::new_unchecked`]):
+    /// raw pointers, references and by-value structs, as ported Rust-CUDA kernels take them.
+    /// The arguments are typed and bound to this lane as for [`launch`](Stream::launch) —
+    /// `&mut view` for a [`PtrMut<T>`](crate::PtrMut), `&view` for a [`Ptr<T>`](crate::Ptr),
+    /// the value for a [`ByValue<T>`](crate::ByValue) — so the ordering between lanes stays
+    /// checked; what the kernel does with them is not.
+    ///
+    /// # Safety
+    /// - The kernel accesses each pointer argument only within the view it was passed as,
+    ///   and each slice only below its length.
+    /// - It writes only through arguments passed as `&mut` views ([`PtrMut`](crate::PtrMut),
+    ///   [`Mut`]), never through [`Ptr`](crate::Ptr) or [`Ref`] ones.
+    /// - Device addresses hidden inside by-value arguments point to memory that stays
+    ///   allocated, and is not used by other lanes in a conflicting way, until this lane has
+    ///   passed the launch (for example: views of the same scope, bound to this lane).
+    /// - Threads of the launch do not write the same element without synchronizing.
+    ///
+    /// ```no_run
+    /// # use sluice_host::{Kernel, LaunchConfig, Ptr, PtrMut, Unchecked};
+    /// const VECADD: Kernel<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "vecadd");
+    /// # fn demo(gpu: &sluice_host::Gpu, a: &[f32], b: &[f32]) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let (a, b) = (s.upload(a)?, s.upload(b)?);
+    ///     let c = s.alloc_buffer::<f32>(a.rows())?;
+    ///     s.lane()?.enter(|st| {
+    ///         let (a, b) = (st.await_fence(&a)?, st.await_fence(&b)?);
+    ///         let mut c = st.bind(c.as_columns_mut());
+    ///         let n = c.len() as u32;
+    ///         // SAFETY: `vecadd` reads a[i], b[i] and writes c[i] for i < n only, one thread
+    ///         // per i, and a, b, c each hold n elements.
+    ///         unsafe { st.launch_unchecked(&VECADD, LaunchConfig::for_elements(c.len(), 256), (&a, &b, &mut c, n)) }
+    ///     })
+    /// })
+    /// # }
+    /// ```
+    pub unsafe fn launch_unchecked<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
+    where
+        K: Launchable,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        // SAFETY: the caller's duties are the kernel contract `enqueue_launch` rests on.
+        unsafe { self.enqueue_launch(kernel, cfg, &args) }.map(drop)
+    }
+
+    /// Resolves `kernel` on this lane's device, checks `cfg`, lowers `args` and enqueues.
+    ///
+    /// # Safety
+    /// - The kernel keeps the contract of its declaration ([`Kernel::new`] for checked
+    ///   kernels; the caller's vouching for unchecked ones, see `launch_unchecked`).
+    unsafe fn enqueue_launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: &A) -> Result<Option<usize>>
+    where
         K: Launchable,
         A: LaunchArgs<'id, K::Sig>,
     {
         let gpu = self.gpu();
         let f = kernel.resolve(gpu)?;
-        // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (the
-        // `Kernel::new` contract, checked against the PTX on load); every view in `args`
-        // carries this lane's brand 'id, so it is bound to this stream, and borrows its
-        // memory for 'scope — which ends after the scope joins this stream.
-        unsafe { launch_raw(gpu, self.handle(), &f, cfg, &args) }?;
+        // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (checked
+        // against the PTX on load); every view in `args` carries this lane's brand 'id, so
+        // it is bound to this stream, and borrows its memory for 'scope — which ends after
+        // the scope joins this stream; the kernel's own conduct is the caller's duty.
+        self.traced(SpanKind::Launch, || f.name.to_string(), || unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) })?;
         self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        match self.lane.shared.capture() {
+            None => Ok(None),
+            Some(capture) => self.record_node::<K::Sig, A>(capture, &f, cfg, args).map(Some),
+        }
+    }
+
+    /// Records the launch just captured as a kernel node of the recording (its node handle,
+    /// the function, the shape and a copy of every argument value), for typed updates of its
+    /// scalars before replays. Returns its index among the recording's nodes.
+    fn record_node<S: Signature, A: LaunchArgs<'id, S>>(
+        &self,
+        capture: &Capture,
+        f: &LaunchTarget,
+        cfg: LaunchConfig,
+        args: &A,
+    ) -> Result<usize> {
+        // SAFETY: this lane's stream joined the capture when the lane was made.
+        let node = unsafe { self.handle().last_captured_node() }
+            .map_err(|error| Error::Stream { call: "cuStreamGetCaptureInfo", error })?
+            .ok_or(Error::Recording { what: "finding the kernel node of a captured launch" })?;
+        let mut buf = ParamBuf::new(self.gpu().ctx_id());
+        args.lower(&mut buf);
+        let mut sizes = Vec::new();
+        S::sizes(&mut sizes);
+        let ptrs = buf.pointers();
+        let values = sizes
+            .iter()
+            .zip(ptrs)
+            .map(|(&size, p)| {
+                // SAFETY: `p` points to this slot's value (a word in `buf` or a scalar in `args`,
+                // both alive here), which has `size` bytes: the signature's lowering of it.
+                unsafe { std::slice::from_raw_parts(p.cast::<u8>(), size) }.into()
+            })
+            .collect();
+        let mut params = Vec::new();
+        S::slots(&mut params);
+        let mut recorded = capture.recorded();
+        recorded.nodes.push(KernelNodeRecord {
+            node,
+            func: f.func,
+            name: f.name,
+            grid: cfg.grid,
+            block: cfg.block,
+            shared_mem_bytes: cfg.shared_mem_bytes,
+            values,
+            params,
+        });
+        Ok(recorded.nodes.len() - 1)
+    }
+
+    /// [`launch`](Stream::launch), in a scope being recorded into a graph
+    /// ([`graph`](crate::graph)): also returns the launch's node, whose scalar arguments
+    /// [`Graph::set_scalar`](crate::Graph::set_scalar) can change between replays.
+    ///
+    /// # Errors
+    /// [`Error::NotRecording`] outside a recording (nothing is launched then); as
+    /// [`launch`](Stream::launch) otherwise.
+    ///
+    /// ```no_run
+    /// # use sluice_host::{Kernel, LaunchConfig, Mut};
+    /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let mut out = gpu.alloc_buffer::<f32>(256)?;
+    /// let (graph, node) = sluice_host::graph(gpu, |s| {
+    ///     s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(out.as_columns_mut());
+    ///         st.launch_node(&FILL, LaunchConfig::for_elements(256, 256), (&mut v, 0.5))
+    ///     })
+    /// })?;
+    /// # let _ = (graph, node);
+    /// # Ok(()) }
+    /// ```
+    pub fn launch_node<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<KernelNode<K::Sig>>
+    where
+        K: CheckedLaunch,
+        A: LaunchArgs<'id, K::Sig>,
+    {
+        let Some(capture) = self.lane.shared.capture() else {
+            return Err(Error::NotRecording { what: "Stream::launch_node" });
+        };
+        // SAFETY: as in `launch`.
+        let index = unsafe { self.enqueue_launch(kernel, cfg, &args) }?;
+        Ok(KernelNode { capture: capture.id, index: index.expect("a recording records its launches"), _sig: PhantomData })
     }
 
 }
@@ -409,7 +597,7 @@ pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
     // reads them. Memory: the caller's duty (see above) keeps every address valid and
     // unshared until the stream passes the launch; the scope joins the stream before
     // any of that memory can be freed.
-    unsafe { stream.launch(f.func, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n]) }
+    unsafe { stream.launch(f.func, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n], &buf.sizes[..buf.n]) }
         .map_err(|error| Error::Launch { kernel: f.name, error })
 }
 

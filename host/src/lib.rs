@@ -88,16 +88,20 @@
 //! | --- | --- | --- |
 //! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
+//! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
 //! | plain data | `span.rs`, `ptx.rs` | spans and their arithmetic, layout checks; PTX text parsing |
 //! | module cache | `module.rs` | loaded modules and resolved functions of a device |
 //! | device | `device.rs` | [`Gpu`]: context, allocator, pools of streams and events |
+//! | traces | `trace.rs` | timelines of traced scopes ([`Trace`]): recorded marks, Chrome JSON, SVG |
+//! | recordings | `capture.rs` | a scope being recorded into a graph: capture, staged inputs, outputs, kernel nodes |
 //! | memory | `matrix.rs`, `pinned.rs` | [`DeviceMatrix`] and its column borrows; [`PinnedMatrix`] |
 //! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], the brand |
 //! | kernels | `kernel.rs` | [`Kernel`], [`KernelDecl`], [`Mut`], [`Ref`], [`Function`] |
 //! | lanes | `lane.rs` | [`Lane`], [`Stream`], [`LaneStats`] |
 //! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
-//! | scopes | `scope.rs` | [`scope`], [`Scope`]: lanes joined, memory freed |
+//! | scopes | `scope.rs` | [`scope`], [`Scope`], [`LaneSet`]: lanes joined, memory freed |
+//! | graphs | `graph.rs` | [`graph`], [`Graph`]: a scope recorded once, replayed on lanes of later scopes |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
 //! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
@@ -118,11 +122,14 @@
 // In layer order, lowest first (see "Layers" above).
 mod driver;
 mod error;
+mod cpu;
 mod handle;
 mod ptx;
 mod span;
 mod module;
 mod device;
+mod trace;
+mod capture;
 mod matrix;
 mod pinned;
 mod view;
@@ -132,16 +139,23 @@ mod launch;
 mod fence;
 mod copy;
 mod scope;
+mod graph;
 
 pub use copy::Pending;
-pub use device::{DeviceInfo, Gpu, MemInfo};
+pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
 pub use error::{Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
-pub use kernel::{Function, Kernel, KernelDecl, Launchable, Mut, Param, Ref, Signature};
+pub use kernel::{
+    ByValue, Checked, CheckedLaunch, CpuEntry, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr, PtrMut, Ref,
+    Signature, Unchecked,
+};
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
-pub use pinned::{PinnedChunksMut, PinnedMatrix, PinnedMut};
-pub use scope::{scope, Scope};
+pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use capture::KernelNode;
+pub use graph::{graph, Graph, Outputs, Replay};
+pub use scope::{scope, traced_scope, LaneSet, Scope};
+pub use trace::{SpanKind, Trace, TraceSpan};
 pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

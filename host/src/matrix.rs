@@ -23,12 +23,14 @@
 //! internal stream only, and freeing enqueues the free there without waiting at all, so
 //! neither synchronizes the device (rule 6) nor waits for any lane.
 
+use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 use bytemuck::Pod;
 
 use crate::device::Gpu;
+use crate::driver::mem::Direction;
 use crate::error::{Error, Result};
 use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span};
 
@@ -301,6 +303,11 @@ impl<T: Pod> DeviceMatrix<T> {
 }
 
 impl<T> DeviceMatrix<T> {
+    /// The device the matrix lives on.
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
     fn release(&self) -> Result<()> {
         // SAFETY: the pointer came from `alloc_device` on this `Gpu` and is freed once (only
         // `drop`/`free` call this, each consuming the matrix). No work can use it any more:
@@ -508,6 +515,78 @@ impl Gpu {
         DeviceMatrix::alloc(self, len, 1, len)
     }
 
+    /// Puts `data` on the device, outside any scope: an owned one-column matrix that every
+    /// later scope can read with [`Stream::bind_ref`](crate::Stream::bind_ref) — no upload
+    /// per scope and no wait — for as long as it lives. Persistent inputs of a loop of
+    /// scopes (a time-stepping simulation) are uploaded once this way.
+    ///
+    /// Blocks until the copy is done. It runs on a stream of its own (one of the device's
+    /// idle streams) and waits for that stream only, never for a lane or the device. Pinned
+    /// `data` ([`PinnedMatrix`](crate::PinnedMatrix) derefs to a slice) copies at full speed;
+    /// pageable data is staged by the driver. To overlap the upload with other work, see
+    /// [`Gpu::upload_async`].
+    ///
+    /// # Errors
+    /// [`Error::ZeroSized`], allocation errors, [`Error::Copy`] / [`Error::Stream`].
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu, sources: &[[f32; 4]]) -> sluice_host::Result<()> {
+    /// let sources = gpu.upload(sources)?;               // once
+    /// for _step in 0..1000 {
+    ///     sluice_host::scope(gpu, |s| {
+    ///         s.lane()?.enter(|st| {
+    ///             let src = st.bind_ref(sources.as_columns());  // no upload, no wait
+    ///             # let _ = src;
+    ///             Ok(())
+    ///         })
+    ///     })?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<DeviceMatrix<T>> {
+        self.upload_matrix(data, data.len(), 1)
+    }
+
+    /// As [`upload`](Gpu::upload), as a `rows` x `cols` column-major matrix (`data.len()`
+    /// must be `rows * cols`).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu, targets: &[f32]) -> sluice_host::Result<()> {
+    /// let t = gpu.upload_matrix(targets, 1024, 8)?;
+    /// assert_eq!((t.rows(), t.cols()), (1024, 8));
+    /// # Ok(()) }
+    /// ```
+    pub fn upload_matrix<T: Pod>(&self, data: &[T], rows: usize, cols: usize) -> Result<DeviceMatrix<T>> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::LengthMismatch { expected: data.len(), got: rows.saturating_mul(cols) });
+        }
+        let m = DeviceMatrix::<T>::alloc(self, rows, cols, rows)?;
+        let stream = self.take_stream()?;
+        let s = m.span;
+        // SAFETY: device side: `m` is a fresh allocation of exactly `s`, owned here and not yet
+        // handed out, so nothing else uses it. Host side: `data` holds `rows * cols` elements
+        // (checked above) and stays borrowed until this function returns, after the
+        // synchronize below has seen the copy complete.
+        let copied = unsafe { stream.copy(Direction::HostToDevice, s.ptr, data.as_ptr().cast_mut().cast::<c_void>(), s.to_2d()) }
+            .map_err(|error| Error::Copy { direction: "host to device", error });
+        let synced = stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error });
+        match (copied, synced) {
+            (Ok(()), Ok(())) => {
+                self.recycle_stream(stream);
+                Ok(m)
+            }
+            // The stream did not confirm it is done: neither it nor the memory may be
+            // reused, so both are leaked rather than freed (leaking is sound).
+            (_, Err(e)) => {
+                std::mem::forget((stream, m));
+                Err(e)
+            }
+            (Err(e), Ok(())) => {
+                self.recycle_stream(stream);
+                Err(e)
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::driver::{module::FuncAttribute, DriverError};
 use crate::error::{Error, Result};
+use crate::cpu::CpuEntry;
 use crate::handle::{Context, FunctionHandle, Module};
 use crate::ptx;
 
@@ -67,8 +68,12 @@ impl ModuleCache {
         driver_version: u32,
         ptx: &'static str,
         name: &'static str,
+        cpu: Option<CpuEntry>,
         check: impl FnOnce(&[usize]) -> Result<()>,
     ) -> Result<LaunchTarget> {
+        if ctx.is_cpu() {
+            return resolve_cpu(ptx, name, cpu, check);
+        }
         let key = (ptx.as_ptr() as usize, ptx.len());
         {
             let functions = lock(&self.functions);
@@ -121,6 +126,22 @@ impl ModuleCache {
         lock(&self.functions).push(Resolved { key, params: params.into(), target });
         checked.map(|()| target)
     }
+}
+
+/// A kernel on the CPU backend: its CPU entry, with the declaration checked against the PTX
+/// as on a GPU (when the PTX holds the entry: a build without the kernel toolchain embeds no
+/// PTX, and then only the host code declares the parameters).
+fn resolve_cpu(
+    ptx: &'static str,
+    name: &'static str,
+    cpu: Option<CpuEntry>,
+    check: impl FnOnce(&[usize]) -> Result<()>,
+) -> Result<LaunchTarget> {
+    let entry = cpu.ok_or(Error::NoCpuEntry { name })?;
+    if let Ok(params) = ptx::param_sizes(ptx, name) {
+        check(&params)?;
+    }
+    Ok(LaunchTarget { name, func: FunctionHandle::Cpu(entry, name), max_threads_per_block: 1024, static_shared_bytes: 0 })
 }
 
 /// Loads `ptx` as a module, after checking that the driver understands its `.version`.

@@ -8,8 +8,10 @@ use std::ptr::NonNull;
 use bytemuck::Pod;
 
 use crate::device::Gpu;
-use crate::driver::RawHostPtr;
-use crate::error::{Error, Result};
+use crate::driver::{mem::Direction, RawHostPtr};
+use crate::error::{Error, Result, ORPHANED};
+use crate::handle::{Event, StreamHandle};
+use crate::matrix::DeviceMatrix;
 use crate::span::{bounds, check_aligned, matrix_bytes};
 
 /// A column-major matrix in page-locked ("pinned") host memory: `Vec<T>` that the GPU's
@@ -405,6 +407,131 @@ impl Gpu {
     }
 }
 
+
+/// A host-to-device upload in flight, outside any scope ([`Gpu::upload_async`]): it owns
+/// both sides until the copy is done — the pinned source (so the host cannot change or free
+/// it, rule 4) and the device matrix (so no lane reads it early). [`wait`](PendingUpload::wait)
+/// gives both back; a lane can instead wait on the GPU
+/// ([`Stream::await_upload`](crate::Stream::await_upload)).
+///
+/// Dropping it waits for the copy (this upload's event only) before freeing anything;
+/// leaking it (`mem::forget`) leaks both sides, which is sound.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// let mut staging = gpu.pinned_buffer::<f32>(1 << 20)?;
+/// staging.fill(1.0);
+/// let pending = gpu.upload_async(staging)?;      // returns at once
+/// // ... other host work, other scopes ...
+/// let (on_device, staging) = pending.wait()?;    // this copy's event only
+/// # let _ = (on_device, staging);
+/// # Ok(()) }
+/// ```
+pub struct PendingUpload<T> {
+    // `Option`s so that `wait` can move them out (they are `Some` until then).
+    dst: Option<DeviceMatrix<T>>,
+    src: Option<PinnedMatrix<T>>,
+    done: Event,
+    stream: Option<StreamHandle>,
+}
+
+impl<T: Pod> PendingUpload<T> {
+    /// Blocks until the copy is done (`cuEventSynchronize` on its event only) and returns the
+    /// device matrix and the pinned source.
+    pub fn wait(mut self) -> Result<(DeviceMatrix<T>, PinnedMatrix<T>)> {
+        self.done.synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })?;
+        let gpu = self.dst.as_ref().map(|m| m.gpu().clone());
+        if let (Some(gpu), Some(stream)) = (gpu, self.stream.take()) {
+            // The event after the copy completed, and the copy was the stream's only work.
+            gpu.recycle_stream(stream);
+        }
+        let (dst, src) = (self.dst.take(), self.src.take());
+        Ok((dst.expect("a pending upload holds its matrix until waited"), src.expect("and its source")))
+    }
+
+    /// The device matrix, for a lane to await ([`Stream::await_upload`](crate::Stream::await_upload)).
+    pub(crate) fn parts(&self) -> (&DeviceMatrix<T>, &Event) {
+        (self.dst.as_ref().expect("a pending upload holds its matrix until waited"), &self.done)
+    }
+}
+
+impl<T> Drop for PendingUpload<T> {
+    fn drop(&mut self) {
+        if self.dst.is_none() {
+            return; // waited
+        }
+        if let Err(error) = self.done.synchronize() {
+            // The copy cannot be confirmed done: keep both sides alive forever (sound).
+            std::mem::forget(self.dst.take());
+            std::mem::forget(self.src.take());
+            std::mem::forget(self.stream.take());
+            ORPHANED.record(Error::Event { call: "cuEventSynchronize", error });
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for PendingUpload<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingUpload").finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Starts copying a pinned matrix to a new device matrix, outside any scope, and returns
+    /// at once: the copy runs on a stream of its own (one of the device's idle streams) while
+    /// the host goes on. The [`PendingUpload`] owns both sides until it is awaited.
+    ///
+    /// # Errors
+    /// Allocation errors, [`Error::Copy`], [`Error::Event`].
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let src = gpu.pinned_matrix::<f32>(4096, 8)?;
+    /// let up = gpu.upload_async(src)?;
+    /// sluice_host::scope(gpu, |s| {
+    ///     s.lane()?.enter(|st| {
+    ///         let x = st.await_upload(&up)?;   // GPU-side wait; the host never blocks
+    ///         assert_eq!(x.cols(), 8);
+    ///         Ok(())
+    ///     })
+    /// })?;
+    /// let (on_device, _src) = up.wait()?;
+    /// # let _ = on_device;
+    /// # Ok(()) }
+    /// ```
+    pub fn upload_async<T: Pod>(&self, src: PinnedMatrix<T>) -> Result<PendingUpload<T>> {
+        let dst = self.alloc_matrix::<T>(src.rows, src.cols)?;
+        let stream = self.take_stream()?;
+        let done = self.take_event(false)?;
+        let s = dst.as_columns().span();
+        // SAFETY: device side: `dst` is a fresh allocation of exactly `s`, moved into the
+        // `PendingUpload` below, which hands it out only after this copy's event (`wait`) or
+        // behind a GPU-side wait on it (`await_upload`). Host side: `src` holds `rows * cols`
+        // elements and is moved into the `PendingUpload` too, which neither gives it back nor
+        // frees it before the event has completed (`wait`, `drop`), and leaks it if forgotten.
+        let copied = unsafe { stream.copy(Direction::HostToDevice, s.ptr, src.ptr.as_ptr().cast(), s.to_2d()) }
+            .map_err(|error| Error::Copy { direction: "host to device", error })
+            .and_then(|()| done.record(&stream).map_err(|error| Error::Event { call: "cuEventRecord", error }));
+        let pending = PendingUpload { dst: Some(dst), src: Some(src), done, stream: Some(stream) };
+        match copied {
+            Ok(()) => Ok(pending),
+            Err(e) => {
+                // Whatever was enqueued is waited for by the drop (on the stream this time:
+                // the event may not have been recorded).
+                let mut pending = pending;
+                if let Some(stream) = pending.stream.take() {
+                    if stream.synchronize().is_err() {
+                        std::mem::forget((stream, pending));
+                        return Err(e);
+                    }
+                }
+                pending.dst.take();
+                pending.src.take();
+                Err(e)
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

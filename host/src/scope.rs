@@ -12,7 +12,9 @@
 //! borrows of memory (`'env`) that the lane's kernels and copies may still be using.
 //!
 //! Joined lanes' streams go back to the device's pool for later scopes, so a scope's
-//! `lane()` usually costs no `cuStreamCreate`.
+//! `lane()` usually costs no `cuStreamCreate`. A [`LaneSet`] keeps them instead — streams,
+//! their bookkeeping and the scope's idle events — for the next scope run on it, so that a
+//! loop of scopes (a time-stepping simulation) pays neither pool traffic nor allocation.
 //!
 //! # Rule 5
 //!
@@ -38,6 +40,9 @@ use crate::handle::StreamHandle;
 use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::pinned::PinnedMatrix;
+use crate::capture::{Capture, Recorded};
+use crate::handle::GraphExec;
+use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
 /// Runs `f` with a [`Scope`] in which it can create lanes and enqueue work, then joins every
@@ -134,31 +139,230 @@ pub fn scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<R>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let scope = Scope { shared: ScopeShared::new(gpu.clone()), _scope: PhantomData, _env: PhantomData };
+    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: false }, f);
+    kept.release(gpu);
+    result.map(|(r, _)| r)
+}
+
+/// [`scope`], traced: also returns the scope's [`Trace`] — every launch, copy, fill and
+/// fence wait of every lane, with its GPU start and end (from timing events around it) and
+/// its host enqueue span — for Perfetto ([`Trace::to_chrome_json`]) or as a picture
+/// ([`Trace::to_svg`]). Tracing records two timing events per operation; untraced scopes
+/// record none.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// let (sum, trace) = sluice_host::traced_scope(gpu, |s| {
+///     let m = s.alloc_buffer::<u32>(1024)?;
+///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })?;
+///     Ok(0)
+/// })?;
+/// assert_eq!(trace.spans.len(), 1);
+/// # let _ = sum; Ok(()) }
+/// ```
+pub fn traced_scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<(R, Trace)>
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+{
+    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: true }, f);
+    kept.release(gpu);
+    result.map(|(r, ended)| (r, ended.trace()))
+}
+
+/// Lanes kept across scopes: the streams, their bookkeeping and the idle fence events of
+/// the scopes run on the set ([`LaneSet::scope`]). The std analogue is a thread pool kept
+/// between `scope`s, where [`scope`] makes (well: borrows from the device's pool) its lanes
+/// afresh.
+///
+/// A scope on a set hands out the set's lanes first (lane `i` is the same stream in every
+/// scope), and adds the lanes it makes beyond them to the set when it ends; only then, after
+/// joining each lane, does the set get its lanes back, so two scopes never share a lane
+/// (a scope borrows the set mutably). Every ownership rule holds as in [`scope`].
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu, inputs: &[f32]) -> sluice_host::Result<()> {
+/// let x = gpu.upload(inputs)?;                 // on the device once, outside any scope
+/// let mut lanes = sluice_host::LaneSet::new(gpu);
+/// for _step in 0..1000 {
+///     lanes.scope(|s| {
+///         for lane in s.lanes(8)? {               // the same 8 streams every step
+///             lane.enter(|st| st.bind_ref(x.as_columns()).len());
+///         }
+///         Ok(())
+///     })?;
+/// }
+/// assert_eq!(lanes.len(), 8);
+/// # Ok(()) }
+/// ```
+pub struct LaneSet {
+    gpu: Gpu,
+    kept: LaneCache,
+}
+
+impl LaneSet {
+    /// An empty set of lanes on `gpu`: its first scope makes the lanes, later ones reuse them.
+    pub fn new(gpu: &Gpu) -> LaneSet {
+        LaneSet { gpu: gpu.clone(), kept: LaneCache::default() }
+    }
+
+    /// Lanes kept (the upload lane not counted).
+    pub fn len(&self) -> usize {
+        self.kept.lanes.len()
+    }
+
+    /// Whether no lane is kept yet.
+    pub fn is_empty(&self) -> bool {
+        self.kept.lanes.is_empty()
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// [`scope`] on these lanes: lane `i` of the scope is the set's lane `i` (made by the
+    /// first scope that needs it, kept after), and the idle events of one scope serve the
+    /// next. Joins every lane it used before returning, as [`scope`] does.
+    pub fn scope<'env, F, R>(&'env mut self, f: F) -> Result<R>
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+    {
+        let LaneSet { gpu, kept } = self;
+        let (result, back) = run(gpu, std::mem::take(kept), Mode::Run { traced: false }, f);
+        *kept = back;
+        result.map(|(r, _)| r)
+    }
+
+    /// [`LaneSet::scope`], traced (see [`traced_scope`]).
+    pub fn traced_scope<'env, F, R>(&'env mut self, f: F) -> Result<(R, Trace)>
+    where
+        F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+    {
+        let LaneSet { gpu, kept } = self;
+        let (result, back) = run(gpu, std::mem::take(kept), Mode::Run { traced: true }, f);
+        *kept = back;
+        result.map(|(r, ended)| (r, ended.trace()))
+    }
+}
+
+impl Drop for LaneSet {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.kept).release(&self.gpu);
+    }
+}
+
+impl std::fmt::Debug for LaneSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaneSet").field("lanes", &self.kept.lanes.len()).finish_non_exhaustive()
+    }
+}
+
+/// Joined, idle lanes and events a scope starts from and gives back.
+#[derive(Default)]
+// Boxed: each lane's bookkeeping is handed out by address (`&'scope LaneInner`) and must not
+// move when the vector grows.
+#[allow(clippy::vec_box)]
+pub(crate) struct LaneCache {
+    /// Idle lanes, the one to hand out first last (`pop`).
+    lanes: Vec<Box<LaneInner>>,
+    upload: Option<Box<LaneInner>>,
+    events: Vec<crate::handle::Event>,
+}
+
+impl LaneCache {
+    /// Gives streams and events to the device's pools.
+    pub(crate) fn release(self, gpu: &Gpu) {
+        for lane in self.lanes.into_iter().chain(self.upload) {
+            gpu.recycle_stream(lane.stream);
+        }
+        gpu.recycle_events(self.events);
+    }
+}
+
+/// How a scope runs its work.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Enqueue it (and trace it, if asked).
+    Run { traced: bool },
+    /// Record it into a graph; nothing runs.
+    Record,
+}
+
+/// What a scope leaves besides its closure's result.
+pub(crate) enum Ended {
+    /// A scope that ran: its trace, if traced.
+    Ran(Option<Trace>),
+    /// A recorded scope: the graph and what it needs kept.
+    Recorded(RecordedScope),
+}
+
+impl Ended {
+    fn trace(self) -> Trace {
+        match self {
+            Ended::Ran(trace) => trace.unwrap_or_default(),
+            Ended::Recorded(_) => Trace::default(),
+        }
+    }
+}
+
+/// A recorded scope: the executable graph, what the recording collected, and the memory the
+/// scope allocated, which the graph's replays use (freed with the graph).
+pub(crate) struct RecordedScope {
+    pub(crate) exec: GraphExec,
+    pub(crate) recorded: Recorded,
+    pub(crate) capture_id: u64,
+    pub(crate) memory: ScopeMemory,
+}
+
+/// Memory a scope allocated, owned by whoever outlives the scope's work (the scope itself,
+/// or the graph recorded from it).
+pub(crate) struct ScopeMemory(Vec<Box<dyn ScopeOwned>>);
+
+impl ScopeMemory {
+    /// Frees it all; errors are collected, none dropped. Only once no work can use it.
+    pub(crate) fn release(self) -> Vec<Error> {
+        self.0.into_iter().filter_map(|b| b.release().err()).collect()
+    }
+}
+
+/// Runs a scope on `kept` lanes: the closure, then — in this frame, not in a `Drop` — the
+/// joins (or, recording, the end of the capture). Returns the result with what the scope
+/// left, and the lanes to keep.
+pub(crate) fn run<'env, F, R>(gpu: &'env Gpu, kept: LaneCache, mode: Mode, f: F) -> (Result<(R, Ended)>, LaneCache)
+where
+    F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
+{
+    let shared = match ScopeShared::new(gpu.clone(), kept, mode) {
+        Ok(shared) => shared,
+        Err((e, kept)) => return (Err(e), kept),
+    };
+    let scope = Scope { shared, _scope: PhantomData, _env: PhantomData };
     let outcome = catch_unwind(AssertUnwindSafe(|| f(&scope)));
     // Every borrow handed to `f` has ended (nothing carrying 'scope can escape `f`), but
     // work may still run on the lanes: join them before anything is freed.
-    let end = scope.shared.finish();
+    let (end, kept, ended) = scope.shared.finish();
     // What handles of this device recorded meanwhile (a matrix whose free failed, ...).
     let end = match (end, Error::chain(gpu.take_recorded_errors())) {
         (end, None) => end,
         (Ok(()), Some(e)) => Err(e),
         (Err(e), Some(later)) => Err(e.also(later)),
     };
-    match outcome {
+    let result = match outcome {
         Err(panic) => {
             if let Err(e) = end {
                 // The panic is resumed, so this cannot be returned: record it on the device.
                 gpu.record_error(e);
             }
+            kept.release(gpu);
             resume_unwind(panic)
         }
         Ok(Err(e)) => Err(match end {
             Ok(()) => e,
             Err(cleanup) => e.also(cleanup),
         }),
-        Ok(Ok(r)) => end.map(|()| r),
-    }
+        Ok(Ok(r)) => end.map(|()| (r, ended)),
+    };
+    (result, kept)
 }
 
 /// The handle a [`scope`] closure receives: creates lanes, allocates memory that lives
@@ -199,9 +403,11 @@ struct Owned<T: ?Sized>(NonNull<T>);
 // SAFETY: the pointee is `Send` (bounded where `Owned`s are made) and only the scope's
 // thread dereferences the pointer itself, at the scope's end.
 unsafe impl<T: ?Sized + Send> Send for Owned<T> {}
+// SAFETY: as for `Send`: shared access never dereferences the pointer.
+unsafe impl<T: ?Sized + Sync> Sync for Owned<T> {}
 
 /// Memory a scope frees at its end.
-trait ScopeOwned: Send {
+pub(crate) trait ScopeOwned: Send + Sync {
     fn release(self: Box<Self>) -> Result<()>;
 }
 
@@ -211,7 +417,7 @@ impl<T: Pod> ScopeOwned for DeviceMatrix<T> {
     }
 }
 
-impl<T: Pod + Send> ScopeOwned for PinnedMatrix<T> {
+impl<T: Pod + Send + Sync> ScopeOwned for PinnedMatrix<T> {
     fn release(self: Box<Self>) -> Result<()> {
         (*self).free()
     }
@@ -222,6 +428,11 @@ struct State {
     lanes: Vec<Owned<LaneInner>>,
     upload: Option<Owned<LaneInner>>,
     owned: Vec<Owned<dyn ScopeOwned>>,
+    /// Idle lanes of earlier scopes (a [`LaneSet`]'s, or none), handed out first; boxed as
+    /// in [`LaneCache`].
+    #[allow(clippy::vec_box)]
+    kept: Vec<Box<LaneInner>>,
+    kept_upload: Option<Box<LaneInner>>,
 }
 
 impl<'scope, 'env> Scope<'scope, 'env> {
@@ -239,7 +450,13 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// ```
     pub fn lane(&'scope self) -> Result<Lane<'scope>> {
         let mut st = lock(&self.shared.state);
-        let inner = self.shared.new_lane(LaneId::Lane(st.lanes.len()))?;
+        let id = LaneId::Lane(st.lanes.len());
+        let inner = match st.kept.pop() {
+            Some(kept) => Owned(NonNull::from(Box::leak(kept.reused(id)))),
+            None => self.shared.new_lane(id)?,
+        };
+        // SAFETY: just made or reused, owned by the state (the box is not yet shared).
+        self.shared.join_capture(unsafe { inner.0.as_ref() })?;
         let ptr = inner.0;
         st.lanes.push(inner);
         // SAFETY: the box stays allocated until `finish`, which runs after every
@@ -332,7 +549,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// })
     /// # }
     /// ```
-    pub fn pinned_matrix<T: Pod + Send>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut PinnedMatrix<T>> {
+    pub fn pinned_matrix<T: Pod + Send + Sync>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut PinnedMatrix<T>> {
         Ok(self.shared.keep(PinnedMatrix::alloc(&self.shared.lanes.gpu, rows, cols)?))
     }
 
@@ -348,7 +565,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// })
     /// # }
     /// ```
-    pub fn pinned_buffer<T: Pod + Send>(&'scope self, len: usize) -> Result<&'scope mut PinnedMatrix<T>> {
+    pub fn pinned_buffer<T: Pod + Send + Sync>(&'scope self, len: usize) -> Result<&'scope mut PinnedMatrix<T>> {
         self.pinned_matrix(len, 1)
     }
 
@@ -495,7 +712,12 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         let ptr = match &st.upload {
             Some(l) => l.0,
             None => {
-                let l = self.shared.new_lane(LaneId::Upload)?;
+                let l = match st.kept_upload.take() {
+                    Some(kept) => Owned(NonNull::from(Box::leak(kept.reused(LaneId::Upload)))),
+                    None => self.shared.new_lane(LaneId::Upload)?,
+                };
+                // SAFETY: as in `lane`.
+                self.shared.join_capture(unsafe { l.0.as_ref() })?;
                 let ptr = l.0;
                 st.upload = Some(l);
                 ptr
@@ -513,8 +735,46 @@ impl std::fmt::Debug for Scope<'_, '_> {
 }
 
 impl ScopeShared {
-    fn new(gpu: Gpu) -> ScopeShared {
-        ScopeShared { lanes: LaneShared::new(gpu), state: Mutex::new(State::default()) }
+    /// A scope's state starting from `kept` lanes; traced if asked (the trace's reference
+    /// event is recorded on an idle kept stream, or one from the pool).
+    fn new(gpu: Gpu, kept: LaneCache, mode: Mode) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
+        let LaneCache { mut lanes, upload, mut events } = kept;
+        let mut trace = None;
+        let mut capture = None;
+        let started = match mode {
+            Mode::Run { traced: false } => Ok(()),
+            Mode::Run { traced: true } => {
+                let started = match lanes.last() {
+                    Some(idle) => Recorder::start(&gpu, &idle.stream),
+                    None => gpu.take_stream().and_then(|idle| {
+                        let r = Recorder::start(&gpu, &idle);
+                        lanes.push(Box::new(LaneInner::new(idle, LaneId::Lane(0))));
+                        r
+                    }),
+                };
+                started.map(|rec| trace = Some(rec))
+            }
+            Mode::Record => gpu.take_stream().and_then(|origin| {
+                let fork = match events.iter().position(|e| !e.timing()) {
+                    Some(i) => events.swap_remove(i),
+                    None => gpu.take_event(false)?,
+                };
+                Capture::begin(origin, fork).map(|c| capture = Some(c))
+            }),
+        };
+        if let Err(e) = started {
+            return Err((e, LaneCache { lanes, upload, events }));
+        }
+        let state = State { kept: lanes, kept_upload: upload, ..State::default() };
+        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture), state: Mutex::new(state) })
+    }
+
+    /// Draws a new lane into the recording, if this scope is recorded.
+    fn join_capture(&self, lane: &LaneInner) -> Result<()> {
+        match self.lanes.capture() {
+            Some(c) => c.join(&lane.stream),
+            None => Ok(()),
+        }
     }
 
     fn new_lane(&self, id: LaneId) -> Result<Owned<LaneInner>> {
@@ -539,21 +799,32 @@ impl ScopeShared {
     ///
     /// Returns only when every lane is joined or the context is lost (see [`join_stream`]);
     /// errors are chained, none dropped.
-    fn finish(&self) -> Result<()> {
-        let gpu = &self.lanes.gpu;
+    fn finish(&self) -> (Result<()>, LaneCache, Ended) {
+        if let Some(capture) = self.lanes.capture() {
+            return self.finish_recording(capture);
+        }
+        let shared = &self.lanes;
         let st = std::mem::take(&mut *lock(&self.state));
         let mut errors: Vec<Error> = Vec::new();
-        let lanes: Vec<Owned<LaneInner>> = st.upload.into_iter().chain(st.lanes).collect();
         // Join: one stream at a time, the host blocks on each in turn (rule 6: never the device).
-        let mut joined = Vec::with_capacity(lanes.len());
+        let mut joined: Vec<Box<LaneInner>> = Vec::with_capacity(st.lanes.len());
+        let mut joined_upload = None;
         let mut lost: Option<DriverError> = None;
-        for lane in lanes {
-            // SAFETY: `lane` came from `Box::leak` in `new_lane`; every `&'scope LaneInner`
-            // is gone (the closure returned), so this is the only owner. The box is host
-            // memory the GPU never touches: freeing it before the join is fine.
+        for lane in st.upload.into_iter().chain(st.lanes) {
+            // SAFETY: `lane` came from `Box::leak` (in `new_lane` or from a kept box); every
+            // `&'scope LaneInner` is gone (the closure returned), so this is the only owner.
+            // The box is host memory the GPU never touches.
             let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
             match join_stream(&inner.stream, inner.id) {
-                Ok(()) => joined.push(inner.stream),
+                Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
+                Ok(()) => joined.push(inner),
+                // The CPU backend: a kernel of this lane panicked; the lane has stopped (its
+                // later work was skipped), the other lanes are fine. The faulted stream is
+                // destroyed, not reused.
+                Err(_) if inner.stream.fault().is_some() => {
+                    let message = inner.stream.fault().unwrap_or_default();
+                    errors.push(Error::KernelFault { lane: inner.id, message });
+                }
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first.
                     if lost.is_none() {
@@ -561,26 +832,23 @@ impl ScopeShared {
                     }
                     lost.get_or_insert(error);
                     // Leaked: destroying a stream of a lost context only fails again.
-                    std::mem::forget(inner.stream);
+                    std::mem::forget(inner);
                 }
             }
         }
+        let (gpu, events) = (&shared.gpu, shared.take_idle_events());
         if lost.is_some() {
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
-            std::mem::forget(joined);
-            std::mem::forget(self.lanes.take_idle_events());
+            std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload));
             std::mem::forget(st.owned);
-            return Error::chain(errors).map_or(Ok(()), Err);
+            return (Error::chain(errors).map_or(Ok(()), Err), LaneCache::default(), Ended::Ran(None));
         }
-        // Each stream's `cuStreamSynchronize` just succeeded after all of its work, and no
-        // lane uses it any more (the `LaneInner` holding it is gone): idle, for later scopes.
-        for stream in joined {
-            gpu.recycle_stream(stream);
-        }
-        // Every wait on these events has been passed: they can serve other scopes.
-        gpu.recycle_events(self.lanes.take_idle_events());
+        let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
+            errors.push(e);
+            None
+        });
         for owned in st.owned {
             // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
             // is gone (the closure returned) and every lane that could use the memory
@@ -590,7 +858,70 @@ impl ScopeShared {
                 errors.push(e);
             }
         }
-        Error::chain(errors).map_or(Ok(()), Err)
+        // Each joined stream's `cuStreamSynchronize` just succeeded after all of its work, and
+        // nothing uses it any more: idle, for the next scope. Lane 0 is handed out first.
+        let mut lanes = st.kept;
+        lanes.extend(joined.into_iter().rev());
+        let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events };
+        (Error::chain(errors).map_or(Ok(()), Err), kept, Ended::Ran(trace))
+    }
+
+    /// Ends a recording: every lane joins the origin (a join event each), the capture ends,
+    /// the graph is instantiated. Nothing ran, so no lane is synchronized; the scope's memory
+    /// goes to the graph, whose replays use it.
+    fn finish_recording(&self, capture: &Capture) -> (Result<()>, LaneCache, Ended) {
+        let shared = &self.lanes;
+        let gpu = &shared.gpu;
+        let st = std::mem::take(&mut *lock(&self.state));
+        let mut errors: Vec<Error> = Vec::new();
+        let mut lanes: Vec<Box<LaneInner>> = Vec::new();
+        let mut upload = None;
+        let mut events = shared.take_idle_events();
+        for lane in st.upload.into_iter().chain(st.lanes) {
+            // SAFETY: as in `finish`: the closure returned, so this is the only owner.
+            let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
+            let joined = gpu.take_event(false).and_then(|e| {
+                e.record(&inner.stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
+                capture.origin.wait(&e).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+                events.push(e);
+                Ok(())
+            });
+            if let Err(e) = joined {
+                errors.push(e);
+            }
+            if inner.id == LaneId::Upload {
+                upload = Some(inner);
+            } else {
+                lanes.push(inner);
+            }
+        }
+        // SAFETY: the origin began this capture in `Capture::begin`.
+        let ended = unsafe { capture.origin.end_capture() }.map_err(|error| Error::Stream { call: "cuStreamEndCapture", error });
+        let exec = ended.and_then(|g| g.instantiate().map_err(|error| Error::Device { call: "cuGraphInstantiate", error }));
+        // Nothing was enqueued to run on these streams (a capture only records), so they are
+        // idle: kept for the next scope, the upload lane and the unused kept lanes too.
+        let mut kept_lanes = st.kept;
+        kept_lanes.extend(lanes.into_iter().rev());
+        let kept = LaneCache { lanes: kept_lanes, upload: upload.or(st.kept_upload), events };
+        let memory = ScopeMemory(
+            st.owned
+                .into_iter()
+                // SAFETY: as in `finish`: leaked in `keep`, every `&'scope mut` lent out is gone.
+                .map(|o| unsafe { Box::from_raw(o.0.as_ptr()) })
+                .collect(),
+        );
+        let recorded = std::mem::take(&mut *capture.recorded());
+        match (exec, Error::chain(errors)) {
+            (Ok(exec), None) => {
+                (Ok(()), kept, Ended::Recorded(RecordedScope { exec, recorded, capture_id: capture.id, memory }))
+            }
+            (exec, later) => {
+                // No graph: nothing can replay the recording, so its memory is unused.
+                let mut errors: Vec<Error> = exec.err().into_iter().chain(later).collect();
+                errors.extend(memory.release());
+                (Err(Error::chain(errors).expect("an error")), kept, Ended::Ran(None))
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::ops::{Bound, RangeBounds};
 
-use crate::driver::DevicePtr;
+use crate::driver::{mem::Span2d, DevicePtr};
 use crate::error::{Error, Result};
 
 /// A run of whole columns of one device allocation, or a run of rows of one column.
@@ -150,6 +150,17 @@ impl Span {
         let (head, tail) = self.split_at(self.cols - last)?;
         *self = head;
         Some(tail)
+    }
+
+    /// The span as a copy between the device (pitch `ld`) and contiguous host memory
+    /// (`rows * cols` elements, no padding).
+    pub fn to_2d(self) -> Span2d {
+        Span2d {
+            width_bytes: self.rows * self.elem_size,
+            height: self.cols,
+            device_pitch: self.ld * self.elem_size,
+            host_pitch: self.rows * self.elem_size,
+        }
     }
 
     /// Chunks of `k` columns left in the span (what a chunk iterator reports as its length).

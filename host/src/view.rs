@@ -209,6 +209,14 @@ macro_rules! view_join {
                     None => Err((self, next)),
                 }
             }
+
+            /// The device address of the first element: for by-value structs of unchecked
+            /// kernels that carry pointers ([`ByValue`](crate::ByValue)). A number only;
+            /// using it is the `unsafe` launch's contract
+            /// ([`Stream::launch_unchecked`](crate::Stream::launch_unchecked)).
+            pub fn device_address(&self) -> u64 {
+                self.span.ptr
+            }
         }
     };
 }

@@ -9,9 +9,31 @@
 //! | exchange | `u32 i32 u64 i64 f32 f64` | [`swap`] | `atomicExch` | `atom.exch` |
 //! | compare-and-swap | same | [`compare_exchange`] | `atomicCAS` | `atom.cas` |
 //!
-//! Every operation is *relaxed* (`atom.relaxed.SCOPE`, like CUDA's `atomicAdd`):
-//! it is indivisible but orders nothing else; pair it with
+//! These functions are *relaxed* (`atom.relaxed.SCOPE`, like CUDA's `atomicAdd`):
+//! indivisible, but they order nothing else; pair them with
 //! [`crate::sync::fence_acq_rel`] or a barrier to publish other data.
+//!
+//! # Atomic types, with orderings
+//!
+//! [`AtomicU32`], [`AtomicI32`], [`AtomicU64`], [`AtomicI64`], [`AtomicF32`],
+//! [`AtomicF64`] (device scope), their `Block*` twins (block scope, `unsafe`
+//! methods: the caller promises that only the block's threads touch the value)
+//! and `System*` twins (system scope) have `core::sync::atomic`'s API with
+//! [`Ordering`]s, which map to PTX as [`ordering`] tabulates (sm_70+):
+//!
+//! | method | ints | floats | PTX |
+//! | --- | --- | --- | --- |
+//! | `load`, `store` | ✓ | ✓ | `ld/st.{relaxed,acquire,release}.SCOPE` (+ `fence.sc` for `SeqCst`) |
+//! | `fetch_add`, `fetch_sub` | ✓ (wrapping) | ✓ (`atom.add.f32/f64`; sub adds `-v`) | `atom.SEM.SCOPE.add` |
+//! | `fetch_min`, `fetch_max` | ✓ | | `atom.min/max.{u,s}{32,64}` |
+//! | `fetch_and`, `fetch_or`, `fetch_xor` | ✓ | on the bits | `atom.and/or/xor.b{32,64}` |
+//! | `swap`, `compare_exchange` | ✓ | ✓ (bitwise compare) | `atom.exch`, `atom.cas` |
+//!
+//! They live wherever a `T` can: a kernel's global memory (`AtomicU32::from_ptr(p)`),
+//! a `static`, or shared memory through a generic pointer. On the host the
+//! same types run on `core::sync::atomic` (float arithmetic as compare-exchange
+//! loops), so code using them builds and tests on the CPU. [`fence`] is
+//! `atomic_thread_fence(order)` at a scope.
 //!
 //! **The memory scope** says which threads the atomicity is guaranteed against:
 //! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and
@@ -39,6 +61,11 @@
 //! ```
 
 pub use crate::MemoryScope;
+pub use core::sync::atomic::Ordering;
+
+pub mod ordering;
+mod types;
+pub use types::*;
 
 /// Address space of an atomic operation (internal).
 #[doc(hidden)]

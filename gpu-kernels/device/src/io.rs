@@ -49,16 +49,37 @@
 //! # Panics
 //!
 //! A panic on the device (a failed `assert!`, an index out of bounds, an
-//! explicit `panic!`) prints `panicked at FILE:LINE:COLUMN: MESSAGE` through
-//! `vprintf` and then executes `trap`: the kernel ends and the launch (and
-//! every later operation on the context) reports `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
-//! The message is printed when it is a plain string (`panic!("text")`,
-//! `assert!(c, "text")`); a formatted message (`{}` arguments, such as the
-//! index of an out-of-bounds access) is not formatted on the device, to keep
-//! `core::fmt` out of every kernel, and prints as `(formatted message not
-//! shown)`. The output is only seen if the host synchronises with the context
-//! after the error, and only if the printf buffer is flushed; on a `trap` it
-//! usually is, but do not rely on it.
+//! explicit `panic!`, an arithmetic overflow check) ends the kernel with `trap`:
+//! the launch (and every later operation on the context) reports
+//! `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
+//!
+//! **By default the handler traps and does nothing else.** It never reads its
+//! `PanicInfo`, so after the bitcode link (`opt` internalizes everything and
+//! removes unused arguments) nothing formats the message: core's panic entry
+//! points (`panic_bounds_check`, `panic_fmt`, ...) shrink to parameterless
+//! `.func`s whose body is `trap`, no `core::fmt` function reaches the PTX, and a
+//! bounds check costs the kernel one compare and a predicated call, not a stack
+//! frame. (Measured on `x[i]` in a vecadd-shaped kernel: the same registers as
+//! without the check, no stack.)
+//!
+//! **With `--cfg sluice_panic_messages`** (the builder's debug mode passes it)
+//! the handler first prints `panicked at FILE:LINE:COLUMN: MESSAGE` through
+//! `vprintf`. The message is printed when it is a plain string
+//! (`panic!("text")`, `assert!(c, "text")`); a formatted message (`{}`
+//! arguments, such as the index of an out-of-bounds access) is not formatted on
+//! the device and prints as `(formatted message not shown)`. Inspecting the
+//! message keeps every panic site's `fmt::Arguments` alive, so this mode costs
+//! what the default avoids: core's argument structures and the `Display`
+//! functions they point to reach the PTX (never called for a plain string), and
+//! a kernel with a bounds check gets a stack frame (216 bytes for vecadd's `x[i]`
+//! on sm_90, against none by default). Use it to find a panic, not to measure. The output
+//! is only seen if the host synchronises with the context after the error, and
+//! only if the printf buffer is flushed; on a `trap` it usually is, but do not
+//! rely on it.
+//!
+//! [`dassert!`](crate::dassert) and [`dfail!`](crate::dfail) always print their
+//! (constant) message: use them where a kernel's precondition deserves a message
+//! in release builds too.
 
 #[cfg(target_arch = "nvptx64")]
 pub use imp::*;
@@ -336,6 +357,7 @@ mod imp {
     }
 
     /// Copies `s` into `buf` with a NUL, truncated to fit.
+    #[cfg(sluice_panic_messages)]
     fn to_c<const N: usize>(s: &str, buf: &mut [u8; N]) {
         let n = if s.len() < N - 1 { s.len() } else { N - 1 };
         let src = s.as_bytes();
@@ -348,8 +370,22 @@ mod imp {
         buf[n] = 0;
     }
 
-    // Not inlined, and cold: the message buffer then lives in this function's
-    // frame, not in the frame of every kernel that can panic.
+    // The default handler: trap, and read nothing from `PanicInfo`. Because the
+    // argument is unused, the optimiser drops every panic site's message and
+    // location, and `core::fmt` never reaches the PTX (see the module docs).
+    // Inlinable, so that core's `panic_fmt` becomes a leaf (`trap`) with no frame.
+    #[cfg(not(sluice_panic_messages))]
+    #[panic_handler]
+    #[cold]
+    fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
+        // SAFETY: `trap` has no preconditions; it aborts this kernel launch.
+        unsafe { core::arch::nvptx::trap() }
+    }
+
+    // The debug handler (`--cfg sluice_panic_messages`): prints the location and
+    // a plain-string message, then traps. Not inlined, and cold: the message
+    // buffer then lives in this function's frame, not in every kernel's.
+    #[cfg(sluice_panic_messages)]
     #[panic_handler]
     #[inline(never)]
     #[cold]

@@ -48,6 +48,45 @@
 //! | `__logf`, `__log2f`, `__log10f` | `ln_fast`, `log2_fast`, `log10_fast` | | `__sinf`, `__cosf`, `__tanf`, `__sincosf` | `sin_fast`, `cos_fast`, `tan_fast`, `sin_cos_fast` |
 //! | `__powf` | `powf_fast` | | `__fdividef` | `div_fast` |
 //! | `tanhf` (approx, `-use_fast_math`) | `tanh_fast` | | `__fsqrt_rn` vs approx | `sqrt_fast` |
+//! | `erfcxf` | `erfcx` | | `frexpf`, `ilogbf`, `scalbnf` | `frexp`, `ilogb`, `scalbn` |
+//! | `j0f`, `j1f`, `jnf(n, x)` | `j0`, `j1`, `jn(n)` | | `y0f`, `y1f`, `ynf(n, x)` | `y0`, `y1`, `yn(n)` |
+//! | `normcdff`, `normcdfinvf` | `normcdf`, `normcdfinv` | | `rcbrtf` | `rcbrt` |
+//! | `__saturatef` | `saturate` | | `sincospif` | `sin_cos_pi` |
+//! | `x - truncf(x)` | `fract` | | `logf(x) / logf(b)` | `log(b)` |
+//! | (Rust) | `div_euclid`, `rem_euclid` | | | |
+//!
+//! # Exact and approximate, side by side
+//!
+//! CUDA C++ code ported to Rust often uses the intrinsics on the right; each has
+//! an exact twin on the left. Error bounds are those of the CUDA C++ Programming
+//! Guide ("Mathematical Functions", standard and intrinsic functions), for
+//! `f32`, in ulp unless stated:
+//!
+//! | exact (sluice) | bound | approximate (sluice) | CUDA | bound |
+//! | --- | --- | --- | --- | --- |
+//! | `x / y` | 0 (`div.rn`) | `x.div_fast(y)` | `__fdividef` | 2 for 2^-126 ≤ \|y\| ≤ 2^126; 0 returned for larger \|y\| |
+//! | `1.0 / x.sqrt()` | ≤ 1 (two correctly rounded steps) | `x.rsqrt()` | `rsqrtf` | 2 (one `MUFU.RSQ`: the usual choice for inverse-square-root kernels) |
+//! | `x.sqrt()` | 0 (`sqrt.rn`) | `x.sqrt_fast()` | `sqrtf` with `-prec-sqrt=false` | 1 on sm_52+ |
+//! | `x.exp()` | 2 | `x.exp_fast()` | `__expf` | 2 + floor(\|1.173·x\|) |
+//! | `x.exp10()` | 2 | `x.exp10_fast()` | `__exp10f` | 2 + floor(\|2.97·x\|) |
+//! | `x.ln()` | 1 | `x.ln_fast()` | `__logf` | 2^-21.41 absolute in [0.5, 2], else 3 |
+//! | `x.log2()` | 1 | `x.log2_fast()` | `__log2f` | 2^-22 absolute in [0.5, 2], else 2 |
+//! | `x.log10()` | 2 | `x.log10_fast()` | `__log10f` | 2^-24 absolute in [0.5, 2], else 3 |
+//! | `x.sin()`, `x.cos()` | 2 | `x.sin_fast()`, `x.cos_fast()` | `__sinf`, `__cosf` | 2^-21.41 / 2^-19.19 absolute in [-π, π], larger outside |
+//! | `x.sin_cos()` | 2 | `x.sin_cos_fast()` | `__sincosf` | as `__sinf`, `__cosf` |
+//! | `x.tan()` | 4 | `x.tan_fast()` | `__tanf` | from `__sinf`/`__cosf`: large near poles |
+//! | `x.powf(y)` | 4 | `x.powf_fast(y)` | `__powf` | from `exp2(y·__log2f(x))`: grows with \|y·log2 x\| |
+//! | `x.tanh()` | 2 | `x.tanh_fast()` | `tanh.approx.f32` (sm_75+) | about 2^-11 relative |
+//! | `x.exp2()` | 2 | `x.exp2_fast()` | `ex2.approx.ftz.f32` | about 2; subnormal results flushed to 0 |
+//!
+//! The approximate forms are one or two special-function-unit instructions; the
+//! exact ones are short instruction sequences (division and square root about
+//! ten times longer). A benchmark comparing Rust with CUDA C++ must use the same
+//! column on both sides. `f64` has no approximate forms (except `rsqrt`, which is
+//! libdevice's correctly rounded-within-1-ulp `rsqrt` for `f64`).
+//!
+//! Float `%` in Rust is *not* used by these methods: `fmod`, `rem_euclid` and
+//! `div_euclid` call libdevice's exact `fmod`.
 //!
 //! # Example (device code)
 //!
@@ -112,6 +151,19 @@ pub mod libdevice {
         __nv_hypotf(x: f32, y: f32) -> f32; __nv_hypot(x: f64, y: f64) -> f64;
         __nv_rhypotf(x: f32, y: f32) -> f32; __nv_rhypot(x: f64, y: f64) -> f64;
         __nv_ldexpf(x: f32, e: i32) -> f32; __nv_ldexp(x: f64, e: i32) -> f64;
+        __nv_erfcxf(x: f32) -> f32; __nv_erfcx(x: f64) -> f64;
+        __nv_ilogbf(x: f32) -> i32; __nv_ilogb(x: f64) -> i32;
+        __nv_j0f(x: f32) -> f32; __nv_j0(x: f64) -> f64;
+        __nv_j1f(x: f32) -> f32; __nv_j1(x: f64) -> f64;
+        __nv_jnf(n: i32, x: f32) -> f32; __nv_jn(n: i32, x: f64) -> f64;
+        __nv_y0f(x: f32) -> f32; __nv_y0(x: f64) -> f64;
+        __nv_y1f(x: f32) -> f32; __nv_y1(x: f64) -> f64;
+        __nv_ynf(n: i32, x: f32) -> f32; __nv_yn(n: i32, x: f64) -> f64;
+        __nv_normcdff(x: f32) -> f32; __nv_normcdf(x: f64) -> f64;
+        __nv_normcdfinvf(x: f32) -> f32; __nv_normcdfinv(x: f64) -> f64;
+        __nv_rcbrtf(x: f32) -> f32; __nv_rcbrt(x: f64) -> f64;
+        __nv_saturatef(x: f32) -> f32;
+        __nv_scalbnf(x: f32, n: i32) -> f32; __nv_scalbn(x: f64, n: i32) -> f64;
         __nv_fast_expf(x: f32) -> f32;
         __nv_fast_exp10f(x: f32) -> f32;
         __nv_fast_logf(x: f32) -> f32;
@@ -130,6 +182,14 @@ pub mod libdevice {
         pub fn __nv_sincos(x: f64, s: *mut f64, c: *mut f64);
         /// `__sincosf`: approximate `sincosf`.
         pub fn __nv_fast_sincosf(x: f32, s: *mut f32, c: *mut f32);
+        /// `sincospif`: writes `sin(πx)` to `*s` and `cos(πx)` to `*c`.
+        pub fn __nv_sincospif(x: f32, s: *mut f32, c: *mut f32);
+        /// `sincospi`: writes `sin(πx)` to `*s` and `cos(πx)` to `*c`.
+        pub fn __nv_sincospi(x: f64, s: *mut f64, c: *mut f64);
+        /// `frexpf`: returns the mantissa in [0.5, 1) and writes the exponent to `*e`.
+        pub fn __nv_frexpf(x: f32, e: *mut i32) -> f32;
+        /// `frexp`: returns the mantissa in [0.5, 1) and writes the exponent to `*e`.
+        pub fn __nv_frexp(x: f64, e: *mut i32) -> f64;
     }
 }
 
@@ -228,6 +288,8 @@ mod imp {
         fn abs(self) -> Self;
         /// |x| with the sign of `sign`.
         fn copysign(self, sign: Self) -> Self;
+        /// `1.0` with the sign of `x` (`-1.0` for `-0.0`); NaN for NaN (std's `signum`).
+        fn signum(self) -> Self;
         /// Minimum; a NaN operand is ignored (`fminf`).
         fn min(self, other: Self) -> Self;
         /// Maximum; a NaN operand is ignored (`fmaxf`).
@@ -244,12 +306,55 @@ mod imp {
         fn rhypot(self, y: Self) -> Self;
         /// x · 2^e.
         fn ldexp(self, e: i32) -> Self;
+        /// x · 2^n (`scalbn`; the same as [`ldexp`](Self::ldexp) in base 2).
+        fn scalbn(self, n: i32) -> Self;
+        /// The fractional part, `x - x.trunc()` (sign of `x`; as std's `fract`).
+        fn fract(self) -> Self;
+        /// Euclidean division: the `q` with `self = q·rhs + r`, `0 <= r < |rhs|`
+        /// (std's `div_euclid`; the remainder is libdevice's exact `fmod`).
+        fn div_euclid(self, rhs: Self) -> Self;
+        /// The least non-negative remainder of `self / rhs` (std's `rem_euclid`).
+        fn rem_euclid(self, rhs: Self) -> Self;
+        /// Logarithm in base `base`, `ln(x) / ln(base)` (std's `log`; not
+        /// correctly rounded).
+        fn log(self, base: Self) -> Self;
+        /// The scaled complementary error function, `exp(x²)·erfc(x)` (`erfcx`),
+        /// accurate where `erfc` underflows.
+        fn erfcx(self) -> Self;
+        /// `(m, e)` with `x = m · 2^e`, `0.5 <= |m| < 1` (`frexp`; `(x, 0)` for 0, ∞, NaN).
+        fn frexp(self) -> (Self, i32);
+        /// The unbiased exponent as an integer (`ilogb`): `floor(log2 |x|)`;
+        /// `i32::MIN` for 0 and NaN (CUDA's `FP_ILOGB0`/`FP_ILOGBNAN`), `i32::MAX` for ∞.
+        fn ilogb(self) -> i32;
+        /// Bessel function of the first kind, order 0.
+        fn j0(self) -> Self;
+        /// Bessel function of the first kind, order 1.
+        fn j1(self) -> Self;
+        /// Bessel function of the first kind, order `n` (`jn(n, x)`).
+        fn jn(self, n: i32) -> Self;
+        /// Bessel function of the second kind, order 0 (NaN for x < 0, -∞ at 0).
+        fn y0(self) -> Self;
+        /// Bessel function of the second kind, order 1.
+        fn y1(self) -> Self;
+        /// Bessel function of the second kind, order `n` (`yn(n, x)`).
+        fn yn(self, n: i32) -> Self;
+        /// The standard normal cumulative distribution function, `Φ(x)` (`normcdf`).
+        fn normcdf(self) -> Self;
+        /// Its inverse, `Φ⁻¹(p)` for `p` in (0, 1) (`normcdfinv`).
+        fn normcdfinv(self) -> Self;
+        /// `1 / cbrt(x)` (`rcbrt`).
+        fn rcbrt(self) -> Self;
+        /// `x` clamped to [0, 1]; NaN gives 0 (`__saturatef`).
+        fn saturate(self) -> Self;
+        /// `(sin(πx), cos(πx))`, computed together (`sincospi`).
+        fn sin_cos_pi(self) -> (Self, Self);
     }
 
     macro_rules! float_impl {
         ($t:ty, $sqrt:ident, $fma:ident, $floor:ident, $ceil:ident, $trunc:ident, $copysign:ident,
-         { $($m:ident($($a:ident: $at:ty),*) => $f:ident;)* }, $sincos:ident) => {
+         { $($m:ident($($a:ident: $at:ty),*) => $f:ident;)* }, $sincos:ident, $($extra:tt)*) => {
             impl DeviceFloat for $t {
+                $($extra)*
                 #[inline(always)]
                 fn sqrt(self) -> Self {
                     intrinsics::$sqrt(self)
@@ -279,6 +384,14 @@ mod imp {
                     intrinsics::$copysign(self, sign)
                 }
                 #[inline(always)]
+                fn signum(self) -> Self {
+                    if self.is_nan() {
+                        self
+                    } else {
+                        intrinsics::$copysign(1.0, self)
+                    }
+                }
+                #[inline(always)]
                 fn min(self, other: Self) -> Self {
                     <$t>::min(self, other)
                 }
@@ -303,6 +416,63 @@ mod imp {
         };
     }
 
+    /// The methods beyond libdevice's one-to-one wrappers, as items of the
+    /// `impl DeviceFloat` block.
+    macro_rules! float_extra {
+        ($t:ty, $m:ident, $trunc:ident, $fmod:ident, $log:ident, $frexp:ident, $sincospi:ident, $jn:ident, $yn:ident,
+         { $($name:ident($($a:ident: $at:ty),*) -> $r:ty => $f:ident;)* }, |$x:ident| $saturate:expr) => {
+            #[inline(always)]
+            fn fract(self) -> Self {
+                self - intrinsics::$trunc(self)
+            }
+            #[inline(always)]
+            fn div_euclid(self, rhs: Self) -> Self {
+                super::euclid::$m::div(intrinsics::$trunc(self / rhs), $fmod(self, rhs), rhs)
+            }
+            #[inline(always)]
+            fn rem_euclid(self, rhs: Self) -> Self {
+                super::euclid::$m::rem($fmod(self, rhs), rhs)
+            }
+            #[inline(always)]
+            fn log(self, base: Self) -> Self {
+                $log(self) / $log(base)
+            }
+            #[inline(always)]
+            fn frexp(self) -> (Self, i32) {
+                let mut e = 0;
+                // SAFETY: `e` is a live local, written once by libdevice.
+                let m = unsafe { $frexp(self, &mut e) };
+                (m, e)
+            }
+            #[inline(always)]
+            fn sin_cos_pi(self) -> (Self, Self) {
+                let (mut s, mut c) = (0.0, 0.0);
+                // SAFETY: both pointers are to live locals, written once by libdevice.
+                unsafe { $sincospi(self, &mut s, &mut c) };
+                (s, c)
+            }
+            #[inline(always)]
+            fn saturate(self) -> Self {
+                let $x = self;
+                $saturate
+            }
+            #[inline(always)]
+            fn jn(self, n: i32) -> Self {
+                $jn(n, self)
+            }
+            #[inline(always)]
+            fn yn(self, n: i32) -> Self {
+                $yn(n, self)
+            }
+            $(
+                #[inline(always)]
+                fn $name(self $(, $a: $at)*) -> $r {
+                    $f(self $(, $a)*)
+                }
+            )*
+        };
+    }
+
     float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
         rsqrt() => __nv_rsqrtf; cbrt() => __nv_cbrtf;
         exp() => __nv_expf; exp2() => __nv_exp2f; exp10() => __nv_exp10f; exp_m1() => __nv_expm1f;
@@ -317,7 +487,11 @@ mod imp {
         round() => __nv_roundf; round_ties_even() => __nv_rintf;
         fmod(y: f32) => __nv_fmodf; remainder(y: f32) => __nv_remainderf; fdim(y: f32) => __nv_fdimf;
         hypot(y: f32) => __nv_hypotf; rhypot(y: f32) => __nv_rhypotf; ldexp(e: i32) => __nv_ldexpf;
-    }, __nv_sincosf);
+    }, __nv_sincosf, float_extra!(f32, f32, truncf32, __nv_fmodf, __nv_logf, __nv_frexpf, __nv_sincospif, __nv_jnf, __nv_ynf, {
+        scalbn(n: i32) -> f32 => __nv_scalbnf; erfcx() -> f32 => __nv_erfcxf; ilogb() -> i32 => __nv_ilogbf;
+        j0() -> f32 => __nv_j0f; j1() -> f32 => __nv_j1f; y0() -> f32 => __nv_y0f; y1() -> f32 => __nv_y1f;
+        normcdf() -> f32 => __nv_normcdff; normcdfinv() -> f32 => __nv_normcdfinvf; rcbrt() -> f32 => __nv_rcbrtf;
+    }, |x| __nv_saturatef(x)););
 
     float_impl!(f64, sqrtf64, fmaf64, floorf64, ceilf64, truncf64, copysignf64, {
         rsqrt() => __nv_rsqrt; cbrt() => __nv_cbrt;
@@ -333,7 +507,11 @@ mod imp {
         round() => __nv_round; round_ties_even() => __nv_rint;
         fmod(y: f64) => __nv_fmod; remainder(y: f64) => __nv_remainder; fdim(y: f64) => __nv_fdim;
         hypot(y: f64) => __nv_hypot; rhypot(y: f64) => __nv_rhypot; ldexp(e: i32) => __nv_ldexp;
-    }, __nv_sincos);
+    }, __nv_sincos, float_extra!(f64, f64, truncf64, __nv_fmod, __nv_log, __nv_frexp, __nv_sincospi, __nv_jn, __nv_yn, {
+        scalbn(n: i32) -> f64 => __nv_scalbn; erfcx() -> f64 => __nv_erfcx; ilogb() -> i32 => __nv_ilogb;
+        j0() -> f64 => __nv_j0; j1() -> f64 => __nv_j1; y0() -> f64 => __nv_y0; y1() -> f64 => __nv_y1;
+        normcdf() -> f64 => __nv_normcdf; normcdfinv() -> f64 => __nv_normcdfinv; rcbrt() -> f64 => __nv_rcbrt;
+    }, |x| super::euclid::f64::saturate(x)););
 
     /// Fast, approximate `f32` math (the `__expf` family of CUDA, and what
     /// `-use_fast_math` substitutes). See the [module docs](super) for accuracy.
@@ -442,3 +620,83 @@ mod imp {
 
 #[cfg(target_arch = "nvptx64")]
 pub use imp::{DeviceFloat, FastFloat};
+
+/// The pure parts of [`DeviceFloat`]'s Euclidean division and `saturate`,
+/// shared with the host tests (which check them against std).
+pub mod euclid {
+    macro_rules! euclid {
+        ($t:ident) => {
+            /// Helpers for this float type.
+            pub mod $t {
+                /// `div_euclid` from `trunc_q = trunc(x / rhs)` and `r = fmod(x, rhs)`:
+                /// std's definition.
+                #[inline(always)]
+                pub fn div(trunc_q: $t, r: $t, rhs: $t) -> $t {
+                    if r < 0.0 {
+                        if rhs > 0.0 {
+                            trunc_q - 1.0
+                        } else {
+                            trunc_q + 1.0
+                        }
+                    } else {
+                        trunc_q
+                    }
+                }
+
+                /// `rem_euclid` from `r = fmod(x, rhs)`: std's definition.
+                #[inline(always)]
+                pub fn rem(r: $t, rhs: $t) -> $t {
+                    if r < 0.0 {
+                        r + rhs.abs()
+                    } else {
+                        r
+                    }
+                }
+
+                /// `x` clamped to [0, 1], NaN to 0 (CUDA's `__saturatef`).
+                #[inline(always)]
+                pub fn saturate(x: $t) -> $t {
+                    if x > 0.0 {
+                        if x < 1.0 {
+                            x
+                        } else {
+                            1.0
+                        }
+                    } else {
+                        0.0
+                    }
+                }
+            }
+        };
+    }
+    euclid!(f32);
+    euclid!(f64);
+
+    #[cfg(test)]
+    mod tests {
+        extern crate std;
+
+        #[test]
+        fn euclid_matches_std() {
+            for &(x, y) in &[(7.5f64, 2.0), (-7.5, 2.0), (7.5, -2.0), (-7.5, -2.0), (-0.0, 3.0), (1e300, 3.0), (-1e-300, 1.0)] {
+                let (q, r) = ((x / y).trunc(), x % y);
+                assert_eq!(super::f64::div(q, r, y), x.div_euclid(y), "div_euclid({x}, {y})");
+                assert_eq!(super::f64::rem(r, y), x.rem_euclid(y), "rem_euclid({x}, {y})");
+                let (xf, yf) = (x as f32, y as f32);
+                let (qf, rf) = ((xf / yf).trunc(), xf % yf);
+                let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                assert!(same(super::f32::div(qf, rf, yf), xf.div_euclid(yf)), "div_euclid({xf}, {yf})");
+                assert!(same(super::f32::rem(rf, yf), xf.rem_euclid(yf)), "rem_euclid({xf}, {yf})");
+            }
+        }
+
+        #[test]
+        fn saturate_clamps_and_maps_nan_to_zero() {
+            assert_eq!(super::f32::saturate(f32::NAN), 0.0);
+            assert_eq!(super::f32::saturate(-3.0), 0.0);
+            assert_eq!(super::f32::saturate(0.25), 0.25);
+            assert_eq!(super::f64::saturate(7.0), 1.0);
+            assert_eq!(super::f64::saturate(f64::INFINITY), 1.0);
+        }
+    }
+}

@@ -4,15 +4,25 @@
 //! Rust has no way to place a `static` in PTX's `.shared` state space
 //! (LLVM's `addrspace(3)`), so sluice declares shared memory in PTX itself:
 //!
-//! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])` emits a module-scope
-//!   `.shared .align A .b8 sluice_shared_NAME_HASH[N * size_of::<T>()];` through
-//!   `global_asm!`, where `HASH` is a hash of the invocation's module path, file,
-//!   line and column. The declaration is at module scope, not inside the
-//!   function, so a helper that declares an array and is inlined twice into a
-//!   kernel still refers to one array (a name declared twice in one PTX function
-//!   is an assembler error), and two declarations never share a name. ptxas
-//!   allocates such an array only in the kernels that use it, as it does for
-//!   `__shared__` variables of CUDA C++ device functions.
+//! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])`,
+//!   [`shared_array!`](crate::shared_array)`[T; N]` and
+//!   [`shared_static!`](crate::shared_static) declare
+//!   `.shared .align A .b8 sluice_shared_HASH[N * size_of::<T>()];` in a small
+//!   function of their own (`declare::<[T; N], HASH>`, never inlined), which
+//!   returns its address; `HASH` hashes the invocation's module path, file,
+//!   line, column and name. Because the size is an `asm!` `const` operand of a
+//!   generic function, it may name function-local constants
+//!   (`const TILE2: usize = TILE * TILE;` inside the kernel), which a
+//!   module-scope `global_asm!` cannot see. Because the declaration is in its
+//!   own PTX function, it is declared exactly once however many places use the
+//!   variable (two uses in sibling branches of one kernel would otherwise
+//!   declare the name twice: a ptxas error). ptxas allocates such a variable in
+//!   each kernel that calls the function, once per block, as it does for
+//!   `__shared__` variables of CUDA C++ device functions. The cost is one call
+//!   (`call.uni`, a few instructions) where a handle is made: once per kernel
+//!   for a `shared_array!` handle; for a `shared_static!`, at each access site
+//!   the optimiser cannot merge with a dominating one (the function is `pure`,
+//!   so repeated uses in one block or loop share a call).
 //! * [`dynamic_shared`] reads the region sized at launch
 //!   (`extern __shared__` in CUDA C++), declared once by this crate as
 //!   `.extern .shared .align 16 .b8 sluice_dynamic_shared[]`.
@@ -175,6 +185,33 @@ impl<T, const N: usize> Clone for SharedArray<T, N> {
 }
 impl<T, const N: usize> Copy for SharedArray<T, N> {}
 
+/// A `static mut` in the block's shared memory, made by
+/// [`shared_static!`](crate::shared_static) (the expansion of `cuda_std`'s
+/// `#[address_space(shared)] static mut NAME: T = ...;`). A zero-sized handle:
+/// the variable itself is a `.shared` declaration named after `H`, a hash of
+/// the declaration site. On the device it dereferences to the per-block `T`
+/// ([`Deref`](core::ops::Deref)/[`DerefMut`](core::ops::DerefMut)), so
+/// `NAME[i].write(v)` and `NAME[i].assume_init()` read as they did with a real
+/// `static mut` array; on the host it exists (for code that declares one at
+/// module scope) but cannot be dereferenced.
+///
+/// `&raw mut NAME` / `addr_of_mut!(NAME)` give the address of this handle, not
+/// of the shared memory: use `NAME.as_mut_ptr()` (or index it).
+pub struct SharedStatic<T, const H: u64, const IN_KERNEL: bool = false> {
+    // Only names `T`: no value of it lives here. `fn() -> T` keeps the handle
+    // `Send + Sync` whatever `T` is, which a `static` requires; every access to
+    // the memory goes through the `unsafe` read of the `static mut`.
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
+    /// The handle (used by `shared_static!`; creating one allocates nothing).
+    #[doc(hidden)]
+    pub const fn __new() -> Self {
+        SharedStatic { _t: PhantomData }
+    }
+}
+
 /// A runtime-sized view of shared memory (the dynamic region, or part of an
 /// array). Same rules as [`SharedArray`].
 pub struct SharedSlice<T> {
@@ -193,18 +230,20 @@ impl<T: Pod, const N: usize> SharedArray<T, N> {
     /// Number of elements.
     pub const LEN: usize = N;
 
-    /// Wraps the address of a `.shared` array of `N` elements of `T` declared
-    /// with [`__array_align`] alignment. Used by `shared_array!` only.
+    /// Declares this call site's `.shared` array (see the module docs) and
+    /// returns its handle. Used by `shared_array!` only: `H` is the call site's
+    /// hash, which names the PTX symbol.
     ///
     /// # Safety
     ///
-    /// * `addr` is the shared-window address of a `.shared` declaration of at
-    ///   least `N * size_of::<T>()` bytes;
-    /// * aligned to `__array_align::<T>()`.
+    /// `H` is unique to one `shared_array!` invocation (the macro hashes its
+    /// module, file, line, column and name), so that no other declaration of a
+    /// different size or type shares the symbol.
     #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    pub const unsafe fn __from_symbol(addr: u32) -> Self {
-        SharedArray { base: SharedPtr::from_addr(addr) }
+    pub unsafe fn __declare<const H: u64>() -> Self {
+        SharedArray { base: SharedPtr::from_addr(imp::declare::<[T; N], H>()) }
     }
 
     /// Number of elements, `N`.
@@ -409,13 +448,7 @@ mod imp {
         /// generic loads and stores.
         #[inline(always)]
         pub fn to_generic(self) -> *mut T {
-            let p: u64;
-            // SAFETY: an address conversion; no memory is accessed.
-            unsafe {
-                asm!("cvta.shared.u64 {p}, {a};", p = out(reg64) p, a = in(reg64) self.addr as u64,
-                     options(pure, nomem, nostack, preserves_flags))
-            };
-            p as *mut T
+            generic(self.addr)
         }
 
         /// Reads the `T` at this address.
@@ -562,59 +595,309 @@ mod imp {
         n
     }
 
+    /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` and
+    /// returns its shared-window address (see the module docs for why the
+    /// declaration is function-scoped, and why this function is never inlined:
+    /// a PTX function must hold exactly one declaration of the name).
+    #[doc(hidden)]
+    #[inline(never)]
+    pub fn declare<T, const H: u64>() -> u32 {
+        let addr: u32;
+        // SAFETY: declares a variable and reads its address; no memory is
+        // accessed. `pure`: calls of this function may be merged or hoisted.
+        unsafe {
+            asm!(
+                ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
+                "mov.u32 {a}, sluice_shared_{h};",
+                align = const super::__array_align::<T>(),
+                h = const H,
+                bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
+                a = out(reg32) addr,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        addr
+    }
+
+    /// The generic address (`cvta.shared.u64`) of shared-window address `addr`.
+    #[inline(always)]
+    pub(crate) fn generic<T>(addr: u32) -> *mut T {
+        let p: u64;
+        // SAFETY: an address conversion; no memory is accessed.
+        unsafe {
+            asm!("cvta.shared.u64 {p}, {a};", p = out(reg64) p, a = in(reg64) addr as u64,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        p as *mut T
+    }
+
+    /// The shared-window address of `sluice_shared_H`, declared elsewhere in the
+    /// calling PTX function (by [`declare_in_kernel`]): one `mov`, no call.
+    #[inline(always)]
+    fn symbol<const H: u64>() -> u32 {
+        let addr: u32;
+        // SAFETY: reads a symbol's address; no memory is accessed. The symbol is
+        // declared by the kernel's prologue (`declare_in_kernel`), else ptxas
+        // stops with an undefined-symbol error.
+        unsafe {
+            asm!("mov.u32 {a}, sluice_shared_{h};", h = const H, a = out(reg32) addr,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        addr
+    }
+
+    /// Declares the `.shared` variable of an in-kernel [`SharedStatic`] (one made
+    /// by `shared_static!(@kernel ...)`) in the calling function. The kernel
+    /// attribute calls it once, as the entry's first statement, for every such
+    /// static in the kernel's body; the static's accesses then cost one `mov`
+    /// each instead of a call.
+    ///
+    /// # Safety
+    ///
+    /// Called exactly once per static, in the body of the kernel entry that
+    /// declares the static, before any use (a second call is a ptxas
+    /// "duplicate definition" error; a missing one an undefined symbol).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn declare_in_kernel<T, const H: u64>(_static: *const SharedStatic<T, H, true>) {
+        // SAFETY: a declaration; no memory is accessed. Not `pure`: it has no
+        // output and must stay.
+        unsafe {
+            asm!(
+                ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
+                align = const super::__array_align::<T>(),
+                h = const H,
+                bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
+                options(nomem, nostack, preserves_flags),
+            );
+        }
+    }
+
+    impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
+        #[inline(always)]
+        fn addr(&self) -> u32 {
+            if IN_KERNEL {
+                symbol::<H>()
+            } else {
+                declare::<T, H>()
+            }
+        }
+
+        /// The generic address of the shared variable (what `&raw mut` would give
+        /// for a `static mut` in `.shared`): a `*mut T` to **uninitialised**
+        /// per-block memory. Reading and writing through it is `unsafe` (see
+        /// [`shared_static!`](crate::shared_static)).
+        #[inline(always)]
+        pub fn as_mut_ptr(&self) -> *mut T {
+            generic(self.addr())
+        }
+
+        /// The shared-window address of the variable (`ld/st.shared` access,
+        /// [`SharedPtr::read`]/[`SharedPtr::write`]).
+        #[inline(always)]
+        pub fn as_shared_ptr(&self) -> SharedPtr<T> {
+            SharedPtr::from_addr(self.addr())
+        }
+    }
+
+    impl<T, const H: u64, const IN_KERNEL: bool> core::ops::Deref for SharedStatic<T, H, IN_KERNEL> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            // SAFETY: the address is this block's `.shared` variable, allocated for
+            // the whole launch and aligned for `T` (`__array_align`). Reaching a
+            // `SharedStatic` means reading a `static mut`, which is `unsafe`: the
+            // caller vouches that no other thread writes the variable while this
+            // reference lives (a barrier orders them) and that `T` is valid for the
+            // memory's contents (`MaybeUninit` elements until written, see
+            // `shared_static!`).
+            unsafe { &*generic::<T>(self.addr()) }
+        }
+    }
+
+    impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStatic<T, H, IN_KERNEL> {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: as in `deref`; `&mut self` came from `&mut` of a `static mut`
+            // (an `unsafe` access whose caller rules out other threads' accesses
+            // to the elements it touches until the next barrier).
+            unsafe { &mut *generic::<T>(self.addr()) }
+        }
+    }
+
+    /// Bytes of shared memory per block of this launch, static and dynamic
+    /// (`%total_smem_size`, rounded up to the allocation unit).
+    #[inline(always)]
+    pub fn total_shared_bytes() -> u32 {
+        let n: u32;
+        // SAFETY: reads a special register.
+        unsafe { asm!("mov.u32 {n}, %total_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags)) };
+        n
+    }
+
+    /// A generic `*mut T` to the start of this launch's dynamic shared memory
+    /// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
+    /// launch asked for, see [`dynamic_shared_bytes`]). Accesses through it compile
+    /// to generic loads and stores; [`dynamic_shared`] gives checked `ld/st.shared`.
+    #[inline(always)]
+    pub fn dynamic_shared_ptr<T>() -> *mut T {
+        let addr: u32;
+        // SAFETY: reads the address of the region declared below; no memory is accessed.
+        unsafe {
+            asm!("mov.u32 {a}, sluice_dynamic_shared;", a = out(reg32) addr,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        generic(addr)
+    }
+
     // The one declaration of the dynamic region, at module scope.
     core::arch::global_asm!(".extern .shared .align 16 .b8 sluice_dynamic_shared[];");
 }
 
 #[cfg(target_arch = "nvptx64")]
-pub use imp::{dynamic_shared, dynamic_shared_bytes};
+pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
+#[cfg(target_arch = "nvptx64")]
+#[doc(hidden)]
+pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
 
-/// Declares a statically sized array in the block's shared memory and
-/// returns a [`SharedArray`] handle to it (device only).
+/// Declares a statically sized array in the block's shared memory (device only).
 ///
-/// `shared_array!(NAME: [T; N])`: `NAME` is any identifier (it names the PTX
-/// symbol, together with a hash of the call site, so it need not be unique
-/// across the crate, only within one block of code); `T: bytemuck::Pod`;
-/// `N` a constant expression. Like a CUDA `__shared__` variable, one array
-/// exists per block per call site — calling the function holding it twice,
-/// or from two kernels, names the same per-block array.
+/// Two forms:
 ///
-/// `T` and `N` are resolved inside a hidden module nested in the caller's
-/// module (with `use super::*`): they may name items of the enclosing module,
-/// but not generic parameters or items local to the function.
+/// * `shared_array!(NAME: [T; N])` returns a [`SharedArray<T, N>`] handle with
+///   safe, bounds-checked `get`/`set`/atomics (`T: bytemuck::Pod`). `NAME` is any
+///   identifier (it is hashed into the PTX symbol with the call site, so it
+///   need not be unique across the crate).
+/// * `shared_array![T; N]` returns a `*mut T` to the first of `N` uninitialised
+///   `T`s (the form Rust-CUDA's `cuda_std` had): a generic pointer, so every
+///   access is `unsafe` and compiles to a generic load or store.
+///
+/// `N` is a constant expression; it may name constants local to the function
+/// (`const TILE2: usize = TILE * TILE;` just above), but not the function's
+/// generic parameters. Like a CUDA `__shared__` variable, one array exists per
+/// block per call site: calling the function holding it twice, or in a loop,
+/// names the same per-block array (and two kernels that use the same helper
+/// each get their own).
 ///
 /// ```ignore
 /// let tile = sluice_device::shared_array!(TILE: [[f32; 33]; 32]);
+/// const N: usize = 64;
+/// let raw: *mut u32 = sluice_device::shared_array![u32; N];
 /// ```
 #[macro_export]
-#[cfg_attr(target_arch = "nvptx64", allow_internal_unstable(asm_experimental_arch))]
 macro_rules! shared_array {
     ($name:ident : [$t:ty; $n:expr]) => {{
-        #[allow(non_snake_case, dead_code, unused_imports)]
-        mod $name {
-            use super::*;
-            pub const LEN: usize = $n;
-            pub const HASH: u64 =
-                $crate::shared::__symbol_hash(concat!(module_path!(), "|", file!(), "|", line!(), "|", column!()));
-            ::core::arch::global_asm!(
-                concat!(".shared .align {align} .b8 sluice_shared_", stringify!($name), "_{hash}[{bytes}];"),
-                align = const $crate::shared::__array_align::<$t>(),
-                hash = const HASH,
-                bytes = const ::core::mem::size_of::<$t>() * LEN,
-            );
-        }
-        let addr: u32;
-        // SAFETY: `mov.u32` of a symbol's shared-window address; no memory is accessed.
-        unsafe {
-            ::core::arch::asm!(
-                concat!("mov.u32 {a}, sluice_shared_", stringify!($name), "_{hash};"),
-                hash = const $name::HASH,
-                a = out(reg32) addr,
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        // SAFETY: `addr` is the address of the declaration just above, of
-        // `LEN * size_of::<T>()` bytes aligned to `__array_align::<T>()`.
-        unsafe { $crate::shared::SharedArray::<$t, { $name::LEN }>::__from_symbol(addr) }
+        const __SLUICE_SHARED_HASH: u64 = $crate::shared::__symbol_hash(concat!(
+            module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+        ));
+        // SAFETY: the hash is this invocation's own (module, file, line, column, name).
+        unsafe { $crate::shared::SharedArray::<$t, { $n }>::__declare::<__SLUICE_SHARED_HASH>() }
     }};
+    ($t:ty; $n:expr) => {{
+        const __SLUICE_SHARED_HASH: u64 = $crate::shared::__symbol_hash(concat!(
+            module_path!(), "|", file!(), "|", line!(), "|", column!(), "|[]"
+        ));
+        $crate::shared::SharedStatic::<[$t; $n], __SLUICE_SHARED_HASH>::__new().as_mut_ptr() as *mut $t
+    }};
+}
+
+/// A `static mut` in the block's shared memory: what Rust-CUDA writes as
+/// `#[address_space(shared)] static mut NAME: T = INIT;` (device only).
+///
+/// ```ignore
+/// use core::mem::MaybeUninit;
+/// sluice_device::shared_static! {
+///     static mut TILE: [MaybeUninit<f32>; TILE2] = [MaybeUninit::uninit(); TILE2];
+/// }
+/// // SAFETY: each thread writes its own element; the barrier below orders the
+/// // writes before the other threads' reads.
+/// unsafe { TILE[t].write(x) };
+/// sync::sync_threads();
+/// let y = unsafe { TILE[(t + 1) % TILE2].assume_init() };
+/// ```
+///
+/// `NAME` becomes a [`SharedStatic<T, HASH>`](shared::SharedStatic): a zero-sized
+/// `static mut` handle that dereferences to the per-block variable. `INIT` is
+/// discarded (shared memory starts uninitialised, as in CUDA: `T` should hold
+/// `MaybeUninit` values, written before they are read). The type may name
+/// constants local to the function. Everything a `static mut` requires stays:
+/// each access is `unsafe`, and the caller rules out concurrent conflicting
+/// accesses (barriers between the phases that write and read). One variable
+/// exists per block per declaration (per kernel that uses it).
+///
+/// **Cost, and the in-kernel form.** The plain form declares the variable in a
+/// small never-inlined function (see the [module docs](shared)): an access
+/// costs a call where the optimiser cannot reuse a dominating one (two
+/// branches that each touch the variable make two calls). A kernel attribute
+/// can remove that cost for statics declared in the kernel's own body:
+/// `shared_static! { @kernel static mut NAME: T = INIT; }` makes accesses a
+/// single `mov` of the symbol, and the attribute declares the variable once, as
+/// the entry's first statement, with
+/// `unsafe { sluice_device::shared::__declare_in_kernel(&raw const NAME) }`.
+#[macro_export]
+macro_rules! shared_static {
+    (@kernel $(#[$meta:meta])* $vis:vis static mut $name:ident : $t:ty = $init:expr ;) => {
+        $(#[$meta])*
+        #[allow(non_upper_case_globals)]
+        $vis static mut $name: $crate::shared::SharedStatic<
+            $t,
+            {
+                $crate::shared::__symbol_hash(concat!(
+                    module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+                ))
+            },
+            true,
+        > = {
+            let _ = || -> $t { $init };
+            $crate::shared::SharedStatic::__new()
+        };
+    };
+    ($(#[$meta:meta])* $vis:vis static mut $name:ident : $t:ty = $init:expr ;) => {
+        $(#[$meta])*
+        #[allow(non_upper_case_globals)]
+        $vis static mut $name: $crate::shared::SharedStatic<
+            $t,
+            {
+                $crate::shared::__symbol_hash(concat!(
+                    module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+                ))
+            },
+        > = {
+            // The initializer of a shared variable is discarded (as nvcc and
+            // Rust-CUDA discard it); it is still type-checked.
+            let _ = || -> $t { $init };
+            $crate::shared::SharedStatic::__new()
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use core::mem::MaybeUninit;
+
+    const N: usize = 8;
+    crate::shared_static! {
+        /// A module-scope shared variable must build on the host too (kernel
+        /// crates compile for the host for their shared types).
+        static mut HOST_VISIBLE: [MaybeUninit<u32>; N] = [MaybeUninit::uninit(); N];
+    }
+
+    #[test]
+    fn shared_statics_are_zero_sized_and_hash_their_site() {
+        #[allow(static_mut_refs)]
+        // SAFETY: only the handle's size is read; no shared memory is touched.
+        let size = core::mem::size_of_val(unsafe { &HOST_VISIBLE });
+        assert_eq!(size, 0);
+        let a = super::__symbol_hash("m|f.rs|1|1|A");
+        assert_ne!(a, super::__symbol_hash("m|f.rs|1|1|B"));
+        assert_ne!(a, super::__symbol_hash("m|f.rs|2|1|A"));
+    }
+
+    #[test]
+    fn arrays_are_at_least_16_aligned() {
+        assert_eq!(super::__array_align::<[u8; 3]>(), 16);
+        assert_eq!(super::__array_align::<[f64; 2]>(), 16);
+        assert_eq!(super::element_align::<[f32; 3]>(), 4);
+        assert_eq!(super::element_align::<u64>(), 8);
+    }
 }

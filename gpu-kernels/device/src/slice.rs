@@ -71,6 +71,24 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: u64) -> &'a [T] {
     unsafe { core::slice::from_raw_parts(ptr, len as usize) }
 }
 
+/// A `&mut [T]` from an unchecked kernel's (pointer, length) parameter (`#[kernel(unchecked)]`,
+/// as Rust-CUDA kernels take `&mut [T]`).
+///
+/// # Safety
+///
+/// * as [`slice`], for reads and writes;
+/// * every thread of the launch holds this `&mut` at once: the threads' accesses must not
+///   conflict (each writes elements no other thread reads or writes), which the `unsafe`
+///   launch's caller vouches for.
+#[inline(always)]
+pub unsafe fn slice_mut<'a, T>(ptr: *mut T, len: u64) -> &'a mut [T] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: the caller's contract above is `from_raw_parts_mut`'s.
+    unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) }
+}
+
 impl<'a, T> DeviceSliceMut<'a, T> {
     /// Wraps a kernel's mutable (pointer, length) parameter.
     ///

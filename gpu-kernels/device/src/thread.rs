@@ -14,6 +14,7 @@
 //! | [`index_2d`] | `(x, y)` global coordinates | only in a launch with `z == 1` |
 //! | [`index_3d`] | `(x, y, z)` global coordinates | always |
 //! | [`global_rank`] | linear id over the whole grid, any shape | always |
+//! | [`index_1d_u32`], [`index_2d_u32`], [`index_3d_u32`] | the same in 32 bits (as CUDA C++'s `unsigned` arithmetic; wraps past 2^32 threads), 2-D/3-D as [`Dim2`]/[`Dim3`] | as their 64-bit twins |
 //!
 //! # Example (device code)
 //!
@@ -64,9 +65,62 @@ impl Dim3 {
     }
 }
 
+/// A 2-component index or size (x, y): the 2-D global index of a thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Dim2 {
+    /// x component.
+    pub x: u32,
+    /// y component.
+    pub y: u32,
+}
+
+impl Dim2 {
+    /// `(x, y)`.
+    pub const fn new(x: u32, y: u32) -> Dim2 {
+        Dim2 { x, y }
+    }
+
+    /// `x * y` in 64 bits.
+    pub const fn area(self) -> u64 {
+        self.x as u64 * self.y as u64
+    }
+}
+
+impl From<Dim2> for (u32, u32) {
+    fn from(d: Dim2) -> (u32, u32) {
+        (d.x, d.y)
+    }
+}
+
+impl From<Dim3> for (u32, u32, u32) {
+    fn from(d: Dim3) -> (u32, u32, u32) {
+        (d.x, d.y, d.z)
+    }
+}
+
+impl From<Dim3> for [u32; 3] {
+    fn from(d: Dim3) -> [u32; 3] {
+        [d.x, d.y, d.z]
+    }
+}
+
+impl From<Dim2> for [u32; 2] {
+    fn from(d: Dim2) -> [u32; 2] {
+        [d.x, d.y]
+    }
+}
+
+/// `blockIdx * blockDim + threadIdx` along one axis in 32-bit wrapping
+/// arithmetic, as CUDA C++ computes it with `unsigned` (pure logic, shared by
+/// the device functions and the host tests).
+#[inline(always)]
+pub const fn global_coord_u32(block_idx: u32, block_dim: u32, thread_idx: u32) -> u32 {
+    block_idx.wrapping_mul(block_dim).wrapping_add(thread_idx)
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod imp {
-    use super::Dim3;
+    use super::{global_coord_u32, Dim2, Dim3};
     use core::arch::nvptx;
 
     macro_rules! special {
@@ -150,6 +204,47 @@ mod imp {
         (x, y, block_idx_z() as u64 * block_dim_z() as u64 + thread_idx_z() as u64)
     }
 
+    /// The global 1-D index in 32 bits, `blockIdx.x * blockDim.x + threadIdx.x`
+    /// as CUDA C++ computes it (`unsigned`, wrapping past 2^32 threads; Rust-CUDA's
+    /// `index_1d`). Equal to [`index_1d`] while the grid has fewer than 2^32 threads
+    /// along x (`gridDim.x * blockDim.x < 2^32`), and cheaper (32-bit arithmetic).
+    #[inline(always)]
+    pub fn index_1d_u32() -> u32 {
+        global_coord_u32(block_idx_x(), block_dim_x(), thread_idx_x())
+    }
+
+    /// The global `(x, y)` index in 32 bits (see [`index_1d_u32`]).
+    #[inline(always)]
+    pub fn index_2d_u32() -> Dim2 {
+        Dim2 { x: index_1d_u32(), y: global_coord_u32(block_idx_y(), block_dim_y(), thread_idx_y()) }
+    }
+
+    /// The global `(x, y, z)` index in 32 bits (see [`index_1d_u32`]).
+    #[inline(always)]
+    pub fn index_3d_u32() -> Dim3 {
+        let Dim2 { x, y } = index_2d_u32();
+        Dim3 { x, y, z: global_coord_u32(block_idx_z(), block_dim_z(), thread_idx_z()) }
+    }
+
+    /// Threads per warp, read from `%warpsize` (32 on every NVIDIA GPU so far;
+    /// [`WARP_SIZE`](super::WARP_SIZE) is the constant).
+    #[inline(always)]
+    pub fn warp_size() -> u32 {
+        let r: u32;
+        // SAFETY: reads a special register.
+        unsafe { core::arch::asm!("mov.u32 {r}, WARP_SZ;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) };
+        r
+    }
+
+    /// Suspends the calling thread for about `ns` nanoseconds (`nanosleep.u32`,
+    /// sm_70+; the hardware picks a delay in `[0, 2 * ns]`, at most about 1 ms).
+    /// For back-off in spin loops; it orders nothing.
+    #[inline(always)]
+    pub fn nanosleep(ns: u32) {
+        // SAFETY: no operands besides the delay; no memory is accessed.
+        unsafe { core::arch::asm!("nanosleep.u32 {n};", n = in(reg32) ns, options(nomem, nostack, preserves_flags)) }
+    }
+
     /// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
     #[inline(always)]
     pub fn grid_size_1d() -> u64 {
@@ -227,3 +322,18 @@ mod imp {
 
 #[cfg(target_arch = "nvptx64")]
 pub use imp::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thirty_two_bit_indices_wrap_as_cuda_cs_unsigned() {
+        assert_eq!(global_coord_u32(3, 256, 17), 785);
+        assert_eq!(global_coord_u32(u32::MAX / 1024 + 1, 1024, 5), 5);
+        let d: (u32, u32) = Dim2::new(4, 5).into();
+        assert_eq!(d, (4, 5));
+        assert_eq!(Dim2::new(70_000, 70_000).area(), 4_900_000_000);
+        assert_eq!(<[u32; 3]>::from(Dim3::new(1, 2, 3)), [1, 2, 3]);
+    }
+}

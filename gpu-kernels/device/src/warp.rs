@@ -46,6 +46,73 @@
 /// All 32 lanes.
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
+/// The four shuffle modes of `shfl.sync` (pure data: the host tests and
+/// references use it with [`shfl_source`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShflMode {
+    /// `__shfl_sync`: read lane `src` of this lane's segment.
+    Idx,
+    /// `__shfl_up_sync`: read lane `lane - delta`.
+    Up,
+    /// `__shfl_down_sync`: read lane `lane + delta`.
+    Down,
+    /// `__shfl_xor_sync`: read lane `lane ^ mask` (`.bfly`).
+    Xor,
+}
+
+/// Whether `width` is a valid shuffle segment width: a power of two from 1 to 32.
+pub const fn valid_width(width: u32) -> bool {
+    width.is_power_of_two() && width <= 32
+}
+
+/// The `c` operand of `shfl.sync` for segments of `width` lanes, as nvcc
+/// builds it for `__shfl*_sync(..., width)`: the segment mask `32 - width` in
+/// bits 8..13, and the clamp lane in bits 0..5 (`0x1f`, except `0` for `up`,
+/// whose bound is the segment's first lane). `width` must satisfy [`valid_width`].
+pub const fn shfl_c(mode: ShflMode, width: u32) -> u32 {
+    let seg = (32 - width) << 8;
+    match mode {
+        ShflMode::Up => seg,
+        _ => seg | 0x1f,
+    }
+}
+
+/// The lane a `shfl.sync` in `mode` with operands `b` and `c` reads for lane
+/// `lane`, and its predicate (whether that lane was in range; out of range, a
+/// lane reads its own value): PTX's definition of `shfl.sync`, for host-side
+/// references and tests.
+pub const fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u32, bool) {
+    let lane = lane & 31;
+    let b = b & 31;
+    let clamp = c & 31;
+    let seg = (c >> 8) & 31;
+    let max_lane = (lane & seg) | (clamp & !seg);
+    let min_lane = lane & seg;
+    let (j, p) = match mode {
+        ShflMode::Up => {
+            let j = lane as i32 - b as i32;
+            (j, j >= max_lane as i32)
+        }
+        ShflMode::Down => {
+            let j = (lane + b) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Xor => {
+            let j = (lane ^ b) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Idx => {
+            let j = (min_lane | (b & !seg)) as i32;
+            (j, j <= max_lane as i32)
+        }
+    };
+    if p {
+        (j as u32, true)
+    } else {
+        (lane, false)
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod imp {
     use core::arch::asm;
@@ -107,9 +174,13 @@ mod imp {
     }
 
     /// Types that can be exchanged between lanes with `shfl.sync`.
+    /// Implemented for `u8 i8 u16 i16 u32 i32 f32` (one 32-bit shuffle), `u64 i64 f64`
+    /// (two) and `u128 i128` (four).
     pub trait Shuffle: Copy + sealed::Sealed {
         #[doc(hidden)]
         unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self;
+        #[doc(hidden)]
+        unsafe fn shfl_p(self, kind: Kind, mask: u32, b: u32, c: u32) -> (Self, bool);
     }
 
     mod sealed {
@@ -143,6 +214,75 @@ mod imp {
         d
     }
 
+    /// `shfl.sync` with a width operand and the in-range predicate.
+    #[inline(always)]
+    unsafe fn shfl32p(kind: Kind, mask: u32, a: u32, b: u32, c: u32) -> (u32, bool) {
+        let (d, p): (u32, u32);
+        macro_rules! go {
+            ($mode:literal) => {
+                asm!(
+                    concat!("{{ .reg .pred q; shfl.sync.", $mode, ".b32 {d}|q, {a}, {b}, {c}, {m}; selp.u32 {p}, 1, 0, q; }}"),
+                    d = out(reg32) d, p = out(reg32) p, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, m = in(reg32) mask,
+                    options(nomem, nostack, preserves_flags)
+                )
+            };
+        }
+        // SAFETY: register-only instruction; the convergence contract is the
+        // caller's (see the module docs). Not `pure`, as `shfl32`.
+        unsafe {
+            match kind {
+                Kind::Idx => go!("idx"),
+                Kind::Up => go!("up"),
+                Kind::Down => go!("down"),
+                Kind::Xor => go!("bfly"),
+            }
+        }
+        (d, p != 0)
+    }
+
+    macro_rules! shuffle_small {
+        ($($t:ty),*) => {$(
+            impl sealed::Sealed for $t {}
+            impl Shuffle for $t {
+                #[inline(always)]
+                unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self {
+                    // SAFETY: forwarded to the caller of the public shuffle.
+                    unsafe { shfl32(kind, mask, self as u32, b) as $t }
+                }
+                #[inline(always)]
+                unsafe fn shfl_p(self, kind: Kind, mask: u32, b: u32, c: u32) -> (Self, bool) {
+                    // SAFETY: forwarded to the caller of the public shuffle.
+                    let (d, p) = unsafe { shfl32p(kind, mask, self as u32, b, c) };
+                    (d as $t, p)
+                }
+            }
+        )*};
+    }
+    shuffle_small!(u8, i8, u16, i16);
+
+    macro_rules! shuffle128 {
+        ($($t:ty),*) => {$(
+            impl sealed::Sealed for $t {}
+            impl Shuffle for $t {
+                #[inline(always)]
+                unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self {
+                    let v = self as u128;
+                    // SAFETY: forwarded; the four words are shuffled by the same lanes from the same source.
+                    let w = unsafe { [0, 1, 2, 3].map(|k| shfl32(kind, mask, (v >> (32 * k)) as u32, b)) };
+                    (w[0] as u128 | (w[1] as u128) << 32 | (w[2] as u128) << 64 | (w[3] as u128) << 96) as $t
+                }
+                #[inline(always)]
+                unsafe fn shfl_p(self, kind: Kind, mask: u32, b: u32, c: u32) -> (Self, bool) {
+                    let v = self as u128;
+                    // SAFETY: as in `shfl`; the predicate is the same for every word.
+                    let w = unsafe { [0, 1, 2, 3].map(|k| shfl32p(kind, mask, (v >> (32 * k)) as u32, b, c)) };
+                    ((w[0].0 as u128 | (w[1].0 as u128) << 32 | (w[2].0 as u128) << 64 | (w[3].0 as u128) << 96) as $t, w[0].1)
+                }
+            }
+        )*};
+    }
+    shuffle128!(u128, i128);
+
     macro_rules! shuffle32 {
         ($($t:ty),*) => {$(
             impl sealed::Sealed for $t {}
@@ -151,6 +291,12 @@ mod imp {
                 unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self {
                     // SAFETY: forwarded to the caller of the public shuffle.
                     <$t>::from_bits_or_cast(unsafe { shfl32(kind, mask, self.to_bits_or_cast(), b) })
+                }
+                #[inline(always)]
+                unsafe fn shfl_p(self, kind: Kind, mask: u32, b: u32, c: u32) -> (Self, bool) {
+                    // SAFETY: forwarded to the caller of the public shuffle.
+                    let (d, p) = unsafe { shfl32p(kind, mask, self.to_bits_or_cast(), b, c) };
+                    (<$t>::from_bits_or_cast(d), p)
                 }
             }
         )*};
@@ -166,6 +312,13 @@ mod imp {
                     // are shuffled by the same lanes with the same source lane.
                     let (lo, hi) = unsafe { (shfl32(kind, mask, bits as u32, b), shfl32(kind, mask, (bits >> 32) as u32, b)) };
                     <$t>::from_bits_or_cast(lo as u64 | (hi as u64) << 32)
+                }
+                #[inline(always)]
+                unsafe fn shfl_p(self, kind: Kind, mask: u32, b: u32, c: u32) -> (Self, bool) {
+                    let bits = self.to_bits_or_cast();
+                    // SAFETY: as in `shfl`; both halves get the same predicate.
+                    let ((lo, p), (hi, _)) = unsafe { (shfl32p(kind, mask, bits as u32, b, c), shfl32p(kind, mask, (bits >> 32) as u32, b, c)) };
+                    (<$t>::from_bits_or_cast(lo as u64 | (hi as u64) << 32), p)
                 }
             }
         )*};
@@ -270,6 +423,63 @@ mod imp {
         unsafe { value.shfl(Kind::Xor, mask, lane_mask) }
     }
 
+    #[inline(always)]
+    unsafe fn shfl_width<T: Shuffle>(kind: Kind, mode: super::ShflMode, mask: u32, value: T, b: u32, width: u32) -> (T, bool) {
+        crate::dassert!(super::valid_width(width), "warp shuffle: width must be a power of two from 1 to 32");
+        // SAFETY: forwarded to the caller; `c` is well formed for a valid width.
+        unsafe { value.shfl_p(kind, mask, b, super::shfl_c(mode, width)) }
+    }
+
+    /// `value` of lane `src_lane % width` of this lane's segment of `width`
+    /// lanes (`__shfl_sync(mask, value, src_lane, width)`), and whether the source
+    /// was in range (`shfl.sync.idx` with its predicate; always `true` for a
+    /// valid width). `width` is a power of two from 1 to 32 (else the kernel traps).
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_idx_width<T: Shuffle>(mask: u32, value: T, src_lane: u32, width: u32) -> (T, bool) {
+        // SAFETY: forwarded to the caller.
+        unsafe { shfl_width(Kind::Idx, super::ShflMode::Idx, mask, value, src_lane, width) }
+    }
+
+    /// `value` of lane `lane_id() - delta` within this lane's segment of
+    /// `width` lanes (`__shfl_up_sync(..., width)`); lanes whose source would
+    /// fall below the segment keep their own value and get `false`.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_up_width<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+        // SAFETY: forwarded to the caller.
+        unsafe { shfl_width(Kind::Up, super::ShflMode::Up, mask, value, delta, width) }
+    }
+
+    /// `value` of lane `lane_id() + delta` within this lane's segment of
+    /// `width` lanes (`__shfl_down_sync(..., width)`); lanes whose source would
+    /// pass the segment's end keep their own value and get `false`.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_down_width<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
+        // SAFETY: forwarded to the caller.
+        unsafe { shfl_width(Kind::Down, super::ShflMode::Down, mask, value, delta, width) }
+    }
+
+    /// `value` of lane `lane_id() ^ lane_mask` within this lane's segment of
+    /// `width` lanes (`__shfl_xor_sync(..., width)`); as in CUDA, a source in a
+    /// *later* segment leaves the lane's own value and `false`, while one in an
+    /// earlier segment is read.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn shfl_xor_width<T: Shuffle>(mask: u32, value: T, lane_mask: u32, width: u32) -> (T, bool) {
+        // SAFETY: forwarded to the caller.
+        unsafe { shfl_width(Kind::Xor, super::ShflMode::Xor, mask, value, lane_mask, width) }
+    }
+
     /// Whether `predicate` is true on any lane of `mask` (`__any_sync`).
     ///
     /// # Safety
@@ -359,6 +569,25 @@ mod imp {
         }
     }
 
+    /// [`match_all`] for 64-bit values.
+    ///
+    /// # Safety
+    /// As [`shfl_idx`].
+    #[inline(always)]
+    pub unsafe fn match_all_u64(mask: u32, value: u64) -> Option<u32> {
+        let (r, p): (u32, u32);
+        // SAFETY: register-only; convergence is the caller's contract.
+        unsafe {
+            asm!("{{ .reg .pred q; match.all.sync.b64 {r}|q, {v}, {m}; selp.u32 {p}, 1, 0, q; }}",
+                 r = out(reg32) r, p = out(reg32) p, v = in(reg64) value, m = in(reg32) mask, options(nomem, nostack))
+        };
+        if p != 0 {
+            Some(r)
+        } else {
+            None
+        }
+    }
+
     macro_rules! redux {
         ($($(#[$doc:meta])* $name:ident, $t:ty, $op:literal;)*) => {$(
             $(#[$doc])*
@@ -419,3 +648,42 @@ mod imp {
 
 #[cfg(target_arch = "nvptx64")]
 pub use imp::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_width_shuffles_read_the_documented_lanes() {
+        let c = |m| shfl_c(m, 32);
+        assert_eq!(shfl_source(ShflMode::Idx, 3, 17, c(ShflMode::Idx)), (17, true));
+        assert_eq!(shfl_source(ShflMode::Up, 3, 1, c(ShflMode::Up)), (2, true));
+        assert_eq!(shfl_source(ShflMode::Up, 0, 1, c(ShflMode::Up)), (0, false));
+        assert_eq!(shfl_source(ShflMode::Down, 30, 1, c(ShflMode::Down)), (31, true));
+        assert_eq!(shfl_source(ShflMode::Down, 31, 1, c(ShflMode::Down)), (31, false));
+        assert_eq!(shfl_source(ShflMode::Xor, 5, 1, c(ShflMode::Xor)), (4, true));
+    }
+
+    #[test]
+    fn segments_bound_every_mode() {
+        // width 8: lanes 8..16 form one segment.
+        assert_eq!(shfl_c(ShflMode::Idx, 8), 0x181f);
+        assert_eq!(shfl_c(ShflMode::Up, 8), 0x1800);
+        assert_eq!(shfl_source(ShflMode::Idx, 12, 3, shfl_c(ShflMode::Idx, 8)), (11, true));
+        assert_eq!(shfl_source(ShflMode::Idx, 12, 11, shfl_c(ShflMode::Idx, 8)), (11, true)); // 11 % 8 = 3
+        assert_eq!(shfl_source(ShflMode::Up, 9, 2, shfl_c(ShflMode::Up, 8)), (9, false));
+        assert_eq!(shfl_source(ShflMode::Up, 10, 2, shfl_c(ShflMode::Up, 8)), (8, true));
+        assert_eq!(shfl_source(ShflMode::Down, 14, 1, shfl_c(ShflMode::Down, 8)), (15, true));
+        assert_eq!(shfl_source(ShflMode::Down, 15, 1, shfl_c(ShflMode::Down, 8)), (15, false));
+        assert_eq!(shfl_source(ShflMode::Xor, 13, 4, shfl_c(ShflMode::Xor, 8)), (9, true));
+        // CUDA: an xor may read an *earlier* segment, never a later one.
+        assert_eq!(shfl_source(ShflMode::Xor, 13, 8, shfl_c(ShflMode::Xor, 8)), (5, true));
+        assert_eq!(shfl_source(ShflMode::Xor, 5, 8, shfl_c(ShflMode::Xor, 8)), (5, false));
+    }
+
+    #[test]
+    fn widths_are_powers_of_two_up_to_32() {
+        assert!(valid_width(1) && valid_width(16) && valid_width(32));
+        assert!(!valid_width(0) && !valid_width(12) && !valid_width(64));
+    }
+}

@@ -56,26 +56,135 @@ use syn::spanned::Spanned;
 use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments, Type};
 
 /// Marks a function as a GPU kernel. See the crate docs.
+///
+/// `#[kernel]` checks what the host may launch safely; `#[kernel(unchecked)]` also accepts
+/// raw pointers, references and any by-value type, and its host handle launches only through
+/// the `unsafe` `Stream::launch_unchecked`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    if !attr.is_empty() {
-        let attr = TokenStream2::from(attr);
-        return syn::Error::new(attr.span(), "#[kernel] takes no arguments").to_compile_error().into();
-    }
+    let attr = TokenStream2::from(attr);
+    let mode = match attr.to_string().as_str() {
+        "" => Mode::Checked,
+        "unchecked" => Mode::Unchecked,
+        _ => {
+            return syn::Error::new(attr.span(), "#[kernel] takes no arguments, or `unchecked`: `#[kernel(unchecked)]`")
+                .to_compile_error()
+                .into()
+        }
+    };
     let func = parse_macro_input!(item as ItemFn);
-    match expand(func) {
+    match expand(func, mode, quote!(::sluice_device)) {
         Ok(ts) => ts.into(),
         Err(e) => e.to_compile_error().into(),
     }
 }
 
+/// `cuda_std`'s `#[kernel]`, as the compatibility crate `sluice-cuda-std` (library name
+/// `cuda_std`) re-exports it: an unchecked kernel (Rust-CUDA kernels take raw pointers)
+/// whose expansion reaches sluice's device std through `::cuda_std::__sluice`, so a ported
+/// kernel crate depends on `cuda_std` alone.
+#[proc_macro_attribute]
+pub fn cuda_std_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        let attr = TokenStream2::from(attr);
+        return syn::Error::new(attr.span(), "cuda_std's #[kernel] takes no arguments").to_compile_error().into();
+    }
+    let mut func = parse_macro_input!(item as ItemFn);
+    if func.sig.unsafety.is_none() {
+        let msg = "a cuda_std kernel must be an `unsafe fn` (as Rust-CUDA requires): its caller vouches for the \
+                   raw pointers it takes";
+        return syn::Error::new(func.sig.fn_token.span(), msg).to_compile_error().into();
+    }
+    let prologue = rewrite_shared_statics(&mut func.block);
+    func.block.stmts.splice(0..0, prologue);
+    match expand(func, Mode::Unchecked, quote!(::cuda_std::__sluice)) {
+        Ok(ts) => ts.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `cuda_std`'s `#[address_space(...)]` on a `static`: `shared` puts it in the block's shared
+/// memory (`shared_static!`, a zero-sized handle indexed as the array); `global` and
+/// `constant` leave it as is (a Rust `static` is in global memory); `local` is refused.
+#[proc_macro_attribute]
+pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let space = TokenStream2::from(attr).to_string();
+    let item2 = TokenStream2::from(item.clone());
+    match space.as_str() {
+        "shared" => {
+            let st = parse_macro_input!(item as syn::ItemStatic);
+            shared_static(&st, false).into()
+        }
+        "global" | "constant" => item,
+        "local" => syn::Error::new(item2.span(), "`address_space(local)`: a per-thread static has no Rust meaning; use a local variable")
+            .to_compile_error()
+            .into(),
+        other => syn::Error::new(item2.span(), format!("unknown address space `{other}` (shared, global, constant)"))
+            .to_compile_error()
+            .into(),
+    }
+}
+
+/// `static mut NAME: T = INIT;` as `cuda_std::__sluice::shared_static!` (in a kernel body
+/// with `@kernel`, declared by the kernel's prologue).
+fn shared_static(st: &syn::ItemStatic, in_kernel: bool) -> TokenStream2 {
+    let attrs: Vec<_> = st.attrs.iter().filter(|a| !a.path().is_ident("address_space")).collect();
+    let (vis, name, ty, init) = (&st.vis, &st.ident, &st.ty, &st.expr);
+    let at = if in_kernel { quote!(@kernel) } else { quote!() };
+    quote! {
+        ::cuda_std::__sluice::shared_static! { #at #(#attrs)* #vis static mut #name: #ty = #init; }
+    }
+}
+
+fn is_shared_static(st: &syn::ItemStatic) -> bool {
+    st.attrs.iter().any(|a| {
+        a.path().is_ident("address_space") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "shared")
+    })
+}
+
+/// Rewrites the `#[address_space(shared)] static mut`s directly in a kernel body to their
+/// in-kernel form, and returns the prologue that declares them (one `mov` per access then).
+fn rewrite_shared_statics(block: &mut syn::Block) -> Vec<syn::Stmt> {
+    let mut prologue = Vec::new();
+    for stmt in &mut block.stmts {
+        if let syn::Stmt::Item(syn::Item::Static(st)) = stmt {
+            if is_shared_static(st) {
+                let name = &st.ident;
+                prologue.push(syn::parse_quote! {
+                    // SAFETY: the shared static is declared in this kernel's body (just below),
+                    // and its declaration is what this call emits, once, at the kernel's start.
+                    unsafe { ::cuda_std::__sluice::shared::__declare_in_kernel(&raw const #name) };
+                });
+                *stmt = syn::Stmt::Item(syn::Item::Verbatim(shared_static(st, true)));
+            }
+        }
+    }
+    prologue
+}
+
+/// Which launches a kernel's host handle allows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// `#[kernel]`: slices and `Pod` values only, launched safely.
+    Checked,
+    /// `#[kernel(unchecked)]` (and `cuda_std`'s): also raw pointers, `&T`, `&mut [T]` and
+    /// any by-value type; launched only through `unsafe`.
+    Unchecked,
+}
+
 enum Kind {
     /// `&[T]`
     Ref(Type),
-    /// `DeviceSliceMut<T>`
-    Mut(Type),
-    /// by value
+    /// `DeviceSliceMut<T>`, or (unchecked) `&mut [T]` rebuilt as such a slice
+    Mut(Type, bool),
+    /// by value, `Pod`
     Value(Type),
+    /// (unchecked) `*mut T`
+    PtrMut(Type),
+    /// (unchecked) `*const T`, or `&T` (`true`)
+    Ptr(Type, bool),
+    /// (unchecked) by value, any `Copy` type
+    ByValue(Type),
 }
 
 struct Param {
@@ -84,28 +193,46 @@ struct Param {
     kind: Kind,
 }
 
-fn classify(ty: &Type, kernel: &str, name: &str) -> syn::Result<Kind> {
+/// A primitive number type: passed as itself (`Pod`) even by unchecked kernels, so their
+/// handles read `(PtrMut<f32>, u32)`, not `(PtrMut<f32>, ByValue<u32>)`.
+fn is_primitive(ty: &Type) -> bool {
+    const PRIMITIVES: &[&str] =
+        &["u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64"];
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1
+        && PRIMITIVES.iter().any(|n| p.path.segments[0].ident == n))
+}
+
+fn classify(ty: &Type, kernel: &str, name: &str, mode: Mode) -> syn::Result<Kind> {
+    let unchecked = mode == Mode::Unchecked;
     match ty {
         Type::Reference(r) => {
-            if let Type::Slice(s) = &*r.elem {
+            if let Type::Slice(sl) = &*r.elem {
                 if r.mutability.is_some() {
+                    if unchecked {
+                        return Ok(Kind::Mut((*sl.elem).clone(), true));
+                    }
                     return Err(syn::Error::new_spanned(
                         ty,
                         format!(
                             "kernel `{kernel}`, parameter `{name}`: a kernel cannot take `&mut [T]`: every thread \
                              would hold a mutable reference to the whole slice at once. Take \
                              `DeviceSliceMut<T>` and use `.for_thread_1d()` / `.grid_stride()` (one element per \
-                             thread), or its `unsafe` indexed writes"
+                             thread), or its `unsafe` indexed writes; or declare the kernel `#[kernel(unchecked)]` \
+                             (launched only through `unsafe`)"
                         ),
                     ));
                 }
-                return Ok(Kind::Ref((*s.elem).clone()));
+                return Ok(Kind::Ref((*sl.elem).clone()));
+            }
+            if unchecked && r.mutability.is_none() {
+                return Ok(Kind::Ptr((*r.elem).clone(), true));
             }
             Err(syn::Error::new_spanned(
                 ty,
                 format!(
                     "kernel `{kernel}`, parameter `{name}`: references other than `&[T]` cannot cross to the \
-                     device; pass a slice (`&[T]`, `DeviceSliceMut<T>`) or a `Pod` value"
+                     device in a checked kernel; pass a slice (`&[T]`, `DeviceSliceMut<T>`) or a `Pod` value, or \
+                     declare the kernel `#[kernel(unchecked)]` (`&T` is then allowed, launched through `unsafe`)"
                 ),
             ))
         }
@@ -120,23 +247,30 @@ fn classify(ty: &Type, kernel: &str, name: &str) -> syn::Result<Kind> {
                     _ => None,
                 });
                 return elem
-                    .map(Kind::Mut)
+                    .map(|t| Kind::Mut(t, false))
                     .ok_or_else(|| syn::Error::new(ty.span(), "write the element type: `DeviceSliceMut<T>`"));
             }
-            Ok(Kind::Value(ty.clone()))
+            Ok(if unchecked && !is_primitive(ty) { Kind::ByValue(ty.clone()) } else { Kind::Value(ty.clone()) })
         }
+        Type::Ptr(ptr) if unchecked => Ok(if ptr.mutability.is_some() {
+            Kind::PtrMut((*ptr.elem).clone())
+        } else {
+            Kind::Ptr((*ptr.elem).clone(), false)
+        }),
         Type::Ptr(_) => Err(syn::Error::new_spanned(
             ty,
             format!(
-                "kernel `{kernel}`, parameter `{name}`: raw pointers carry no length and no access rule; take \
-                 `&[T]` or `DeviceSliceMut<T>` (lowered to pointer + length), or write the entry by hand"
+                "kernel `{kernel}`, parameter `{name}`: raw pointers carry no length and no access rule, so a \
+                 checked kernel cannot take them. Take `&[T]` or `DeviceSliceMut<T>` (lowered to pointer + \
+                 length), or declare the kernel `#[kernel(unchecked)]`: its host handle then launches only \
+                 through `unsafe {{ st.launch_unchecked(..) }}`"
             ),
         )),
-        _ => Ok(Kind::Value(ty.clone())),
+        _ => Ok(if unchecked { Kind::ByValue(ty.clone()) } else { Kind::Value(ty.clone()) }),
     }
 }
 
-fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
+fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStream2> {
     let sig = &func.sig;
     let name = &sig.ident;
     let kernel = name.to_string();
@@ -158,7 +292,11 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
             return Err(syn::Error::new(pt.pat.span(), format!("kernel `{kernel}`: parameters must be plain names (no patterns)")));
         };
         let pname = pi.ident.to_string();
-        params.push(Param { ident: pi.ident.clone(), mutable: pi.mutability.is_some(), kind: classify(&pt.ty, &kernel, &pname)? });
+        params.push(Param {
+            ident: pi.ident.clone(),
+            mutable: pi.mutability.is_some(),
+            kind: classify(&pt.ty, &kernel, &pname, mode)?,
+        });
     }
 
     let vis = &func.vis;
@@ -179,34 +317,60 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
                     // SAFETY: the host lowers a view of `len` initialised elements, bound to the
                     // launching lane and not written by any work during this launch (sluice's
                     // ownership rules), to (`ptr`, `len`).
-                    let #mutability #id: &[#t] = unsafe { ::sluice_device::slice::slice(#ptr, #len) };
+                    let #mutability #id: &[#t] = unsafe { #dev::slice::slice(#ptr, #len) };
                 });
             }
-            Kind::Mut(t) => {
+            Kind::Mut(t, false) => {
                 abi.push(quote!(#ptr: *mut #t, #len: u64));
                 rebind.push(quote! {
                     // SAFETY: as for `&[T]`, and the host hands this launch the only access to
                     // the view (a `&mut` borrow of it) for the launch's whole duration.
-                    let #mutability #id = unsafe { ::sluice_device::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
+                    let #mutability #id = unsafe { #dev::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
                 });
             }
-            Kind::Value(t) => abi.push(quote!(#mutability #id: #t)),
+            Kind::Mut(t, true) => {
+                abi.push(quote!(#ptr: *mut #t, #len: u64));
+                rebind.push(quote! {
+                    // SAFETY: an unchecked kernel: the launch's caller vouched (`unsafe
+                    // launch_unchecked`) that the threads' writes through this slice do not race.
+                    let #mutability #id: &mut [#t] = unsafe { #dev::slice::slice_mut(#ptr, #len) };
+                });
+            }
+            Kind::Ptr(t, true) => {
+                abi.push(quote!(#ptr: *const #t));
+                rebind.push(quote! {
+                    // SAFETY: an unchecked kernel: the launch's caller vouched that the view
+                    // passed here holds at least one initialised `T`, not written meanwhile.
+                    let #mutability #id: &#t = unsafe { &*#ptr };
+                });
+            }
+            Kind::Value(t) | Kind::ByValue(t) => abi.push(quote!(#mutability #id: #t)),
+            Kind::PtrMut(t) => abi.push(quote!(#mutability #id: *mut #t)),
+            Kind::Ptr(t, false) => abi.push(quote!(#mutability #id: *const #t)),
         }
     }
 
     // Host: the descriptor.
+    let host = quote!(#dev::__host);
     let sig_types: Vec<TokenStream2> = params
         .iter()
         .map(|p| match &p.kind {
-            Kind::Ref(t) => quote_spanned!(t.span()=> ::sluice_device::__host::Ref<#t>),
-            Kind::Mut(t) => quote_spanned!(t.span()=> ::sluice_device::__host::Mut<#t>),
+            Kind::Ref(t) => quote_spanned!(t.span()=> #host::Ref<#t>),
+            Kind::Mut(t, _) => quote_spanned!(t.span()=> #host::Mut<#t>),
             Kind::Value(t) => quote!(#t),
+            Kind::PtrMut(t) => quote_spanned!(t.span()=> #host::PtrMut<#t>),
+            Kind::Ptr(t, _) => quote_spanned!(t.span()=> #host::Ptr<#t>),
+            Kind::ByValue(t) => quote_spanned!(t.span()=> #host::ByValue<#t>),
         })
         .collect();
+    let (kind, launch_with) = match mode {
+        Mode::Checked => (quote!(#host::Checked), "`Stream::launch`"),
+        Mode::Unchecked => (quote!(#host::Unchecked), "the `unsafe` `Stream::launch_unchecked` (an unchecked kernel)"),
+    };
     let host_doc = format!(
         "Host declaration of the kernel `{kernel}` (generated by `#[kernel]`): its parameters are \
          `{}`. Pair it with the PTX this crate is compiled into through `unsafe {{ Kernel::of::<{kernel}>(ptx) }}` \
-         (as the facade's `sluice::kernels::{kernel}` does) and launch that with `Stream::launch`.",
+         (as the facade's `sluice::kernels::{kernel}` does) and launch that with {launch_with}.",
         sig_types.iter().map(|t| t.to_string().replace(" ", "")).collect::<Vec<_>>().join(", ")
     );
     let name_lit = syn::LitStr::new(&kernel, Span::call_site());
@@ -215,12 +379,15 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     // against this kernel's own parameter (its name and its line in the kernel source).
     let arg_params: Vec<TokenStream2> = params
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
             let id = &p.ident;
             match &p.kind {
-                Kind::Ref(t) => quote_spanned!(id.span()=> #id: impl ::sluice_device::__host::Arg<'id, ::sluice_device::__host::Ref<#t>>),
-                Kind::Mut(t) => quote_spanned!(id.span()=> #id: impl ::sluice_device::__host::Arg<'id, ::sluice_device::__host::Mut<#t>>),
-                Kind::Value(t) => quote_spanned!(id.span()=> #id: #t),
+                Kind::Value(t) | Kind::ByValue(t) => quote_spanned!(id.span()=> #id: #t),
+                _ => {
+                    let sig = &sig_types[i];
+                    quote_spanned!(id.span()=> #id: impl #host::Arg<'id, #sig>)
+                }
             }
         })
         .collect();
@@ -235,9 +402,12 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
-        #[no_mangle]
+        #[unsafe(no_mangle)]
         #[allow(non_snake_case)]
         #vis unsafe extern "ptx-kernel" fn #name(#(#abi),*) {
+            // Links the device std, and with it the panic handler, even into a kernel crate
+            // that names nothing else of it.
+            #dev::__linked();
             #(#rebind)*
             #body
         }
@@ -255,9 +425,10 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         // SAFETY: generated from the kernel's own signature: the device entry's parameters are,
         // in order, exactly what `Signature` lowers to; `&[T]` parameters are shared slices the
         // kernel cannot write in safe code, so only the `Mut` ones are written.
-        unsafe impl ::sluice_device::__host::KernelDecl for #name {
+        unsafe impl #host::KernelDecl for #name {
             const NAME: &'static str = #name_lit;
             type Signature = (#(#sig_types,)*);
+            type Kind = #kind;
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
@@ -265,7 +436,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
             #[doc = #args_doc]
             #[allow(clippy::too_many_arguments)]
             #[inline(always)]
-            #vis fn #args_ident<'id>(#(#arg_params),*) -> (#(impl ::sluice_device::__host::Arg<'id, #sig_types>,)*) {
+            #vis fn #args_ident<'id>(#(#arg_params),*) -> (#(impl #host::Arg<'id, #sig_types>,)*) {
                 (#(#arg_names,)*)
             }
         }

@@ -1,4 +1,5 @@
-// A raw pointer carries no length and no access rule: `#[kernel]` asks for a slice.
+// A raw pointer carries no length and no access rule: a checked `#[kernel]` asks for a
+// slice, and the message names `#[kernel(unchecked)]` for kernels that need the pointer.
 use sluice_macros::kernel;
 
 #[kernel]

@@ -1,0 +1,122 @@
+//! Compiles the kernel crate in `tests/kernels` (every API of this crate and the
+//! newer device-std API, Rust-CUDA's vecadd and tiled gemm as ported) to PTX
+//! with sluice-builder, and assembles it with ptxas for sm_90 and sm_80. Also
+//! checks the cheap-panics promise on a vecadd-only crate: a natural bounds
+//! check costs no registers and pulls no `core::fmt` into the PTX.
+//!
+//! Needs the kernel toolchain (`cargo xtask setup`; CI runs setup first).
+
+use std::path::{Path, PathBuf};
+
+use sluice_builder::toolchain::{find_ptxas, Toolchain};
+use sluice_builder::{check_ptx, Arch, Builder, KernelResources};
+
+const COMPAT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn workspace() -> PathBuf {
+    Path::new(COMPAT).join("../..").canonicalize().unwrap()
+}
+
+/// Writes a standalone kernel crate named `name` with `lib_rs` into the test's
+/// scratch folder, depending on this crate and sluice-device by absolute path,
+/// with the workspace's lockfile (so the nested build resolves the same versions).
+fn kernel_crate(name: &str, lib_rs: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let ws = workspace();
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\ncuda_std = {{ package = \"sluice-cuda-std\", path = {compat:?} }}\n\
+         sluice-device = {{ path = {device:?} }}\n\
+         glam = {{ version = \"0.30\", default-features = false, features = [\"libm\", \"cuda\"] }}\n\n\
+         [workspace]\n\n[profile.release]\npanic = \"abort\"\n[profile.dev]\npanic = \"abort\"\n",
+        compat = ws.join("gpu-kernels/cuda-std"),
+        device = ws.join("gpu-kernels/device"),
+    );
+    write_if_changed(&dir.join("Cargo.toml"), &manifest);
+    write_if_changed(&dir.join("src/lib.rs"), lib_rs);
+    // The workspace's versions, fresh each run (cargo then adds this crate's own entry).
+    std::fs::copy(ws.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    dir
+}
+
+fn write_if_changed(path: &Path, text: &str) {
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn build(dir: &Path, arch: Arch) -> (String, Vec<KernelResources>) {
+    // The tools `cargo xtask setup` installed for this workspace (the scratch
+    // crate is a workspace of its own, so the builder would look beside it).
+    let tools = std::env::var_os("SLUICE_TOOLS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/sluice-tools"));
+    let builder = Builder::new(dir)
+        .arch(arch)
+        .tools_dir(tools)
+        .target_dir(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{arch}")));
+    let tc = Toolchain::discover(&builder.locations()).unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+    let out = builder.build_with(&tc).unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = find_ptxas(&builder.locations()).unwrap_or_else(|e| panic!("this test needs ptxas: {e}"));
+    let resources = check_ptx(&ptxas, &out.ptx, arch).unwrap_or_else(|e| panic!("{e}"));
+    (std::fs::read_to_string(&out.ptx).unwrap(), resources)
+}
+
+fn kernel<'a>(r: &'a [KernelResources], name: &str) -> &'a KernelResources {
+    r.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no entry {name} in {r:?}"))
+}
+
+#[test]
+fn every_api_compiles_and_assembles_for_sm_90_and_sm_80() {
+    let src = std::fs::read_to_string(Path::new(COMPAT).join("tests/kernels/src/lib.rs")).unwrap();
+    let dir = kernel_crate("cuda_std_compat_kernels", &src);
+    for arch in [Arch::SM_90, Arch::SM_80] {
+        let (ptx, resources) = build(&dir, arch);
+        for name in ["vecadd", "vecadd_unchecked", "gemm_tiled", "compat_api", "device_api", "selftest"] {
+            let k = kernel(&resources, name);
+            assert!(!k.spills(), "{arch}: {name} spills: {k:?}");
+        }
+        // The tiles of the ported gemm: two 16×16 f32 arrays, sized by a local constant.
+        assert_eq!(kernel(&resources, "gemm_tiled").shared_bytes, 2 * 16 * 16 * 4, "{arch}");
+        assert!(ptx.contains("shfl.sync.up.b32") && ptx.contains("atom.acq_rel.gpu"), "{arch}: expected instructions missing");
+        assert!(ptx.contains("ld.acquire.gpu") && ptx.contains("st.release.gpu") && ptx.contains("fence.sc.gpu"), "{arch}");
+    }
+}
+
+#[test]
+fn a_natural_bounds_check_costs_no_registers_and_no_core_fmt() {
+    let src = r#"
+#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
+#[cfg(target_arch = "nvptx64")]
+mod k {
+    use cuda_std::prelude::*;
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn vecadd(a: *const f32, a_len: usize, b: *const f32, b_len: usize, c: *mut f32) {
+        let (a, b) = unsafe { (core::slice::from_raw_parts(a, a_len), core::slice::from_raw_parts(b, b_len)) };
+        let idx = thread::index_1d() as usize;
+        if idx < a.len() {
+            unsafe { *c.add(idx) = a[idx] + b[idx] };
+        }
+    }
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn vecadd_unchecked(a: *const f32, a_len: usize, b: *const f32, _b_len: usize, c: *mut f32) {
+        let idx = thread::index_1d() as usize;
+        if idx < a_len {
+            unsafe { *c.add(idx) = *a.add(idx) + *b.add(idx) };
+        }
+    }
+}
+"#;
+    let dir = kernel_crate("cuda_std_vecadd_bounds", src);
+    let (ptx, resources) = build(&dir, Arch::SM_90);
+    let (checked, unchecked) = (kernel(&resources, "vecadd"), kernel(&resources, "vecadd_unchecked"));
+    assert!(
+        checked.registers as f64 <= 1.1 * unchecked.registers as f64,
+        "bounds check: {} registers against {} without", checked.registers, unchecked.registers
+    );
+    assert_eq!(checked.stack_frame_bytes, 0, "{checked:?}");
+    assert!(!ptx.contains("core3fmt"), "core::fmt reached the PTX of a kernel that only indexes a slice");
+    assert!(ptx.contains("trap"), "the panic path should end in trap");
+}
