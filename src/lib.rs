@@ -121,8 +121,8 @@ macro_rules! kernel_handles {
             $(
                 // `check_signature` exists for checked handles; an `unchecked` kernel's is
                 // compared through a checked twin of the same entry and parameters.
-                // SAFETY: the twin is only compared with the PTX text, never launched.
                 let twin: $crate::Kernel<<$krate::$e as $crate::KernelDecl>::Signature> =
+                    // SAFETY: the twin is only compared with the PTX text, never launched.
                     unsafe { $crate::Kernel::new(PTX, <$krate::$e as $crate::KernelDecl>::NAME) };
                 twin.check_signature()?;
             )*
