@@ -86,6 +86,7 @@ impl Project {
             .replace("{{sluice}}", &self.dependency(""))
             .replace("{{sluice_builder}}", &self.dependency("gpu-kernels/builder"))
             .replace("{{sluice_device}}", &self.dependency("gpu-kernels/device"))
+            .replace("{{repository}}", DEFAULT_GIT)
             .replace("{{name}}", &self.name)
     }
 
