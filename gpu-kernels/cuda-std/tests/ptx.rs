@@ -89,23 +89,25 @@ fn every_api_compiles_and_assembles_for_sm_90_and_sm_80() {
 fn a_natural_bounds_check_costs_no_registers_and_no_core_fmt() {
     let src = r#"
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
-#[cfg(target_arch = "nvptx64")]
-mod k {
-    use cuda_std::prelude::*;
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vecadd(a: *const f32, a_len: usize, b: *const f32, b_len: usize, c: *mut f32) {
-        let (a, b) = unsafe { (core::slice::from_raw_parts(a, a_len), core::slice::from_raw_parts(b, b_len)) };
-        let idx = thread::index_1d() as usize;
-        if idx < a.len() {
-            unsafe { *c.add(idx) = a[idx] + b[idx] };
-        }
+use cuda_std::prelude::*;
+
+/// The natural form: `b[idx]` keeps its bounds check.
+#[kernel]
+pub unsafe fn vecadd(a: &[f32], b: &[f32], c: *mut f32) {
+    let idx = thread::index_1d() as usize;
+    if idx < a.len() {
+        // SAFETY: the launch's caller vouches for `c` holding `a.len()` elements.
+        unsafe { *c.add(idx) = a[idx] + b[idx] };
     }
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vecadd_unchecked(a: *const f32, a_len: usize, b: *const f32, _b_len: usize, c: *mut f32) {
-        let idx = thread::index_1d() as usize;
-        if idx < a_len {
-            unsafe { *c.add(idx) = *a.add(idx) + *b.add(idx) };
-        }
+}
+
+/// Without the bounds check on `b`.
+#[kernel]
+pub unsafe fn vecadd_unchecked(a: &[f32], b: &[f32], c: *mut f32) {
+    let idx = thread::index_1d() as usize;
+    if idx < a.len() {
+        // SAFETY: the launch's caller vouches for `b` and `c` holding `a.len()` elements.
+        unsafe { *c.add(idx) = a[idx] + *b.get_unchecked(idx) };
     }
 }
 "#;

@@ -1,8 +1,8 @@
 //! Kernels that compile every API of the `cuda_std` compatibility crate and the
 //! newer parts of the device std (see `tests/ptx.rs`). Written as ported
-//! Rust-CUDA code would be: raw-pointer parameters, `unsafe` bodies. The
-//! `#[kernel]` and `#[address_space(shared)]` attributes are not in
-//! `sluice-macros` yet, so the entries are spelled as their expansions will be.
+//! Rust-CUDA code would be: raw-pointer parameters, `unsafe` bodies; vecadd and
+//! the tiled gemm through cuda_std's `#[kernel]` and `#[address_space(shared)]`,
+//! the API sweeps as raw entries.
 //!
 //! SAFETY (every `unsafe` block below): these kernels are compiled and
 //! assembled, never launched, except `selftest`, whose contract is
@@ -23,10 +23,10 @@ mod device {
     use cuda_std::warp::{self as warp, WarpReductionOp};
     use cuda_std::{FloatExt, GpuFloat, glam::Vec3, intrinsics, mem, misc, ptr, shared};
 
-    /// Rust-CUDA's vecadd, ported: `&[f32]` arrives as (pointer, length).
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vecadd(a: *const f32, a_len: usize, b: *const f32, b_len: usize, c: *mut f32) {
-        let (a, b) = unsafe { (core::slice::from_raw_parts(a, a_len), core::slice::from_raw_parts(b, b_len)) };
+    /// A vecadd in Rust-CUDA's style, through cuda_std's `#[kernel]`: `&[f32]` arrives as
+    /// (pointer, length), the output is a raw pointer.
+    #[kernel]
+    pub unsafe fn vecadd(a: &[f32], b: &[f32], c: *mut f32) {
         let idx = thread::index_1d() as usize;
         if idx < a.len() {
             let elem = unsafe { &mut *c.add(idx) };
@@ -35,36 +35,27 @@ mod device {
     }
 
     /// The same kernel without the bounds check, for the register comparison.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vecadd_unchecked(a: *const f32, a_len: usize, b: *const f32, _b_len: usize, c: *mut f32) {
+    #[kernel]
+    pub unsafe fn vecadd_unchecked(a: &[f32], b: &[f32], c: *mut f32) {
         let idx = thread::index_1d() as usize;
-        if idx < a_len {
-            unsafe { *c.add(idx) = *a.add(idx) + *b.add(idx) };
+        if idx < a.len() {
+            unsafe { *c.add(idx) = a[idx] + *b.get_unchecked(idx) };
         }
     }
 
     pub const TILE_SIZE: usize = 16;
 
-    /// Rust-CUDA's tiled gemm, ported: the shared tiles are sized by a
-    /// function-local constant, declared as `#[address_space(shared)]` expands.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn gemm_tiled(
-        mat_a: *const f32, a_len: usize, mat_b: *const f32, b_len: usize, mat_c: *mut f32,
-        m: usize, n: usize, k: usize, alpha: f32, beta: f32,
-    ) {
-        let (mat_a, mat_b) = unsafe { (core::slice::from_raw_parts(mat_a, a_len), core::slice::from_raw_parts(mat_b, b_len)) };
-        // The prologue `#[kernel]` emits for the body's shared statics.
-        unsafe {
-            cuda_std::__sluice::shared::__declare_in_kernel(&raw const TILE_A);
-            cuda_std::__sluice::shared::__declare_in_kernel(&raw const TILE_B);
-        }
+    /// A tiled gemm in Rust-CUDA's style: shared tiles as `#[address_space(shared)]` statics
+    /// sized by a function-local constant, which cuda_std's `#[kernel]` declares in the
+    /// kernel's prologue (one `mov` per access).
+    #[kernel]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm_tiled(mat_a: &[f32], mat_b: &[f32], mat_c: *mut f32, m: usize, n: usize, k: usize, alpha: f32, beta: f32) {
         const TILE_SIZE_2D: usize = TILE_SIZE * TILE_SIZE;
-        cuda_std::__sluice::shared_static! {
-            @kernel static mut TILE_A: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
-        }
-        cuda_std::__sluice::shared_static! {
-            @kernel static mut TILE_B: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
-        }
+        #[address_space(shared)]
+        static mut TILE_A: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
+        #[address_space(shared)]
+        static mut TILE_B: [MaybeUninit<f32>; TILE_SIZE_2D] = [MaybeUninit::uninit(); TILE_SIZE_2D];
         let tx = thread::thread_idx_x() as usize;
         let ty = thread::thread_idx_y() as usize;
         let row = thread::block_idx_x() as usize * TILE_SIZE + ty;
