@@ -1,12 +1,22 @@
 //! sluice: CUDA kernels in Rust, run on many streams at once; the borrow checker orders
 //! the streams.
 //!
-//! This facade re-exports the host library ([`sluice_host`]) at the top and adds the
-//! kernels of `gpu-kernels`, compiled to PTX at build time, as typed handles in
-//! [`kernels`]. See [`sluice_host`]'s docs for the model (scopes, lanes, views, fences) and
-//! its safety rules.
+//! This facade re-exports the host library ([`sluice_host`]) at the top, and gives a
+//! project's own kernels typed handles: [`include_kernels!`] includes what
+//! `sluice_builder::embed` generated in the project's `build.rs` (one `const` [`Kernel`]
+//! per `#[kernel]`). See [`sluice_host`]'s docs for the model (scopes, lanes, views,
+//! fences) and its safety rules.
+//!
+//! # Features
+//!
+//! * `kernels` (off by default): sluice's own example kernels (`gpu-kernels`), built to PTX
+//!   by this crate's build script, as [`kernels`]. sluice's tests, examples and benchmarks
+//!   turn it on (a dev-dependency of the package on itself); a project that depends on
+//!   `sluice` for the host library builds no kernel and writes nothing outside its own
+//!   target folder.
 //!
 //! ```no_run
+//! # #[cfg(feature = "kernels")] {
 //! use sluice::{kernels, scope, Gpu, LaunchConfig};
 //! let gpu = Gpu::new(0)?;
 //! let mut host = gpu.pinned_matrix::<f32>(4096, 8)?;
@@ -22,159 +32,186 @@
 //!     Ok(())
 //! })?;
 //! assert_eq!(host.column(3).unwrap()[0], 3.0);
+//! # }
 //! # Ok::<(), sluice::Error>(())
 //! ```
 
+// `::sluice::…` paths (those the macros below and the builder's generated files use) name
+// this crate inside it too.
+extern crate self as sluice;
+
+#[cfg(feature = "kernels")]
 pub use gpu_kernels::Particle;
 pub use sluice_host as host;
 pub use sluice_host::*;
 
-/// The kernels of `gpu-kernels`, compiled to PTX at build time and embedded, with a typed
-/// handle per kernel.
+/// Declares the typed handles of a kernel crate's PTX: what `sluice-builder` writes into
+/// `$OUT_DIR/sluice-kernels/<crate>.rs` and [`include_kernels!`] includes. One source of
+/// truth: the entries are those of the PTX, each paired with the `#[kernel]` declaration of
+/// the same name in `krate` (an entry without one does not compile).
+///
+/// For each entry `e` it declares, in the module where it is called:
+/// * `e`: a `const` [`Kernel`] typed by the kernel's own signature and kind (the
+///   declaration's [`KernelDecl::Signature`] and [`KernelDecl::Kind`]: a `#[kernel(unchecked)]`
+///   one launches only through the `unsafe` `launch_unchecked`), in the value namespace;
+/// * `pub use krate::e`: the declaration itself (a braced struct, type namespace only), so
+///   that `e::args(..)` passes the arguments by name;
+///
+/// and once: `PTX` (the module's text), `ARCH` (its architecture), `ENTRIES` (the entry
+/// names) and `check_signatures()`, which checks every handle against the PTX.
+///
+/// ```
+/// // What `sluice_builder::embed` generates for a kernel crate `my_kernels`, written out
+/// // here with sluice's own kernel crate and PTX:
+/// # #[cfg(feature = "kernels")] {
+/// mod my_kernels {
+///     sluice::kernel_handles! {
+///         krate: gpu_kernels,
+///         ptx: concat!(env!("OUT_DIR"), "/sluice-kernels/gpu_kernels.sm_90.ptx"),
+///         arch: "sm_90",
+///         entries: [saxpy, fill_column],
+///     }
+/// }
+/// assert_eq!(my_kernels::saxpy.name(), "saxpy");
+/// assert_eq!(my_kernels::ENTRIES, ["saxpy", "fill_column"]);
+/// assert_eq!(my_kernels::check_signatures(), Ok(()));
+/// # }
+/// ```
+#[macro_export]
+macro_rules! kernel_handles {
+    (
+        krate: $krate:ident,
+        ptx: $ptx:expr,
+        arch: $arch:literal,
+        entries: [$($e:ident),* $(,)?] $(,)?
+    ) => {
+        /// The PTX module (text) of the kernel crate, built for [`ARCH`] and embedded.
+        pub const PTX: &str = include_str!($ptx);
+        /// The architecture the PTX was built for (`SLUICE_ARCH` at build time, default `sm_90`).
+        pub const ARCH: &str = $arch;
+        /// The kernel entries in the PTX, in file order.
+        pub const ENTRIES: &[&str] = &[$(stringify!($e)),*];
+        $(
+            #[doc = concat!(
+                "Typed handle of [`struct@", stringify!($e), "`], the `#[kernel]` of the same name in `",
+                stringify!($krate), "`, in [`PTX`]. Launch it with `Stream::launch`; `",
+                stringify!($e), "::args(..)` passes its arguments by name."
+            )]
+            #[allow(non_upper_case_globals)]
+            pub const $e: $crate::Kernel<
+                <$krate::$e as $crate::KernelDecl>::Signature,
+                <$krate::$e as $crate::KernelDecl>::Kind,
+            > =
+                // SAFETY: `PTX` is the compilation of `$krate` itself by sluice-builder (the
+                // generated file names the crate and the PTX it built from it together), and
+                // `$krate::$e` is the `#[kernel]` declaration of the entry of that name in the
+                // same crate: the entry is the kernel the declaration describes.
+                unsafe { $crate::Kernel::of::<$krate::$e>(PTX) };
+            #[doc(inline)]
+            pub use $krate::$e;
+        )*
+
+        /// Checks every handle against [`PTX`] (entry present, parameter sizes as the
+        /// declaration lowers them), as loading the module does, without a GPU.
+        ///
+        /// # Errors
+        /// The first handle's error: `Error::KernelNotFound`,
+        /// `Error::KernelParamsUnreadable` or `Error::KernelSignature`.
+        pub fn check_signatures() -> ::core::result::Result<(), $crate::Error> {
+            $(
+                // `check_signature` exists for checked handles; an `unchecked` kernel's is
+                // compared through a checked twin of the same entry and parameters.
+                let twin: $crate::Kernel<<$krate::$e as $crate::KernelDecl>::Signature> =
+                    // SAFETY: the twin is only compared with the PTX text, never launched.
+                    unsafe { $crate::Kernel::new(PTX, <$krate::$e as $crate::KernelDecl>::NAME) };
+                twin.check_signature()?;
+            )*
+            ::core::result::Result::Ok(())
+        }
+    };
+}
+
+/// Includes the typed kernel handles that `sluice_builder::embed` generated in this
+/// crate's build script for the kernel crate `$krate` (its library name, `-` written
+/// `_`): see [`kernel_handles!`] for what it declares.
+///
+/// ```ignore
+/// // build.rs: fn main() { sluice_builder::embed("kernels"); }
+/// mod kernels {
+///     sluice::include_kernels!(my_kernels);
+/// }
+/// st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))?;
+/// ```
+///
+/// It fails to compile with "couldn't read `…/sluice-kernels/my_kernels.rs`" when the
+/// build script did not embed that crate (no `build.rs`, another path, another name).
+#[macro_export]
+macro_rules! include_kernels {
+    ($krate:ident) => {
+        include!(concat!(env!("OUT_DIR"), "/sluice-kernels/", stringify!($krate), ".rs"));
+    };
+}
+
+/// The kernels of `gpu-kernels` (sluice's own examples; feature `kernels`), compiled to
+/// PTX at build time and embedded, with a typed handle per kernel.
 ///
 /// Each handle is a plain `const` [`Kernel`]: the entry's name and its parameter tuple,
 /// both emitted by `#[kernel]` from the kernel's own Rust signature (and checked against
-/// the PTX again when the module loads).
+/// the PTX again when the module loads). Beside each handle (a `const`, in the value
+/// namespace) the kernel's declaration type of the same name offers `args`, the arguments
+/// by name: `st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))`.
 ///
 /// ```
 /// use sluice::kernels;
 /// assert_eq!(kernels::potential.name(), "potential");
-/// assert!(kernels::ENTRIES.split(',').any(|e| e == "saxpy"));
+/// assert!(kernels::ENTRIES.contains(&"saxpy"));
 /// ```
+///
+/// ```no_run
+/// # use sluice::{kernels, LaunchConfig};
+/// # fn demo(gpu: &sluice::Gpu, x: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
+///     let xs = s.upload(x)?;
+///     let y = s.alloc_buffer::<f32>(x.len())?;
+///     s.lane()?.enter(|st| {
+///         let x = st.await_fence(&xs)?;
+///         let mut y = st.bind(y.as_columns_mut());
+///         st.zero(&mut y)?;
+///         let cfg = LaunchConfig::for_elements(y.len(), 256);
+///         st.launch(&kernels::saxpy, cfg, (&mut y, &x, 2.0))?;
+///         // The same launch with the arguments by name (errors name `saxpy`'s parameters):
+///         st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))
+///     })
+/// })
+/// # }
+/// ```
+#[cfg(feature = "kernels")]
 pub mod kernels {
-    use crate::Kernel;
-
-    /// The PTX module (text), built for [`ARCH`].
-    pub const PTX: &str = include_str!(env!("SLUICE_KERNELS_PTX"));
-    /// The architecture the PTX was built for (`SLUICE_ARCH` at build time, default `sm_90`).
-    pub const ARCH: &str = env!("SLUICE_KERNELS_ARCH");
-    /// The kernel entry names in the PTX.
-    pub const ENTRIES: &str = env!("SLUICE_KERNELS_ENTRIES");
-
-    /// One typed handle per `#[kernel]` of `gpu-kernels`, named as the kernel: the
-    /// signature comes from the kernel's own Rust parameters (`KernelDecl`), the entry
-    /// from the embedded [`PTX`]. Beside each handle (a `const`, in the value namespace)
-    /// the kernel's declaration type of the same name offers `args`, the arguments by
-    /// name: `st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))`.
-    macro_rules! handles {
-        ($($(#[$doc:meta])* $name:ident;)*) => {$(
-            $(#[$doc])*
-            #[allow(non_upper_case_globals)]
-            pub const $name: Kernel<<gpu_kernels::$name as crate::KernelDecl>::Signature> =
-                // SAFETY: `PTX` is `gpu-kernels` compiled for the device by this crate's
-                // build.rs, and `gpu_kernels::$name` is declared by `#[kernel]` in that same
-                // crate: the entry is the kernel the declaration describes.
-                unsafe { Kernel::of::<gpu_kernels::$name>(PTX) };
-            // The declaration (type namespace only): `kernels::$name::args(..)` names the
-            // arguments, so a wrong one is reported against the kernel's own parameter.
-            pub use gpu_kernels::$name;
-        )*};
-    }
-
-    handles! {
-        /// `fill_column(out: DeviceSliceMut<f32>, value: f32)`: `out[i] = value`. Any 1-D grid.
-        ///
-        /// ```no_run
-        /// # use sluice::{kernels, LaunchConfig};
-        /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
-        /// sluice::scope(gpu, |s| {
-        ///     let m = s.alloc_buffer::<f32>(1000)?;
-        ///     s.lane()?.enter(|st| {
-        ///         let mut v = st.bind(m.as_columns_mut());
-        ///         st.launch(&kernels::fill_column, LaunchConfig::for_elements(1000, 256), (&mut v, 7.0))
-        ///     })
-        /// })
-        /// # }
-        /// ```
-        fill_column;
-        /// `saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)`: `y[i] = a * x[i] + y[i]` for
-        /// `i < min(len y, len x)`. Any 1-D grid.
-        ///
-        /// ```no_run
-        /// # use sluice::{kernels, LaunchConfig};
-        /// # fn demo(gpu: &sluice::Gpu, x: &[f32]) -> sluice::Result<()> {
-        /// sluice::scope(gpu, |s| {
-        ///     let xs = s.upload(x)?;
-        ///     let y = s.alloc_buffer::<f32>(x.len())?;
-        ///     s.lane()?.enter(|st| {
-        ///         let x = st.await_fence(&xs)?;
-        ///         let mut y = st.bind(y.as_columns_mut());
-        ///         st.zero(&mut y)?;
-        ///         let cfg = LaunchConfig::for_elements(y.len(), 256);
-        ///         st.launch(&kernels::saxpy, cfg, (&mut y, &x, 2.0))?;
-        ///         // The same launch with the arguments by name (errors name `saxpy`'s parameters):
-        ///         st.launch(&kernels::saxpy, cfg, kernels::saxpy::args(&mut y, &x, 2.0))
-        ///     })
-        /// })
-        /// # }
-        /// ```
-        saxpy;
-        /// `potential(out, targets: &[Particle], sources: &[Particle], eps2: f32)`:
-        /// `out[i] = Σ_k q_k / sqrt(|t_i − s_k|² + eps2)` for `i < min(len out, len targets)`.
-        /// One thread per row (`LaunchConfig::for_elements(rows, 256)`).
-        ///
-        /// ```no_run
-        /// # use sluice::{kernels, LaunchConfig, Particle};
-        /// # fn demo(gpu: &sluice::Gpu, t: &[Particle], src: &[Particle]) -> sluice::Result<()> {
-        /// sluice::scope(gpu, |s| {
-        ///     let (targets, sources) = (s.upload(t)?, s.upload(src)?);
-        ///     let out = s.alloc_buffer::<f32>(t.len())?;
-        ///     s.lane()?.enter(|st| {
-        ///         let (t, src) = (st.await_fence(&targets)?, st.await_fence(&sources)?);
-        ///         let mut out = st.bind(out.as_columns_mut());
-        ///         st.launch(&kernels::potential, LaunchConfig::for_elements(t.len(), 256), (&mut out, &t, &src, 1e-4))
-        ///     })
-        /// })
-        /// # }
-        /// ```
-        potential;
-        /// `potential_tiled(out, targets, sources, eps2)`: as [`const@potential`], with the sources
-        /// staged through shared memory 256 at a time. Block size up to 1024 (256
-        /// recommended), grid `ceil(rows / block)`.
-        potential_tiled;
-        /// `potential_tiled_rsqrt(out, targets, sources, eps2)`: as [`const@potential_tiled`] with
-        /// `q * rsqrt(r2)` and the inner loop unrolled 8 times, the form of CUDA C++'s
-        /// `rsqrtf` kernel (`benches/cuda/kernels.cuh`). Relative error ≤ 1e-5.
-        potential_tiled_rsqrt;
-        /// `sum_reduce(out, x)`: `out[0] += Σ x` (warp shuffles, one atomic add per block).
-        /// `out[0]` must be zeroed first. Block a multiple of 32 (256 recommended), grid
-        /// `min(ceil(n / 1024), 8 × SMs)`.
-        sum_reduce;
-        /// `transpose(out, input, rows: u32, cols: u32)`: `out[c * rows + r] = input[r * cols + c]`
-        /// through 32×33 shared tiles. Block `(32, 8)`, grid `(ceil(cols / 32), ceil(rows / 32))`.
-        transpose;
-        /// `histogram(bins: DeviceSliceMut<u32>, x: &[f32], lo: f32, hi: f32)`: counts `x` into
-        /// `bins.len()` equal bins over `[lo, hi)` (values outside are not counted),
-        /// shared-memory sub-histograms for up to 4096 bins. `bins` must be zeroed first.
-        /// Block 256, grid `min(ceil(n / 256), 2 × SMs)`.
-        histogram;
-        /// `device_selftest(out: DeviceSliceMut<u32>)`: exercises the device std (shuffles,
-        /// votes, barriers, atomics, shared memory, libdevice math, printf) and records the
-        /// results for `gpu_kernels::reference::check_selftest`. Grid 1, block 64, 256 bytes
-        /// of dynamic shared memory, `out` of `gpu_kernels::SELFTEST_LEN` elements.
-        device_selftest;
-    }
+    ::sluice::include_kernels!(gpu_kernels);
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "kernels"))]
 mod tests {
     use super::kernels;
 
-    /// The hand-written descriptors match the embedded PTX (what loading checks again).
+    /// Every handle, generated from the PTX's entries, matches the PTX (what loading checks
+    /// again), and the PTX has the kernels the tests and examples launch.
     #[test]
     fn kernel_handles_match_the_ptx() {
-        for (name, check) in [
-            (kernels::fill_column.name(), kernels::fill_column.check_signature()),
-            (kernels::saxpy.name(), kernels::saxpy.check_signature()),
-            (kernels::potential.name(), kernels::potential.check_signature()),
-            (kernels::potential_tiled.name(), kernels::potential_tiled.check_signature()),
-            (kernels::sum_reduce.name(), kernels::sum_reduce.check_signature()),
-            (kernels::transpose.name(), kernels::transpose.check_signature()),
-            (kernels::histogram.name(), kernels::histogram.check_signature()),
-            (kernels::device_selftest.name(), kernels::device_selftest.check_signature()),
+        assert_eq!(kernels::check_signatures(), Ok(()));
+        for name in [
+            "fill_column",
+            "saxpy",
+            "vecadd",
+            "potential",
+            "potential_tiled",
+            "potential_tiled_rsqrt",
+            "sum_reduce",
+            "transpose",
+            "histogram",
         ] {
-            assert!(kernels::ENTRIES.split(',').any(|e| e == name), "{name} not in {}", kernels::ENTRIES);
-            assert_eq!(check, Ok(()), "{name}");
+            assert!(kernels::ENTRIES.contains(&name), "{name} not in {:?}", kernels::ENTRIES);
         }
+        assert_eq!(kernels::ARCH, std::env::var("SLUICE_ARCH").unwrap_or_else(|_| "sm_90".into()));
     }
 }

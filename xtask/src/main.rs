@@ -4,20 +4,23 @@
 //! | --- | --- |
 //! | `setup` | finds or installs the kernel toolchain and `ptxas`, idempotently |
 //! | `build-ptx [--arch sm_XX] [--release\|--debug]` | compiles `gpu-kernels` to `target/ptx/gpu-kernels.ptx` |
-//! | `check-ptx [--arch sm_XX]...` | assembles the PTX with `ptxas`, prints each kernel's resources |
+//! | `check-ptx [--arch sm_XX]... [--allow-spills]` | assembles the PTX with `ptxas`, prints every function's resources (kernels and device functions), fails on a spill |
 //! | `test` | the README's test command: `setup`, then `cargo test --workspace` |
-//! | `ci` | exactly what `.ci/run` runs after installing |
+//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90 and sm_80, `cargo clippy -D warnings`, `cargo test --workspace` |
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
 //! | `bench [kernels\|all]` | on a GPU machine: every benchmark (kernels vs nvcc, the seed workload, launch overhead; `kernels` and `all` run the same set); elsewhere: says how to bundle them |
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use sluice_builder::toolchain::{self, Locations};
-use sluice_builder::{check_ptx, Arch, BuildError, Builder, Profile};
+use sluice_builder::setup::Setup;
+use sluice_builder::toolchain::{self, Frontend, Locations};
+use sluice_builder::{check_ptx, deny_spills, Arch, BuildError, Builder, FunctionKind, Profile};
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -25,9 +28,12 @@ commands:
   setup                               find or install the kernel toolchain and ptxas
   build-ptx [--arch sm_XX] [--release|--debug]
                                       compile gpu-kernels to target/ptx/gpu-kernels.ptx
-  check-ptx [--arch sm_XX]...         assemble the PTX with ptxas (default sm_90), print resources
+  check-ptx [--arch sm_XX]... [--allow-spills]
+                                      assemble the PTX with ptxas (default sm_90), print every
+                                      function's resources, fail on a spill unless allowed
   test                                setup, then run the test suite (cargo test --workspace)
-  ci                                  build-ptx, check-ptx sm_90 sm_80, test: what CI runs
+  ci                                  fmt --check, check-ptx sm_90 sm_80, clippy -D warnings,
+                                      test: what .ci/run runs after setup
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
@@ -75,10 +81,10 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
-/// Where setup installs ptxas and libdevice: the same place the builder looks
-/// (`SLUICE_TOOLS_DIR`, else `target/sluice-tools` under the workspace root).
+/// Where setup installs ptxas and libdevice: the same per-user folder the builder looks
+/// in (`SLUICE_TOOLS_DIR`, else `$XDG_CACHE_HOME/sluice` or `~/.cache/sluice`).
 fn locations() -> Locations {
-    Builder::new(root().join("gpu-kernels")).locations()
+    Locations::default()
 }
 
 fn run(cmd: &mut Command) -> Result {
@@ -98,158 +104,18 @@ fn cargo(args: &[&str]) -> Result {
 // ---------------------------------------------------------------------------
 // setup
 
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
-}
-
-fn have(program: &str) -> bool {
-    Command::new(program).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
-}
-
-/// Whether apt knows a package (after an update).
-fn apt_candidate(pkg: &str) -> bool {
-    Command::new("apt-cache")
-        .args(["policy", pkg])
-        .output()
-        .map(|o| {
-            let s = String::from_utf8_lossy(&o.stdout);
-            s.contains("Candidate:") && !s.contains("Candidate: (none)")
-        })
-        .unwrap_or(false)
-}
-
 fn setup(args: &[String]) -> Result {
     if let Some(a) = args.first() {
         return Err(format!("setup takes no arguments (got `{a}`)"));
     }
-    let started = Instant::now();
-    let mut report: Vec<(&str, String, &str)> = Vec::new();
-
-    // 1. The kernel compiler, its library source and LLVM tools.
-    let found = toolchain::find_kernel_rustc().and_then(|r| toolchain::find_llvm_bin(&r).map(|l| (r, l)));
-    let (rustc, llvm) = match found {
-        Ok(pair) => {
-            report.push(("kernel rustc", format!("{} ({})", pair.0.rustc.display(), pair.0.release), "found"));
-            pair
-        }
-        Err(missing) => {
-            println!("setup: {missing}");
-            install_kernel_toolchain()?;
-            let r = toolchain::find_kernel_rustc().map_err(|e| e.to_string())?;
-            let l = toolchain::find_llvm_bin(&r).map_err(|e| e.to_string())?;
-            report.push(("kernel rustc", format!("{} ({})", r.rustc.display(), r.release), "installed"));
-            (r, l)
-        }
-    };
-    report.push(("rust-src", rustc.rust_src().display().to_string(), "found"));
-    report.push(("llvm-link/opt/llc", llvm.display().to_string(), "found"));
-
-    // 2. ptxas and libdevice.
-    let loc = locations();
-    match toolchain::find_ptxas(&loc) {
-        Ok(p) => report.push(("ptxas", p.display().to_string(), "found")),
-        Err(missing) => {
-            println!("setup: {missing}");
-            install_ptxas(&loc)?;
-            let p = toolchain::find_ptxas(&loc).map_err(|e| e.to_string())?;
-            report.push(("ptxas", p.display().to_string(), "installed"));
-        }
-    }
-    let libdevice = toolchain::find_libdevice(&loc).map_err(|e| e.to_string())?;
-    report.push(("libdevice", libdevice.display().to_string(), "found"));
-
-    println!("\nsluice setup ({:.1} s):", started.elapsed().as_secs_f64());
-    for (what, path, status) in &report {
-        println!("  {what:<18} {status:<10} {path}");
-    }
+    // The same code as `cargo sluice setup`, naming this workspace's command in its errors.
+    let report = Setup::new()
+        .frontend(Frontend::Xtask)
+        .locations(locations())
+        .install(&mut |line| println!("setup: {line}"))
+        .map_err(|e| e.to_string())?;
+    println!("\n{report}");
     Ok(())
-}
-
-fn apt_install(packages: &[&str]) -> Result {
-    run(Command::new("apt-get")
-        .args(["install", "-y", "-q", "--no-install-recommends"])
-        .args(packages)
-        .env("DEBIAN_FRONTEND", "noninteractive"))
-}
-
-fn install_kernel_toolchain() -> Result {
-    const DEBIAN: &[&str] = &["rustc-web", "rust-web-src"];
-    let apt = have("apt-get");
-    if apt && is_root() {
-        println!("setup: installing {} with apt-get (Debian route)", DEBIAN.join(" "));
-        run(Command::new("apt-get").args(["update", "-q"]))?;
-        if DEBIAN.iter().all(|p| apt_candidate(p)) {
-            apt_install(DEBIAN)?;
-            // LLVM's tools must be the major version this rustc was built with (its
-            // bitcode is read by llvm-link): ask the installed rustc, then install that.
-            let rustc = toolchain::KernelRustc::probe(Path::new("/usr/bin/rustc")).map_err(|e| e.to_string())?;
-            let llvm = format!("llvm-{}", rustc.llvm_major);
-            if apt_candidate(&llvm) {
-                println!("setup: rustc {} uses LLVM {}: installing {llvm}", rustc.release, rustc.llvm_major);
-                return apt_install(&[&llvm]);
-            }
-            println!("setup: apt knows no {llvm} (rustc {} needs it); trying rustup", rustc.release);
-        } else {
-            println!("setup: apt knows no {}; trying rustup", DEBIAN.join("/"));
-        }
-    }
-    if have("rustup") {
-        println!("setup: installing the nightly toolchain with rustup (rustup route)");
-        let rustup = run(Command::new("rustup").args([
-            "toolchain",
-            "install",
-            "nightly",
-            "--profile",
-            "minimal",
-            "--component",
-            "rust-src",
-            "--component",
-            "llvm-tools",
-            "--component",
-            "llvm-bitcode-linker",
-        ]));
-        if rustup.is_ok() {
-            return Ok(());
-        }
-    }
-    Err(format!(
-        "could not install the kernel toolchain. Install one of:\n  \
-         sudo apt-get update && sudo apt-get install {} llvm-N (N: the LLVM major of that rustc, \
-         `rustc -vV`; 22 for rustc-web 1.96 on Debian 12 with security updates)\n  \
-         rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker\n\
-         then run `cargo xtask setup` again",
-        DEBIAN.join(" ")
-    ))
-}
-
-fn install_ptxas(loc: &Locations) -> Result {
-    let venv = loc.tools_dir.join("venv");
-    let python = ["python3", "python"].into_iter().find(|p| have(p)).ok_or(
-        "ptxas comes from PyPI's nvidia-cuda-nvcc, which needs python3 (apt-get install python3 python3-venv), \
-         or install a CUDA toolkit / set SLUICE_PTXAS",
-    )?;
-    println!("setup: installing nvidia-cuda-nvcc (ptxas, libdevice) into {}", venv.display());
-    if !venv.join("bin/pip").is_file() {
-        std::fs::create_dir_all(&loc.tools_dir).map_err(|e| e.to_string())?;
-        let make_venv = || run(Command::new(python).args(["-m", "venv", "--clear"]).arg(&venv));
-        if let Err(e) = make_venv() {
-            // Debian's python3 keeps `venv`'s pip bootstrap in a separate package.
-            if have("apt-get") && is_root() {
-                println!("setup: {e}; installing python3-venv");
-                run(Command::new("apt-get").args(["update", "-q"]))?;
-                apt_install(&["python3-venv"])?;
-                make_venv()?;
-            } else {
-                return Err(format!("{e}\n(on Debian: apt-get install python3-venv, then `cargo xtask setup` again)"));
-            }
-        }
-    }
-    run(Command::new(venv.join("bin/pip")).args([
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "nvidia-cuda-nvcc>=13,<14",
-    ]))
 }
 
 // ---------------------------------------------------------------------------
@@ -258,10 +124,11 @@ fn install_ptxas(loc: &Locations) -> Result {
 struct PtxArgs {
     archs: Vec<Arch>,
     profile: Profile,
+    allow_spills: bool,
 }
 
 fn parse_ptx_args(args: &[String]) -> Result<PtxArgs> {
-    let mut out = PtxArgs { archs: Vec::new(), profile: Profile::Release };
+    let mut out = PtxArgs { archs: Vec::new(), profile: Profile::Release, allow_spills: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -271,6 +138,7 @@ fn parse_ptx_args(args: &[String]) -> Result<PtxArgs> {
             }
             "--release" => out.profile = Profile::Release,
             "--debug" => out.profile = Profile::Debug,
+            "--allow-spills" => out.allow_spills = true,
             s if s.starts_with("--arch=") => {
                 out.archs.push(s["--arch=".len()..].parse().map_err(|e: BuildError| e.to_string())?)
             }
@@ -317,28 +185,44 @@ fn build_ptx(args: &[String]) -> Result<Vec<(Arch, PathBuf)>> {
 
 fn check(args: &[String]) -> Result {
     let ptxas = toolchain::find_ptxas(&locations()).map_err(|e| e.to_string())?;
+    let allow_spills = parse_ptx_args(args)?.allow_spills;
     let built = build_ptx(args)?;
     let mut rows = Vec::new();
     for (arch, ptx) in &built {
         let resources = check_ptx(&ptxas, ptx, *arch).map_err(|e| e.to_string())?;
-        if resources.is_empty() {
+        if !resources.iter().any(|r| r.kind == FunctionKind::Entry) {
             return Err(format!("ptxas reported no kernel in {}", ptx.display()));
         }
-        rows.extend(resources.into_iter().map(|r| (*arch, r)));
+        rows.extend(resources.iter().cloned().map(|r| (*arch, ptx.clone(), r)));
     }
     println!("\nptxas {} accepted every kernel:", ptxas.display());
-    println!("  {:<8} {:<24} {:>5} {:>10} {:>11} {:>13}", "arch", "kernel", "regs", "smem (B)", "stack (B)", "spills (B)");
-    for (arch, r) in &rows {
+    println!(
+        "  {:<8} {:<6} {:>5} {:>10} {:>11} {:>13}  function",
+        "arch", "kind", "regs", "smem (B)", "stack (B)", "spills st/ld"
+    );
+    for (arch, _, r) in &rows {
+        let (kind, regs) = match r.kind {
+            FunctionKind::Entry => ("entry", r.registers.to_string()),
+            _ => ("func", "-".to_string()),
+        };
         println!(
-            "  {:<8} {:<24} {:>5} {:>10} {:>11} {:>6}/{:<6}",
+            "  {:<8} {:<6} {:>5} {:>10} {:>11} {:>6}/{:<6}  {}",
             arch.to_string(),
-            r.name,
-            r.registers,
+            kind,
+            regs,
             r.shared_bytes,
             r.stack_frame_bytes,
             r.spill_store_bytes,
-            r.spill_load_bytes
+            r.spill_load_bytes,
+            r.name
         );
+    }
+    if !allow_spills {
+        for (arch, ptx) in &built {
+            let of_arch: Vec<_> =
+                rows.iter().filter(|(a, p, _)| a == arch && p == ptx).map(|(_, _, r)| r.clone()).collect();
+            deny_spills(ptx, *arch, &of_arch, "cargo xtask check-ptx --allow-spills").map_err(|e| e.to_string())?;
+        }
     }
     Ok(())
 }
@@ -346,14 +230,29 @@ fn check(args: &[String]) -> Result {
 // ---------------------------------------------------------------------------
 // ci, bless, demo, bench
 
+/// What CI runs after setup (`.ci/run` calls exactly this, so the two cannot drift): the
+/// cheap checks first.
 fn ci() -> Result {
+    step("cargo fmt --all --check");
+    cargo(&["fmt", "--all", "--check"])?;
+    step("check-ptx --arch sm_90 --arch sm_80");
     check(&["--arch".into(), "sm_90".into(), "--arch".into(), "sm_80".into()])?;
+    step("cargo clippy --workspace --all-targets -- -D warnings");
+    cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    step("cargo test --workspace");
     cargo(&["test", "--workspace"])
+}
+
+fn step(what: &str) {
+    println!("\n== {what} ==");
 }
 
 fn bless() -> Result {
     let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(Command::new(cargo_bin).args(["test", "--test", "compiletest"]).env("TRYBUILD", "overwrite").current_dir(root()))?;
+    run(Command::new(cargo_bin)
+        .args(["test", "--test", "compiletest"])
+        .env("TRYBUILD", "overwrite")
+        .current_dir(root()))?;
     println!("blessed: now read `git diff tests/ui` — each error must point at the misuse its case names");
     Ok(())
 }

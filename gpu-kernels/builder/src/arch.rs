@@ -29,24 +29,53 @@ pub struct Arch {
 
 impl Arch {
     /// Hopper (H100, H200): the default.
+    ///
+    /// ```
+    /// assert_eq!(sluice_builder::Arch::SM_90, sluice_builder::Arch::default());
+    /// ```
     pub const SM_90: Arch = Arch { major: 9, minor: 0, specific: false };
     /// Ampere data-centre GPUs (A100); PTX for it runs on every newer GPU.
+    ///
+    /// ```
+    /// assert_eq!(sluice_builder::Arch::SM_80.to_string(), "sm_80");
+    /// ```
     pub const SM_80: Arch = Arch { major: 8, minor: 0, specific: false };
     /// Ada (L4, L40, RTX 40xx).
+    ///
+    /// ```
+    /// assert_eq!(sluice_builder::Arch::SM_89.compute_capability(), (8, 9));
+    /// ```
     pub const SM_89: Arch = Arch { major: 8, minor: 9, specific: false };
     /// Hopper with its architecture-specific instructions (wgmma, setmaxnreg).
+    ///
+    /// ```
+    /// assert_eq!(sluice_builder::Arch::SM_90A.to_string(), "sm_90a");
+    /// ```
     pub const SM_90A: Arch = Arch { major: 9, minor: 0, specific: true };
 
     /// The oldest architecture the builder accepts: the NVPTX backend's
     /// intrinsics used by the device std need `sm_70` (independent thread scheduling).
+    ///
+    /// ```
+    /// assert!("sm_60".parse::<sluice_builder::Arch>().is_err());
+    /// assert_eq!(sluice_builder::Arch::MIN.to_string(), "sm_70");
+    /// ```
     pub const MIN: Arch = Arch { major: 7, minor: 0, specific: false };
 
     /// `(major, minor)` compute capability, as the driver reports it.
+    ///
+    /// ```
+    /// assert_eq!(sluice_builder::Arch::SM_90.compute_capability(), (9, 0));
+    /// ```
     pub fn compute_capability(self) -> (u32, u32) {
         (self.major as u32, self.minor as u32)
     }
 
     /// Whether this is an architecture-specific target (`sm_90a`).
+    ///
+    /// ```
+    /// assert!(sluice_builder::Arch::SM_90A.is_specific() && !sluice_builder::Arch::SM_90.is_specific());
+    /// ```
     pub fn is_specific(self) -> bool {
         self.specific
     }
@@ -78,11 +107,8 @@ impl FromStr for Arch {
             return Err(bad());
         }
         let (major, minor) = digits.split_at(digits.len() - 1);
-        let arch = Arch {
-            major: major.parse().map_err(|_| bad())?,
-            minor: minor.parse().map_err(|_| bad())?,
-            specific,
-        };
+        let arch =
+            Arch { major: major.parse().map_err(|_| bad())?, minor: minor.parse().map_err(|_| bad())?, specific };
         if arch.compute_capability() < Arch::MIN.compute_capability() {
             return Err(bad());
         }

@@ -13,10 +13,10 @@ use std::path::PathBuf;
 /// let err = BuildError::ToolMissing {
 ///     tool: Tool::Ptxas,
 ///     looked: vec![],
-///     fix: "cargo xtask setup".into(),
+///     fix: "run `cargo sluice setup`".into(),
 /// };
 /// assert!(err.to_string().contains("ptxas"));
-/// assert!(err.to_string().contains("cargo xtask setup"));
+/// assert!(err.to_string().contains("cargo sluice setup"));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -47,12 +47,16 @@ pub enum BuildError {
         given: String,
     },
     /// The nested `cargo build` of the kernel crate failed: the compiler's own
-    /// messages are in `log`.
+    /// messages are in `log`, whole, and in the file `log_file`.
     KernelCompile {
         /// The kernel crate's manifest.
         manifest: PathBuf,
-        /// The compiler's diagnostics (rendered), most relevant last.
+        /// Everything the nested cargo and rustc printed (rendered diagnostics), uncut.
         log: String,
+        /// The same log, written to a file (`None` if it could not be written).
+        log_file: Option<PathBuf>,
+        /// A hint for the most common causes (std used in a kernel crate), if one applies.
+        hint: Option<String>,
     },
     /// The kernel crate built, but cargo reported no `.ptx` file, or more than one.
     PtxArtifact {
@@ -73,6 +77,32 @@ pub enum BuildError {
         /// What ptxas said.
         log: String,
     },
+    /// `ptxas` spilled registers to local memory in some functions, and spills were not
+    /// allowed (`--allow-spills`).
+    Spills {
+        /// The PTX file.
+        ptx: PathBuf,
+        /// The architecture it was assembled for.
+        arch: String,
+        /// `(function, spill stores, spill loads)` in bytes.
+        functions: Vec<(String, u32, u32)>,
+        /// The command line that allows them.
+        fix: String,
+    },
+    /// An install step of setup failed, or no install route is available.
+    Install {
+        /// The step (a command or a piece).
+        what: String,
+        /// What went wrong.
+        problem: String,
+        /// What to do about it.
+        fix: String,
+    },
+    /// A build-script-only call ([`crate::embed`]) ran outside a build script.
+    NotInBuildScript {
+        /// The variable cargo sets for build scripts that was missing.
+        missing: &'static str,
+    },
     /// A file could not be read or written, or a program could not be started.
     Io {
         /// What was being done.
@@ -83,6 +113,10 @@ pub enum BuildError {
 }
 
 /// The pieces of the kernel toolchain.
+///
+/// ```
+/// assert!(sluice_builder::Tool::Ptxas.to_string().contains("ptxas"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Tool {
@@ -99,6 +133,9 @@ pub enum Tool {
     Ptxas,
     /// NVIDIA's libdevice bitcode (math functions).
     Libdevice,
+    /// A C compiler driver (`cc`), which rustc links host programs with (the builder's
+    /// bitcode linker is one).
+    CLinker,
 }
 
 impl fmt::Display for Tool {
@@ -110,6 +147,7 @@ impl fmt::Display for Tool {
             Tool::Cargo => "cargo",
             Tool::Ptxas => "ptxas (NVIDIA's PTX assembler)",
             Tool::Libdevice => "libdevice.10.bc (NVIDIA's device math library)",
+            Tool::CLinker => "a C linker (cc), needed to build host programs",
         })
     }
 }
@@ -136,11 +174,20 @@ impl fmt::Display for BuildError {
                 "sluice: `{given}` is not a GPU architecture; write it as ptxas does, e.g. sm_90 \
                  (H100/H200), sm_90a, sm_89, sm_80 (sm_70 or newer)"
             ),
-            BuildError::KernelCompile { manifest, log } => write!(
-                f,
-                "sluice: the kernel crate {} did not compile for nvptx64-nvidia-cuda:\n{log}",
-                manifest.display()
-            ),
+            BuildError::KernelCompile { manifest, log, log_file, hint } => {
+                write!(
+                    f,
+                    "sluice: the kernel crate {} did not compile for nvptx64-nvidia-cuda:\n{log}",
+                    manifest.display()
+                )?;
+                if let Some(h) = hint {
+                    write!(f, "\n  hint: {h}")?;
+                }
+                if let Some(file) = log_file {
+                    write!(f, "\n  (the whole log is also in {})", file.display())?;
+                }
+                Ok(())
+            }
             BuildError::PtxArtifact { found } => write!(
                 f,
                 "sluice: expected exactly one .ptx file from the kernel crate, cargo reported {}: {:?}; \
@@ -152,13 +199,32 @@ impl fmt::Display for BuildError {
             BuildError::LibdeviceMissing { functions } => write!(
                 f,
                 "sluice: the kernels call libdevice functions ({}) but no libdevice.10.bc was found \
-                 to link them.\n  fix: run `cargo xtask setup` (it installs nvidia-cuda-nvcc, which \
-                 ships libdevice), or set SLUICE_LIBDEVICE to the file's path",
-                functions.join(", ")
+                 to link them.\n  fix: {}",
+                functions.join(", "),
+                crate::toolchain::ptxas_fix()
             ),
             BuildError::Ptxas { ptx, arch, log } => {
                 write!(f, "sluice: ptxas rejected {} for {arch}:\n{log}", ptx.display())
             }
+            BuildError::Spills { ptx, arch, functions, fix } => {
+                write!(f, "sluice: ptxas spilled registers to local memory in {} for {arch}:", ptx.display())?;
+                for (name, stores, loads) in functions {
+                    write!(f, "\n  {name}: {stores} bytes spill stores, {loads} bytes spill loads")?;
+                }
+                write!(
+                    f,
+                    "\n  fix: use fewer live values in these functions (a panic path pulling in `core::fmt` is a \
+                     common cause: build without panic messages), or accept the spills with `{fix}`"
+                )
+            }
+            BuildError::Install { what, problem, fix } => {
+                write!(f, "sluice: setup could not install {what}: {problem}.\n  fix: {fix}")
+            }
+            BuildError::NotInBuildScript { missing } => write!(
+                f,
+                "sluice: `sluice_builder::embed` runs in a build script (build.rs), where cargo sets {missing}; \
+                 elsewhere use `Builder::build`"
+            ),
             BuildError::Io { what, source } => write!(f, "sluice: {what}: {source}"),
         }
     }

@@ -8,10 +8,17 @@
 //! * **rustup**: `rustup toolchain install nightly --component rust-src
 //!   llvm-tools llvm-bitcode-linker`.
 //!
+//! `ptxas` and libdevice come from an installed CUDA toolkit (`CUDA_HOME`,
+//! `CUDA_PATH`, `/usr/local/cuda`) or from PyPI's `nvidia-cuda-nvcc`, which
+//! setup installs into one **per-user tools folder** ([`default_tools_dir`]:
+//! `$SLUICE_TOOLS_DIR`, else `$XDG_CACHE_HOME/sluice`, else `~/.cache/sluice`),
+//! shared by every project and found without any variable.
+//!
 //! Every piece can be pointed at explicitly with an environment variable
 //! (`SLUICE_KERNEL_RUSTC`, `SLUICE_LLVM_BIN`, `SLUICE_PTXAS`,
 //! `SLUICE_LIBDEVICE`); a piece that is missing is reported with the command
-//! that installs it.
+//! that installs it: `cargo xtask setup` inside the sluice repository,
+//! `cargo sluice setup` everywhere else ([`Frontend`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,16 +26,157 @@ use std::process::Command;
 
 use crate::error::{BuildError, Tool};
 
-/// The one-line fix for a missing kernel compiler or LLVM tools.
-pub const SETUP_FIX: &str = "run `cargo xtask setup`, or install a toolchain yourself: \
-     `apt-get install rustc-web rust-web-src llvm-22` (Debian 12 security updates) or \
-     `rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker`";
+/// Which command line a person runs the fix from: `cargo xtask` inside sluice's own
+/// workspace, `cargo sluice` (crate `cargo-sluice`) in their own projects. Every builder
+/// error that a setup fixes names the command of the right one.
+///
+/// ```
+/// use sluice_builder::toolchain::Frontend;
+/// assert_eq!(Frontend::CargoSluice.command("setup"), "cargo sluice setup");
+/// assert_eq!(Frontend::Xtask.command("setup"), "cargo xtask setup");
+/// // A folder outside any sluice checkout is a user's project:
+/// assert_eq!(Frontend::for_dir(&std::env::temp_dir()), Frontend::CargoSluice);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frontend {
+    /// sluice's own workspace: `cargo xtask <command>`.
+    Xtask,
+    /// Anywhere else: `cargo sluice <command>` (`cargo install cargo-sluice` provides it).
+    CargoSluice,
+}
 
-/// The one-line fix for a missing ptxas or libdevice.
-pub const PTXAS_FIX: &str = "run `cargo xtask setup` (it installs PyPI's nvidia-cuda-nvcc into \
-     target/sluice-tools), install a CUDA toolkit, or set SLUICE_PTXAS to a ptxas binary";
+impl Frontend {
+    /// The frontend for the package being built: `CARGO_MANIFEST_DIR` (set for build
+    /// scripts and programs cargo runs), else the current folder.
+    ///
+    /// ```
+    /// // Doctests run with CARGO_MANIFEST_DIR inside sluice's workspace.
+    /// assert_eq!(sluice_builder::toolchain::Frontend::detect(), sluice_builder::toolchain::Frontend::Xtask);
+    /// ```
+    pub fn detect() -> Frontend {
+        match env_path("CARGO_MANIFEST_DIR").or_else(|| std::env::current_dir().ok()) {
+            Some(dir) => Frontend::for_dir(&dir),
+            None => Frontend::CargoSluice,
+        }
+    }
+
+    /// `Xtask` when `dir` is inside a sluice checkout that is being developed (one with
+    /// `xtask/` and `gpu-kernels/builder/`, not a copy cargo fetched into `CARGO_HOME`),
+    /// `CargoSluice` otherwise.
+    ///
+    /// ```
+    /// use sluice_builder::toolchain::Frontend;
+    /// assert_eq!(Frontend::for_dir(env!("CARGO_MANIFEST_DIR").as_ref()), Frontend::Xtask);
+    /// ```
+    pub fn for_dir(dir: &Path) -> Frontend {
+        if sluice_workspace_root(dir).is_some() {
+            Frontend::Xtask
+        } else {
+            Frontend::CargoSluice
+        }
+    }
+
+    /// The full command for `sub`, e.g. `cargo sluice setup`.
+    ///
+    /// ```
+    /// use sluice_builder::toolchain::Frontend;
+    /// assert_eq!(Frontend::CargoSluice.command("doctor"), "cargo sluice doctor");
+    /// ```
+    pub fn command(self, sub: &str) -> String {
+        match self {
+            Frontend::Xtask => format!("cargo xtask {sub}"),
+            Frontend::CargoSluice => format!("cargo sluice {sub}"),
+        }
+    }
+}
+
+/// The root of the sluice checkout holding `dir`, if `dir` is inside one that is being
+/// developed (not a git or registry copy under `CARGO_HOME`).
+///
+/// ```
+/// let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+/// let root = sluice_builder::toolchain::sluice_workspace_root(here).unwrap();
+/// assert!(root.join("xtask").is_dir());
+/// ```
+pub fn sluice_workspace_root(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let root = dir.ancestors().find(|d| {
+        d.join("Cargo.toml").is_file()
+            && d.join("xtask/Cargo.toml").is_file()
+            && d.join("gpu-kernels/builder/Cargo.toml").is_file()
+    })?;
+    let cargo_home = env_path("CARGO_HOME").or_else(|| home_dir().map(|h| h.join(".cargo")));
+    let cargo_home = cargo_home.map(|h| h.canonicalize().unwrap_or(h));
+    match cargo_home {
+        Some(h) if root.starts_with(&h) => None,
+        _ => Some(root.to_path_buf()),
+    }
+}
+
+fn home_dir() -> Option<PathBuf> {
+    env_path("HOME").filter(|h| h.is_absolute())
+}
+
+/// The per-user folder where setup installs ptxas and libdevice (PyPI's
+/// `nvidia-cuda-nvcc` in a Python venv, `<dir>/venv`), shared by every project:
+/// `$SLUICE_TOOLS_DIR` if set, else `$XDG_CACHE_HOME/sluice`, else
+/// `$HOME/.cache/sluice` (else `sluice-tools` in the system's temporary folder, where no
+/// home is known).
+///
+/// ```
+/// let dir = sluice_builder::toolchain::default_tools_dir();
+/// assert!(dir.is_absolute());
+/// ```
+pub fn default_tools_dir() -> PathBuf {
+    if let Some(dir) = env_path("SLUICE_TOOLS_DIR") {
+        return dir;
+    }
+    if let Some(cache) = env_path("XDG_CACHE_HOME").filter(|d| d.is_absolute()) {
+        return cache.join("sluice");
+    }
+    match home_dir() {
+        Some(home) => home.join(".cache").join("sluice"),
+        None => std::env::temp_dir().join("sluice-tools"),
+    }
+}
+
+/// The one-line fix for a missing kernel compiler or LLVM tools, naming the setup
+/// command of the detected [`Frontend`].
+///
+/// ```
+/// assert!(sluice_builder::toolchain::setup_fix().contains("apt-get install rustc-web"));
+/// ```
+pub fn setup_fix() -> String {
+    format!(
+        "run `{}`, or install a toolchain yourself: \
+         `apt-get install rustc-web rust-web-src llvm-22` (Debian 12 security updates) or \
+         `rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker`",
+        Frontend::detect().command("setup")
+    )
+}
+
+/// The one-line fix for a missing ptxas or libdevice, naming the setup command of the
+/// detected [`Frontend`].
+///
+/// ```
+/// assert!(sluice_builder::toolchain::ptxas_fix().contains("nvidia-cuda-nvcc"));
+/// ```
+pub fn ptxas_fix() -> String {
+    format!(
+        "run `{}` (it installs PyPI's nvidia-cuda-nvcc into {}), install a CUDA toolkit \
+         (CUDA_HOME), or set SLUICE_PTXAS and SLUICE_LIBDEVICE",
+        Frontend::detect().command("setup"),
+        default_tools_dir().display()
+    )
+}
 
 /// A kernel compiler: a rustc that can build `core` for `nvptx64-nvidia-cuda`.
+///
+/// ```no_run
+/// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+/// println!("{} {} (LLVM {})", rustc.rustc.display(), rustc.release, rustc.llvm_major);
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct KernelRustc {
     /// The `rustc` binary.
@@ -44,23 +192,30 @@ pub struct KernelRustc {
 impl KernelRustc {
     /// Probes `rustc` and checks that it can build for the NVPTX target with
     /// `-Zbuild-std=core` (its library source is installed).
+    ///
+    /// ```
+    /// let err = sluice_builder::toolchain::KernelRustc::probe("/nonexistent/rustc".as_ref()).unwrap_err();
+    /// assert!(err.to_string().contains("setup"));
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::ToolMissing`] (no such program, or no library source),
+    /// [`BuildError::ToolUnusable`] (not a rustc, or one without the NVPTX target).
     pub fn probe(rustc: &Path) -> Result<KernelRustc, BuildError> {
         let unusable = |problem: String| BuildError::ToolUnusable {
             tool: Tool::KernelRustc,
             path: rustc.to_path_buf(),
             problem,
-            fix: SETUP_FIX.to_string(),
+            fix: setup_fix(),
         };
         let vv = capture(Command::new(rustc).arg("-vV").env("RUSTC_BOOTSTRAP", "1")).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                BuildError::ToolMissing { tool: Tool::KernelRustc, looked: vec![rustc.to_path_buf()], fix: SETUP_FIX.into() }
+                BuildError::ToolMissing { tool: Tool::KernelRustc, looked: vec![rustc.to_path_buf()], fix: setup_fix() }
             } else {
                 unusable(format!("`rustc -vV` failed: {e}"))
             }
         })?;
-        let field = |name: &str| {
-            vv.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string())
-        };
+        let field = |name: &str| vv.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string());
         let release = field("release:").ok_or_else(|| unusable("`rustc -vV` printed no release".into()))?;
         let llvm = field("LLVM version:").ok_or_else(|| unusable("`rustc -vV` printed no LLVM version".into()))?;
         let llvm_major = llvm
@@ -83,7 +238,8 @@ impl KernelRustc {
                 tool: Tool::RustSrc,
                 looked: vec![src],
                 fix: format!(
-                    "{SETUP_FIX} (for this rustc: {})",
+                    "{} (for this rustc: {})",
+                    setup_fix(),
                     if found.sysroot == Path::new("/usr") {
                         "`apt-get install rust-web-src`".to_string()
                     } else {
@@ -96,6 +252,12 @@ impl KernelRustc {
     }
 
     /// Where `-Zbuild-std` looks for the library source.
+    ///
+    /// ```no_run
+    /// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+    /// assert!(rustc.rust_src().join("core").is_dir());
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
     pub fn rust_src(&self) -> PathBuf {
         self.sysroot.join("lib/rustlib/src/rust/library")
     }
@@ -106,6 +268,13 @@ impl KernelRustc {
 }
 
 /// The kernel toolchain as a whole.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{Locations, Toolchain};
+/// let tc = Toolchain::discover(&Locations::default())?;
+/// println!("LLVM tools in {}, libdevice {:?}", tc.llvm_bin.display(), tc.libdevice);
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Toolchain {
     /// The kernel compiler.
@@ -119,15 +288,35 @@ pub struct Toolchain {
     pub libdevice: Option<PathBuf>,
 }
 
-/// Where to look for the pieces that `cargo xtask setup` installs locally.
+/// Where to look for the pieces that setup installs itself (ptxas, libdevice).
+///
+/// ```
+/// use sluice_builder::toolchain::{default_tools_dir, Locations};
+/// assert_eq!(Locations::default().tools_dir, default_tools_dir());
+/// ```
 #[derive(Debug, Clone)]
 pub struct Locations {
-    /// The project-local tools folder (`target/sluice-tools`).
+    /// The tools folder: [`default_tools_dir`] unless a caller chose another.
     pub tools_dir: PathBuf,
+}
+
+impl Default for Locations {
+    fn default() -> Self {
+        Locations { tools_dir: default_tools_dir() }
+    }
 }
 
 impl Toolchain {
     /// Finds every piece, or says which one is missing and how to install it.
+    ///
+    /// ```no_run
+    /// use sluice_builder::toolchain::{Locations, Toolchain};
+    /// let tc = Toolchain::discover(&Locations::default())?;
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first missing or unusable piece (libdevice is optional: `None` when absent).
     pub fn discover(loc: &Locations) -> Result<Toolchain, BuildError> {
         let rustc = find_kernel_rustc()?;
         let llvm_bin = find_llvm_bin(&rustc)?;
@@ -151,6 +340,14 @@ fn env_path(name: &str) -> Option<PathBuf> {
 
 /// The kernel compiler: `SLUICE_KERNEL_RUSTC`, else Debian's `/usr/bin/rustc`,
 /// else rustup's nightly.
+///
+/// ```no_run
+/// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// As [`KernelRustc::probe`], for the first candidate.
 pub fn find_kernel_rustc() -> Result<KernelRustc, BuildError> {
     if let Some(explicit) = env_path("SLUICE_KERNEL_RUSTC") {
         return KernelRustc::probe(&explicit);
@@ -194,17 +391,31 @@ pub fn find_kernel_rustc() -> Result<KernelRustc, BuildError> {
     if let Some(found) = usable {
         return Ok(found); // find_llvm_bin then names the missing LLVM tools
     }
-    Err(first_err.unwrap_or(BuildError::ToolMissing { tool: Tool::KernelRustc, looked, fix: SETUP_FIX.into() }))
+    Err(first_err.unwrap_or(BuildError::ToolMissing { tool: Tool::KernelRustc, looked, fix: setup_fix() }))
 }
 
 /// `llvm-link`, `opt` and `llc` matching the compiler's LLVM.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_kernel_rustc, find_llvm_bin};
+/// let bin = find_llvm_bin(&find_kernel_rustc()?)?;
+/// assert!(bin.join("llc").is_file());
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolMissing`] naming the `llvm-N` package (or rustup component).
 pub fn find_llvm_bin(rustc: &KernelRustc) -> Result<PathBuf, BuildError> {
     let has_all = |dir: &Path| ["llvm-link", "opt", "llc"].iter().all(|t| dir.join(t).is_file());
     if let Some(explicit) = env_path("SLUICE_LLVM_BIN") {
         return if has_all(&explicit) {
             Ok(explicit)
         } else {
-            Err(BuildError::ToolMissing { tool: Tool::LlvmTools, looked: vec![explicit], fix: "SLUICE_LLVM_BIN must name a folder holding llvm-link, opt and llc".into() })
+            Err(BuildError::ToolMissing {
+                tool: Tool::LlvmTools,
+                looked: vec![explicit],
+                fix: "SLUICE_LLVM_BIN must name a folder holding llvm-link, opt and llc".into(),
+            })
         };
     }
     let host = host_triple(&rustc.rustc).unwrap_or_else(|| "x86_64-unknown-linux-gnu".into());
@@ -216,8 +427,9 @@ pub fn find_llvm_bin(rustc: &KernelRustc) -> Result<PathBuf, BuildError> {
         tool: Tool::LlvmTools,
         looked: candidates.to_vec(),
         fix: format!(
-            "run `cargo xtask setup`, or install LLVM {m}: `apt-get install llvm-{m}` or \
+            "run `{setup}`, or install LLVM {m}: `apt-get install llvm-{m}` or \
              `rustup component add llvm-tools --toolchain nightly`",
+            setup = Frontend::detect().command("setup"),
             m = rustc.llvm_major
         ),
     })
@@ -253,6 +465,11 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 
 fn cuda_roots(loc: &Locations) -> Vec<PathBuf> {
     let mut roots = venv_cuda_roots(&loc.tools_dir);
+    // The per-user folder is always a candidate: a caller's own folder may be empty.
+    let per_user = default_tools_dir();
+    if per_user != loc.tools_dir {
+        roots.extend(venv_cuda_roots(&per_user));
+    }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(p) = env_path(var) {
             roots.push(p);
@@ -263,12 +480,21 @@ fn cuda_roots(loc: &Locations) -> Vec<PathBuf> {
 }
 
 /// `ptxas`: `SLUICE_PTXAS`, the local venv, a CUDA toolkit, then `PATH`.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_ptxas, Locations};
+/// let ptxas = find_ptxas(&Locations::default())?;
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolMissing`] naming the setup command.
 pub fn find_ptxas(loc: &Locations) -> Result<PathBuf, BuildError> {
     if let Some(explicit) = env_path("SLUICE_PTXAS") {
         return if explicit.is_file() {
             Ok(explicit)
         } else {
-            Err(BuildError::ToolMissing { tool: Tool::Ptxas, looked: vec![explicit], fix: PTXAS_FIX.into() })
+            Err(BuildError::ToolMissing { tool: Tool::Ptxas, looked: vec![explicit], fix: ptxas_fix() })
         };
     }
     let mut looked: Vec<PathBuf> = cuda_roots(loc).into_iter().map(|r| r.join("bin/ptxas")).collect();
@@ -282,24 +508,33 @@ pub fn find_ptxas(loc: &Locations) -> Result<PathBuf, BuildError> {
     looked.retain(|p| seen.insert(p.clone()));
     looked.truncate(4);
     looked.insert(0, loc.tools_dir.join("venv"));
-    Err(BuildError::ToolMissing { tool: Tool::Ptxas, looked, fix: PTXAS_FIX.into() })
+    Err(BuildError::ToolMissing { tool: Tool::Ptxas, looked, fix: ptxas_fix() })
 }
 
 /// libdevice: `SLUICE_LIBDEVICE`, else beside a CUDA root found as for ptxas.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_libdevice, Locations};
+/// let bc = find_libdevice(&Locations::default())?;
+/// assert!(bc.ends_with("libdevice.10.bc"));
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+///
+/// # Errors
+/// [`BuildError::ToolMissing`] naming the setup command.
 pub fn find_libdevice(loc: &Locations) -> Result<PathBuf, BuildError> {
     if let Some(explicit) = env_path("SLUICE_LIBDEVICE") {
         return if explicit.is_file() {
             Ok(explicit)
         } else {
-            Err(BuildError::ToolMissing { tool: Tool::Libdevice, looked: vec![explicit], fix: PTXAS_FIX.into() })
+            Err(BuildError::ToolMissing { tool: Tool::Libdevice, looked: vec![explicit], fix: ptxas_fix() })
         };
     }
-    let looked: Vec<PathBuf> =
-        cuda_roots(loc).into_iter().map(|r| r.join("nvvm/libdevice/libdevice.10.bc")).collect();
+    let looked: Vec<PathBuf> = cuda_roots(loc).into_iter().map(|r| r.join("nvvm/libdevice/libdevice.10.bc")).collect();
     looked.iter().find(|p| p.is_file()).cloned().ok_or(BuildError::ToolMissing {
         tool: Tool::Libdevice,
         looked,
-        fix: PTXAS_FIX.into(),
+        fix: ptxas_fix(),
     })
 }
 
@@ -307,15 +542,42 @@ pub fn find_libdevice(loc: &Locations) -> Result<PathBuf, BuildError> {
 /// the nested cargo: they describe the *outer* build (its target, flags,
 /// compiler wrapper, target dir, package) and would make the kernel build use
 /// the host's flags, the wrong rustc, or deadlock on the outer target dir.
+///
+/// ```
+/// let env = sluice_builder::toolchain::scrubbed_env();
+/// assert!(env.iter().all(|(k, _)| k != "RUSTFLAGS" && k != "CARGO_TARGET_DIR"));
+/// ```
 pub fn scrubbed_env() -> Vec<(OsString, OsString)> {
     const DROP_EXACT: &[&str] = &[
-        "RUSTC", "RUSTDOC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTFLAGS", "RUSTDOCFLAGS",
-        "RUSTC_LINKER", "TARGET", "HOST", "OUT_DIR", "PROFILE", "OPT_LEVEL", "DEBUG", "NUM_JOBS",
-        "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "CARGO_BUILD_TARGET_DIR", "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_PRIMARY_PACKAGE",
-        "CARGO_CRATE_NAME", "CARGO_BIN_NAME", "RUSTC_BOOTSTRAP", "CARGO_INCREMENTAL",
+        "RUSTC",
+        "RUSTDOC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
+        "RUSTC_LINKER",
+        "TARGET",
+        "HOST",
+        "OUT_DIR",
+        "PROFILE",
+        "OPT_LEVEL",
+        "DEBUG",
+        "NUM_JOBS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_TARGET_DIR",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "RUSTC_BOOTSTRAP",
+        "CARGO_INCREMENTAL",
     ];
-    const DROP_PREFIX: &[&str] = &["CARGO_PKG_", "CARGO_CFG_", "CARGO_FEATURE_", "CARGO_TARGET_", "CARGO_PROFILE_", "DEP_"];
+    const DROP_PREFIX: &[&str] =
+        &["CARGO_PKG_", "CARGO_CFG_", "CARGO_FEATURE_", "CARGO_TARGET_", "CARGO_PROFILE_", "DEP_"];
     std::env::vars_os()
         .filter(|(k, _)| {
             let k = k.to_string_lossy();

@@ -16,9 +16,8 @@ const AT_ONCE: usize = 4;
 const CHILD_DIR: &str = "SLUICE_TEST_LINKER_RACE_DIR";
 
 fn toolchain() -> Toolchain {
-    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/sluice-tools");
-    Toolchain::discover(&Locations { tools_dir: tools })
-        .unwrap_or_else(|e| panic!("these tests need the kernel toolchain: {e}"))
+    // The per-user tools folder that `cargo xtask setup` installs into.
+    Toolchain::discover(&Locations::default()).unwrap_or_else(|e| panic!("these tests need the kernel toolchain: {e}"))
 }
 
 fn empty_dir(name: &str) -> PathBuf {

@@ -23,12 +23,27 @@ fn each_missing_piece_names_itself_and_its_fix() {
     assert!(msg.contains("/nonexistent/bin/rustc"), "{msg}");
     assert!(msg.contains("cargo xtask setup"), "{msg}");
     assert!(msg.contains("apt-get install rustc-web rust-web-src llvm-22"), "{msg}");
-    assert!(msg.contains("rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker"), "{msg}");
+    assert!(
+        msg.contains("rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker"),
+        "{msg}"
+    );
 
     // A "compiler" that is not a rustc at all: unusable, not a raw error.
     let err = KernelRustc::probe(Path::new("/bin/false")).unwrap_err();
     assert!(matches!(err, BuildError::ToolUnusable { tool: Tool::KernelRustc, .. }), "{err:?}");
     assert!(err.to_string().contains("cargo xtask setup"), "{err}");
+
+    // In a user's project (a build script or a shell outside sluice's workspace) the same
+    // fix names `cargo sluice setup`, the command that exists there.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap();
+    set("CARGO_MANIFEST_DIR", std::env::temp_dir().to_str().unwrap());
+    let msg = KernelRustc::probe(Path::new("/nonexistent/bin/rustc")).unwrap_err().to_string();
+    assert!(msg.contains("run `cargo sluice setup`") && !msg.contains("xtask"), "{msg}");
+    let msg = toolchain::find_ptxas(&Locations { tools_dir: std::env::temp_dir().join("no-such-tools") })
+        .map(|p| format!("found {}", p.display()))
+        .unwrap_or_else(|e| e.to_string());
+    assert!(msg.starts_with("found") || msg.contains("run `cargo sluice setup`"), "{msg}");
+    std::env::set_var("CARGO_MANIFEST_DIR", manifest_dir);
 
     // The builder, pointed at a missing compiler, fails before running cargo.
     set("SLUICE_KERNEL_RUSTC", "/nonexistent/bin/rustc");

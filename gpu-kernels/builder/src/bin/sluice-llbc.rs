@@ -18,6 +18,8 @@
 //! dependency), and the crate also builds it as a `[[bin]]` so that it is
 //! type-checked with the rest of the workspace.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 

@@ -1,0 +1,214 @@
+//! The builder as one call in a build script: [`embed`].
+
+use std::path::{Path, PathBuf};
+
+use crate::{error, write_if_changed, Arch, BuildError, Builder};
+
+/// The environment variables a kernel build depends on; [`embed`] emits a
+/// `cargo:rerun-if-env-changed` for each.
+///
+/// ```
+/// assert!(sluice_builder::ENV_VARS.contains(&"SLUICE_TOOLS_DIR"));
+/// assert!(sluice_builder::ENV_VARS.contains(&"CUDA_HOME"));
+/// ```
+pub const ENV_VARS: &[&str] = &[
+    "SLUICE_ARCH",
+    "SLUICE_PANIC_MESSAGES",
+    "SLUICE_TOOLS_DIR",
+    "SLUICE_KERNEL_RUSTC",
+    "SLUICE_LLVM_BIN",
+    "SLUICE_LIBDEVICE",
+    "SLUICE_PTXAS",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "XDG_CACHE_HOME",
+];
+
+/// What [`embed`] wrote into `OUT_DIR`.
+///
+/// ```no_run
+/// // build.rs
+/// let e = sluice_builder::embed("kernels");
+/// println!("cargo:warning={} kernels for {}", e.kernels.len(), e.arch);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    /// `$OUT_DIR/sluice-kernels/<lib_name>.<arch>.ptx`.
+    pub ptx: PathBuf,
+    /// `$OUT_DIR/sluice-kernels/<lib_name>.rs`, the file `sluice::include_kernels!` includes.
+    pub rust: PathBuf,
+    /// The kernel crate's library name (`my_kernels`).
+    pub lib_name: String,
+    /// The kernel entries.
+    pub kernels: Vec<String>,
+    /// The architecture.
+    pub arch: Arch,
+}
+
+/// Builds the kernel crate at `kernel_crate` (relative to the calling package's folder)
+/// for the architecture in `SLUICE_ARCH` (default `sm_90`) and embeds it; on failure
+/// prints the error (which names its fix) and ends the build script with status 1.
+///
+/// In the host crate's `build.rs`:
+///
+/// ```no_run
+/// fn main() {
+///     sluice_builder::embed("kernels");
+/// }
+/// ```
+///
+/// and in its code (the kernel crate `my-kernels` is also a normal dependency, for the
+/// kernels' host-side declarations):
+///
+/// ```ignore
+/// mod kernels {
+///     sluice::include_kernels!(my_kernels);
+/// }
+/// // kernels::saxpy is a typed `sluice::Kernel`, kernels::PTX the module.
+/// ```
+///
+/// What it does: the nested kernel build (in the calling build's target folder, one
+/// folder per kernel crate), then it
+/// * copies the PTX to `$OUT_DIR/sluice-kernels/<lib_name>.<arch>.ptx`;
+/// * writes `$OUT_DIR/sluice-kernels/<lib_name>.rs` ([`kernel_handles_source`]);
+/// * emits `cargo:rerun-if-changed` for every source file of the kernel build (cargo's
+///   dep-info) and the kernel crate's `Cargo.toml`, and `cargo:rerun-if-env-changed` for
+///   each of [`ENV_VARS`].
+///
+/// Use [`try_embed`] to handle the error yourself, or [`Builder::embed`] for other
+/// options.
+pub fn embed(kernel_crate: impl AsRef<Path>) -> Embedded {
+    match try_embed(kernel_crate) {
+        Ok(e) => e,
+        Err(e) => {
+            // One clear message (cargo shows a failed build script's stderr), not a
+            // panic with a backtrace.
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+/// [`embed`], returning the error instead of ending the build script.
+///
+/// # Errors
+/// [`BuildError::NotInBuildScript`] outside a build script, [`BuildError::BadArch`] for
+/// a malformed `SLUICE_ARCH`, and every error of [`Builder::build`].
+///
+/// ```no_run
+/// // build.rs
+/// fn main() {
+///     if let Err(e) = sluice_builder::try_embed("kernels") {
+///         eprintln!("{e}\n(or build without the GPU part: see the README)");
+///         std::process::exit(1);
+///     }
+/// }
+/// ```
+pub fn try_embed(kernel_crate: impl AsRef<Path>) -> Result<Embedded, BuildError> {
+    print_env_dependencies();
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .ok_or(BuildError::NotInBuildScript { missing: "CARGO_MANIFEST_DIR" })?;
+    let arch = match std::env::var("SLUICE_ARCH").ok().filter(|a| !a.is_empty()) {
+        Some(a) => a.parse()?,
+        None => Arch::default(),
+    };
+    Builder::new(manifest_dir.join(kernel_crate)).arch(arch).embed_quietly()
+}
+
+fn print_env_dependencies() {
+    for var in ENV_VARS {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+}
+
+impl Builder {
+    /// Builds and embeds the kernel crate as [`embed`] does, with this builder's options
+    /// (its architecture, not `SLUICE_ARCH`). Run it from a build script.
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// fn main() {
+    ///     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    ///     let built = sluice_builder::Builder::new(dir).arch(sluice_builder::Arch::SM_80).embed();
+    ///     if let Err(e) = built {
+    ///         eprintln!("{e}");
+    ///         std::process::exit(1);
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::NotInBuildScript`] outside a build script, and every error of
+    /// [`Builder::build`].
+    pub fn embed(&self) -> Result<Embedded, BuildError> {
+        print_env_dependencies();
+        self.embed_quietly()
+    }
+
+    /// [`Builder::embed`] without the `rerun-if-env-changed` lines (already printed).
+    fn embed_quietly(&self) -> Result<Embedded, BuildError> {
+        let out_dir = std::env::var_os("OUT_DIR")
+            .map(PathBuf::from)
+            .ok_or(BuildError::NotInBuildScript { missing: "OUT_DIR" })?;
+        println!("cargo:rerun-if-changed={}", self.crate_dir.join("Cargo.toml").display());
+        let built = self.build()?;
+        let dir = out_dir.join("sluice-kernels");
+        let ptx = dir.join(format!("{}.{}.ptx", built.lib_name, built.arch));
+        let text =
+            std::fs::read_to_string(&built.ptx).map_err(error::io(format!("reading {}", built.ptx.display())))?;
+        write_if_changed(&ptx, &text)?;
+        let rust = dir.join(format!("{}.rs", built.lib_name));
+        let source = kernel_handles_source(&built.package, &built.lib_name, &ptx, built.arch, &built.kernels)?;
+        write_if_changed(&rust, &source)?;
+        for src in &built.sources {
+            println!("cargo:rerun-if-changed={}", src.display());
+        }
+        // Kernel bodies are compiled for the device only: its warnings are the only ones.
+        for w in &built.warnings {
+            println!("cargo:warning=device build of {}: {w}", built.package);
+        }
+        Ok(Embedded { ptx, rust, lib_name: built.lib_name, kernels: built.kernels, arch: built.arch })
+    }
+}
+
+/// The Rust file [`embed`] writes: one `sluice::kernel_handles!` call naming the kernel
+/// crate, the PTX file, the architecture and every entry.
+///
+/// ```
+/// # use std::path::Path;
+/// let src = sluice_builder::kernel_handles_source(
+///     "my-kernels", "my_kernels", Path::new("/out/sluice-kernels/my_kernels.sm_90.ptx"),
+///     sluice_builder::Arch::SM_90, &["saxpy".to_string(), "tiled_sum".to_string()],
+/// ).unwrap();
+/// assert_eq!(src, "\
+/// // Generated by sluice-builder: the PTX of `my-kernels` for sm_90. Do not edit.
+/// ::sluice::kernel_handles! {
+///     krate: my_kernels,
+///     ptx: \"/out/sluice-kernels/my_kernels.sm_90.ptx\",
+///     arch: \"sm_90\",
+///     entries: [saxpy, tiled_sum],
+/// }
+/// ");
+/// ```
+///
+/// # Errors
+/// [`BuildError::Io`] when the PTX path is not valid UTF-8 (`include_str!` needs a string).
+pub fn kernel_handles_source(
+    package: &str,
+    lib_name: &str,
+    ptx: &Path,
+    arch: Arch,
+    entries: &[String],
+) -> Result<String, BuildError> {
+    let path = ptx.to_str().ok_or_else(|| BuildError::Io {
+        what: format!("naming {} in Rust source", ptx.display()),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "the path is not valid UTF-8"),
+    })?;
+    Ok(format!(
+        "// Generated by sluice-builder: the PTX of `{package}` for {arch}. Do not edit.\n\
+         ::sluice::kernel_handles! {{\n    krate: {lib_name},\n    ptx: {path:?},\n    arch: \"{arch}\",\n    \
+         entries: [{}],\n}}\n",
+        entries.join(", ")
+    ))
+}
