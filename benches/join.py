@@ -466,7 +466,13 @@ def main():
         parse_device(os.path.join(a.work, name), res["devices"])
     dev = next(iter(res["devices"].values()), {})
     device = res["nvidia_smi"] or dev.get("name", "unknown device")
-    md = [f"## Latest run: {res['date']}", "", f"Device: {device}; CUDA driver API version {dev.get('driver', '?')}, runtime {dev.get('runtime', '?')} (from seed.cu); mode `{a.mode}`.", ""]
+    header = (
+        f"## Latest run: {res['date']}\n\n"
+        f"Device: {device} (nvidia-smi: name, driver, memory); CUDA driver API {dev.get('driver', '?')}, "
+        f"runtime {dev.get('runtime', '?')} (from seed.cu); `benches/run.sh` mode `{a.mode}`. Medians and mins "
+        "over every timed repetition of every round; the goals and the method are in BENCHMARKS.md."
+    )
+    md = []
     console = []
     kernels_section(a.work, res, md, console)
     # The seed section is computed first (the graph goals need sluice's best non-graph path);
@@ -479,7 +485,10 @@ def main():
     scopes_section(a.work, res, md, console)
     graph_section(a.work, res, md, console, best_nongraph)
     mem_section(a.work, res, md, console)
-    md += seed_md
+    # bench.md: the seed summary first, then the other suites, the seed's every variant last.
+    seed_summary = [m for m in seed_md if m.startswith("### Seed workload: sluice's best")]
+    seed_detail = [m for m in seed_md if m not in seed_summary]
+    md = [header] + seed_summary + [m for m in md if not m.startswith("### Kernels")] + seed_detail + [m for m in md if m.startswith("### Kernels")]
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump(res, f, indent=1)
