@@ -453,6 +453,56 @@ def seed_section(work, res, md):
     return best_nongraph, detail_console, summary_console, all_goals
 
 
+def goals_at_a_glance(res):
+    """One line per goal: what, the measured worst case, the verdict."""
+    out = []
+
+    def add(what, measured, ok):
+        out.append({"what": what, "measured": measured, "verdict": "-" if ok is None else ("ok" if ok else "MISS")})
+
+    seed = res.get("seed", {})
+    if seed:
+        worst_c = max(((v["sluice_over_cuda_median"], c) for c, v in seed.items() if v["sluice_over_cuda_median"] is not None), default=None)
+        worst_b = max(((v["sluice_over_bound_median"], c) for c, v in seed.items() if v["sluice_over_bound_median"] is not None), default=None)
+        valid = all(v["checks_ok"] for v in seed.values())
+        if worst_c:
+            add(f"seed: sluice/C++ <= {GOAL_VS_CPP}", f"worst {worst_c[0]:.3f} ({worst_c[1]})", worst_c[0] <= GOAL_VS_CPP)
+        if worst_b:
+            add(f"seed: sluice/bound <= {GOAL_VS_BOUND}", f"worst {worst_b[0]:.3f} ({worst_b[1]})", worst_b[0] <= GOAL_VS_BOUND)
+        add("seed: every result checked", "all checks passed" if valid else "a check FAILED (see the summary)", valid)
+    graph = res.get("graph", {})
+    if graph:
+        qs = [(v["ratio"], c) for c, v in graph.items() if v["ratio"] is not None]
+        worst = max(qs, default=None)
+        if worst:
+            add(f"graph: sluice/C++ <= {GOAL_GRAPH}", f"worst {worst[0]:.3f} ({worst[1]})", worst[0] <= GOAL_GRAPH)
+        gvalid = all(v["checks_ok"] for v in graph.values())
+        add("graph: every result checked", "all checks passed" if gvalid else "a check FAILED (see the graph table)", gvalid)
+        slower = [c for c, v in graph.items() if v["sluice_best_non_graph_ms"] is not None and v["best_sluice_one_scope_per_replay_ms"] is not None
+                  and v["best_sluice_one_scope_per_replay_ms"] > v["sluice_best_non_graph_ms"]]
+        if any(v["sluice_best_non_graph_ms"] is not None for v in graph.values()):
+            add("graph: never slower than non-graph", "slower in " + ", ".join(slower) if slower else "faster everywhere", not slower)
+        for c, limit in GOAL_GRAPH_ABS_MS.items():
+            ms = graph.get(c, {}).get("best_sluice_one_scope_per_replay_ms")
+            if ms is not None:
+                add(f"graph: {c} <= {limit} ms", f"{ms:.3f} ms", ms <= limit)
+    scopes = res.get("scopes", [])
+    if scopes:
+        worst = max((e["beyond_raw_us_per_lane_median"], f"{e['config']} {e['pattern']}") for e in scopes)
+        add(f"per-scope cost <= {GOAL_SCOPE_US_PER_LANE} us/lane", f"worst {worst[0]:.2f} us ({worst[1]})", worst[0] <= GOAL_SCOPE_US_PER_LANE)
+    launch = res.get("launch", {})
+    if launch:
+        worst = max((v["ratio"], f"{p}, {n} launches") for n, d in launch.items() for p, v in d.items() if p != "raw")
+        add(f"launch <= {GOAL_LAUNCH}x raw", f"worst {worst[0]:.3f} ({worst[1]})", worst[0] <= GOAL_LAUNCH)
+    for e in res.get("graph_memory", []):
+        add(f"{e['replays']} replays: no growth", f"device {e['device_growth_bytes']} B, host {e['rss_growth_kib']} KiB", e["no_growth"])
+    kernels = [k for k in res.get("kernels", []) if k["ratio"] is not None]
+    if kernels:
+        worst = max((k["ratio"], k["kernel"]) for k in kernels)
+        add(f"kernels: Rust/nvcc <= {GOAL_KERNEL}", f"worst {worst[0]:.3f} ({worst[1]})", worst[0] <= GOAL_KERNEL)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -488,7 +538,19 @@ def main():
     # bench.md: the seed summary first, then the other suites, the seed's every variant last.
     seed_summary = [m for m in seed_md if m.startswith("### Seed workload: sluice's best")]
     seed_detail = [m for m in seed_md if m not in seed_summary]
-    md = [header] + seed_summary + [m for m in md if not m.startswith("### Kernels")] + seed_detail + [m for m in md if m.startswith("### Kernels")]
+    goals = goals_at_a_glance(res)
+    res["goals"] = goals
+    gh = ["goal", "measured", "verdict"]
+    grows = [[g["what"], g["measured"], g["verdict"]] for g in goals]
+    goals_md = "### Goals at a glance\n\n" + md_table(gh, grows, ["l", "l", "l"]) if goals else None
+    md = (
+        [header]
+        + ([goals_md] if goals_md else [])
+        + seed_summary
+        + [m for m in md if not m.startswith("### Kernels")]
+        + seed_detail
+        + [m for m in md if m.startswith("### Kernels")]
+    )
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -500,7 +562,9 @@ def main():
     print(f"date {res['date']}; device {device}")
     if summary:
         print(summary)
-        print("seed goals: " + ("all met" if ok else "NOT all met (see the goals column)"))
+        print()
+    if goals:
+        print("goals at a glance:\n" + table(gh, grows, ["l", "l", "l"]))
     print(f"wrote {os.path.join(a.out, 'bench.json')} and {os.path.join(a.out, 'bench.md')}")
 
 
