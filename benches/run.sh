@@ -1,68 +1,123 @@
 #!/usr/bin/env bash
-# Benchmarks on a GPU machine (needs the NVIDIA driver, nvcc and python3; no Rust):
-# - the Rust kernels (bundle/bin/bench_kernels) against the same algorithms in CUDA C++
-#   (benches/cuda/bench.cu, built here with nvcc), same sizes, configurations and inputs;
-# - the seed workload end to end: sluice (bundle/bin/bench_seed) against hand-written
-#   CUDA C++ streams (benches/cuda/seed.cu), and the device-sync version for reference;
-# - launch overhead: sluice against the raw cuLaunchKernel (bundle/bin/bench_launch).
-# Prints the joined table last; raw CSVs and logs go to $OUT (or BUNDLE_DIR/logs).
-#   bash benches/run.sh BUNDLE_DIR        (called by bundle/run.sh bench)
+# Every benchmark on a GPU machine, from the bundle `cargo xtask bundle` builds (needs the
+# NVIDIA driver, nvcc and python3; no Rust):
+#
+#   bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch]      (default: all)
+#
+#   kernels  the Rust kernels (bin/bench_kernels) against the same algorithms in CUDA C++
+#            (cuda/bench.cu, built here with nvcc), CUDA events around each launch;
+#   seed     the seed workload over persistent inputs: every hand-written CUDA C++ variant
+#            (cuda/seed.cu --only plain) and sluice's paths (bin/bench_seed), interleaved
+#            rounds; the per-scope cost against a raw-driver loop (bin/bench_scopes); traces
+#            of sluice's fastest path for many-small and copy-bound;
+#   graph    CUDA graphs captured by hand (seed.cu --only graph) against sluice's recorded
+#            graphs (bin/bench_graph), interleaved rounds; 10,000 replays with memory
+#            before and after (bench_graph --leak);
+#   launch   launch overhead against the raw cuLaunchKernel (bin/bench_launch);
+#   all      everything above (about 3-4 minutes on an H200, nvcc included).
+#
+# Writes to $OUT (or BUNDLE_DIR/logs), at most 7 files: bench.json (every number and sample),
+# bench.md (the tables, for BENCHMARKS.md), raw.tar.gz (every CSV, stderr log and the console
+# output), trace-many-small.{json,svg} and trace-copy-bound.{json,svg} (seed mode). Prints
+# the tables, the seed summary last (benches/join.py).
+#
+# Knobs: SLUICE_BENCH_ARCH (sm_90), SLUICE_BENCH_ROUNDS (2 interleaved rounds per side),
+# SLUICE_BENCH_REPLAYS (10000).
 set -u
-bundle="$1"
+if [ $# -lt 1 ] || [ ! -d "$1" ]; then
+  echo "usage: bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch]"; exit 2
+fi
+bundle="$(cd "$1" && pwd)"
+mode="${2:-all}"
+case "$mode" in all|kernels|seed|graph|launch) ;; *) echo "unknown mode '$mode' (all, kernels, seed, graph, launch)"; exit 2 ;; esac
 out="${OUT:-$bundle/logs}"
 mkdir -p "$out"
+work="$(mktemp -d /tmp/sluice-bench.XXXXXX)"
+exec > >(tee -a "$work/console.log") 2>&1
 arch="${SLUICE_BENCH_ARCH:-sm_90}"
-cuda_bin=/tmp/sluice-cuda-bench
-if ! nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_bin" "$bundle/benches/cuda/bench.cu" 2>"$out/nvcc.log"; then
-  echo "nvcc failed: see $out/nvcc.log"; cat "$out/nvcc.log"; exit 1
+rounds="${SLUICE_BENCH_ROUNDS:-2}"
+replays="${SLUICE_BENCH_REPLAYS:-10000}"
+bin="$bundle/bin"
+src="$bundle/benches"
+status=0
+t0=$SECONDS
+want() { [ "$mode" = all ] || [ "$mode" = "$1" ]; }
+step() { echo "== $* (at $((SECONDS - t0)) s)"; }
+# run NAME TIMEOUT_S STDOUT_FILE CMD...: appends stdout to the file, stderr to NAME.err.
+run() {
+  local name="$1" limit="$2" dest="$3"; shift 3
+  timeout "$limit" "$@" >>"$dest" 2>>"$work/$name.err"
+  local rc=$?
+  if [ $rc -ne 0 ]; then
+    local why="exit status $rc"
+    [ $rc -eq 124 ] && why="timed out after $limit s"
+    echo "FAILED ($why): $name: $*"; tail -n 5 "$work/$name.err"; status=1
+  fi
+  return $rc
+}
+
+echo "sluice benchmarks, mode $mode, $(date -u '+%Y-%m-%d %H:%M UTC'), work dir $work"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1 >"$work/nvidia-smi.txt"
+cat "$work/nvidia-smi.txt"
+nvcc --version 2>&1 | tail -n 2 >"$work/nvcc-version.txt"
+
+# The CUDA C++ programs, compiled side by side.
+step "nvcc -O3 -arch=$arch"
+cuda_bench="$work/sluice-cuda-bench" cuda_seed="$work/sluice-cuda-seed"
+pids=()
+if want kernels; then
+  nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_bench" "$src/cuda/bench.cu" >"$work/nvcc-bench.log" 2>&1 & pids+=($!)
 fi
-"$cuda_bin" all >"$out/bench-cuda.csv" 2>"$out/bench-cuda.err" || { echo "CUDA C++ bench failed"; cat "$out/bench-cuda.err"; exit 1; }
-"$bundle/bin/bench_kernels" all >"$out/bench-rust.csv" 2>"$out/bench-rust.err" || { echo "Rust bench failed"; cat "$out/bench-rust.err"; exit 1; }
-# The seed workload end to end: hand-written CUDA C++ streams against sluice's scope.
-seed_bin=/tmp/sluice-cuda-seed
-nvcc -O3 -arch="$arch" -std=c++17 -o "$seed_bin" "$bundle/benches/cuda/seed.cu" 2>>"$out/nvcc.log" || { echo "nvcc failed on seed.cu"; cat "$out/nvcc.log"; exit 1; }
-# Pageable uploads make these end-to-end times noisy: each side runs twice,
-# interleaved, and the join keeps each side's best median.
-for sizes in "8 262144 512" "64 16384 512"; do
-  for round in 1 2; do
-    "$seed_bin" $sizes >>"$out/bench-cuda.csv" 2>>"$out/bench-cuda.err" || { echo "seed.cu failed"; cat "$out/bench-cuda.err"; exit 1; }
-    "$bundle/bin/bench_seed" $sizes >"$out/seed-rust.csv" 2>>"$out/bench-rust.err" || { echo "bench_seed failed"; cat "$out/bench-rust.err"; exit 1; }
-    grep -v '^#' "$out/seed-rust.csv" >>"$out/bench-rust.csv"
+if want seed || want graph; then
+  nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_seed" "$src/cuda/seed.cu" >"$work/nvcc-seed.log" 2>&1 & pids+=($!)
+fi
+for p in ${pids[@]+"${pids[@]}"}; do wait "$p"; done
+for f in "$work"/nvcc-*.log; do
+  [ -e "$f" ] || continue
+  exe="$cuda_bench"; case "$f" in *seed*) exe="$cuda_seed" ;; esac
+  if [ ! -x "$exe" ]; then echo "nvcc failed: $f"; cat "$f"; status=1; fi
+done
+
+if want kernels; then
+  step kernels
+  [ -x "$cuda_bench" ] && run kernels-cuda 180 "$work/kernels-cuda.csv" "$cuda_bench" all
+  run kernels-rust 180 "$work/kernels-rust.csv" "$bin/bench_kernels" all
+fi
+
+if want seed; then
+  for r in $(seq 1 "$rounds"); do
+    step "seed, round $r of $rounds"
+    [ -x "$cuda_seed" ] && run seed-cuda 240 "$work/seed-cuda.csv" "$cuda_seed" all --only plain
+    trace=()
+    [ "$r" = "$rounds" ] && trace=(--trace many-small --trace copy-bound --trace-dir "$out")
+    run seed-rust 240 "$work/seed-rust.csv" "$bin/bench_seed" all ${trace[@]+"${trace[@]}"}
   done
-done
-grep -h 'bench_seed' "$out/bench-rust.err" || true
-# Launch overhead: sluice's enqueue cost next to the raw cuLaunchKernel.
-for launches in 20000 2000; do
-  "$bundle/bin/bench_launch" "$launches" 7 >>"$out/bench-launch.txt" 2>&1 || { echo "bench_launch failed"; cat "$out/bench-launch.txt"; exit 1; }
-done
-cat "$out/bench-launch.txt"
-python3 - "$out/bench-cuda.csv" "$out/bench-rust.csv" <<'PY'
-import csv, sys
-def load(path):
-    rows = {}
-    with open(path) as f:
-        for line in f:
-            if line.startswith('#') or not line.strip():
-                continue
-            impl, kernel, sizes, block, grid, med, lo, hi, reps, check = line.strip().split(',')
-            row = dict(block=block, grid=grid, med=float(med), check=float(check))
-            if (kernel, sizes) not in rows or row['med'] < rows[(kernel, sizes)]['med']:
-                rows[(kernel, sizes)] = row
-    return rows
-cuda, rust = load(sys.argv[1]), load(sys.argv[2])
-print(f"{'kernel':<16} {'sizes':<14} {'nvcc ms':>9} {'rust ms':>9} {'rust/nvcc':>9}  {'check':<5} verdict")
-worst = 0.0
-# The kernels' goal is 1.10x nvcc; the seed rows (whole workloads) are reported beside them.
-for key in sorted(cuda):
-    c = cuda[key]; r = rust.get(key)
-    if r is None:
-        print(f"{key[0]:<16} {key[1]:<14} {c['med']:>9.4f} {'-':>9} {'-':>9}  no Rust run"); continue
-    ratio = r['med'] / c['med']
-    kernel_row = not key[0].startswith('seed')
-    if kernel_row:
-        worst = max(worst, ratio)
-    same = abs(r['check'] - c['check']) <= 1e-3 * max(1.0, abs(c['check']))
-    cfg = '' if (r['block'], r['grid']) == (c['block'], c['grid']) else f" (config differs: {r['block']}/{r['grid']} vs {c['block']}/{c['grid']})"
-    print(f"{key[0]:<16} {key[1]:<14} {c['med']:>9.4f} {r['med']:>9.4f} {ratio:>9.3f}  {'same' if same else 'DIFF':<5} {('ok' if ratio <= 1.10 else 'over 1.10x') if kernel_row else 'workload'}{cfg}")
-print(f"worst kernel ratio {worst:.3f} (goal: every kernel <= 1.10); seed rows: the whole workload, seed_devsync the device-synchronize version")
-PY
+  grep -h 'traced' "$work/seed-rust.err" 2>/dev/null
+  step "per-scope cost, 1000 scopes x 3 rounds"
+  run scopes 180 "$work/scopes.csv" "$bin/bench_scopes" many-small many-small-128 --scopes 1000 --rounds 3
+fi
+
+if want graph; then
+  for r in $(seq 1 "$rounds"); do
+    step "graph, round $r of $rounds"
+    [ -x "$cuda_seed" ] && run graph-cuda 180 "$work/graph-cuda.csv" "$cuda_seed" all --only graph
+    run graph-rust 180 "$work/graph-rust.csv" "$bin/bench_graph" all
+  done
+  step "graph, $replays replays: memory before and after"
+  run mem 180 "$work/mem.csv" "$bin/bench_graph" --leak "$replays" many-small
+  grep -h 'replays of' "$work/mem.err" 2>/dev/null
+fi
+
+if want launch; then
+  step launch
+  for launches in 20000 2000; do
+    run launch 120 "$work/launch.txt" "$bin/bench_launch" "$launches" 9
+  done
+  grep -v '^csv-launch' "$work/launch.txt"
+fi
+
+step "join"
+python3 "$src/join.py" --work "$work" --out "$out" --mode "$mode" || { echo "join.py failed"; status=1; }
+echo "benchmarks took $((SECONDS - t0)) s; status $status"
+tar -czf "$out/raw.tar.gz" -C "$work" . 2>/dev/null || true
+exit $status

@@ -7,10 +7,12 @@
 //! ```
 //!
 //! Each round enqueues `launches` launches of `fill_column` on 256 elements (one block)
-//! and times the enqueueing on the host clock; the stream is synchronized between rounds,
-//! outside the timing. Prints the median over rounds of the time per launch, in ns, for:
-//! the raw driver call; sluice with a resolved `Function` (`gpu.function(&kernel)`);
-//! sluice with the `Kernel` handle (looked up per launch); and with `args` by name.
+//! per path and times the enqueueing on the host clock; the stream is synchronized between
+//! rounds, outside the timing, and the paths take turns within each round. Prints the median
+//! over rounds of the time per launch, in ns, for: the raw driver call; sluice with a
+//! resolved `Function` (`gpu.function(&kernel)`); sluice with the `Kernel` handle (looked up
+//! per launch); and with `args` by name. Then the same numbers as
+//! `csv-launch,launches,rounds,path,ns,ratio_to_raw` lines for `benches/join.py`.
 
 use std::ffi::{c_void, CString};
 use std::process::ExitCode;
@@ -58,76 +60,90 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize) -> Result<(), String> {
     // The raw driver path: the same primary context (sluice retains the primary context of
     // device 0, which is current on this thread after `gpu.function`), its own module load of
     // the same PTX, its own non-blocking stream and buffer.
-    let raw_ns = {
-        let fail = |what: &str, e: result::DriverError| format!("raw {what}: {e:?}");
-        let dev = result::device::get(0).map_err(|e| fail("device", e))?;
-        // SAFETY: device 0 exists (sluice opened it); the retained primary context is kept
-        // for the process's life.
-        let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| fail("retain", e))?;
-        // SAFETY: `ctx` was just retained.
-        unsafe { result::ctx::set_current(ctx) }.map_err(|e| fail("set current", e))?;
-        let ptx = CString::new(kernels::PTX).expect("PTX has no NUL byte");
-        // SAFETY: a NUL-terminated PTX image alive across the call.
-        let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| fail("module load", e))?;
-        // SAFETY: the module is loaded and never unloaded here.
-        let f = unsafe { result::module::get_function(module, CString::new("fill_column").unwrap()) }
-            .map_err(|e| fail("get function", e))?;
-        let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| fail("stream", e))?;
-        // SAFETY: a fresh allocation of N floats, freed below after the stream is synchronized.
-        let buf = unsafe { result::malloc_sync(N * 4) }.map_err(|e| fail("alloc", e))?;
-        let mut per_round = Vec::new();
-        for _ in 0..rounds {
-            let (mut p, mut len, mut v) = (buf, N as u64, 1.0f32);
-            let t0 = Instant::now();
-            for _ in 0..launches {
-                let mut params: [*mut c_void; 3] =
-                    [&mut p as *mut _ as *mut c_void, &mut len as *mut _ as *mut c_void, &mut v as *mut _ as *mut c_void];
-                // SAFETY: `fill_column(ptr, len, value)` with a buffer of `len` floats, alive
-                // until the stream is synchronized below.
-                unsafe { result::launch_kernel(f, cfg.grid, cfg.block, 0, stream, &mut params) }.map_err(|e| fail("launch", e))?;
-            }
-            per_round.push(t0.elapsed().as_secs_f64() * 1e9 / launches as f64);
-            // SAFETY: the stream is alive.
-            unsafe { result::stream::synchronize(stream) }.map_err(|e| fail("synchronize", e))?;
+    let fail = |what: &str, e: result::DriverError| format!("raw {what}: {e:?}");
+    let dev = result::device::get(0).map_err(|e| fail("device", e))?;
+    // SAFETY: device 0 exists (sluice opened it); the retained primary context is kept
+    // for the process's life.
+    let ctx = unsafe { result::primary_ctx::retain(dev) }.map_err(|e| fail("retain", e))?;
+    // SAFETY: `ctx` was just retained.
+    unsafe { result::ctx::set_current(ctx) }.map_err(|e| fail("set current", e))?;
+    let ptx = CString::new(kernels::PTX).expect("PTX has no NUL byte");
+    // SAFETY: a NUL-terminated PTX image alive across the call.
+    let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| fail("module load", e))?;
+    // SAFETY: the module is loaded and never unloaded here.
+    let f = unsafe { result::module::get_function(module, CString::new("fill_column").unwrap()) }
+        .map_err(|e| fail("get function", e))?;
+    let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| fail("stream", e))?;
+    // SAFETY: a fresh allocation of N floats, freed below after the stream is synchronized.
+    let buf = unsafe { result::malloc_sync(N * 4) }.map_err(|e| fail("alloc", e))?;
+    // One round of the raw driver path: ns per launch.
+    let raw_round = || -> Result<f64, String> {
+        let (mut p, mut len, mut v) = (buf, N as u64, 1.0f32);
+        let t0 = Instant::now();
+        for _ in 0..launches {
+            let mut params: [*mut c_void; 3] =
+                [&mut p as *mut _ as *mut c_void, &mut len as *mut _ as *mut c_void, &mut v as *mut _ as *mut c_void];
+            // SAFETY: `fill_column(ptr, len, value)` with a buffer of `len` floats, alive
+            // until the stream is synchronized (below, and before `buf` is freed).
+            unsafe { result::launch_kernel(f, cfg.grid, cfg.block, 0, stream, &mut params) }.map_err(|e| fail("launch", e))?;
         }
-        // SAFETY: the stream is synchronized: nothing uses `buf` any more.
-        unsafe { result::free_sync(buf) }.map_err(|e| fail("free", e))?;
-        median(per_round)
+        let ns = t0.elapsed().as_secs_f64() * 1e9 / launches as f64;
+        // SAFETY: the stream is alive.
+        unsafe { result::stream::synchronize(stream) }.map_err(|e| fail("synchronize", e))?;
+        Ok(ns)
     };
 
-    let (mut function_ns, mut kernel_ns, mut named_ns) = (Vec::new(), Vec::new(), Vec::new());
+    // The rounds interleave the paths (the raw one first in even rounds, last in odd ones),
+    // so that a drift of the machine's speed touches all of them alike.
+    let (mut raw_ns, mut function_ns, mut kernel_ns, mut named_ns) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     scope(gpu, |s| {
         let m = s.alloc_buffer::<f32>(N)?;
         let lane = s.lane()?;
         lane.enter(|st| {
             let mut v = st.bind(m.as_columns_mut());
-            for _ in 0..rounds {
-                for (which, out) in [(0, &mut function_ns), (1, &mut kernel_ns), (2, &mut named_ns)] {
-                    let t0 = Instant::now();
-                    for _ in 0..launches {
-                        match which {
-                            0 => st.launch(&resolved, cfg, (&mut v, 1.0f32))?,
-                            1 => st.launch(&kernels::fill_column, cfg, (&mut v, 1.0f32))?,
-                            _ => st.launch(&kernels::fill_column, cfg, kernels::fill_column::args(&mut v, 1.0))?,
+            for round in 0..rounds {
+                for side in [round % 2, 1 - round % 2] {
+                    if side == 0 {
+                        match raw_round() {
+                            Ok(ns) => raw_ns.push(ns),
+                            Err(e) => return Ok(Err(e)),
                         }
+                        continue;
                     }
-                    out.push(t0.elapsed().as_secs_f64() * 1e9 / launches as f64);
-                    st.record()?.wait()?;
+                    for (which, out) in [(0, &mut function_ns), (1, &mut kernel_ns), (2, &mut named_ns)] {
+                        let t0 = Instant::now();
+                        for _ in 0..launches {
+                            match which {
+                                0 => st.launch(&resolved, cfg, (&mut v, 1.0f32))?,
+                                1 => st.launch(&kernels::fill_column, cfg, (&mut v, 1.0f32))?,
+                                _ => st.launch(&kernels::fill_column, cfg, kernels::fill_column::args(&mut v, 1.0))?,
+                            }
+                        }
+                        out.push(t0.elapsed().as_secs_f64() * 1e9 / launches as f64);
+                        st.record()?.wait()?;
+                    }
                 }
             }
-            Ok::<_, Error>(())
+            Ok::<_, Error>(Ok(()))
         })
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())??;
+    // SAFETY: every raw round synchronized the stream: nothing uses `buf` any more.
+    unsafe { result::free_sync(buf) }.map_err(|e| fail("free", e))?;
+    let raw_ns = median(raw_ns);
     let rows = [
-        ("raw cuLaunchKernel (cudarc result)", raw_ns),
-        ("sluice, resolved Function", median(function_ns)),
-        ("sluice, Kernel handle", median(kernel_ns)),
-        ("sluice, Kernel handle + args by name", median(named_ns)),
+        ("raw", "raw cuLaunchKernel (cudarc result)", raw_ns),
+        ("function", "sluice, resolved Function", median(function_ns)),
+        ("kernel", "sluice, Kernel handle", median(kernel_ns)),
+        ("kernel-args", "sluice, Kernel handle + args by name", median(named_ns)),
     ];
     println!("launch overhead, {launches} launches x {rounds} rounds (median ns per launch, host enqueue time):");
-    for (what, ns) in rows {
+    for (_, what, ns) in rows {
         println!("  {what:<40} {ns:8.0} ns   ({:.2}x raw)", ns / raw_ns);
+    }
+    // For benches/join.py: csv-launch,launches,rounds,path,ns,ratio_to_raw
+    for (key, _, ns) in rows {
+        println!("csv-launch,{launches},{rounds},{key},{ns:.1},{:.4}", ns / raw_ns);
     }
     Ok(())
 }

@@ -1,76 +1,44 @@
-//! The seed workload timed end to end, the sluice side of `benches/cuda/seed.cu`.
+//! The seed workload timed end to end, the sluice side of `benches/cuda/seed.cu`
+//! (`cargo xtask bench seed`; `benches/run.sh` runs it and `benches/join.py` joins the sides).
 //!
 //! ```text
-//! cargo run --release --example bench_seed -- LANES ROWS SOURCES [--warmup W] [--reps R] [--seed S]
+//! bench_seed [all | CONFIG...] [--reps R] [--warmup W] [--seed S] [--trace CONFIG]... [--trace-dir DIR]
 //! ```
 //!
-//! One repetition is one `sluice::scope`: upload the sources and targets once, then per
-//! lane await the uploads, run `potential` on the lane's column and copy that column to
-//! pinned host memory on the same lane; the scope joins each lane. It is timed on the host
-//! clock from entering the scope to its return, the same span `seed.cu` times (its streams
-//! and buffers are made once; sluice's scope creates its lanes and upload buffers itself,
-//! and that cost is in the number). The inputs come from the same xorshift64 generator
-//! and seed as `seed.cu`, so the `check` column (the sum of the result) must agree.
+//! For every configuration (`copy-bound`, `balanced`, `compute-bound`, `many-small`,
+//! `many-small-128`, or `ROWSxCOLSxSOURCES`): the inputs are uploaded once with
+//! `Gpu::upload`/`upload_matrix` (persistent, read in every scope with `bind_ref`: no upload
+//! and no wait per repetition), the output matrix and its pinned destination are made once,
+//! the kernel (`potential_tiled_rsqrt`, the Rust twin of `seed.cu`'s) is resolved once, and
+//! the lanes are kept in one `LaneSet`. One repetition is one `LaneSet::scope` running a
+//! variant (`bench_common::Variant`: per-lane copies, the fan-in, chunked fan-ins, kernels
+//! only), timed on the host clock from just before the scope to its return — the scope joins
+//! its lanes, so that is the C++ side's span from the first launch to the last wait, plus
+//! whatever the scope itself costs.
 //!
-//! Prints `seed.cu`'s CSV: `impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check`.
+//! Before each repetition, outside the timing, the device output is poisoned with NaN (one
+//! `fill_column` launch in its own scope) and so is the pinned host output; after it every
+//! host element must have been written; after the last one 1024 sampled elements are checked
+//! against the f64 reference. Prints `bench_common::CSV_HEADER`'s CSV, one line per variant.
+//!
+//! `--trace CONFIG` (repeatable) also runs the configuration's fastest path (by median, this
+//! run) once more as a traced scope and writes `trace-CONFIG.json` (Chrome trace: open in
+//! ui.perfetto.dev) and `trace-CONFIG.svg` into `--trace-dir` (default `.`).
 
 use std::process::ExitCode;
 use std::time::Instant;
 
-use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result};
+use sluice::{Gpu, LaneSet, Result};
 
-mod common;
-use common::Rng;
+mod bench_common;
+use bench_common::{checksum, count_nan, csv_line, device_line, enqueue, ms_since, poison, stats, verify, Args, Bench, Variant, CSV_HEADER};
 
-struct Options {
-    lanes: usize,
-    rows: usize,
-    sources: usize,
-    warmup: usize,
-    reps: usize,
-    seed: u64,
-}
-
-fn parse() -> std::result::Result<Options, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = || "usage: bench_seed LANES ROWS SOURCES [--warmup W] [--reps R] [--seed S]".to_string();
-    let num = |s: &str| -> std::result::Result<u64, String> {
-        let parsed = match s.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(hex, 16),
-            None => s.parse(),
-        };
-        parsed.map_err(|_| format!("not a number: {s}\n{}", usage()))
-    };
-    if args.len() < 3 {
-        return Err(usage());
-    }
-    let mut o = Options {
-        lanes: num(&args[0])? as usize,
-        rows: num(&args[1])? as usize,
-        sources: num(&args[2])? as usize,
-        warmup: 3,
-        reps: 20,
-        seed: 0x5eed,
-    };
-    let mut it = args[3..].iter();
-    while let Some(flag) = it.next() {
-        let v = num(it.next().ok_or_else(usage)?)?;
-        match flag.as_str() {
-            "--warmup" => o.warmup = v as usize,
-            "--reps" => o.reps = v as usize,
-            "--seed" => o.seed = v,
-            _ => return Err(usage()),
-        }
-    }
-    if o.lanes == 0 || o.rows == 0 || o.sources == 0 || o.reps == 0 {
-        return Err(format!("LANES, ROWS, SOURCES and --reps must be positive\n{}", usage()));
-    }
-    Ok(o)
-}
+const USAGE: &str =
+    "usage: bench_seed [all | CONFIG...] [--reps R] [--warmup W] [--seed S] [--trace CONFIG]... [--trace-dir DIR]";
 
 fn main() -> ExitCode {
-    let o = match parse() {
-        Ok(o) => o,
+    let args = match Args::parse(USAGE, &["trace", "trace-dir"]) {
+        Ok(a) => a,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
@@ -83,74 +51,103 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match run(&gpu, &o) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("bench_seed: {e}");
-            ExitCode::FAILURE
+    println!("{}", device_line(&gpu));
+    println!("{CSV_HEADER}");
+    let mut lanes = LaneSet::new(&gpu);
+    let mut all_ok = true;
+    for c in &args.configs {
+        match run_config(&gpu, &mut lanes, c, &args) {
+            Ok(ok) => all_ok &= ok,
+            Err(e) => {
+                eprintln!("bench_seed: {}: {e}", c.name);
+                return ExitCode::FAILURE;
+            }
         }
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(3)
     }
 }
 
-fn run(gpu: &Gpu, o: &Options) -> Result<bool> {
-    let mut rng = Rng(o.seed);
-    let sources = rng.particles(o.sources);
-    let targets = rng.particles(o.rows * o.lanes);
-    let potential = gpu.function(&kernels::potential)?; // load the module outside the timing
-    let mut host = gpu.pinned_matrix::<f32>(o.rows, o.lanes)?;
-    let cfg = LaunchConfig::for_elements(o.rows, 256);
-    let (rows, lanes) = (o.rows, o.lanes);
-
-    let mut ms = Vec::with_capacity(o.reps);
-    // Where the host time goes (ms): uploads enqueued, all lanes enqueued, scope returned.
-    let mut phases = Vec::with_capacity(o.reps);
-    for r in 0..o.warmup + o.reps {
-        host.fill(f32::NAN);
-        let t0 = Instant::now();
-        let (mut t_up, mut t_enq) = (0.0, 0.0);
-        scope(gpu, |s| {
-            let src = s.upload(&sources)?;
-            let tgt = s.upload_matrix(&targets, rows, lanes)?;
-            let out = s.alloc_matrix::<f32>(rows, lanes)?;
-            t_up = t0.elapsed().as_secs_f64() * 1e3;
-            for (j, ((lane, col), dst)) in s.lanes(lanes)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
-                lane.enter(|st| {
-                    let src = st.await_fence(&src)?;
-                    let tgt = st.await_fence(&tgt)?.column(j).ok_or(Error::NotAdjacent)?;
-                    let mut col = st.bind(col);
-                    st.launch(&potential, cfg, (&mut col, &tgt, &src, 1e-3f32))?;
-                    st.copy_to_host(&col, dst)
-                })?;
+/// Runs every variant of one configuration; `Ok(false)` if a result check failed.
+fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &bench_common::Config, args: &Args) -> Result<bool> {
+    let mut b = Bench::new(gpu, c, args.seed)?;
+    let mut all_ok = true;
+    let mut medians = Vec::new();
+    for v in Variant::all(c.cols) {
+        let name = v.name(c.cols);
+        let mut samples = Vec::with_capacity(c.reps);
+        let mut verified = Ok(());
+        for r in 0..c.warmup + c.reps {
+            b.poison_device(lanes)?;
+            poison(&mut b.host);
+            let Bench { src, tgt, out, host, f, cfg, .. } = &mut b;
+            let t0 = Instant::now();
+            lanes.scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg))?;
+            let ms = ms_since(t0);
+            if r >= c.warmup {
+                samples.push(ms);
             }
-            t_enq = t0.elapsed().as_secs_f64() * 1e3;
-            Ok(())
-        })?;
-        if r >= o.warmup {
-            let total = t0.elapsed().as_secs_f64() * 1e3;
-            ms.push(total);
-            phases.push((t_up, t_enq, total));
+            if v.writes_host() && verified.is_ok() {
+                let nan = count_nan(&b.host);
+                if nan > 0 {
+                    verified = Err(format!("rep_{r}_left_{nan}_unwritten"));
+                }
+            }
+        }
+        if !v.writes_host() {
+            b.download(lanes)?;
+        }
+        let verified = verified.and_then(|()| verify(&b.host, &b.inputs));
+        let verdict = verified.as_ref().map_or_else(|e| format!("FAIL:{e}"), |()| "ok".to_string());
+        println!("{}", csv_line("rust", &name, c, &samples, checksum(&b.host), &verdict));
+        if let Err(e) = &verified {
+            eprintln!("bench_seed: {} {name}: {e}", c.name);
+            all_ok = false;
+        }
+        if v.writes_host() {
+            medians.push((stats(&samples).0, v));
         }
     }
-    phases.sort_by(|a, b| a.2.total_cmp(&b.2));
-    let (up, enq, total) = phases[phases.len() / 2];
-    eprintln!("bench_seed {lanes}x{rows}x{}: median rep {total:.3} ms = uploads+allocs enqueued {up:.3} + lanes enqueued {:.3} + join and free {:.3}", o.sources, enq - up, total - enq);
-    if let Some((i, _)) = host.iter().enumerate().find(|(_, v)| v.is_nan()) {
-        eprintln!("bench_seed: element {i} was never written");
-        return Ok(false);
+    if args.flags("trace").contains(&c.name.as_str()) {
+        let best = medians.iter().min_by(|a, b| a.0.total_cmp(&b.0)).map(|m| m.1).unwrap_or(Variant::PerLane);
+        trace(lanes, &mut b, best, args.flag("trace-dir").unwrap_or("."))?;
     }
-    let check: f64 = host.iter().map(|&v| v as f64).sum();
-    ms.sort_by(f64::total_cmp);
-    let median = if ms.len() % 2 == 1 { ms[ms.len() / 2] } else { 0.5 * (ms[ms.len() / 2 - 1] + ms[ms.len() / 2]) };
-    println!("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check");
-    println!(
-        "rust,seed,{lanes}x{rows}x{},{}x1x1,{}x1x1,{median:.6},{:.6},{:.6},{},{check:.9}",
-        o.sources,
-        cfg.block.0,
-        cfg.grid.0,
-        ms[0],
-        ms[ms.len() - 1],
-        ms.len()
+    Ok(all_ok)
+}
+
+/// The fastest path once more, traced (twice: the first traced scope makes its timing
+/// events); writes the second one's Chrome trace JSON and SVG.
+fn trace(lanes: &mut LaneSet, b: &mut Bench, v: Variant, dir: &str) -> Result<()> {
+    let c = b.c.clone();
+    let mut wall = 0.0;
+    let mut last = None;
+    for _ in 0..2 {
+        b.poison_device(lanes)?;
+        poison(&mut b.host);
+        let Bench { src, tgt, out, host, f, cfg, .. } = &mut *b;
+        let t0 = Instant::now();
+        let ((), trace) = lanes.traced_scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg))?;
+        wall = ms_since(t0);
+        last = Some(trace);
+    }
+    let trace = last.unwrap_or_default();
+    let verified = verify(&b.host, &b.inputs);
+    let name = v.name(c.cols);
+    let base = format!("{dir}/trace-{}", c.name);
+    let written = std::fs::write(format!("{base}.json"), trace.to_chrome_json())
+        .and_then(|()| std::fs::write(format!("{base}.svg"), trace.to_svg()));
+    if let Err(e) = written {
+        eprintln!("bench_seed: cannot write {base}.json/.svg: {e}");
+    }
+    eprintln!(
+        "bench_seed: traced {} {name}: {} spans, GPU busy until {:.3} ms, host {wall:.3} ms (traced: two timing events per operation), check {}; wrote {base}.json and {base}.svg",
+        c.name,
+        trace.spans.len(),
+        trace.gpu_end_us() / 1e3,
+        verified.map_or_else(|e| format!("FAIL: {e}"), |()| "ok".into())
     );
-    Ok(true)
+    Ok(())
 }
