@@ -35,7 +35,10 @@ use std::time::Instant;
 use sluice::{graph, Gpu, LaneSet, Outputs, Result};
 
 mod bench_common;
-use bench_common::{checksum, count_nan, csv_line, device_line, enqueue, ms_since, poison, rss_kib, verify, Args, Bench, Config, Variant, CSV_HEADER};
+use bench_common::{
+    checksum, count_nan, csv_line, device_line, enqueue, ms_since, poison, rss_kib, verify, Args, Bench, Config,
+    Variant, CSV_HEADER,
+};
 
 const USAGE: &str = "usage: bench_graph [all | CONFIG...] [--reps R] [--warmup W] [--seed S]\n       bench_graph --leak N [CONFIG] [--seed S]";
 
@@ -65,7 +68,11 @@ fn main() -> ExitCode {
     let result = match leak {
         Some(n) => {
             let explicit = std::env::args().skip(1).any(|a| bench_common::parse_config(&a).is_some());
-            let c = if explicit { args.configs[0].clone() } else { bench_common::parse_config("many-small").expect("a known configuration") };
+            let c = if explicit {
+                args.configs[0].clone()
+            } else {
+                bench_common::parse_config("many-small").expect("a known configuration")
+            };
             leak_loop(&gpu, &mut lanes, &c, args.seed, n)
         }
         None => {
@@ -131,7 +138,11 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &Config, seed: u64) -> Result<b
             })?;
         }
         // The graph is gone: the host output is the last replay's.
-        let verified = if first_nan > 0 { Err(format!("first_replay_left_{first_nan}_unwritten")) } else { verify(&b.host, &b.inputs) };
+        let verified = if first_nan > 0 {
+            Err(format!("first_replay_left_{first_nan}_unwritten"))
+        } else {
+            verify(&b.host, &b.inputs)
+        };
         let verdict = verified.as_ref().map_or_else(|e| format!("FAIL:{e}"), |()| "ok".to_string());
         let check = checksum(&b.host);
         println!("{}", csv_line("rust", &name, c, &per_scope, check, &verdict));
@@ -145,12 +156,20 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &Config, seed: u64) -> Result<b
 }
 
 /// Poisons the device and host outputs (NaN) before a recording.
-fn b_poison(lanes: &mut LaneSet, out: &mut sluice::DeviceMatrix<f32>, host: &mut sluice::PinnedMatrix<f32>) -> Result<()> {
+fn b_poison(
+    lanes: &mut LaneSet,
+    out: &mut sluice::DeviceMatrix<f32>,
+    host: &mut sluice::PinnedMatrix<f32>,
+) -> Result<()> {
     let n = out.rows() * out.cols();
     lanes.scope(|s| {
         s.lane()?.enter(|st| {
             let mut v = st.bind(out.as_columns_mut());
-            st.launch(&sluice::kernels::fill_column, sluice::LaunchConfig::for_elements(n, bench_common::BLOCK), (&mut v, f32::NAN))
+            st.launch(
+                &sluice::kernels::fill_column,
+                sluice::LaunchConfig::for_elements(n, bench_common::BLOCK),
+                (&mut v, f32::NAN),
+            )
         })
     })?;
     poison(host);
@@ -183,7 +202,15 @@ fn leak_loop(gpu: &Gpu, lanes: &mut LaneSet, c: &Config, seed: u64, n: usize) ->
     };
     let verified = verify(&b.host, &b.inputs);
     let verdict = verified.as_ref().map_or_else(|e| format!("FAIL:{e}"), |()| "ok".to_string());
-    println!("mem,{},graph-{},{n},{},{},{},{},{total:.3},{verdict}", c.name, v.name(c.cols), before.0, after.0, before.1, after.1);
+    println!(
+        "mem,{},graph-{},{n},{},{},{},{},{total:.3},{verdict}",
+        c.name,
+        v.name(c.cols),
+        before.0,
+        after.0,
+        before.1,
+        after.1
+    );
     eprintln!(
         "bench_graph: {n} replays of {} graph-{} ({:.1} µs each, one scope per replay): device free {} -> {} bytes, resident set {} -> {} KiB",
         c.name,

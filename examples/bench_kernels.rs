@@ -325,12 +325,24 @@ fn bench_saxpy(gpu: &Gpu, o: &Options, n: usize) -> std::result::Result<Line, Fa
     Ok(Line { kernel: "saxpy", sizes: n.to_string(), cfg, ms, check })
 }
 
-fn bench_potential(gpu: &Gpu, o: &Options, tiled: bool, rows: usize, n_sources: usize) -> std::result::Result<Line, Failure> {
+fn bench_potential(
+    gpu: &Gpu,
+    o: &Options,
+    tiled: bool,
+    rows: usize,
+    n_sources: usize,
+) -> std::result::Result<Line, Failure> {
     let mut rng = Rng(o.seed);
-    let targets: Vec<Particle> =
-        (0..rows).map(|_| Particle { x: rng.next(-1.0, 1.0), y: rng.next(-1.0, 1.0), z: rng.next(-1.0, 1.0), q: 0.0 }).collect();
+    let targets: Vec<Particle> = (0..rows)
+        .map(|_| Particle { x: rng.next(-1.0, 1.0), y: rng.next(-1.0, 1.0), z: rng.next(-1.0, 1.0), q: 0.0 })
+        .collect();
     let sources: Vec<Particle> = (0..n_sources)
-        .map(|_| Particle { x: rng.next(-1.0, 1.0), y: rng.next(-1.0, 1.0), z: rng.next(-1.0, 1.0), q: rng.next(-1.0, 1.0) })
+        .map(|_| Particle {
+            x: rng.next(-1.0, 1.0),
+            y: rng.next(-1.0, 1.0),
+            z: rng.next(-1.0, 1.0),
+            q: rng.next(-1.0, 1.0),
+        })
         .collect();
     let f = gpu.function(if tiled { &kernels::potential_tiled } else { &kernels::potential })?;
     let cfg = cfg_1d(ceil_div(rows, 256), 256);
@@ -473,7 +485,8 @@ mod tests {
 
     #[test]
     fn options_parse_anywhere() {
-        let args: Vec<String> = ["histogram", "--reps", "7", "1000", "0x10", "--seed", "010"].map(String::from).to_vec();
+        let args: Vec<String> =
+            ["histogram", "--reps", "7", "1000", "0x10", "--seed", "010"].map(String::from).to_vec();
         let (o, pos) = parse(&args).unwrap();
         assert_eq!((o.warmup, o.reps, o.seed), (5, 7, 8));
         assert_eq!(pos, ["histogram", "1000", "0x10"]);

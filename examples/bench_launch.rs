@@ -69,7 +69,8 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize) -> Result<(), String> {
     unsafe { result::ctx::set_current(ctx) }.map_err(|e| fail("set current", e))?;
     let ptx = CString::new(kernels::PTX).expect("PTX has no NUL byte");
     // SAFETY: a NUL-terminated PTX image alive across the call.
-    let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| fail("module load", e))?;
+    let module =
+        unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| fail("module load", e))?;
     // SAFETY: the module is loaded and never unloaded here.
     let f = unsafe { result::module::get_function(module, CString::new("fill_column").unwrap()) }
         .map_err(|e| fail("get function", e))?;
@@ -85,7 +86,8 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize) -> Result<(), String> {
                 [&mut p as *mut _ as *mut c_void, &mut len as *mut _ as *mut c_void, &mut v as *mut _ as *mut c_void];
             // SAFETY: `fill_column(ptr, len, value)` with a buffer of `len` floats, alive
             // until the stream is synchronized (below, and before `buf` is freed).
-            unsafe { result::launch_kernel(f, cfg.grid, cfg.block, 0, stream, &mut params) }.map_err(|e| fail("launch", e))?;
+            unsafe { result::launch_kernel(f, cfg.grid, cfg.block, 0, stream, &mut params) }
+                .map_err(|e| fail("launch", e))?;
         }
         let ns = t0.elapsed().as_secs_f64() * 1e9 / launches as f64;
         // SAFETY: the stream is alive.

@@ -99,11 +99,20 @@ enum Pattern {
     FanIn,
 }
 
-fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &Config, seed: u64, scopes: usize, rounds: usize) -> Result<bool, Fail> {
+fn run_config(
+    gpu: &Gpu,
+    lanes: &mut LaneSet,
+    c: &Config,
+    seed: u64,
+    scopes: usize,
+    rounds: usize,
+) -> Result<bool, Fail> {
     let mut b = Bench::new(gpu, c, seed).map_err(|e| e.to_string())?;
     let mut raw = Raw::new(c, &b.inputs)?;
     let mut all_ok = true;
-    for (pattern, name, v) in [(Pattern::PerLane, "per-lane", Variant::PerLane), (Pattern::FanIn, "fan-in", Variant::Chunked(c.cols))] {
+    for (pattern, name, v) in
+        [(Pattern::PerLane, "per-lane", Variant::PerLane), (Pattern::FanIn, "fan-in", Variant::Chunked(c.cols))]
+    {
         let (mut raw_us, mut sluice_us) = (Vec::new(), Vec::new());
         let mut problems = Vec::new();
         sluice_loop(lanes, &mut b, v, 50)?;
@@ -186,7 +195,8 @@ impl Raw {
         unsafe { result::ctx::set_current(ctx) }.map_err(fail("set current"))?;
         let ptx = CString::new(kernels::PTX).expect("PTX has no NUL byte");
         // SAFETY: a NUL-terminated PTX image alive across the call.
-        let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(fail("module load"))?;
+        let module =
+            unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(fail("module load"))?;
         // SAFETY: the module is loaded; it is unloaded in `free`, after every stream is idle.
         let f = unsafe { result::module::get_function(module, CString::new("potential_tiled_rsqrt").unwrap()) }
             .map_err(fail("get function"))?;
@@ -224,7 +234,21 @@ impl Raw {
             })
             .collect();
         let cfg = LaunchConfig::for_elements(rows, BLOCK);
-        Ok(Raw { rows, cols, f, module, streams, events, d_src, d_tgt, d_out, host, params, grid: cfg.grid, block: cfg.block })
+        Ok(Raw {
+            rows,
+            cols,
+            f,
+            module,
+            streams,
+            events,
+            d_src,
+            d_tgt,
+            d_out,
+            host,
+            params,
+            grid: cfg.grid,
+            block: cfg.block,
+        })
     }
 
     /// The pinned output, read only between iterations (every stream synchronized).
@@ -270,8 +294,13 @@ impl Raw {
         // SAFETY: columns j0..j0+cols of the device output and of the pinned output, both live
         // until `free`; the host reads the pinned side only after the stream is synchronized.
         unsafe {
-            sys::cuMemcpyDtoHAsync_v2(self.host.add(off).cast(), self.d_out + (off * 4) as u64, cols * self.rows * 4, stream)
-                .result()
+            sys::cuMemcpyDtoHAsync_v2(
+                self.host.add(off).cast(),
+                self.d_out + (off * 4) as u64,
+                cols * self.rows * 4,
+                stream,
+            )
+            .result()
         }
         .map_err(fail("copy"))
     }
@@ -297,13 +326,20 @@ impl Raw {
                         self.launch(j, self.streams[j])?;
                         if j < last {
                             // SAFETY: a live event and stream (destroyed only in `free`).
-                            unsafe { result::event::record(self.events[j], self.streams[j]) }.map_err(fail("record"))?;
+                            unsafe { result::event::record(self.events[j], self.streams[j]) }
+                                .map_err(fail("record"))?;
                         }
                     }
                     for i in 0..last {
                         // SAFETY: live stream and event; the event was recorded above.
-                        unsafe { result::stream::wait_event(self.streams[last], self.events[i], sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
-                            .map_err(fail("wait event"))?;
+                        unsafe {
+                            result::stream::wait_event(
+                                self.streams[last],
+                                self.events[i],
+                                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                            )
+                        }
+                        .map_err(fail("wait event"))?;
                     }
                     self.copy(0, self.cols, self.streams[last])?;
                     // SAFETY: a live stream; it waited for every other stream's kernel.

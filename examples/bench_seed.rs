@@ -31,7 +31,10 @@ use std::time::Instant;
 use sluice::{Gpu, LaneSet, Result};
 
 mod bench_common;
-use bench_common::{checksum, count_nan, csv_line, device_line, enqueue, ms_since, poison, stats, verify, Args, Bench, Variant, CSV_HEADER};
+use bench_common::{
+    checksum, count_nan, csv_line, device_line, enqueue, ms_since, poison, stats, verify, Args, Bench, Variant,
+    CSV_HEADER,
+};
 
 const USAGE: &str =
     "usage: bench_seed [all | CONFIG...] [--reps R] [--warmup W] [--seed S] [--trace CONFIG]... [--trace-dir DIR]";

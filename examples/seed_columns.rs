@@ -90,7 +90,9 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
         let out = s.alloc_matrix::<f32>(rows, lanes)?; // the shared rows x lanes matrix
         let cfg = LaunchConfig::for_elements(rows, 256);
         let mut marks = Vec::new();
-        for (j, ((lane, col), dst)) in s.lanes(lanes)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        for (j, ((lane, col), dst)) in
+            s.lanes(lanes)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
             marks.push(lane.enter(|st| {
                 let src = st.await_fence(&sources)?; // GPU-side wait: the host never blocks
                 let tgt = st.await_fence(&targets)?.column(j).ok_or(Error::NotAdjacent)?;
@@ -118,10 +120,7 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
 
     println!("\nlane  kernel start..end (ms)   copy start..end (ms)   [from the scope's first event]");
     for (j, sp) in spans.iter().enumerate() {
-        println!(
-            "{j:4}  {:9.3} .. {:9.3}     {:9.3} .. {:9.3}",
-            sp.kernel.0, sp.kernel.1, sp.copy.0, sp.copy.1
-        );
+        println!("{j:4}  {:9.3} .. {:9.3}     {:9.3} .. {:9.3}", sp.kernel.0, sp.kernel.1, sp.copy.0, sp.copy.1);
     }
     let overlapping = spans
         .iter()
@@ -143,7 +142,10 @@ fn run(gpu: &Gpu, lanes: usize, rows: usize, n_sources: usize) -> Result<bool> {
     let worst = gpu_kernels::reference::check_potential(&host, rows, lanes, &targets, &sources, EPS2, TOLERANCE);
     match worst {
         Ok(w) => {
-            println!("check: all {} elements within {TOLERANCE:e} of the f64 reference (worst {w:.2e}); seed {seed}", rows * lanes);
+            println!(
+                "check: all {} elements within {TOLERANCE:e} of the f64 reference (worst {w:.2e}); seed {seed}",
+                rows * lanes
+            );
             Ok(true)
         }
         Err(msg) => {

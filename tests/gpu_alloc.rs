@@ -11,7 +11,7 @@ mod common;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sluice::{kernels, scope, ColumnsMut, Error, Fenced, Lane, LaunchConfig};
+use sluice::{kernels, scope, ColumnsMut, Error, Fenced, Gpu, Lane, LaunchConfig};
 
 /// The memory checks need the device to themselves within this test binary.
 static DEVICE: Mutex<()> = Mutex::new(());
@@ -22,11 +22,8 @@ const SLACK: usize = 32 << 20;
 
 const GIB: usize = 1 << 30;
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn freed_device_memory_stays_pooled_until_trimmed() {
+fn freed_device_memory_stays_pooled_until_trimmed(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     let base = common::free_device_memory(&gpu);
     let m = gpu.alloc_matrix::<u8>(GIB, 1).expect("1 GiB");
     let used = gpu.mem_info().expect("mem info").free;
@@ -47,11 +44,8 @@ fn freed_device_memory_stays_pooled_until_trimmed() {
     assert!(trimmed + SLACK >= base, "trimming gives the memory back (free before {base}, after trim {trimmed})");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_full_device_is_retried_after_trimming_the_pool() {
+fn a_full_device_is_retried_after_trimming_the_pool(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     let free = common::free_device_memory(&gpu);
     // Fill 60% of the free memory, free it (now reserved in the pool), then ask for 70%: it
     // fits only once the pool has handed its blocks back to the driver.
@@ -70,11 +64,8 @@ fn a_full_device_is_retried_after_trimming_the_pool() {
     assert!(after + SLACK >= free, "nothing leaked (free before {free}, after {after})");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn allocating_and_freeing_do_not_wait_for_running_lanes() {
+fn allocating_and_freeing_do_not_wait_for_running_lanes(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     const ELEMS: usize = 1 << 28; // 1 GiB of f32: about 0.3 ms per fill on an H200
     const FILLS: usize = 1000;
     let mut alloc_free = Duration::ZERO;
@@ -113,11 +104,8 @@ fn allocating_and_freeing_do_not_wait_for_running_lanes() {
     );
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn repeated_scopes_reuse_streams_and_memory() {
+fn repeated_scopes_reuse_streams_and_memory(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     const LANES: usize = 64;
     const ROWS: usize = 1 << 14;
     let mut host = gpu.pinned_matrix::<f32>(ROWS, LANES).expect("pinned");
@@ -126,7 +114,8 @@ fn repeated_scopes_reuse_streams_and_memory() {
         scope(&gpu, |s| {
             let out = s.alloc_matrix::<f32>(ROWS, LANES)?;
             let lanes = s.lanes(LANES)?;
-            for (j, ((lane, col), dst)) in lanes.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+            for (j, ((lane, col), dst)) in lanes.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+            {
                 let value = (round * LANES + j) as f32;
                 lane.enter(|st| {
                     let mut v = st.bind(col);
@@ -153,10 +142,7 @@ fn repeated_scopes_reuse_streams_and_memory() {
     assert!(after + SLACK >= before, "nothing leaked across scopes (free before {before}, after {after})");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn over_aligned_element_types_are_typed_errors() {
-    let gpu = common::gpu();
+fn over_aligned_element_types_are_typed_errors(gpu: Gpu) {
     #[derive(Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
     #[repr(C, align(8192))]
     struct Page {
@@ -185,10 +171,7 @@ fn over_aligned_element_types_are_typed_errors() {
     drop((m, h));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn row_slices_of_adjacent_columns_do_not_fan_in() {
-    let gpu = common::gpu();
+fn row_slices_of_adjacent_columns_do_not_fan_in(gpu: Gpu) {
     let r = scope(&gpu, |s| {
         let m = s.alloc_matrix::<f32>(16, 2)?;
         let (c0, c1) = m.split_columns_mut(1).expect("2 columns");
@@ -220,3 +203,14 @@ fn rows_4_to_8<'scope>(
         st.fence(mid)
     })
 }
+
+on_every_backend!(
+    repeated_scopes_reuse_streams_and_memory,
+    over_aligned_element_types_are_typed_errors,
+    row_slices_of_adjacent_columns_do_not_fan_in,
+    ;
+    cuda_only:
+    freed_device_memory_stays_pooled_until_trimmed,
+    a_full_device_is_retried_after_trimming_the_pool,
+    allocating_and_freeing_do_not_wait_for_running_lanes,
+);

@@ -21,8 +21,8 @@ const SLACK: usize = 4 << 20;
 
 fn assert_no_leak(gpu: &Gpu, what: &str, f: impl Fn(&Gpu)) {
     f(gpu); // warm up: module load, event and stream pools, lazily created driver state
-    // Freed device memory stays in the pool (reserved, so not "free" to cuMemGetInfo) until
-    // trimmed: trim before each reading, so a buffer still allocated shows as a leak.
+            // Freed device memory stays in the pool (reserved, so not "free" to cuMemGetInfo) until
+            // trimmed: trim before each reading, so a buffer still allocated shows as a leak.
     let before = common::free_device_memory(gpu);
     for _ in 0..3 {
         f(gpu);
@@ -35,11 +35,8 @@ fn assert_no_leak(gpu: &Gpu, what: &str, f: impl Fn(&Gpu)) {
     );
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn mismatched_copy_lengths_are_typed_errors() {
+fn mismatched_copy_lengths_are_typed_errors(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     assert_no_leak(&gpu, "mismatched copies", |gpu| {
         let mut small = gpu.pinned_buffer::<f32>(100).expect("pinned");
         let input = vec![1.0f32; 99];
@@ -65,18 +62,16 @@ fn mismatched_copy_lengths_are_typed_errors() {
     });
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn launch_configs_over_the_limits_are_typed_errors() {
+fn launch_configs_over_the_limits_are_typed_errors(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     let info = gpu.info().clone();
     assert_no_leak(&gpu, "bad launches", |gpu| {
         scope(gpu, |s| {
             let m = s.alloc_buffer::<f32>(1024)?;
             s.lane()?.enter(|st| {
                 let mut v = st.bind(m.as_columns_mut());
-                let too_wide = LaunchConfig { grid: (1, 1, 1), block: (info.max_block_dims[0] + 1, 1, 1), shared_mem_bytes: 0 };
+                let too_wide =
+                    LaunchConfig { grid: (1, 1, 1), block: (info.max_block_dims[0] + 1, 1, 1), shared_mem_bytes: 0 };
                 assert!(matches!(
                     st.launch(&kernels::fill_column, too_wide, (&mut v, 1.0)),
                     Err(Error::LaunchConfig { what: "block.x", .. })
@@ -86,19 +81,29 @@ fn launch_configs_over_the_limits_are_typed_errors() {
                     st.launch(&kernels::fill_column, too_many, (&mut v, 1.0)),
                     Err(Error::LaunchConfig { what: "threads per block", requested: 2048, .. })
                 ));
-                let tall = LaunchConfig { grid: (1, info.max_grid_dims[1] + 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 };
+                let tall =
+                    LaunchConfig { grid: (1, info.max_grid_dims[1] + 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 };
                 assert!(matches!(
                     st.launch(&kernels::fill_column, tall, (&mut v, 1.0)),
                     Err(Error::LaunchConfig { what: "grid.y", .. })
                 ));
-                let shmem = LaunchConfig::for_elements(1024, 256).with_shared_mem(info.max_shared_memory_per_block + 1);
-                assert!(matches!(st.launch(&kernels::fill_column, shmem, (&mut v, 1.0)), Err(Error::LaunchConfig { .. })));
+                // Dynamic shared memory goes up to the opt-in limit (227 KiB on an H200), past
+                // the default 48 KiB; one byte more is refused.
+                let shmem =
+                    LaunchConfig::for_elements(1024, 256).with_shared_mem(info.max_shared_memory_per_block_optin + 1);
+                assert!(matches!(
+                    st.launch(&kernels::fill_column, shmem, (&mut v, 1.0)),
+                    Err(Error::LaunchConfig { .. })
+                ));
+                let big = LaunchConfig::for_elements(1024, 256).with_shared_mem(info.max_shared_memory_per_block + 1);
+                assert_eq!(st.launch(&kernels::fill_column, big, (&mut v, 1.0)), Ok(()));
+                let launches = st.stats().launches;
                 let empty = LaunchConfig::for_elements(0, 256);
                 assert_eq!(
                     st.launch(&kernels::fill_column, empty, (&mut v, 1.0)),
                     Err(Error::EmptyLaunch { what: "grid.x" })
                 );
-                assert_eq!(st.stats().launches, 0);
+                assert_eq!(st.stats().launches, launches);
                 // The lane still works after the rejected launches.
                 st.launch(&kernels::fill_column, LaunchConfig::for_elements(1024, 256), (&mut v, 1.0))
             })
@@ -107,11 +112,8 @@ fn launch_configs_over_the_limits_are_typed_errors() {
     });
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn allocations_larger_than_the_device_are_typed_errors() {
+fn allocations_larger_than_the_device_are_typed_errors(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     let total = gpu.info().total_memory;
     assert_no_leak(&gpu, "huge allocations", |gpu| {
         match gpu.alloc_matrix::<f32>(total / 4 + 1, 2) {
@@ -132,11 +134,8 @@ fn allocations_larger_than_the_device_are_typed_errors() {
     });
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn zero_sized_buffers_are_typed_errors() {
+fn zero_sized_buffers_are_typed_errors(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     assert_no_leak(&gpu, "zero-sized buffers", |gpu| {
         assert_eq!(gpu.alloc_matrix::<f32>(0, 4).unwrap_err(), Error::ZeroSized);
         assert_eq!(gpu.alloc_matrix::<f32>(4, 0).unwrap_err(), Error::ZeroSized);
@@ -163,11 +162,8 @@ fn zero_sized_buffers_are_typed_errors() {
     });
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn unknown_and_misdeclared_kernels_are_typed_errors() {
+fn unknown_and_misdeclared_kernels_are_typed_errors(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     // SAFETY: never launched successfully: resolution fails before any launch.
     const MISSING: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(kernels::PTX, "no_such_kernel") };
     // SAFETY: as above; the PTX has (u64, u64, f32), this says (u64, u64, f64).
@@ -184,11 +180,8 @@ fn unknown_and_misdeclared_kernels_are_typed_errors() {
     assert_eq!(r, Err(Error::KernelNotFound { name: "no_such_kernel" }));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn failing_and_panicking_scopes_still_join_and_free() {
+fn failing_and_panicking_scopes_still_join_and_free(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
-    let gpu = common::gpu();
     assert_no_leak(&gpu, "scopes that fail", |gpu| {
         let r: sluice::Result<()> = scope(gpu, |s| {
             let m = s.alloc_matrix::<f32>(1 << 20, 64)?; // 256 MiB
@@ -227,3 +220,12 @@ fn no_device_with_that_ordinal_is_a_typed_error() {
         println!("{d:?}");
     }
 }
+
+on_every_backend!(
+    mismatched_copy_lengths_are_typed_errors,
+    launch_configs_over_the_limits_are_typed_errors,
+    allocations_larger_than_the_device_are_typed_errors,
+    zero_sized_buffers_are_typed_errors,
+    unknown_and_misdeclared_kernels_are_typed_errors,
+    failing_and_panicking_scopes_still_join_and_free,
+);

@@ -96,10 +96,7 @@ fn potential_reference(targets: &[Particle], sources: &[Particle]) -> Vec<f64> {
     })
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn potential_tiled_matches_the_f64_reference_and_the_naive_kernel() {
-    let gpu = common::gpu();
+fn potential_tiled_matches_the_f64_reference_and_the_naive_kernel(gpu: Gpu) {
     let mut rng = common::rng();
     // (rows, sources, block): rows below, at and past multiples of the block; sources
     // below, at and past multiples of the 256-source tile; blocks smaller than the tile
@@ -130,7 +127,11 @@ fn potential_tiled_matches_the_f64_reference_and_the_naive_kernel() {
             potential_on_gpu(&gpu, &kernels::potential_tiled, &targets, &sources, block).expect("potential_tiled");
         let (naive, _) = potential_on_gpu(&gpu, &kernels::potential, &targets, &sources, 256).expect("potential");
         if let Some(k) = tail.iter().position(|v| !is_f32_poison(*v)) {
-            panic!("potential_tiled ({rows} rows, block {block}) wrote past its output: element {} = {}", rows + k, tail[k]);
+            panic!(
+                "potential_tiled ({rows} rows, block {block}) wrote past its output: element {} = {}",
+                rows + k,
+                tail[k]
+            );
         }
         let want = potential_reference(&targets, &sources);
         // Tolerance: every term q / sqrt(r2) is positive (positive charges), so the f32
@@ -219,10 +220,7 @@ fn sum_chain(n: usize, block: u32, grid: u32) -> usize {
     per_thread.div_ceil(4) + 3 + 2 + 5 + 5 + grid as usize
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn sum_reduce_matches_the_f64_sum() {
-    let gpu = common::gpu();
+fn sum_reduce_matches_the_f64_sum(gpu: Gpu) {
     let mut rng = common::rng();
     println!(
         "{:>10} {:>5} {:>5}  {:>16} {:>12} {:>10} {:>10}",
@@ -252,13 +250,10 @@ fn sum_reduce_matches_the_f64_sum() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn sum_reduce_counts_every_element_once_and_adds_to_out() {
+fn sum_reduce_counts_every_element_once_and_adds_to_out(gpu: Gpu) {
     // Small integers: every partial sum (including the starting value) stays below 2^24
     // in magnitude, so every f32 addition is exact whatever the order, and the result must
     // be exactly `start + Σ x`: an element missed or counted twice changes it by at least 1.
-    let gpu = common::gpu();
     let mut rng = common::rng();
     const START: i64 = 1000;
     println!("{:>10} {:>5} {:>5}  {:>12} {:>12}", "n", "block", "grid", "want", "got");
@@ -308,10 +303,7 @@ fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usi
     Ok((host[..out_len].to_vec(), host[out_len..].to_vec()))
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn transpose_is_exact_for_any_shape() {
-    let gpu = common::gpu();
+fn transpose_is_exact_for_any_shape(gpu: Gpu) {
     let mut rng = common::rng();
     // Square and not, below/at/past multiples of the 32-wide tile in each dimension,
     // single rows and columns.
@@ -356,10 +348,7 @@ fn transpose_is_exact_for_any_shape() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn transpose_does_nothing_when_the_output_is_shorter_than_rows_times_cols() {
-    let gpu = common::gpu();
+fn transpose_does_nothing_when_the_output_is_shorter_than_rows_times_cols(gpu: Gpu) {
     let mut rng = common::rng();
     let (rows, cols) = (70u32, 45u32);
     let n = (rows * cols) as usize;
@@ -427,7 +416,8 @@ fn below(v: f32) -> f32 {
 /// both ends, zeros, NaN, infinities and huge values.
 fn histogram_input(rng: &mut StdRng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
     let mut x: Vec<f32> = (0..n).map(|_| rng.random_range(-1.1f32..1.1)).collect();
-    let special = [lo, hi, below(hi), below(lo), -below(-lo), 0.0, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30];
+    let special =
+        [lo, hi, below(hi), below(lo), -below(-lo), 0.0, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30];
     if n >= 4 * special.len() {
         for (k, v) in special.into_iter().enumerate() {
             x[k * (n / special.len())] = v;
@@ -436,17 +426,17 @@ fn histogram_input(rng: &mut StdRng, n: usize, lo: f32, hi: f32) -> Vec<f32> {
     x
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn histogram_counts_exactly() {
-    let gpu = common::gpu();
+fn histogram_counts_exactly(gpu: Gpu) {
     let mut rng = common::rng();
     let sms = sm_count(&gpu);
     // Bin counts on both paths: up to HISTOGRAM_SHARED_BINS (4096) the block counts in shared
     // memory first; above it, straight into global memory.
     let shared_bins = gpu_kernels::HISTOGRAM_SHARED_BINS;
     let bin_counts = [1usize, 7, 256, 1000, shared_bins, shared_bins + 1, 10_000, 100_000];
-    println!("{:>8} {:>7}  {:>8}  {:>22}  {:>22}", "n", "bins", "launches", "counted in [-1, 1)", "counted in [-0.3, 0.7)");
+    println!(
+        "{:>8} {:>7}  {:>8}  {:>22}  {:>22}",
+        "n", "bins", "launches", "counted in [-1, 1)", "counted in [-0.3, 0.7)"
+    );
     for n in [1usize, 1000, 65_537, (1 << 22) + 13] {
         let ranges = [(-1.0f32, 1.0f32), (-0.3, 0.7)];
         let inputs: Vec<Vec<f32>> = ranges.iter().map(|&(lo, hi)| histogram_input(&mut rng, n, lo, hi)).collect();
@@ -494,10 +484,7 @@ fn histogram_counts_exactly() {
 // ---------------------------------------------------------------------------------------
 // device_selftest
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn device_selftest_reports_what_cuda_prescribes() {
-    let gpu = common::gpu();
+fn device_selftest_reports_what_cuda_prescribes(gpu: Gpu) {
     let poison = vec![POISON_U32; SELFTEST_LEN + TAIL];
     let mut host = gpu.pinned_buffer::<u32>(SELFTEST_LEN + TAIL).expect("pinned buffer");
     host.fill(POISON_U32);
@@ -535,4 +522,64 @@ fn device_selftest_reports_what_cuda_prescribes() {
             panic!("device_selftest: wrong results (listed above):\n{report}");
         }
     }
+}
+
+on_every_backend!(
+    potential_tiled_matches_the_f64_reference_and_the_naive_kernel,
+    sum_reduce_matches_the_f64_sum,
+    sum_reduce_counts_every_element_once_and_adds_to_out,
+    transpose_is_exact_for_any_shape,
+    transpose_does_nothing_when_the_output_is_shorter_than_rows_times_cols,
+    histogram_counts_exactly,
+    device_selftest_reports_what_cuda_prescribes,
+);
+
+/// The CPU backend computes what the GPU computes: the same kernels on both, with the same
+/// fresh inputs. Correctly rounded arithmetic in the same order gives the same bits
+/// (`potential`, `potential_tiled`: `sqrt`, division and `fma` are IEEE on both), data
+/// movement is exact (`transpose`, `histogram`); `potential_tiled_rsqrt` uses the GPU's
+/// approximate `rsqrt` (≤ 2 ulp against the host's exact one) and `sum_reduce` adds the
+/// blocks' sums in whatever order the atomics land, so those two agree within their error
+/// bounds.
+#[test]
+#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
+fn the_cpu_backend_computes_what_the_gpu_computes() {
+    let (cuda, cpu) = (common::gpu(), common::cpu());
+    let mut rng = common::rng();
+    let (targets, sources) = (common::particles(&mut rng, 3001), common::particles(&mut rng, 777));
+    println!("{:<22} {:>14}", "kernel", "max rel diff");
+    for (name, kernel, exact) in [
+        ("potential", &kernels::potential, true),
+        ("potential_tiled", &kernels::potential_tiled, true),
+        ("potential_tiled_rsqrt", &kernels::potential_tiled_rsqrt, false),
+    ] {
+        let (g, _) = potential_on_gpu(&cuda, kernel, &targets, &sources, 256).expect("cuda");
+        let (c, _) = potential_on_gpu(&cpu, kernel, &targets, &sources, 256).expect("cpu");
+        let diff = g.iter().zip(&c).map(|(&a, &b)| ((a - b) / a).abs() as f64).fold(0.0, f64::max);
+        println!("{name:<22} {diff:>14.3e}");
+        if exact {
+            assert!(g.iter().zip(&c).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: CPU and GPU differ ({diff:e})");
+        } else {
+            assert!(diff < 1e-5, "{name}: CPU and GPU differ by {diff:e}");
+        }
+    }
+    let (rows, cols) = (300u32, 517u32);
+    let input: Vec<f32> = (0..rows * cols).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let (g, _) = transpose_on_gpu(&cuda, &input, rows, cols, input.len()).expect("cuda");
+    let (c, _) = transpose_on_gpu(&cpu, &input, rows, cols, input.len()).expect("cpu");
+    assert_eq!(g, c, "transpose: CPU and GPU differ");
+    println!("{:<22} {:>14}", "transpose", "exact");
+    let x = histogram_input(&mut rng, 200_003, -1.0, 1.0);
+    let (g, c) = (
+        histogram_on_gpu(&cuda, &x, 1000, -1.0, 1.0, 64).expect("cuda"),
+        histogram_on_gpu(&cpu, &x, 1000, -1.0, 1.0, 64).expect("cpu"),
+    );
+    assert_eq!((g.once, g.twice), (c.once, c.twice), "histogram: CPU and GPU differ");
+    println!("{:<22} {:>14}", "histogram", "exact");
+    let x: Vec<f32> = (0..1_000_003).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let ((g, _), (c, _)) =
+        (sum_on_gpu(&cuda, &x, 0.0, 256, 64).expect("cuda"), sum_on_gpu(&cpu, &x, 0.0, 256, 64).expect("cpu"));
+    let bound = sum_chain(x.len(), 256, 64) as f64 * U * x.iter().map(|v| v.abs() as f64).sum::<f64>();
+    println!("{:<22} {:>14.3e} (bound {bound:.1e})", "sum_reduce", (g - c).abs());
+    assert!(((g - c).abs() as f64) <= 2.0 * bound, "sum_reduce: CPU {c} and GPU {g} differ by more than 2x the bound");
 }

@@ -6,15 +6,12 @@
 
 mod common;
 
-use sluice::{graph, kernels, scope, Error, LaneSet, LaunchConfig};
+use sluice::{graph, kernels, scope, Error, Gpu, LaneSet, LaunchConfig};
 
 const EPS2: f32 = 1e-3;
 const TOL: f64 = 1e-4;
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn the_seed_workload_recorded_once_replays_a_thousand_times_with_new_inputs() {
-    let gpu = common::gpu();
+fn the_seed_workload_recorded_once_replays_a_thousand_times_with_new_inputs(gpu: Gpu) {
     let mut rng = common::rng();
     let (rows, cols, n_sources) = (4096, 8, 256);
     let mut host = gpu.pinned_matrix::<f32>(rows, cols).expect("pinned");
@@ -24,7 +21,9 @@ fn the_seed_workload_recorded_once_replays_a_thousand_times_with_new_inputs() {
         let sources = s.upload(&first_sources)?; // input 0
         let targets = s.upload_matrix(&first_targets, rows, cols)?; // input 1
         let out = s.alloc_matrix::<f32>(rows, cols)?;
-        for (j, ((lane, col), dst)) in s.lanes(cols)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        for (j, ((lane, col), dst)) in
+            s.lanes(cols)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
             lane.enter(|st| {
                 let src = st.await_fence(&sources)?;
                 let tgt = st.await_fence(&targets)?.column(j).expect("column");
@@ -63,10 +62,7 @@ fn the_seed_workload_recorded_once_replays_a_thousand_times_with_new_inputs() {
     assert!(host.iter().all(|v| v.is_finite()), "the graph wrote the host matrix");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn scalar_arguments_change_between_replays() {
-    let gpu = common::gpu();
+fn scalar_arguments_change_between_replays(gpu: Gpu) {
     let n = 1 << 16;
     let mut out = gpu.alloc_buffer::<f32>(n).expect("alloc");
     let mut host = gpu.pinned_buffer::<f32>(n).expect("pinned");
@@ -96,10 +92,7 @@ fn scalar_arguments_change_between_replays() {
     assert!(matches!(g.set_scalar(fill, 5, 2.0f32), Err(Error::GraphMismatch { .. })));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn hand_offs_and_fan_ins_inside_a_graph_and_replays_between_scopes() {
-    let gpu = common::gpu();
+fn hand_offs_and_fan_ins_inside_a_graph_and_replays_between_scopes(gpu: Gpu) {
     let (n, cols) = (1 << 14, 16);
     let mut x = gpu.alloc_buffer::<f32>(n).expect("alloc");
     let mut host = gpu.pinned_matrix::<f32>(n, cols).expect("pinned");
@@ -147,10 +140,7 @@ fn hand_offs_and_fan_ins_inside_a_graph_and_replays_between_scopes() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn host_waits_are_refused_while_recording() {
-    let gpu = common::gpu();
+fn host_waits_are_refused_while_recording(gpu: Gpu) {
     let mut m = gpu.alloc_buffer::<f32>(256).expect("alloc");
     let mut host = gpu.pinned_buffer::<f32>(256).expect("pinned");
     let err = graph(&gpu, |s| {
@@ -163,3 +153,10 @@ fn host_waits_are_refused_while_recording() {
     .unwrap_err();
     assert_eq!(err.primary(), &Error::Recording { what: "Pending::wait" });
 }
+
+on_every_backend!(
+    the_seed_workload_recorded_once_replays_a_thousand_times_with_new_inputs,
+    scalar_arguments_change_between_replays,
+    hand_offs_and_fan_ins_inside_a_graph_and_replays_between_scopes,
+    host_waits_are_refused_while_recording,
+);

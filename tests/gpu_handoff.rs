@@ -8,7 +8,7 @@
 mod common;
 
 use rand::Rng;
-use sluice::{kernels, scope, LaunchConfig};
+use sluice::{kernels, scope, Gpu, LaunchConfig};
 
 const N: usize = 1 << 16;
 
@@ -16,10 +16,7 @@ fn cfg(n: usize) -> LaunchConfig {
     LaunchConfig::for_elements(n, 256)
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn producer_hands_a_column_to_a_consumer() {
-    let gpu = common::gpu();
+fn producer_hands_a_column_to_a_consumer(gpu: Gpu) {
     let mut rng = common::rng();
     let x: Vec<f32> = (0..N).map(|_| rng.random_range(-100i32..100) as f32).collect();
     let (fill, a) = (rng.random_range(-50i32..50) as f32, rng.random_range(-4i32..4) as f32);
@@ -54,10 +51,7 @@ fn producer_hands_a_column_to_a_consumer() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_column_travels_through_a_chain_of_lanes() {
-    let gpu = common::gpu();
+fn a_column_travels_through_a_chain_of_lanes(gpu: Gpu) {
     let lanes = 12;
     let ones = vec![1.0f32; N];
     let mut host = gpu.pinned_buffer::<f32>(N).expect("pinned");
@@ -92,10 +86,7 @@ fn a_column_travels_through_a_chain_of_lanes() {
     assert!(host.iter().all(|v| *v == want), "want {want}, got {:?}", &host[..4]);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_written_column_becomes_shared_read_only_data() {
-    let gpu = common::gpu();
+fn a_written_column_becomes_shared_read_only_data(gpu: Gpu) {
     let readers = 6;
     let mut host = gpu.pinned_matrix::<f32>(N, readers).expect("pinned");
     host.fill(f32::NAN);
@@ -113,7 +104,9 @@ fn a_written_column_becomes_shared_read_only_data() {
                 st.fence(v)
             })?
             .into_shared();
-        for (r, ((lane, col), dst)) in s.lanes(readers)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        for (r, ((lane, col), dst)) in
+            s.lanes(readers)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
             lane.enter(|st| {
                 let x = st.await_fence(&shared)?;
                 let mut y = st.bind(col);
@@ -130,10 +123,7 @@ fn a_written_column_becomes_shared_read_only_data() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn the_host_awaits_a_hand_off_then_any_lane_binds_it_without_a_wait() {
-    let gpu = common::gpu();
+fn the_host_awaits_a_hand_off_then_any_lane_binds_it_without_a_wait(gpu: Gpu) {
     let mut host = gpu.pinned_buffer::<f32>(N).expect("pinned");
     scope(&gpu, |s| {
         let col = s.alloc_buffer::<f32>(N)?;
@@ -155,10 +145,7 @@ fn the_host_awaits_a_hand_off_then_any_lane_binds_it_without_a_wait() {
     assert!(host.iter().all(|v| *v == 9.0));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn awaiting_a_fence_on_its_own_lane_enqueues_nothing() {
-    let gpu = common::gpu();
+fn awaiting_a_fence_on_its_own_lane_enqueues_nothing(gpu: Gpu) {
     let mut host = gpu.pinned_buffer::<f32>(N).expect("pinned");
     scope(&gpu, |s| {
         let col = s.alloc_buffer::<f32>(N)?;
@@ -196,10 +183,7 @@ fn awaiting_a_fence_on_its_own_lane_enqueues_nothing() {
     assert!(host.iter().all(|v| *v == 6.0));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn host_to_device_copies_on_a_lane() {
-    let gpu = common::gpu();
+fn host_to_device_copies_on_a_lane(gpu: Gpu) {
     let mut rng = common::rng();
     let mut input = gpu.pinned_matrix::<f32>(1000, 3).expect("pinned");
     for v in input.iter_mut() {
@@ -219,3 +203,12 @@ fn host_to_device_copies_on_a_lane() {
     .expect("scope");
     assert_eq!(&input[..], &back[..]);
 }
+
+on_every_backend!(
+    producer_hands_a_column_to_a_consumer,
+    a_column_travels_through_a_chain_of_lanes,
+    a_written_column_becomes_shared_read_only_data,
+    the_host_awaits_a_hand_off_then_any_lane_binds_it_without_a_wait,
+    awaiting_a_fence_on_its_own_lane_enqueues_nothing,
+    host_to_device_copies_on_a_lane,
+);

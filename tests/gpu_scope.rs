@@ -6,7 +6,7 @@
 
 mod common;
 
-use sluice::{kernels, scope, LaunchConfig};
+use sluice::{kernels, scope, Gpu, LaunchConfig};
 
 const N: usize = 1 << 18;
 
@@ -14,10 +14,7 @@ fn cfg() -> LaunchConfig {
     LaunchConfig::for_elements(N, 256)
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn forgetting_pending_copies_fences_and_views_is_harmless() {
-    let gpu = common::gpu();
+fn forgetting_pending_copies_fences_and_views_is_harmless(gpu: Gpu) {
     let mut host = gpu.pinned_matrix::<f32>(N, 3).expect("pinned");
     host.fill(f32::NAN);
     scope(&gpu, |s| {
@@ -58,10 +55,7 @@ fn forgetting_pending_copies_fences_and_views_is_harmless() {
     assert!(host.column(2).unwrap().iter().all(|v| *v == 3.0));
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn owned_device_memory_outlives_scopes() {
-    let gpu = common::gpu();
+fn owned_device_memory_outlives_scopes(gpu: Gpu) {
     let mut m = gpu.alloc_matrix::<f32>(N, 2).expect("alloc");
     let mut host = gpu.pinned_matrix::<f32>(N, 2).expect("pinned");
     scope(&gpu, |s| {
@@ -83,10 +77,7 @@ fn owned_device_memory_outlives_scopes() {
     m.free().expect("free");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn timestamps_and_resolved_functions() {
-    let gpu = common::gpu();
+fn timestamps_and_resolved_functions(gpu: Gpu) {
     let fill = gpu.function(&kernels::fill_column).expect("resolve");
     let (kernel_ms, total_ms) = scope(&gpu, |s| {
         let start = s.timestamp()?;
@@ -105,10 +96,7 @@ fn timestamps_and_resolved_functions() {
     assert!(kernel_ms > 0.0 && kernel_ms <= total_ms, "kernel {kernel_ms} ms, total {total_ms} ms");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn lanes_entered_from_several_host_threads() {
-    let gpu = common::gpu();
+fn lanes_entered_from_several_host_threads(gpu: Gpu) {
     let n = 8;
     let mut host = gpu.pinned_matrix::<f32>(N, n).expect("pinned");
     scope(&gpu, |s| {
@@ -138,3 +126,10 @@ fn lanes_entered_from_several_host_threads() {
         assert!(host.column(j).unwrap().iter().all(|v| *v == j as f32));
     }
 }
+
+on_every_backend!(
+    forgetting_pending_copies_fences_and_views_is_harmless,
+    owned_device_memory_outlives_scopes,
+    timestamps_and_resolved_functions,
+    lanes_entered_from_several_host_threads,
+);

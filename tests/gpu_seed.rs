@@ -20,7 +20,12 @@ struct Inputs {
 
 fn inputs(rows: usize, cols: usize, n_sources: usize) -> Inputs {
     let mut rng = common::rng();
-    Inputs { rows, cols, targets: common::particles(&mut rng, rows * cols), sources: common::particles(&mut rng, n_sources) }
+    Inputs {
+        rows,
+        cols,
+        targets: common::particles(&mut rng, rows * cols),
+        sources: common::particles(&mut rng, n_sources),
+    }
 }
 
 /// One lane per column: await the shared uploads, launch, copy the column back on the same lane.
@@ -34,7 +39,9 @@ fn per_column(gpu: &Gpu, inp: &Inputs) -> Result<Vec<f32>> {
         let out = s.alloc_matrix::<f32>(rows, n)?;
         let cfg = LaunchConfig::for_elements(rows, 256);
         let mut pending = Vec::new();
-        for (j, ((lane, col), dst)) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        for (j, ((lane, col), dst)) in
+            s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
             pending.push(lane.enter(|st| {
                 let src = st.await_fence(&sources)?;
                 let tgt = st.await_fence(&targets)?.column(j).expect("column in range");
@@ -150,10 +157,7 @@ fn seed_workload_on_64_lanes() {
     run_seed(64, 16_384, 256);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn seed_workload_fanned_into_one_copy() {
-    let gpu = common::gpu();
+fn seed_workload_fanned_into_one_copy(gpu: Gpu) {
     for lanes in [1, 8, 64] {
         let inp = inputs(4096 + 17, lanes, 128);
         let out = fan_in(&gpu, &inp).expect("fan-in");
@@ -161,10 +165,7 @@ fn seed_workload_fanned_into_one_copy() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn seed_workload_with_column_range_copies_of_a_padded_matrix() {
-    let gpu = common::gpu();
+fn seed_workload_with_column_range_copies_of_a_padded_matrix(gpu: Gpu) {
     let inp = inputs(1000, 10, 64);
     for (k, ld) in [(3, 1000), (4, 1024), (10, 1031)] {
         let out = column_ranges(&gpu, &inp, k, ld).expect("column ranges");
@@ -172,13 +173,16 @@ fn seed_workload_with_column_range_copies_of_a_padded_matrix() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn results_match_between_one_lane_and_many() {
+fn results_match_between_one_lane_and_many(gpu: Gpu) {
     // The same inputs on 1 lane (columns in sequence) and on 16 lanes: bit-identical.
-    let gpu = common::gpu();
     let inp = inputs(8192, 16, 200);
     let many = per_column(&gpu, &inp).expect("16 lanes");
     let one = column_ranges(&gpu, &inp, 16, 8192).expect("one lane");
     assert!(many.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
+
+on_every_backend!(
+    seed_workload_fanned_into_one_copy,
+    seed_workload_with_column_range_copies_of_a_padded_matrix,
+    results_match_between_one_lane_and_many,
+);

@@ -6,15 +6,12 @@
 
 mod common;
 
-use sluice::{kernels, scope, traced_scope, LaneId, LaneSet, LaunchConfig, SpanKind};
+use sluice::{kernels, scope, traced_scope, Gpu, LaneId, LaneSet, LaunchConfig, SpanKind};
 
 const EPS2: f32 = 1e-3;
 const TOL: f64 = 1e-4;
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn persistent_inputs_are_uploaded_once_and_read_by_a_thousand_scopes() {
-    let gpu = common::gpu();
+fn persistent_inputs_are_uploaded_once_and_read_by_a_thousand_scopes(gpu: Gpu) {
     let mut rng = common::rng();
     let (rows, cols) = (2048, 4);
     let sources = common::particles(&mut rng, 128);
@@ -30,10 +27,13 @@ fn persistent_inputs_are_uploaded_once_and_read_by_a_thousand_scopes() {
         lanes
             .scope(|s| {
                 let out = s.alloc_matrix::<f32>(rows, cols)?;
-                for (j, ((lane, col), dst)) in s.lanes(cols)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+                for (j, ((lane, col), dst)) in
+                    s.lanes(cols)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+                {
                     lane.enter(|st| {
                         // Bound, not awaited: the data was complete before the scope began.
-                        let (s_view, t_view) = (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).expect("column")));
+                        let (s_view, t_view) =
+                            (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).expect("column")));
                         let mut col = st.bind(col);
                         st.launch(&kernels::potential, cfg, (&mut col, &t_view, &s_view, EPS2))?;
                         assert_eq!(st.stats().waits_enqueued, 0, "persistent data needs no wait");
@@ -52,10 +52,7 @@ fn persistent_inputs_are_uploaded_once_and_read_by_a_thousand_scopes() {
     assert_eq!(lanes.len(), cols, "the set kept one lane per column, no more");
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_lane_set_reuses_its_lanes_and_counts_each_scope_afresh() {
-    let gpu = common::gpu();
+fn a_lane_set_reuses_its_lanes_and_counts_each_scope_afresh(gpu: Gpu) {
     let mut lanes = LaneSet::new(&gpu);
     let mut m = gpu.alloc_matrix::<f32>(4096, 8).expect("alloc");
     for round in 0..50 {
@@ -87,10 +84,7 @@ fn a_lane_set_reuses_its_lanes_and_counts_each_scope_afresh() {
     }
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn the_fan_in_of_many_small_columns_is_exact() {
-    let gpu = common::gpu();
+fn the_fan_in_of_many_small_columns_is_exact(gpu: Gpu) {
     let mut rng = common::rng();
     let (rows, cols) = (4096, 128);
     let sources = common::particles(&mut rng, 64);
@@ -123,10 +117,7 @@ fn the_fan_in_of_many_small_columns_is_exact() {
     common::check_potential(&host, rows, cols, &targets, &sources, EPS2, TOL);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_traced_scope_exports_one_track_per_lane_with_its_spans() {
-    let gpu = common::gpu();
+fn a_traced_scope_exports_one_track_per_lane_with_its_spans(gpu: Gpu) {
     let (rows, lanes) = (1 << 16, 4);
     let sources = common::particles(&mut common::rng(), 256);
     let targets = common::particles(&mut common::rng(), rows * lanes);
@@ -135,7 +126,9 @@ fn a_traced_scope_exports_one_track_per_lane_with_its_spans() {
         let src = s.upload(&sources)?;
         let tgt = s.upload_matrix(&targets, rows, lanes)?;
         let out = s.alloc_matrix::<f32>(rows, lanes)?;
-        for (j, ((lane, col), dst)) in s.lanes(lanes)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        for (j, ((lane, col), dst)) in
+            s.lanes(lanes)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
             lane.enter(|st| {
                 let sv = st.await_fence(&src)?;
                 let tv = st.await_fence(&tgt)?.column(j).expect("column");
@@ -168,3 +161,10 @@ fn a_traced_scope_exports_one_track_per_lane_with_its_spans() {
     assert!(svg.starts_with("<svg") && svg.matches("<title>").count() == trace.spans.len());
     println!("traced {} spans over {:.3} ms", trace.spans.len(), trace.gpu_end_us() / 1000.0);
 }
+
+on_every_backend!(
+    persistent_inputs_are_uploaded_once_and_read_by_a_thousand_scopes,
+    a_lane_set_reuses_its_lanes_and_counts_each_scope_afresh,
+    the_fan_in_of_many_small_columns_is_exact,
+    a_traced_scope_exports_one_track_per_lane_with_its_spans,
+);

@@ -24,7 +24,9 @@ enum Op {
 }
 
 fn graph(rng: &mut StdRng, cols: usize, lanes: usize, steps: usize) -> Vec<Op> {
-    let mut ops: Vec<Op> = (0..cols).map(|col| Op::Fill { col, lane: rng.random_range(0..lanes), v: rng.random_range(-8i32..8) as f32 }).collect();
+    let mut ops: Vec<Op> = (0..cols)
+        .map(|col| Op::Fill { col, lane: rng.random_range(0..lanes), v: rng.random_range(-8i32..8) as f32 })
+        .collect();
     for _ in 0..steps {
         let col = rng.random_range(0..cols);
         let lane = rng.random_range(0..lanes);
@@ -103,7 +105,8 @@ fn run(gpu: &Gpu, ops: &[Op], u: &[f32], cols: usize, lanes: usize) -> Result<(V
                     })?);
                 }
                 Op::Mix { col, other, lane, a } => {
-                    let (ty, tx) = (tokens[col].take().expect("filled first"), tokens[other].take().expect("filled first"));
+                    let (ty, tx) =
+                        (tokens[col].take().expect("filled first"), tokens[other].take().expect("filled first"));
                     let (y, x) = lanes[lane].enter(|st| {
                         let mut y = st.await_fence(ty)?;
                         let x = st.await_fence(tx)?;
@@ -143,10 +146,7 @@ fn run(gpu: &Gpu, ops: &[Op], u: &[f32], cols: usize, lanes: usize) -> Result<(V
     Ok((host.to_vec(), snaps))
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn random_hand_off_graphs_give_exact_results() {
-    let gpu = common::gpu();
+fn random_hand_off_graphs_give_exact_results(gpu: Gpu) {
     let mut rng = common::rng();
     for round in 0..24 {
         let lanes = [1, 2, 3, 5, 8, 16, 32][round % 7];
@@ -159,7 +159,11 @@ fn random_hand_off_graphs_give_exact_results() {
         let (got, got_snaps) = run(&gpu, &ops, &u, cols, lanes).unwrap_or_else(|e| panic!("round {round}: {e}"));
         for c in 0..cols {
             for i in 0..n {
-                assert_eq!(got[c * n + i], want[c][i], "round {round} ({lanes} lanes, {cols} columns, {n} rows): column {c} element {i}");
+                assert_eq!(
+                    got[c * n + i],
+                    want[c][i],
+                    "round {round} ({lanes} lanes, {cols} columns, {n} rows): column {c} element {i}"
+                );
             }
         }
         for (k, (g, w)) in got_snaps.iter().zip(&want_snaps).enumerate() {
@@ -168,3 +172,5 @@ fn random_hand_off_graphs_give_exact_results() {
         println!("round {round}: {lanes} lanes, {cols} columns x {n}, {} steps: exact", ops.len());
     }
 }
+
+on_every_backend!(random_hand_off_graphs_give_exact_results,);

@@ -55,7 +55,8 @@ impl Gpu {
         unsafe { result::ctx::set_current(ctx) }.expect("set context");
         let ptx = CString::new(sluice::kernels::PTX).expect("PTX has no NUL byte");
         // SAFETY: `ptx` is a NUL-terminated PTX image that lives across the call.
-        let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.expect("load the embedded PTX");
+        let module =
+            unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.expect("load the embedded PTX");
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking).expect("stream");
         Gpu { stream, module }
     }
@@ -113,7 +114,7 @@ fn max_rel_err(got: &[f32], want: &[f64]) -> f64 {
 fn every_embedded_kernel_runs_and_matches_the_f64_reference() {
     let gpu = Gpu::new();
     let mut rng = Rng::fresh();
-    let entries: Vec<&str> = sluice::kernels::ENTRIES.split(',').collect();
+    let entries: Vec<&str> = sluice::kernels::ENTRIES.to_vec();
     println!("PTX built for {}: {entries:?}", sluice::kernels::ARCH);
     for k in ["fill_column", "saxpy", "potential"] {
         assert!(entries.contains(&k), "the embedded PTX has no entry {k}");
@@ -141,7 +142,12 @@ fn every_embedded_kernel_runs_and_matches_the_f64_reference() {
         let a = rng.f32(0.5, 2.0);
         let (dy, dx) = (gpu.upload(&y0), gpu.upload(&x));
         let (mut py, mut ny, mut px, mut nx, mut pa) = (dy, n as u64, dx, n as u64, a);
-        gpu.launch("saxpy", (n as u32).div_ceil(256), 256, &mut [arg(&mut py), arg(&mut ny), arg(&mut px), arg(&mut nx), arg(&mut pa)]);
+        gpu.launch(
+            "saxpy",
+            (n as u32).div_ceil(256),
+            256,
+            &mut [arg(&mut py), arg(&mut ny), arg(&mut px), arg(&mut nx), arg(&mut pa)],
+        );
         let mut y = vec![0f32; n];
         gpu.download(dy, &mut y);
         let want: Vec<f64> = x.iter().zip(&y0).map(|(&x, &y)| a as f64 * x as f64 + y as f64).collect();
@@ -166,7 +172,8 @@ fn every_embedded_kernel_runs_and_matches_the_f64_reference() {
         let sources: Vec<Particle> = (0..n_src).map(|_| particle(true)).collect();
         let eps2 = 1e-3f32;
         let (dout, dt, ds) = (gpu.upload(&vec![f32::NAN; rows]), gpu.upload(&targets), gpu.upload(&sources));
-        let (mut po, mut no, mut pt, mut nt, mut ps, mut ns, mut e) = (dout, rows as u64, dt, rows as u64, ds, n_src as u64, eps2);
+        let (mut po, mut no, mut pt, mut nt, mut ps, mut ns, mut e) =
+            (dout, rows as u64, dt, rows as u64, ds, n_src as u64, eps2);
         gpu.launch(
             "potential",
             (rows as u32).div_ceil(128),

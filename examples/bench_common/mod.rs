@@ -10,7 +10,10 @@
 use std::time::Instant;
 
 pub use gpu_kernels::reference::{potential_at, Rng};
-use sluice::{kernels, DeviceMatrix, Error, Function, Gpu, KernelDecl, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result, Scope};
+use sluice::{
+    kernels, DeviceMatrix, Error, Function, Gpu, KernelDecl, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result,
+    Scope,
+};
 
 /// The softening of every run (`eps2`), as `seed.cu`'s `EPS2`.
 pub const EPS2: f32 = 1e-3;
@@ -40,7 +43,14 @@ pub struct Config {
 /// The configurations of issue 10, with `seed.cu`'s warm-ups and repetitions (benches/join.py
 /// checks that both sides ran the same sizes).
 pub fn configs() -> Vec<Config> {
-    let c = |name: &str, rows, cols, sources, warmup, reps| Config { name: name.to_string(), rows, cols, sources, warmup, reps };
+    let c = |name: &str, rows, cols, sources, warmup, reps| Config {
+        name: name.to_string(),
+        rows,
+        cols,
+        sources,
+        warmup,
+        reps,
+    };
     vec![
         c("copy-bound", 4_194_304, 8, 16, 3, 40),
         c("balanced", 1_048_576, 8, 256, 5, 60),
@@ -115,7 +125,9 @@ impl Args {
 
     /// `--name` as a number, if given.
     pub fn number(&self, name: &str) -> std::result::Result<Option<usize>, String> {
-        self.flag(name).map(|v| parse_u64(v).map(|n| n as usize).ok_or_else(|| format!("--{name}: not a number: {v}"))).transpose()
+        self.flag(name)
+            .map(|v| parse_u64(v).map(|n| n as usize).ok_or_else(|| format!("--{name}: not a number: {v}")))
+            .transpose()
     }
 }
 
@@ -182,7 +194,9 @@ impl Bench {
     pub fn download(&mut self, lanes: &mut LaneSet) -> Result<()> {
         poison(&mut self.host);
         let (out, host) = (&self.out, &mut self.host);
-        lanes.scope(|s| s.lane()?.enter(|st| st.copy_to_host(st.bind_ref(out.as_columns()), host.as_pinned_mut())?.wait().map(drop)))
+        lanes.scope(|s| {
+            s.lane()?.enter(|st| st.copy_to_host(st.bind_ref(out.as_columns()), host.as_pinned_mut())?.wait().map(drop))
+        })
     }
 }
 
@@ -251,7 +265,8 @@ pub fn enqueue<'scope, 'env>(
         Variant::PerLane => {
             for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
                 lane.enter(|st| {
-                    let (sv, tv) = (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).ok_or(Error::NotAdjacent)?));
+                    let (sv, tv) =
+                        (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).ok_or(Error::NotAdjacent)?));
                     let mut cv = st.bind(col);
                     st.launch(f, cfg, (&mut cv, &tv, &sv, EPS2))?;
                     st.copy_to_host(&cv, dst).map(drop)
@@ -263,7 +278,8 @@ pub fn enqueue<'scope, 'env>(
             let mut handed = Vec::with_capacity(k);
             for (j, (lane, col)) in lanes.iter().zip(out.columns_mut()).enumerate() {
                 lane.enter(|st| {
-                    let (sv, tv) = (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).ok_or(Error::NotAdjacent)?));
+                    let (sv, tv) =
+                        (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).ok_or(Error::NotAdjacent)?));
                     let mut cv = st.bind(col);
                     st.launch(f, cfg, (&mut cv, &tv, &sv, EPS2))?;
                     if j % k + 1 < k && j + 1 < cols {
@@ -284,7 +300,8 @@ pub fn enqueue<'scope, 'env>(
         Variant::KernelsOnly => {
             for (j, (lane, col)) in lanes.iter().zip(out.columns_mut()).enumerate() {
                 lane.enter(|st| {
-                    let (sv, tv) = (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).ok_or(Error::NotAdjacent)?));
+                    let (sv, tv) =
+                        (st.bind_ref(src.as_columns()), st.bind_ref(tgt.column(j).ok_or(Error::NotAdjacent)?));
                     let mut cv = st.bind(col);
                     st.launch(f, cfg, (&mut cv, &tv, &sv, EPS2))
                 })?;
@@ -351,7 +368,8 @@ pub fn stats(samples: &[f64]) -> (f64, f64, f64) {
 }
 
 /// The CSV header of `seed.cu` and of every sluice seed and graph benchmark.
-pub const CSV_HEADER: &str = "# impl,variant,config,rows,cols,sources,median_ms,min_ms,max_ms,reps,check,verified,samples";
+pub const CSV_HEADER: &str =
+    "# impl,variant,config,rows,cols,sources,median_ms,min_ms,max_ms,reps,check,verified,samples";
 
 /// One CSV line: the statistics, the checksum, the verdict of the checks and every sample.
 pub fn csv_line(imp: &str, variant: &str, c: &Config, samples: &[f64], check: f64, verified: &str) -> String {

@@ -10,13 +10,9 @@
 //! this launch only (no other stream, copy or host code touches it until the
 //! launch's fence); read-only slices are not written during the launch.
 
-// The bodies are compiled for the device only; the host sees the signatures.
-#![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports, dead_code))]
-
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
-use sluice_device::slice::DeviceSliceMut;
 use sluice_device::kernel;
-#[cfg(target_arch = "nvptx64")]
+use sluice_device::slice::DeviceSliceMut;
 use sluice_device::{
     atomic,
     math::DeviceFloat,
@@ -173,7 +169,6 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
 /// error bounds of the approximate functions), with the same contraction as nvcc makes of
 /// `dx*dx + dy*dy + dz*dz + eps2`.
 #[inline(always)]
-#[cfg(target_arch = "nvptx64")]
 fn interaction_rsqrt(t: &Particle, s: &Particle, eps2: f32) -> f32 {
     let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
     let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + eps2;
@@ -251,7 +246,7 @@ pub fn sum_reduce(out: DeviceSliceMut<f32>, x: &[f32]) {
     let bdim = thread::block_dim_x();
     // Full warps are what makes the FULL_MASK shuffles below defined.
     sluice_device::dassert!(
-        bdim % 32 == 0 && thread::block_dim_y() == 1 && thread::block_dim_z() == 1,
+        bdim.is_multiple_of(32) && thread::block_dim_y() == 1 && thread::block_dim_z() == 1,
         "sum_reduce: the block must be 1-D with a multiple of 32 threads"
     );
     if out_len == 0 {
@@ -303,7 +298,6 @@ pub fn sum_reduce(out: DeviceSliceMut<f32>, x: &[f32]) {
 ///
 /// # Safety
 /// All 32 lanes of the warp call it together.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn warp_sum_down(mut v: f32) -> f32 {
     let mut offset = 16;

@@ -139,9 +139,9 @@ fn f32_to_u32_saturating(x: f32) -> u32 {
     }
 }
 
+mod device;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
-mod device;
 mod selftest;
 pub use device::*;
 pub use selftest::*;

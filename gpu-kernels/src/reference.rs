@@ -47,7 +47,12 @@ impl Rng {
     /// sums do not cancel and relative errors stay meaningful), drawn x, y, z, q in turn.
     pub fn particles(&mut self, n: usize) -> Vec<Particle> {
         (0..n)
-            .map(|_| Particle { x: self.next(-1.0, 1.0), y: self.next(-1.0, 1.0), z: self.next(-1.0, 1.0), q: self.next(0.5, 1.5) })
+            .map(|_| Particle {
+                x: self.next(-1.0, 1.0),
+                y: self.next(-1.0, 1.0),
+                z: self.next(-1.0, 1.0),
+                q: self.next(0.5, 1.5),
+            })
             .collect()
     }
 }
@@ -148,12 +153,38 @@ pub fn histogram(x: &[f32], lo: f32, hi: f32, n_bins: usize) -> Vec<u32> {
 pub fn check_selftest(out: &[u32]) -> Result<(), String> {
     use crate::{SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS};
     const NAMES: [&str; SELFTEST_ROWS] = [
-        "lane_id", "shfl_idx", "shfl_up", "shfl_down", "shfl_xor u64", "shfl_xor u64 halves",
-        "ballot", "any/all", "match_any", "reduce_add_u32 (redux)", "sum_f32", "shfl_down f64",
-        "active_mask", "sync_threads_count", "sync_threads_and", "sync_threads_or",
-        "shared fetch_add", "shared fetch_max", "shared fetch_min", "shared CAS loop", "shared fetch_or",
-        "dynamic_shared", "exp f32", "sin f32", "erf f32", "ln f32", "powf f32", "sqrt f32",
-        "cos f64", "exp_fast f32", "powi/floor", "sqrt f64",
+        "lane_id",
+        "shfl_idx",
+        "shfl_up",
+        "shfl_down",
+        "shfl_xor u64",
+        "shfl_xor u64 halves",
+        "ballot",
+        "any/all",
+        "match_any",
+        "reduce_add_u32 (redux)",
+        "sum_f32",
+        "shfl_down f64",
+        "active_mask",
+        "sync_threads_count",
+        "sync_threads_and",
+        "sync_threads_or",
+        "shared fetch_add",
+        "shared fetch_max",
+        "shared fetch_min",
+        "shared CAS loop",
+        "shared fetch_or",
+        "dynamic_shared",
+        "exp f32",
+        "sin f32",
+        "erf f32",
+        "ln f32",
+        "powf f32",
+        "sqrt f32",
+        "cos f64",
+        "exp_fast f32",
+        "powi/floor",
+        "sqrt f64",
     ];
     if out.len() < SELFTEST_LEN {
         return Err(format!("output has {} words, expected {SELFTEST_LEN}", out.len()));
@@ -183,7 +214,8 @@ pub fn check_selftest(out: &[u32]) -> Result<(), String> {
     }
     let scratch = &out[SELFTEST_ROWS * n..SELFTEST_LEN];
     let want = [64, 63, 0, 32.0f32.to_bits(), 0, 128, 7, (-64i32) as u32];
-    let what = ["global add u32", "fetch_max", "fetch_min", "fetch_add f32", "fetch_xor", "CAS loop", "swap", "fetch_add i32"];
+    let what =
+        ["global add u32", "fetch_max", "fetch_min", "fetch_add f32", "fetch_xor", "CAS loop", "swap", "fetch_add i32"];
     for k in 0..8 {
         if scratch[k] != want[k] {
             errors.push(format!("global {}: got {:#x}, expected {:#x}", what[k], scratch[k], want[k]));
@@ -272,7 +304,6 @@ fn erf(x: f64) -> f64 {
 mod tests {
     use super::*;
 
-
     fn p(x: f32, y: f32, z: f32, q: f32) -> Particle {
         Particle { x, y, z, q }
     }
@@ -355,7 +386,9 @@ mod tests {
         let mut out: Vec<f32> = potential(&targets, &sources, 1e-3).into_iter().map(|v| v as f32).collect();
         assert!(check_potential(&out, 3, 2, &targets, &sources, 1e-3, 1e-6).unwrap() < 1e-6);
         out[4] = f32::NAN;
-        assert!(check_potential(&out, 3, 2, &targets, &sources, 1e-3, 1e-6).unwrap_err().contains("(1, 1) was never written"));
+        assert!(check_potential(&out, 3, 2, &targets, &sources, 1e-3, 1e-6)
+            .unwrap_err()
+            .contains("(1, 1) was never written"));
         out[4] = out[3] * 2.0;
         assert!(check_potential(&out, 3, 2, &targets, &sources, 1e-3, 1e-6).unwrap_err().contains("element (1, 1)"));
         assert!(check_potential(&out[..5], 3, 2, &targets, &sources, 1e-3, 1e-6).is_err());

@@ -7,12 +7,8 @@
 //! warps), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] bytes, `out` of
 //! [`SELFTEST_LEN`] `u32`.
 
-// The body is compiled for the device only; the host sees the signature.
-#![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports))]
-
-use sluice_device::slice::DeviceSliceMut;
 use sluice_device::kernel;
-#[cfg(target_arch = "nvptx64")]
+use sluice_device::slice::DeviceSliceMut;
 use {
     super::{SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS},
     sluice_device::math::{DeviceFloat, FastFloat},
@@ -49,18 +45,18 @@ pub fn device_selftest(out: DeviceSliceMut<u32>) {
         put(4, warp::shfl_xor(FULL_MASK, tid, 1));
         let wide = warp::shfl_xor(FULL_MASK, (tid as u64) << 33 | tid as u64, 2);
         put(5, (wide >> 33) as u32 + wide as u32);
-        put(6, warp::ballot(FULL_MASK, lane % 3 == 0));
+        put(6, warp::ballot(FULL_MASK, lane.is_multiple_of(3)));
         put(7, warp::any(FULL_MASK, lane == 7) as u32 + 2 * warp::all(FULL_MASK, lane < 31) as u32);
         put(8, warp::match_any(FULL_MASK, lane / 4));
-        #[cfg(target_feature = "sm_80")]
+        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
         put(9, warp::reduce_add_u32(FULL_MASK, lane));
-        #[cfg(not(target_feature = "sm_80"))]
+        #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
         put(9, 496);
         put(10, warp::sum_f32(lane as f32) as u32);
         put(11, warp::shfl_down(FULL_MASK, -(tid as f64), 2) as i32 as u32);
         put(12, warp::active_mask());
     }
-    put(13, sync::sync_threads_count(tid % 3 == 0));
+    put(13, sync::sync_threads_count(tid.is_multiple_of(3)));
     put(14, sync::sync_threads_and(tid < 64) as u32 + 2 * sync::sync_threads_and(tid < 63) as u32);
     put(15, sync::sync_threads_or(tid == 63) as u32 + 2 * sync::sync_threads_or(tid == 99) as u32);
 
@@ -149,8 +145,13 @@ pub fn device_selftest(out: DeviceSliceMut<u32>) {
     put(31, ((x as f64).sqrt() as f32).to_bits());
 
     if tid == 0 {
-        dprintln!("sluice device_selftest: %u threads, dynamic shared %u bytes, pi ~ %.5f, %s",
-                  thread::block_dim_x(), shared::dynamic_shared_bytes(), 4.0f64 * 1.0f64.atan(), c"ok");
+        dprintln!(
+            "sluice device_selftest: %u threads, dynamic shared %u bytes, pi ~ %.5f, %s",
+            thread::block_dim_x(),
+            shared::dynamic_shared_bytes(),
+            4.0f64 * 1.0f64.atan(),
+            c"ok"
+        );
     }
     const _: () = assert!(SELFTEST_DYNAMIC_SHARED == 4 * SELFTEST_THREADS as usize);
 }

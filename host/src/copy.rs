@@ -194,15 +194,19 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         let s = src.into().span();
         let (ptr, len) = dst.raw();
         check_enqueue(self, &s, s.len(), len, "copy")?;
-        self.traced(SpanKind::CopyToHost, || format!("{} x {} to host", s.rows, s.cols), || {
-            // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
-            // at least the scope, which joins this stream before the memory can be freed. Host
-            // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
-            // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
-            // (or before the scope has joined, if the `Pending` is leaked).
-            unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), s.to_2d()) }
-                .map_err(|error| Error::Copy { direction: "device to host", error })
-        })?;
+        self.traced(
+            SpanKind::CopyToHost,
+            || format!("{} x {} to host", s.rows, s.cols),
+            || {
+                // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
+                // at least the scope, which joins this stream before the memory can be freed. Host
+                // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
+                // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
+                // (or before the scope has joined, if the `Pending` is leaked).
+                unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), s.to_2d()) }
+                    .map_err(|error| Error::Copy { direction: "device to host", error })
+            },
+        )?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         if let Some(capture) = self.lane.shared.capture() {
             // Recorded: the graph writes `dst` at every replay and hands it to the host through
@@ -235,12 +239,16 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, s.len(), s.len(), "zero")?;
-        self.traced(SpanKind::Fill, || format!("zero {} x {}", s.rows, s.cols), || {
-            // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
-            // exclusively for at least as long as the stream may run (the scope joins it).
-            unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
-                .map_err(|error| Error::Fill { error })
-        })?;
+        self.traced(
+            SpanKind::Fill,
+            || format!("zero {} x {}", s.rows, s.cols),
+            || {
+                // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
+                // exclusively for at least as long as the stream may run (the scope joins it).
+                unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
+                    .map_err(|error| Error::Fill { error })
+            },
+        )?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -311,13 +319,24 @@ impl<'scope, 'id> Stream<'scope, 'id> {
                 unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), src.len()) }
             }
         };
-        self.traced(SpanKind::CopyToDevice, || format!("{} x {} to device", s.rows, s.cols), || {
-            // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
-            // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
-            // (shared) for 'scope, so nothing writes or frees it before the scope joins.
-            unsafe { self.handle().copy(Direction::HostToDevice, s.ptr, src.as_ptr().cast_mut().cast::<c_void>(), s.to_2d()) }
+        self.traced(
+            SpanKind::CopyToDevice,
+            || format!("{} x {} to device", s.rows, s.cols),
+            || {
+                // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
+                // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
+                // (shared) for 'scope, so nothing writes or frees it before the scope joins.
+                unsafe {
+                    self.handle().copy(
+                        Direction::HostToDevice,
+                        s.ptr,
+                        src.as_ptr().cast_mut().cast::<c_void>(),
+                        s.to_2d(),
+                    )
+                }
                 .map_err(|error| Error::Copy { direction: "host to device", error })
-        })?;
+            },
+        )?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

@@ -42,8 +42,12 @@ use crate::driver::mem::{Direction, Span2d};
 /// # Safety
 /// The caller passes the kernel's parameters in its ABI, valid for the launch, and keeps the
 /// memory they point to unshared in conflicting ways until the entry returns.
-pub type CpuEntry =
-    unsafe fn(params: *const *mut c_void, grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32) -> Result<(), String>;
+pub type CpuEntry = unsafe fn(
+    params: *const *mut c_void,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: u32,
+) -> Result<(), String>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -194,7 +198,8 @@ impl CpuEvent {
         match (a, b) {
             (Some(a), Some(b)) => {
                 let (ta, tb) = (a.wait()?, b.wait()?);
-                let ms = if tb >= ta { tb.duration_since(ta).as_secs_f64() } else { -ta.duration_since(tb).as_secs_f64() };
+                let ms =
+                    if tb >= ta { tb.duration_since(ta).as_secs_f64() } else { -ta.duration_since(tb).as_secs_f64() };
                 Ok((ms * 1e3) as f32)
             }
             _ => Err("an event that was never recorded".into()),

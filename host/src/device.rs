@@ -82,7 +82,10 @@ pub(crate) struct GpuInner {
 /// The threshold is a property of the device's default pool, so it also applies to other
 /// users of that pool in this process.
 enum Allocator {
-    Cuda { pool: RawPool, stream: StreamHandle },
+    Cuda {
+        pool: RawPool,
+        stream: StreamHandle,
+    },
     /// The CPU backend allocates from the host's allocator, synchronously.
     Cpu,
 }
@@ -257,7 +260,9 @@ impl Gpu {
                 Err(Error::NoDriver) | Err(Error::NoDevice { count: 0, .. }) => Ok(Gpu::cpu()),
                 other => other,
             },
-            Some("cuda") => Gpu::cuda(ordinal).map_err(|e| Error::BackendUnavailable { asked: "cuda", why: Box::new(e) }),
+            Some("cuda") => {
+                Gpu::cuda(ordinal).map_err(|e| Error::BackendUnavailable { asked: "cuda", why: Box::new(e) })
+            }
             Some("cpu") => Ok(Gpu::cpu()),
             Some(other) => Err(Error::UnknownBackend { given: other.to_string() }),
         }
@@ -420,9 +425,7 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn devices() -> Result<Vec<DeviceInfo>> {
-        (0..Gpu::count()?)
-            .map(|i| device_info(i, query("cuDeviceGet", driver::device::get(i))?))
-            .collect()
+        (0..Gpu::count()?).map(|i| device_info(i, query("cuDeviceGet", driver::device::get(i))?)).collect()
     }
 
     /// This device's properties.

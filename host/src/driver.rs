@@ -650,7 +650,8 @@ pub(crate) mod mem {
     ) -> Result<(), DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
-        let contiguous = span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes);
+        let contiguous =
+            span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes);
         if contiguous {
             let bytes = span.width_bytes * span.height;
             // SAFETY: caller's duty (the contiguous span is `bytes` long on both sides).
@@ -803,11 +804,8 @@ pub(crate) mod event {
     pub(crate) unsafe fn create(ctx: RawContext, timing: bool) -> Result<RawEvent, DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
-        let flags = if timing {
-            sys::CUevent_flags::CU_EVENT_DEFAULT
-        } else {
-            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
-        };
+        let flags =
+            if timing { sys::CUevent_flags::CU_EVENT_DEFAULT } else { sys::CUevent_flags::CU_EVENT_DISABLE_TIMING };
         let mut e = MaybeUninit::uninit();
         // SAFETY: valid out-pointer, context current.
         check(unsafe { sys::cuEventCreate(e.as_mut_ptr(), flags as c_uint) })?;
@@ -916,7 +914,12 @@ pub(crate) mod module {
     ///
     /// # Safety
     /// - `f` belongs to a loaded module of `ctx`.
-    pub(crate) unsafe fn set_attribute(ctx: RawContext, f: RawFunction, attr: FuncAttribute, value: i32) -> Result<(), DriverError> {
+    pub(crate) unsafe fn set_attribute(
+        ctx: RawContext,
+        f: RawFunction,
+        attr: FuncAttribute,
+        value: i32,
+    ) -> Result<(), DriverError> {
         if !has_symbol("cuFuncSetAttribute") {
             return Err(DriverError::not_supported());
         }
@@ -1014,7 +1017,15 @@ pub(crate) mod graph {
         // dependency array it returns stays valid until the next call on this stream.
         check(unsafe {
             if has_symbol("cuStreamGetCaptureInfo_v3") {
-                sys::cuStreamGetCaptureInfo_v3(stream.0, status.as_mut_ptr(), id, graph, &mut deps, std::ptr::null_mut(), &mut n)
+                sys::cuStreamGetCaptureInfo_v3(
+                    stream.0,
+                    status.as_mut_ptr(),
+                    id,
+                    graph,
+                    &mut deps,
+                    std::ptr::null_mut(),
+                    &mut n,
+                )
             } else {
                 sys::cuStreamGetCaptureInfo_v2(stream.0, status.as_mut_ptr(), id, graph, &mut deps, &mut n)
             }

@@ -313,10 +313,12 @@ impl Error {
 
     /// The errors in `errors` as one: `None` if empty, the error itself if alone.
     pub(crate) fn chain(errors: impl IntoIterator<Item = Error>) -> Option<Error> {
-        errors.into_iter().fold(None, |acc, e| Some(match acc {
-            None => e,
-            Some(first) => first.also(e),
-        }))
+        errors.into_iter().fold(None, |acc, e| {
+            Some(match acc {
+                None => e,
+                Some(first) => first.also(e),
+            })
+        })
     }
 }
 

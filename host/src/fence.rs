@@ -81,9 +81,11 @@ impl<'scope> Fence<'scope> {
         if st.handle().id() == self.stream {
             return Ok(()); // rule 7: stream order already puts later work after the fence
         }
-        st.traced(SpanKind::Wait, || "await fence".to_string(), || {
-            st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })
-        })?;
+        st.traced(
+            SpanKind::Wait,
+            || "await fence".to_string(),
+            || st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
+        )?;
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -418,9 +420,11 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         if m.as_columns().span().ctx != self.gpu().ctx_id() {
             return Err(Error::WrongDevice { what: "await_upload" });
         }
-        self.traced(SpanKind::Wait, || "await upload".to_string(), || {
-            self.handle().wait(done).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })
-        })?;
+        self.traced(
+            SpanKind::Wait,
+            || "await upload".to_string(),
+            || self.handle().wait(done).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
+        )?;
         self.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         Ok(ColumnView::new(m.as_columns().span()))
     }

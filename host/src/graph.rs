@@ -425,12 +425,16 @@ impl<'scope, 'id> Stream<'scope, 'id> {
             return Err(Error::ReplayInUse);
         }
         let exec = graph.exec.as_ref().expect("a graph holds its executable until dropped");
-        let launched = self.traced(SpanKind::Launch, || "graph".to_string(), || {
-            // SAFETY: every address the graph uses is memory it owns or borrows for 'g, and 'g
-            // outlives 'scope (the graph is borrowed for the scope); the scope joins this lane
-            // before 'scope ends, so the replay finishes before any of it can be freed.
-            unsafe { self.handle().launch_graph(exec) }.map_err(|error| Error::Launch { kernel: "graph", error })
-        });
+        let launched = self.traced(
+            SpanKind::Launch,
+            || "graph".to_string(),
+            || {
+                // SAFETY: every address the graph uses is memory it owns or borrows for 'g, and 'g
+                // outlives 'scope (the graph is borrowed for the scope); the scope joins this lane
+                // before 'scope ends, so the replay finishes before any of it can be freed.
+                unsafe { self.handle().launch_graph(exec) }.map_err(|error| Error::Launch { kernel: "graph", error })
+            },
+        );
         if let Err(e) = launched {
             graph.in_use.store(false, Ordering::Release);
             return Err(e);

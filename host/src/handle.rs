@@ -115,7 +115,11 @@ impl Context {
     pub(crate) fn retain(dev: RawDevice) -> Result<Arc<Context>, DriverError> {
         let raw = driver::device::retain_primary(dev)?;
         let epoch = device_state(dev).epoch;
-        Ok(Arc::new(Context { kind: ContextKind::Cuda { raw, dev, epoch }, errors: ErrorLog::new(), pinned: Default::default() }))
+        Ok(Arc::new(Context {
+            kind: ContextKind::Cuda { raw, dev, epoch },
+            errors: ErrorLog::new(),
+            pinned: Default::default(),
+        }))
     }
 
     /// Whether the device was reset since this context was retained: its handles are dead.
@@ -129,7 +133,9 @@ impl Context {
     /// The sticky error that lost this context, if one did.
     pub(crate) fn lost(&self) -> Option<DriverError> {
         match self.kind {
-            ContextKind::Cuda { dev, .. } if self.is_dead() => device_state(dev).lost.or(Some(DriverError::from_code(709))),
+            ContextKind::Cuda { dev, .. } if self.is_dead() => {
+                device_state(dev).lost.or(Some(DriverError::from_code(709)))
+            }
             ContextKind::Cuda { dev, .. } => device_state(dev).lost,
             ContextKind::Cpu(_) => None,
         }
@@ -154,7 +160,11 @@ impl Context {
         if let Some(ctx) = shared.upgrade() {
             return ctx;
         }
-        let ctx = Arc::new(Context { kind: ContextKind::Cpu(CpuDevice::new()), errors: ErrorLog::new(), pinned: Default::default() });
+        let ctx = Arc::new(Context {
+            kind: ContextKind::Cpu(CpuDevice::new()),
+            errors: ErrorLog::new(),
+            pinned: Default::default(),
+        });
         *shared = Arc::downgrade(&ctx);
         ctx
     }
@@ -329,6 +339,11 @@ impl StreamHandle {
         Ok(StreamHandle { ctx: ctx.clone(), kind })
     }
 
+    /// Whether this stream is the CPU backend's.
+    pub(crate) fn is_cpu(&self) -> bool {
+        matches!(self.kind, StreamKind::Cpu(_))
+    }
+
     /// An identity for "was this fence recorded on this stream" checks.
     pub(crate) fn id(&self) -> usize {
         match &self.kind {
@@ -342,8 +357,10 @@ impl StreamHandle {
     /// once the stream has stopped, with the message in [`fault`](StreamHandle::fault).
     pub(crate) fn synchronize(&self) -> Result<(), DriverError> {
         match &self.kind {
-            // SAFETY: the stream is alive and its context retained while `self` lives.
-            StreamKind::Cuda(raw) => unsafe { driver::stream::synchronize(self.ctx.cuda()?, *raw) }.map_err(|e| self.ctx.note(e)),
+            StreamKind::Cuda(raw) => {
+                // SAFETY: the stream is alive and its context retained while `self` lives.
+                unsafe { driver::stream::synchronize(self.ctx.cuda()?, *raw) }.map_err(|e| self.ctx.note(e))
+            }
             StreamKind::Cpu(s) => s.synchronize().map_err(|_| cpu_fault()),
         }
     }
@@ -361,7 +378,9 @@ impl StreamHandle {
     pub(crate) fn wait(&self, event: &Event) -> Result<(), DriverError> {
         match (&self.kind, &event.kind) {
             // SAFETY: both are alive in the same context (callers only pair handles of one `Gpu`).
-            (StreamKind::Cuda(raw), EventKind::Cuda(e)) => unsafe { driver::stream::wait_event(self.ctx.cuda()?, *raw, *e) },
+            (StreamKind::Cuda(raw), EventKind::Cuda(e)) => unsafe {
+                driver::stream::wait_event(self.ctx.cuda()?, *raw, *e)
+            },
             (StreamKind::Cpu(s), EventKind::Cpu(e)) => s.wait(e).map_err(|_| DriverError::not_supported()),
             _ => Err(DriverError::from_code(400)), // CUDA_ERROR_INVALID_HANDLE
         }
@@ -373,7 +392,13 @@ impl StreamHandle {
     /// - `device` is memory of this context valid for `span` on the device, and `host` is
     ///   valid for `span` on the host, until the stream has passed the copy; nothing else
     ///   writes the destination, nor the source, meanwhile.
-    pub(crate) unsafe fn copy(&self, dir: Direction, device: DevicePtr, host: *mut c_void, span: Span2d) -> Result<(), DriverError> {
+    pub(crate) unsafe fn copy(
+        &self,
+        dir: Direction,
+        device: DevicePtr,
+        host: *mut c_void,
+        span: Span2d,
+    ) -> Result<(), DriverError> {
         match &self.kind {
             // SAFETY: stream alive, context retained; the memory is the caller's duty.
             StreamKind::Cuda(raw) => unsafe { driver::mem::copy(self.ctx.cuda()?, *raw, dir, device, host, span) },
@@ -396,10 +421,18 @@ impl StreamHandle {
     /// # Safety
     /// - The rows are device memory of this context that this stream may write until it
     ///   has passed the fill.
-    pub(crate) unsafe fn zero_2d(&self, dst: DevicePtr, pitch: usize, width_bytes: usize, height: usize) -> Result<(), DriverError> {
+    pub(crate) unsafe fn zero_2d(
+        &self,
+        dst: DevicePtr,
+        pitch: usize,
+        width_bytes: usize,
+        height: usize,
+    ) -> Result<(), DriverError> {
         match &self.kind {
             // SAFETY: stream alive, context retained; the memory is the caller's duty.
-            StreamKind::Cuda(raw) => unsafe { driver::mem::zero_2d(self.ctx.cuda()?, *raw, dst, pitch, width_bytes, height) },
+            StreamKind::Cuda(raw) => unsafe {
+                driver::mem::zero_2d(self.ctx.cuda()?, *raw, dst, pitch, width_bytes, height)
+            },
             StreamKind::Cpu(s) => {
                 s.enqueue(Arc::new(move || {
                     // SAFETY: the caller's duty holds until the stream has passed this operation.
@@ -431,11 +464,11 @@ impl StreamHandle {
         sizes: &[usize],
     ) -> Result<(), DriverError> {
         match (&self.kind, f) {
-            // SAFETY: stream alive, context retained; the rest is the caller's duty.
-            (StreamKind::Cuda(raw), FunctionHandle::Cuda(func)) => unsafe {
-                driver::launch(self.ctx.cuda()?, func, *raw, grid, block, shared_mem_bytes, params)
+            (StreamKind::Cuda(raw), FunctionHandle::Cuda(func)) => {
+                // SAFETY: stream alive, context retained; the rest is the caller's duty.
+                unsafe { driver::launch(self.ctx.cuda()?, func, *raw, grid, block, shared_mem_bytes, params) }
+                    .map_err(|e| self.ctx.note(e))
             }
-            .map_err(|e| self.ctx.note(e)),
             (StreamKind::Cpu(s), FunctionHandle::Cpu(entry, name)) => {
                 // SAFETY: `params[i]` points to `sizes[i]` bytes (the caller's duty).
                 let values = unsafe { copy_values(params, sizes) };
@@ -486,8 +519,10 @@ impl StreamHandle {
     /// - This stream is capturing.
     pub(crate) unsafe fn last_captured_node(&self) -> Result<Option<GraphNode>, DriverError> {
         match &self.kind {
-            // SAFETY: stream alive, context retained; the capture is the caller's duty.
-            StreamKind::Cuda(raw) => unsafe { driver::graph::last_node(self.ctx.cuda()?, *raw) }.map(|n| n.map(GraphNode::Cuda)),
+            StreamKind::Cuda(raw) => {
+                // SAFETY: stream alive, context retained; the capture is the caller's duty.
+                unsafe { driver::graph::last_node(self.ctx.cuda()?, *raw) }.map(|n| n.map(GraphNode::Cuda))
+            }
             StreamKind::Cpu(s) => Ok(s.last_kernel().map(GraphNode::Cpu)),
         }
     }
@@ -503,7 +538,9 @@ impl StreamHandle {
             (StreamKind::Cuda(raw), ExecKind::Cuda { raw: e, .. }) => unsafe {
                 driver::graph::launch(self.ctx.cuda()?, *e, *raw)
             },
-            (StreamKind::Cpu(s), ExecKind::Cpu(g)) => s.enqueue_graph(g.clone()).map_err(|_| DriverError::not_supported()),
+            (StreamKind::Cpu(s), ExecKind::Cpu(g)) => {
+                s.enqueue_graph(g.clone()).map_err(|_| DriverError::not_supported())
+            }
             _ => Err(DriverError::from_code(400)),
         }
     }
@@ -607,8 +644,10 @@ impl Event {
     /// Blocks this thread until the event's latest record has completed.
     pub(crate) fn synchronize(&self) -> Result<(), DriverError> {
         match &self.kind {
-            // SAFETY: alive while `self` lives.
-            EventKind::Cuda(e) => unsafe { driver::event::synchronize(self.ctx.cuda()?, *e) }.map_err(|e| self.ctx.note(e)),
+            EventKind::Cuda(e) => {
+                // SAFETY: alive while `self` lives.
+                unsafe { driver::event::synchronize(self.ctx.cuda()?, *e) }.map_err(|e| self.ctx.note(e))
+            }
             EventKind::Cpu(e) => e.synchronize().map_err(|_| DriverError::not_supported()),
         }
     }
@@ -785,7 +824,16 @@ impl GraphExec {
             (ExecKind::Cuda { raw }, GraphNode::Cuda(n), FunctionHandle::Cuda(func)) => {
                 // SAFETY: both alive; the rest is the caller's duty.
                 unsafe {
-                    driver::graph::set_kernel_params(self.ctx.cuda()?, *raw, *n, func, grid, block, shared_mem_bytes, params)
+                    driver::graph::set_kernel_params(
+                        self.ctx.cuda()?,
+                        *raw,
+                        *n,
+                        func,
+                        grid,
+                        block,
+                        shared_mem_bytes,
+                        params,
+                    )
                 }
             }
             (ExecKind::Cpu(_), GraphNode::Cpu(op), _) => {

@@ -548,7 +548,7 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// unsafe impl KernelDecl for Fill {
     ///     const NAME: &'static str = "fill";
     ///     type Signature = (Mut<f32>, f32);
-///     type Kind = sluice_host::Checked;
+    ///     type Kind = sluice_host::Checked;
     /// }
     /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
     /// ```
@@ -783,7 +783,12 @@ impl Gpu {
 
     /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
     /// on every call (the cache is shared by every declaration of the entry).
-    fn resolve<S: Signature>(&self, ptx: &'static str, name: &'static str, cpu: Option<CpuEntry>) -> Result<LaunchTarget> {
+    fn resolve<S: Signature>(
+        &self,
+        ptx: &'static str,
+        name: &'static str,
+        cpu: Option<CpuEntry>,
+    ) -> Result<LaunchTarget> {
         let check = |found: &[usize]| check_sizes::<S>(name, found);
         let info = self.info();
         let shared = (info.max_shared_memory_per_block as usize, info.max_shared_memory_per_block_optin as usize);

@@ -15,12 +15,12 @@ use std::sync::Mutex;
 
 use bytemuck::Pod;
 
-use crate::device::Gpu;
 use crate::capture::Capture;
+use crate::device::Gpu;
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
-use crate::trace::{Recorder, SpanKind};
 use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::trace::{Recorder, SpanKind};
 use crate::view::{Brand, ColumnView, ColumnViewMut, Invariant};
 
 /// What the lanes of one scope share: the device, the scope's idle events (fences dropped
@@ -82,7 +82,6 @@ impl LaneShared {
     pub(crate) fn recycle_event(&self, e: Event) {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())[e.timing() as usize].push(e);
     }
-
 }
 
 /// A lane's stream and counters. Lives (boxed) in its scope's state until the scope ends.
@@ -348,7 +347,12 @@ impl<'scope, 'id> Stream<'scope, 'id> {
 
     /// Runs `enqueue` (one operation enqueued on this lane); in a traced scope, brackets it
     /// with timing events and host instants, named by `name`. One branch otherwise.
-    pub(crate) fn traced<R>(&self, kind: SpanKind, name: impl FnOnce() -> String, enqueue: impl FnOnce() -> Result<R>) -> Result<R> {
+    pub(crate) fn traced<R>(
+        &self,
+        kind: SpanKind,
+        name: impl FnOnce() -> String,
+        enqueue: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
         let Some(rec) = &self.lane.shared.trace else { return enqueue() };
         let (gpu, stream) = (self.gpu(), self.handle());
         let open = rec.begin(gpu, stream)?;

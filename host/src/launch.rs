@@ -17,9 +17,9 @@ use bytemuck::Pod;
 use crate::capture::{Capture, KernelNode, KernelNodeRecord};
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::{Error, Result};
+use crate::handle::StreamHandle;
 use crate::kernel::{for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature};
 use crate::lane::Stream;
-use crate::handle::StreamHandle;
 use crate::module::LaunchTarget;
 use crate::span::Span;
 use crate::trace::SpanKind;
@@ -89,7 +89,9 @@ impl LaunchConfig {
     /// ```
     pub fn validate(&self, info: &DeviceInfo) -> Result<()> {
         let (g, b) = (self.grid, self.block);
-        for (what, v) in [("grid.x", g.0), ("grid.y", g.1), ("grid.z", g.2), ("block.x", b.0), ("block.y", b.1), ("block.z", b.2)] {
+        for (what, v) in
+            [("grid.x", g.0), ("grid.y", g.1), ("grid.z", g.2), ("block.x", b.0), ("block.y", b.1), ("block.z", b.2)]
+        {
             if v == 0 {
                 return Err(Error::EmptyLaunch { what });
             }
@@ -460,11 +462,17 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     {
         let gpu = self.gpu();
         let f = kernel.resolve(gpu)?;
-        // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (checked
-        // against the PTX on load); every view in `args` carries this lane's brand 'id, so
-        // it is bound to this stream, and borrows its memory for 'scope — which ends after
-        // the scope joins this stream; the kernel's own conduct is the caller's duty.
-        self.traced(SpanKind::Launch, || f.name.to_string(), || unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) })?;
+        self.traced(
+            SpanKind::Launch,
+            || f.name.to_string(),
+            || {
+                // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (checked
+                // against the PTX on load); every view in `args` carries this lane's brand 'id, so
+                // it is bound to this stream, and borrows its memory for 'scope — which ends after
+                // the scope joins this stream; the kernel's own conduct is the caller's duty.
+                unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }
+            },
+        )?;
         self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
         match self.lane.shared.capture() {
             None => Ok(None),
@@ -548,9 +556,12 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         };
         // SAFETY: as in `launch`.
         let index = unsafe { self.enqueue_launch(kernel, cfg, &args) }?;
-        Ok(KernelNode { capture: capture.id, index: index.expect("a recording records its launches"), _sig: PhantomData })
+        Ok(KernelNode {
+            capture: capture.id,
+            index: index.expect("a recording records its launches"),
+            _sig: PhantomData,
+        })
     }
-
 }
 
 /// Launches `f` with `args` on `stream` after checking `cfg`.
@@ -626,7 +637,10 @@ mod tests {
         let cfg = LaunchConfig::for_elements(10, 32).with_shared_mem(100 << 10);
         assert_eq!(cfg.validate(&info), Ok(()), "above 48 KiB, up to the opt-in limit");
         let cfg = LaunchConfig::for_elements(10, 32).with_shared_mem(1 << 20);
-        assert!(matches!(cfg.validate(&info), Err(Error::LaunchConfig { what: "dynamic shared memory per block", .. })));
+        assert!(matches!(
+            cfg.validate(&info),
+            Err(Error::LaunchConfig { what: "dynamic shared memory per block", .. })
+        ));
         let huge = LaunchConfig::for_elements(usize::MAX, 1);
         assert!(matches!(huge.validate(&info), Err(Error::LaunchConfig { what: "grid.x", .. })));
     }

@@ -120,42 +120,42 @@
 #![warn(missing_docs)]
 
 // In layer order, lowest first (see "Layers" above).
+mod capture;
+mod copy;
+mod cpu;
+mod device;
 mod driver;
 mod error;
-mod cpu;
+mod fence;
+mod graph;
 mod handle;
-mod ptx;
-mod span;
-mod module;
-mod device;
-mod trace;
-mod capture;
-mod matrix;
-mod pinned;
-mod view;
 mod kernel;
 mod lane;
 mod launch;
-mod fence;
-mod copy;
+mod matrix;
+mod module;
+mod pinned;
+mod ptx;
 mod scope;
-mod graph;
+mod span;
+mod trace;
+mod view;
 
+pub use capture::KernelNode;
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
 pub use error::{Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
+pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{
-    ByValue, Checked, CheckedLaunch, CpuEntry, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr, PtrMut, Ref,
-    Signature, Unchecked,
+    ByValue, Checked, CheckedLaunch, CpuEntry, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr,
+    PtrMut, Ref, Signature, Unchecked,
 };
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
 pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
-pub use capture::KernelNode;
-pub use graph::{graph, Graph, Outputs, Replay};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
 pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

@@ -567,8 +567,10 @@ impl Gpu {
         // handed out, so nothing else uses it. Host side: `data` holds `rows * cols` elements
         // (checked above) and stays borrowed until this function returns, after the
         // synchronize below has seen the copy complete.
-        let copied = unsafe { stream.copy(Direction::HostToDevice, s.ptr, data.as_ptr().cast_mut().cast::<c_void>(), s.to_2d()) }
-            .map_err(|error| Error::Copy { direction: "host to device", error });
+        let copied = unsafe {
+            stream.copy(Direction::HostToDevice, s.ptr, data.as_ptr().cast_mut().cast::<c_void>(), s.to_2d())
+        }
+        .map_err(|error| Error::Copy { direction: "host to device", error });
         let synced = stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error });
         match (copied, synced) {
             (Ok(()), Ok(())) => {

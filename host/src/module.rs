@@ -9,9 +9,9 @@
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
+use crate::cpu::CpuEntry;
 use crate::driver::{module::FuncAttribute, DriverError};
 use crate::error::{Error, Result};
-use crate::cpu::CpuEntry;
 use crate::handle::{Context, FunctionHandle, Module};
 use crate::ptx;
 
@@ -80,15 +80,15 @@ impl ModuleCache {
         EntryPoint { ptx, name, cpu }: EntryPoint,
         check: impl FnOnce(&[usize]) -> Result<()>,
     ) -> Result<LaunchTarget> {
-        if ctx.is_cpu() {
-            return resolve_cpu(ptx, name, cpu, check);
-        }
         let key = (ptx.as_ptr() as usize, ptx.len());
         {
             let functions = lock(&self.functions);
             if let Some(f) = functions.iter().find(|f| f.key == key && f.target.name == name) {
                 return check(&f.params).map(|()| f.target);
             }
+        }
+        if ctx.is_cpu() {
+            return self.resolve_cpu(key, EntryPoint { ptx, name, cpu }, check);
         }
         let mut modules = lock(&self.modules);
         let module = match modules.iter().position(|m| m.ptx == ptx) {
@@ -151,27 +151,39 @@ impl ModuleCache {
         lock(&self.functions).push(Resolved { key, params: params.into(), target });
         checked.map(|()| target)
     }
-}
 
-/// A kernel on the CPU backend: its CPU entry, with the declaration checked against the PTX
-/// as on a GPU (when the PTX holds the entry: a build without the kernel toolchain embeds no
-/// PTX, and then only the host code declares the parameters).
-fn resolve_cpu(
-    ptx: &'static str,
-    name: &'static str,
-    cpu: Option<CpuEntry>,
-    check: impl FnOnce(&[usize]) -> Result<()>,
-) -> Result<LaunchTarget> {
-    let entry = cpu.ok_or(Error::NoCpuEntry { name })?;
-    if let Ok(params) = ptx::param_sizes(ptx, name) {
-        check(&params)?;
+    /// A kernel on the CPU backend: its CPU entry, with the declaration checked against the
+    /// PTX as on a GPU (when the PTX holds the entry: a build without the kernel toolchain
+    /// embeds no PTX, and then only the host code declares the parameters). Cached as a
+    /// GPU's functions are: the PTX is read once per entry.
+    fn resolve_cpu(
+        &self,
+        key: (usize, usize),
+        EntryPoint { ptx, name, cpu }: EntryPoint,
+        check: impl FnOnce(&[usize]) -> Result<()>,
+    ) -> Result<LaunchTarget> {
+        let params = ptx::param_sizes(ptx, name);
+        // PTX that lacks the entry: the name is wrong, as a GPU would say.
+        if cpu.is_none() && !ptx.is_empty() && matches!(params, Err(ptx::ParamsError::NoEntry)) {
+            return Err(Error::KernelNotFound { name });
+        }
+        let entry = match (cpu, &params) {
+            (Some(entry), _) => entry,
+            (None, Ok(params)) => return check(params).and(Err(Error::NoCpuEntry { name })),
+            (None, Err(_)) => return Err(Error::NoCpuEntry { name }),
+        };
+        let target = LaunchTarget {
+            name,
+            func: FunctionHandle::Cpu(entry, name),
+            max_threads_per_block: 1024,
+            dynamic_shared_limit: 227 << 10,
+        };
+        // Without the entry in the PTX, the host declaration is all there is to check.
+        let Ok(params) = params else { return Ok(target) };
+        let checked = check(&params);
+        lock(&self.functions).push(Resolved { key, params: params.into(), target });
+        checked.map(|()| target)
     }
-    Ok(LaunchTarget {
-        name,
-        func: FunctionHandle::Cpu(entry, name),
-        max_threads_per_block: 1024,
-        dynamic_shared_limit: 227 << 10,
-    })
 }
 
 /// Loads `ptx` as a module, after checking that the driver understands its `.version`.

@@ -407,7 +407,6 @@ impl Gpu {
     }
 }
 
-
 /// A host-to-device upload in flight, outside any scope ([`Gpu::upload_async`]): it owns
 /// both sides until the copy is done — the pinned source (so the host cannot change or free
 /// it, rule 4) and the device matrix (so no lane reads it early). [`wait`](PendingUpload::wait)

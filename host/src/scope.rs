@@ -32,16 +32,16 @@ use std::sync::Mutex;
 
 use bytemuck::Pod;
 
+use crate::capture::{Capture, Recorded};
 use crate::device::{lock, Gpu};
 use crate::driver::DriverError;
 use crate::error::{Error, LaneId, Result};
 use crate::fence::{Fenced, Timestamp};
+use crate::handle::GraphExec;
 use crate::handle::StreamHandle;
 use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::pinned::PinnedMatrix;
-use crate::capture::{Capture, Recorded};
-use crate::handle::GraphExec;
 use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
@@ -553,7 +553,11 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// })
     /// # }
     /// ```
-    pub fn pinned_matrix<T: Pod + Send + Sync>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut PinnedMatrix<T>> {
+    pub fn pinned_matrix<T: Pod + Send + Sync>(
+        &'scope self,
+        rows: usize,
+        cols: usize,
+    ) -> Result<&'scope mut PinnedMatrix<T>> {
         Ok(self.shared.keep(PinnedMatrix::alloc(&self.shared.lanes.gpu, rows, cols)?))
     }
 
@@ -900,8 +904,10 @@ impl ScopeShared {
             }
         }
         // SAFETY: the origin began this capture in `Capture::begin`.
-        let ended = unsafe { capture.origin.end_capture() }.map_err(|error| Error::Stream { call: "cuStreamEndCapture", error });
-        let exec = ended.and_then(|g| g.instantiate().map_err(|error| Error::Device { call: "cuGraphInstantiate", error }));
+        let ended = unsafe { capture.origin.end_capture() }
+            .map_err(|error| Error::Stream { call: "cuStreamEndCapture", error });
+        let exec =
+            ended.and_then(|g| g.instantiate().map_err(|error| Error::Device { call: "cuGraphInstantiate", error }));
         // Nothing was enqueued to run on these streams (a capture only records), so they are
         // idle: kept for the next scope, the upload lane and the unused kept lanes too.
         let mut kept_lanes = st.kept;
@@ -964,7 +970,6 @@ fn join_stream(stream: &StreamHandle, lane: LaneId) -> std::result::Result<(), D
     );
     std::process::abort()
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -196,8 +196,7 @@ pub(crate) fn matrix_bytes<T>(rows: usize, cols: usize, ld: usize) -> Result<usi
         return Err(Error::OverAligned { align: std::mem::align_of::<T>(), max: ALLOC_ALIGN });
     }
     let too_large = Error::TooLarge { rows, cols, elem_size: std::mem::size_of::<T>() };
-    let bytes =
-        ld.checked_mul(cols).and_then(|n| n.checked_mul(std::mem::size_of::<T>())).ok_or(too_large.clone())?;
+    let bytes = ld.checked_mul(cols).and_then(|n| n.checked_mul(std::mem::size_of::<T>())).ok_or(too_large.clone())?;
     // Device addresses are u64 and kernel lengths u64: also keep under isize::MAX, as Rust
     // allocations do, so element offsets never overflow.
     if bytes > isize::MAX as usize {

@@ -211,11 +211,14 @@ impl Trace {
         for t in 0..=ticks {
             let us = end * t as f64 / ticks as f64;
             let x = left + us * scale;
-            let _ = writeln!(svg, "<text x=\"{x:.1}\" y=\"{axis:.1}\" text-anchor=\"middle\">{:.3} ms</text>", us / 1000.0);
+            let _ =
+                writeln!(svg, "<text x=\"{x:.1}\" y=\"{axis:.1}\" text-anchor=\"middle\">{:.3} ms</text>", us / 1000.0);
         }
         let legend = axis + 16.0;
         for (k, kind) in
-            [SpanKind::Launch, SpanKind::CopyToHost, SpanKind::CopyToDevice, SpanKind::Fill, SpanKind::Wait].iter().enumerate()
+            [SpanKind::Launch, SpanKind::CopyToHost, SpanKind::CopyToDevice, SpanKind::Fill, SpanKind::Wait]
+                .iter()
+                .enumerate()
         {
             let x = left + 150.0 * k as f64;
             let _ = writeln!(
@@ -310,7 +313,8 @@ impl Recorder {
         let end = gpu.take_event(true)?;
         end.record(stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
         let host_end = Instant::now();
-        let mark = Mark { lane, kind, name: name.into(), begin: open.begin, end, host_begin: open.host_begin, host_end };
+        let mark =
+            Mark { lane, kind, name: name.into(), begin: open.begin, end, host_begin: open.host_begin, host_end };
         self.marks.lock().unwrap_or_else(|p| p.into_inner()).push(mark);
         Ok(())
     }
@@ -359,7 +363,15 @@ mod tests {
     use super::*;
 
     fn span(lane: LaneId, kind: SpanKind, name: &str, a: f64, b: f64) -> TraceSpan {
-        TraceSpan { lane, kind, name: name.into(), gpu_start_us: a, gpu_end_us: b, host_start_us: a / 2.0, host_end_us: a / 2.0 + 1.0 }
+        TraceSpan {
+            lane,
+            kind,
+            name: name.into(),
+            gpu_start_us: a,
+            gpu_end_us: b,
+            host_start_us: a / 2.0,
+            host_end_us: a / 2.0 + 1.0,
+        }
     }
 
     fn sample() -> Trace {

@@ -9,8 +9,8 @@
 pub use core::sync::atomic::Ordering;
 pub use sluice_device::atomic::{
     AtomicF32, AtomicF64, AtomicI32, AtomicI64, AtomicU32, AtomicU64, BlockAtomicF32, BlockAtomicF64, BlockAtomicI32,
-    BlockAtomicI64, BlockAtomicU32, BlockAtomicU64, SystemAtomicF32, SystemAtomicF64, SystemAtomicI32,
-    SystemAtomicI64, SystemAtomicU32, SystemAtomicU64,
+    BlockAtomicI64, BlockAtomicU32, BlockAtomicU64, SystemAtomicF32, SystemAtomicF64, SystemAtomicI32, SystemAtomicI64,
+    SystemAtomicU32, SystemAtomicU64,
 };
 
 /// cuda_std's `atomic::mid`: the fences by ordering (`device_thread_fence`,

@@ -82,13 +82,13 @@ pub use glam;
 /// and sluice's checked form; see [`sluice_device::shared_array!`].
 pub use sluice_device::shared_array;
 
+/// `#[address_space(shared)]` (and `global`, `constant`) on a `static mut`.
+pub use sluice_macros::address_space;
 /// `#[kernel]`: cuda_std's kernel attribute. An `unsafe fn` becomes a PTX entry (`&[T]` as
 /// pointer + length, raw pointers, `&T` and `Copy` structs by value) and, on the host, an
 /// unchecked kernel handle, launched only through `unsafe { st.launch_unchecked(..) }`.
 /// `#[address_space(shared)] static mut`s in its body become shared memory.
 pub use sluice_macros::cuda_std_kernel as kernel;
-/// `#[address_space(shared)]` (and `global`, `constant`) on a `static mut`.
-pub use sluice_macros::address_space;
 
 /// What the `kernel` and `address_space` macros' expansions name (sluice's
 /// device std). Not an API.

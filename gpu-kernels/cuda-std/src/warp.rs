@@ -10,9 +10,9 @@ pub use imp::*;
 mod imp {
     use sluice_device::warp as w;
 
-    pub use sluice_device::warp::{lane_id, sync_warp};
     /// Values that can be shuffled: `u8 i8 u16 i16 u32 i32 f32 u64 i64 f64 u128 i128`.
     pub use sluice_device::warp::Shuffle as WarpShuffleValue;
+    pub use sluice_device::warp::{lane_id, sync_warp};
 
     /// The lanes executing this instruction now (`__activemask()`).
     #[inline(always)]

@@ -57,7 +57,8 @@ fn build(dir: &Path, arch: Arch) -> (String, Vec<KernelResources>) {
         .arch(arch)
         .tools_dir(tools)
         .target_dir(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{arch}")));
-    let tc = Toolchain::discover(&builder.locations()).unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+    let tc = Toolchain::discover(&builder.locations())
+        .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
     let out = builder.build_with(&tc).unwrap_or_else(|e| panic!("{e}"));
     let ptxas = find_ptxas(&builder.locations()).unwrap_or_else(|e| panic!("this test needs ptxas: {e}"));
     let resources = check_ptx(&ptxas, &out.ptx, arch).unwrap_or_else(|e| panic!("{e}"));
@@ -80,8 +81,14 @@ fn every_api_compiles_and_assembles_for_sm_90_and_sm_80() {
         }
         // The tiles of the ported gemm: two 16×16 f32 arrays, sized by a local constant.
         assert_eq!(kernel(&resources, "gemm_tiled").shared_bytes, 2 * 16 * 16 * 4, "{arch}");
-        assert!(ptx.contains("shfl.sync.up.b32") && ptx.contains("atom.acq_rel.gpu"), "{arch}: expected instructions missing");
-        assert!(ptx.contains("ld.acquire.gpu") && ptx.contains("st.release.gpu") && ptx.contains("fence.sc.gpu"), "{arch}");
+        assert!(
+            ptx.contains("shfl.sync.up.b32") && ptx.contains("atom.acq_rel.gpu"),
+            "{arch}: expected instructions missing"
+        );
+        assert!(
+            ptx.contains("ld.acquire.gpu") && ptx.contains("st.release.gpu") && ptx.contains("fence.sc.gpu"),
+            "{arch}"
+        );
     }
 }
 
@@ -116,7 +123,9 @@ pub unsafe fn vecadd_unchecked(a: &[f32], b: &[f32], c: *mut f32) {
     let (checked, unchecked) = (kernel(&resources, "vecadd"), kernel(&resources, "vecadd_unchecked"));
     assert!(
         checked.registers as f64 <= 1.1 * unchecked.registers as f64,
-        "bounds check: {} registers against {} without", checked.registers, unchecked.registers
+        "bounds check: {} registers against {} without",
+        checked.registers,
+        unchecked.registers
     );
     assert_eq!(checked.stack_frame_bytes, 0, "{checked:?}");
     assert!(!ptx.contains("core3fmt"), "core::fmt reached the PTX of a kernel that only indexes a slice");

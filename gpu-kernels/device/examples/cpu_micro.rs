@@ -1,7 +1,7 @@
 //! Micro-costs of the CPU runtime (not a test): per thread and per suspension.
-use std::time::Instant;
 use sluice_device::warp::{self, FULL_MASK};
 use sluice_device::{cpu, sync, thread};
+use std::time::Instant;
 
 fn main() {
     let (grid, block) = (256u32, 256u32);

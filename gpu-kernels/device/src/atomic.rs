@@ -424,7 +424,6 @@ mod imp {
     }
 }
 
-
 /// Generates the public functions of one address space. `$ptr` is the
 /// pointer type, `$addr` turns it into the `u64` operand.
 macro_rules! api {
@@ -525,7 +524,12 @@ macro_rules! api {
         #[doc = $what]
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        pub unsafe fn compare_exchange<T: AtomicSwap>(ptr: $ptr<T>, current: T, new: T, scope: MemoryScope) -> Result<T, T> {
+        pub unsafe fn compare_exchange<T: AtomicSwap>(
+            ptr: $ptr<T>,
+            current: T,
+            new: T,
+            scope: MemoryScope,
+        ) -> Result<T, T> {
             // SAFETY: forwarded to the caller.
             let old = unsafe { T::__cas($space, scope, ($addr)(ptr), current, new) };
             if T::__same_bits(old, current) {
@@ -687,4 +691,3 @@ impl<T: bytemuck::Pod, const N: usize> crate::shared::SharedArray<T, N> {
 impl<T: bytemuck::Pod> crate::shared::SharedSlice<T> {
     shared_methods!();
 }
-

@@ -391,7 +391,8 @@ mod imp {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     pub fn __fail(format: &'static [u8]) -> ! {
-        let text = std::string::String::from_utf8_lossy(format.strip_suffix(b"\0").unwrap_or(format)).replace("%%", "%");
+        let text =
+            std::string::String::from_utf8_lossy(format.strip_suffix(b"\0").unwrap_or(format)).replace("%%", "%");
         let text = text.trim_end_matches('\n');
         // `kernel failed at FILE:LINE:COL: MESSAGE`: the panic has the location.
         let message = text.strip_prefix("kernel failed at ").and_then(|t| t.split_once(": ")).map_or(text, |(_, m)| m);

@@ -77,10 +77,7 @@
 // `cargo doc --target nvptx64-nvidia-cuda -Zbuild-std=core` (with the kernel
 // toolchain, as sluice-builder uses it).
 #![allow(rustdoc::broken_intra_doc_links)]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics)
-)]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics))]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 // The host build runs kernels on the CPU runtime (`cpu`), which needs std.
@@ -106,12 +103,12 @@ pub fn __linked() {}
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc(hidden)]
 pub mod __host {
-    pub use sluice_host::{Arg, ByValue, Checked, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked};
+    pub use sluice_host::{Arg, ByValue, Checked, CpuEntry, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked};
 }
 pub mod io;
+pub mod math;
 pub mod misc;
 pub mod selftest;
-pub mod math;
 pub mod shared;
 pub mod slice;
 pub mod sync;

@@ -205,7 +205,6 @@ mod imp {
     use core::arch::asm;
     use core::intrinsics;
 
-
     macro_rules! float_impl {
         ($t:ty, $sqrt:ident, $fma:ident, $floor:ident, $ceil:ident, $trunc:ident, $copysign:ident,
          { $($m:ident($($a:ident: $at:ty),*) => $f:ident;)* }, $sincos:ident, $($extra:tt)*) => {
@@ -369,7 +368,6 @@ mod imp {
         normcdf() -> f64 => __nv_normcdf; normcdfinv() -> f64 => __nv_normcdfinv; rcbrt() -> f64 => __nv_rcbrt;
     }, |x| super::euclid::f64::saturate(x)););
 
-
     impl FastFloat for f32 {
         #[inline(always)]
         fn exp_fast(self) -> f32 {
@@ -379,7 +377,9 @@ mod imp {
         fn exp2_fast(self) -> f32 {
             let r: f32;
             // SAFETY: register-only arithmetic.
-            unsafe { asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags)) };
+            unsafe {
+                asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags))
+            };
             r
         }
         #[inline(always)]
@@ -429,14 +429,18 @@ mod imp {
         fn sqrt_fast(self) -> f32 {
             let r: f32;
             // SAFETY: register-only arithmetic.
-            unsafe { asm!("sqrt.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags)) };
+            unsafe {
+                asm!("sqrt.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags))
+            };
             r
         }
         #[inline(always)]
         fn tanh_fast(self) -> f32 {
             let r: f32;
             // SAFETY: register-only arithmetic (sm_75+, below every arch sluice builds for).
-            unsafe { asm!("tanh.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags)) };
+            unsafe {
+                asm!("tanh.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self, options(pure, nomem, nostack, preserves_flags))
+            };
             r
         }
     }
@@ -686,7 +690,9 @@ pub mod euclid {
 
         #[test]
         fn euclid_matches_std() {
-            for &(x, y) in &[(7.5f64, 2.0), (-7.5, 2.0), (7.5, -2.0), (-7.5, -2.0), (-0.0, 3.0), (1e300, 3.0), (-1e-300, 1.0)] {
+            for &(x, y) in
+                &[(7.5f64, 2.0), (-7.5, 2.0), (7.5, -2.0), (-7.5, -2.0), (-0.0, 3.0), (1e300, 3.0), (-1e-300, 1.0)]
+            {
                 let (q, r) = ((x / y).trunc(), x % y);
                 assert_eq!(super::f64::div(q, r, y), x.div_euclid(y), "div_euclid({x}, {y})");
                 assert_eq!(super::f64::rem(r, y), x.rem_euclid(y), "rem_euclid({x}, {y})");

@@ -291,13 +291,8 @@ mod device {
         for (k, v) in f32_rows.iter().enumerate() {
             put(12 + k, v.to_bits());
         }
-        let f64_rows = [
-            (x as f64).j1(),
-            (x as f64).yn(3),
-            (xe as f64).erfcx(),
-            (p as f64).normcdfinv(),
-            (xr as f64).rcbrt(),
-        ];
+        let f64_rows =
+            [(x as f64).j1(), (x as f64).yn(3), (xe as f64).erfcx(), (p as f64).normcdfinv(), (xr as f64).rcbrt()];
         for (k, v) in f64_rows.iter().enumerate() {
             put(33 + 2 * k, v.to_bits() as u32);
             put(34 + 2 * k, (v.to_bits() >> 32) as u32);
@@ -400,7 +395,14 @@ mod host {
         // Atomics: old values are a permutation of what some interleaving gives.
         let mut olds: Vec<u32> = (0..THREADS).map(|t| at(0, t)).collect();
         olds.sort_unstable();
-        expect(&mut bad, 0, 0, olds == (0..THREADS as u32).collect::<Vec<_>>(), format!("{olds:?}"), "0..64 once each".into());
+        expect(
+            &mut bad,
+            0,
+            0,
+            olds == (0..THREADS as u32).collect::<Vec<_>>(),
+            format!("{olds:?}"),
+            "0..64 once each".into(),
+        );
         for t in 0..THREADS {
             expect(&mut bad, 1, t, at(1, t) == 64, at(1, t).to_string(), "64".into());
         }
@@ -410,12 +412,26 @@ mod host {
         expect(&mut bad, 2, 0, halves == want, format!("{halves:?}"), "0, 0.5, ..., 31.5 once each".into());
         let mut subs: Vec<u32> = (0..THREADS).map(|t| at(3, t)).collect();
         subs.sort_unstable();
-        expect(&mut bad, 3, 0, subs == (37..=100).collect::<Vec<_>>(), format!("{subs:?}"), "37..=100 once each".into());
+        expect(
+            &mut bad,
+            3,
+            0,
+            subs == (37..=100).collect::<Vec<_>>(),
+            format!("{subs:?}"),
+            "37..=100 once each".into(),
+        );
         let finals: Vec<u32> = (0..FINAL_NAMES.len()).map(|k| at(FINALS, k)).collect();
         let mut swapped: Vec<i64> = (0..THREADS).map(|t| at(4, t) as i32 as i64).collect();
         swapped.push(finals[8] as i32 as i64);
         swapped.sort_unstable();
-        expect(&mut bad, 4, 0, swapped == (-1..64).collect::<Vec<_>>(), format!("{swapped:?}"), "-1..64 once each (olds and final)".into());
+        expect(
+            &mut bad,
+            4,
+            0,
+            swapped == (-1..64).collect::<Vec<_>>(),
+            format!("{swapped:?}"),
+            "-1..64 once each (olds and final)".into(),
+        );
         let winners: Vec<usize> = (0..THREADS).filter(|&t| at(5, t) == 1).collect();
         let one_winner = winners.len() == 1 && (0..THREADS).all(|t| at(5, t) <= 1);
         expect(&mut bad, 5, 0, one_winner, format!("winners {winners:?}"), "exactly one".into());

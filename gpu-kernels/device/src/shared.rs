@@ -479,7 +479,9 @@ mod imp {
     pub fn dynamic_shared_bytes() -> u32 {
         let n: u32;
         // SAFETY: reads a special register.
-        unsafe { asm!("mov.u32 {n}, %dynamic_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags)) };
+        unsafe {
+            asm!("mov.u32 {n}, %dynamic_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags))
+        };
         n
     }
 
@@ -567,7 +569,9 @@ mod imp {
     pub fn total_shared_bytes() -> u32 {
         let n: u32;
         // SAFETY: reads a special register.
-        unsafe { asm!("mov.u32 {n}, %total_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags)) };
+        unsafe {
+            asm!("mov.u32 {n}, %total_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags))
+        };
         n
     }
 
@@ -700,7 +704,6 @@ mod imp {
     }
 }
 
-
 impl<T> SharedPtr<T> {
     /// The generic address of this shared location (`cvta.shared.u64`), for
     /// code that takes `*mut T`. Accesses through it work but compile to
@@ -832,7 +835,6 @@ impl<T: Pod> SharedSlice<T> {
     accessors!();
 }
 
-
 impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -896,10 +898,9 @@ impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStati
     }
 }
 
-
-pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
 #[doc(hidden)]
 pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
+pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
 
 /// Declares a statically sized array in the block's shared memory (on the
 /// host: the CPU runtime's per-block memory, allocated at the block's first use).
@@ -930,15 +931,22 @@ pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
 macro_rules! shared_array {
     ($name:ident : [$t:ty; $n:expr]) => {{
         const __SLUICE_SHARED_HASH: u64 = $crate::shared::__symbol_hash(concat!(
-            module_path!(), "|", file!(), "|", line!(), "|", column!(), "|", stringify!($name)
+            module_path!(),
+            "|",
+            file!(),
+            "|",
+            line!(),
+            "|",
+            column!(),
+            "|",
+            stringify!($name)
         ));
         // SAFETY: the hash is this invocation's own (module, file, line, column, name).
         unsafe { $crate::shared::SharedArray::<$t, { $n }>::__declare::<__SLUICE_SHARED_HASH>() }
     }};
     ($t:ty; $n:expr) => {{
-        const __SLUICE_SHARED_HASH: u64 = $crate::shared::__symbol_hash(concat!(
-            module_path!(), "|", file!(), "|", line!(), "|", column!(), "|[]"
-        ));
+        const __SLUICE_SHARED_HASH: u64 =
+            $crate::shared::__symbol_hash(concat!(module_path!(), "|", file!(), "|", line!(), "|", column!(), "|[]"));
         $crate::shared::SharedStatic::<[$t; $n], __SLUICE_SHARED_HASH>::__new().as_mut_ptr() as *mut $t
     }};
 }

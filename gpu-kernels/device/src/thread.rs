@@ -260,7 +260,9 @@ pub fn warp_size() -> u32 {
     {
         let r: u32;
         // SAFETY: reads a special register.
-        unsafe { core::arch::asm!("mov.u32 {r}, WARP_SZ;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) };
+        unsafe {
+            core::arch::asm!("mov.u32 {r}, WARP_SZ;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags))
+        };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]

@@ -216,10 +216,18 @@ mod imp {
         // shuffle into divergent code changes its meaning.
         unsafe {
             match kind {
-                Kind::Idx => asm!("shfl.sync.idx.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
-                Kind::Up => asm!("shfl.sync.up.b32 {d}, {a}, {b}, 0, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
-                Kind::Down => asm!("shfl.sync.down.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
-                Kind::Xor => asm!("shfl.sync.bfly.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags)),
+                Kind::Idx => {
+                    asm!("shfl.sync.idx.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags))
+                }
+                Kind::Up => {
+                    asm!("shfl.sync.up.b32 {d}, {a}, {b}, 0, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags))
+                }
+                Kind::Down => {
+                    asm!("shfl.sync.down.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags))
+                }
+                Kind::Xor => {
+                    asm!("shfl.sync.bfly.b32 {d}, {a}, {b}, 31, {m};", d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, m = in(reg32) mask, options(nomem, nostack, preserves_flags))
+                }
             }
         }
         d
@@ -435,7 +443,14 @@ mod imp {
     }
 
     #[inline(always)]
-    unsafe fn shfl_width<T: Shuffle>(kind: Kind, mode: super::ShflMode, mask: u32, value: T, b: u32, width: u32) -> (T, bool) {
+    unsafe fn shfl_width<T: Shuffle>(
+        kind: Kind,
+        mode: super::ShflMode,
+        mask: u32,
+        value: T,
+        b: u32,
+        width: u32,
+    ) -> (T, bool) {
         crate::dassert!(super::valid_width(width), "warp shuffle: width must be a power of two from 1 to 32");
         // SAFETY: forwarded to the caller; `c` is well formed for a valid width.
         unsafe { value.shfl_p(kind, mask, b, super::shfl_c(mode, width)) }
@@ -544,7 +559,9 @@ mod imp {
     pub unsafe fn match_any(mask: u32, value: u32) -> u32 {
         let r: u32;
         // SAFETY: register-only; convergence is the caller's contract.
-        unsafe { asm!("match.any.sync.b32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nomem, nostack)) };
+        unsafe {
+            asm!("match.any.sync.b32 {r}, {v}, {m};", r = out(reg32) r, v = in(reg32) value, m = in(reg32) mask, options(nomem, nostack))
+        };
         r
     }
 
@@ -556,7 +573,9 @@ mod imp {
     pub unsafe fn match_any_u64(mask: u32, value: u64) -> u32 {
         let r: u32;
         // SAFETY: register-only; convergence is the caller's contract.
-        unsafe { asm!("match.any.sync.b64 {r}, {v}, {m};", r = out(reg32) r, v = in(reg64) value, m = in(reg32) mask, options(nomem, nostack)) };
+        unsafe {
+            asm!("match.any.sync.b64 {r}, {v}, {m};", r = out(reg32) r, v = in(reg64) value, m = in(reg32) mask, options(nomem, nostack))
+        };
         r
     }
 

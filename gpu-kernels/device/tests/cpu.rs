@@ -40,7 +40,9 @@ fn counters(n: u64) -> Vec<AtomicU32> {
 
 #[test]
 fn indices_in_1d_2d_and_3d() {
-    for (grid, block) in [([5, 1, 1], [64, 1, 1]), ([3, 2, 1], [8, 4, 1]), ([2, 3, 2], [4, 3, 2]), ([1, 1, 1], [1, 1, 1])] {
+    for (grid, block) in
+        [([5, 1, 1], [64, 1, 1]), ([3, 2, 1], [8, 4, 1]), ([2, 3, 2], [4, 3, 2]), ([1, 1, 1], [1, 1, 1])]
+    {
         let n = volume(grid) * volume(block);
         let seen = counters(n);
         cpu::launch(grid, block, 0, &|| {
@@ -60,7 +62,10 @@ fn indices_in_1d_2d_and_3d() {
             assert_eq!(thread::grid_block_rank(), (b.z as u64 * gd.y as u64 + b.y as u64) * gd.x as u64 + b.x as u64);
             assert_eq!(thread::block_size(), bd.x * bd.y * bd.z);
             assert_eq!(thread::total_threads(), n);
-            assert_eq!(thread::grid_size_3d(), (gd.x as u64 * bd.x as u64, gd.y as u64 * bd.y as u64, gd.z as u64 * bd.z as u64));
+            assert_eq!(
+                thread::grid_size_3d(),
+                (gd.x as u64 * bd.x as u64, gd.y as u64 * bd.y as u64, gd.z as u64 * bd.z as u64)
+            );
             assert_eq!(thread::warp_idx(), thread::block_rank() / 32);
             assert_eq!(warp::lane_id(), thread::block_rank() % 32);
             assert_eq!(thread::warp_size(), 32);
@@ -283,7 +288,9 @@ fn shuffles_read_the_lanes_ptx_defines() {
         let value = |l: u32| (base + l) * 3 + 1;
         // SAFETY: (all shuffles) both warps are full and every lane makes every call.
         unsafe {
-            for (mode, name) in [(ShflMode::Idx, "idx"), (ShflMode::Up, "up"), (ShflMode::Down, "down"), (ShflMode::Xor, "xor")] {
+            for (mode, name) in
+                [(ShflMode::Idx, "idx"), (ShflMode::Up, "up"), (ShflMode::Down, "down"), (ShflMode::Xor, "xor")]
+            {
                 for width in [1, 2, 4, 8, 16, 32] {
                     for b in [0, 1, 3, 5, 17, 31, lane, 32 + 2] {
                         let v = value(lane);
@@ -300,14 +307,26 @@ fn shuffles_read_the_lanes_ptx_defines() {
             }
             let full = |mode| shfl_c(mode, 32);
             assert_eq!(warp::shfl_idx(FULL_MASK, value(lane), 5), value(5));
-            assert_eq!(warp::shfl_up(FULL_MASK, value(lane), 1), value(shfl_source(ShflMode::Up, lane, 1, full(ShflMode::Up)).0));
-            assert_eq!(warp::shfl_down(FULL_MASK, value(lane), 1), value(shfl_source(ShflMode::Down, lane, 1, full(ShflMode::Down)).0));
+            assert_eq!(
+                warp::shfl_up(FULL_MASK, value(lane), 1),
+                value(shfl_source(ShflMode::Up, lane, 1, full(ShflMode::Up)).0)
+            );
+            assert_eq!(
+                warp::shfl_down(FULL_MASK, value(lane), 1),
+                value(shfl_source(ShflMode::Down, lane, 1, full(ShflMode::Down)).0)
+            );
             assert_eq!(warp::shfl_xor(FULL_MASK, value(lane), 1), value(lane ^ 1));
             // Every width of value.
-            assert_eq!(warp::shfl_xor(FULL_MASK, (tid as u64) << 33 | tid as u64, 2), ((tid ^ 2) as u64) << 33 | (tid ^ 2) as u64);
+            assert_eq!(
+                warp::shfl_xor(FULL_MASK, (tid as u64) << 33 | tid as u64, 2),
+                ((tid ^ 2) as u64) << 33 | (tid ^ 2) as u64
+            );
             assert_eq!(warp::shfl_down(FULL_MASK, -(tid as f64), 2), -((if lane < 30 { tid + 2 } else { tid }) as f64));
             assert_eq!(warp::shfl_idx(FULL_MASK, -(tid as i8), 0), -(base as i8));
-            assert_eq!(warp::shfl_up(FULL_MASK, tid as i16 - 40, 2), if lane < 2 { tid as i16 - 40 } else { tid as i16 - 42 });
+            assert_eq!(
+                warp::shfl_up(FULL_MASK, tid as i16 - 40, 2),
+                if lane < 2 { tid as i16 - 40 } else { tid as i16 - 42 }
+            );
             let wide = (tid as u128) << 100 | tid as u128;
             assert_eq!(warp::shfl_idx(FULL_MASK, wide, 31), ((base + 31) as u128) << 100 | (base + 31) as u128);
             assert_eq!(warp::shfl_idx(FULL_MASK, tid as f32 + 0.5, 7), (base + 7) as f32 + 0.5);
@@ -330,7 +349,10 @@ fn votes_match_and_reductions() {
             assert!(warp::all(FULL_MASK, true));
             assert!(!warp::all(FULL_MASK, lane < 31));
             assert_eq!(warp::match_any(FULL_MASK, lane / 4), 0xf << (4 * (lane / 4)));
-            assert_eq!(warp::match_any_u64(FULL_MASK, (lane as u64 & 1) << 40), if lane.is_multiple_of(2) { 0x5555_5555 } else { 0xaaaa_aaaa });
+            assert_eq!(
+                warp::match_any_u64(FULL_MASK, (lane as u64 & 1) << 40),
+                if lane.is_multiple_of(2) { 0x5555_5555 } else { 0xaaaa_aaaa }
+            );
             assert_eq!(warp::match_all(FULL_MASK, 5), Some(FULL_MASK));
             assert_eq!(warp::match_all(FULL_MASK, lane), None);
             assert_eq!(warp::match_all_u64(FULL_MASK, 1 << 50), Some(FULL_MASK));
@@ -496,7 +518,10 @@ fn a_panic_is_reported_with_its_thread_and_location() {
         dassert!(thread::thread_idx_x() != 6, "thread 6 is not welcome");
     })
     .unwrap_err();
-    assert_eq!(err, format!("block (0, 0, 0), thread (6, 0, 0): panicked at {}:{line}:9: thread 6 is not welcome", file!()));
+    assert_eq!(
+        err,
+        format!("block (0, 0, 0), thread (6, 0, 0): panicked at {}:{line}:9: thread 6 is not welcome", file!())
+    );
     let err = cpu::launch([3, 1, 1], [1, 1, 1], 0, &|| {
         if thread::block_idx_x() == 1 {
             misc::trap();
@@ -520,7 +545,10 @@ fn a_deadlock_is_reported_not_hung() {
     .unwrap_err();
     assert!(err.starts_with("block (0, 0, 0): deadlock"), "{err}");
     assert!(err.contains("thread 0: barrier 0 (1 of 32 non-exited threads arrived) at "), "{err}");
-    assert!(err.contains("threads 1..=31: warp 0 shfl_xor (mask 0xffffffff, waiting for lane 0 (at barrier 0)) at "), "{err}");
+    assert!(
+        err.contains("threads 1..=31: warp 0 shfl_xor (mask 0xffffffff, waiting for lane 0 (at barrier 0)) at "),
+        "{err}"
+    );
 
     // A named barrier whose count is never reached.
     let err = cpu::launch([2, 1, 1], [64, 1, 1], 0, &|| {
@@ -530,7 +558,10 @@ fn a_deadlock_is_reported_not_hung() {
         }
     })
     .unwrap_err();
-    assert!(err.contains("deadlock") && err.contains("threads 0..=31: barrier 3 (32 of 64 threads arrived) at "), "{err}");
+    assert!(
+        err.contains("deadlock") && err.contains("threads 0..=31: barrier 3 (32 of 64 threads arrived) at "),
+        "{err}"
+    );
     assert!(err.contains(file!()), "{err}");
 
     // The runtime is intact afterwards.
@@ -579,7 +610,14 @@ fn grid_stride_and_per_thread_slices() {
 #[test]
 fn dprintln_prints_from_kernels() {
     cpu::launch([1, 1, 1], [2, 1, 1], 0, &|| {
-        dprintln!("thread %u of %u: x = %.3f, n = %lld, %s", thread::thread_idx_x(), thread::block_dim_x(), 1.5f32, -7i64, c"ok");
+        dprintln!(
+            "thread %u of %u: x = %.3f, n = %lld, %s",
+            thread::thread_idx_x(),
+            thread::block_dim_x(),
+            1.5f32,
+            -7i64,
+            c"ok"
+        );
     })
     .unwrap();
 }

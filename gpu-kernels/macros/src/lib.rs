@@ -116,9 +116,12 @@ pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
             shared_static(&st, false).into()
         }
         "global" | "constant" => item,
-        "local" => syn::Error::new(item2.span(), "`address_space(local)`: a per-thread static has no Rust meaning; use a local variable")
-            .to_compile_error()
-            .into(),
+        "local" => syn::Error::new(
+            item2.span(),
+            "`address_space(local)`: a per-thread static has no Rust meaning; use a local variable",
+        )
+        .to_compile_error()
+        .into(),
         other => syn::Error::new(item2.span(), format!("unknown address space `{other}` (shared, global, constant)"))
             .to_compile_error()
             .into(),
@@ -137,9 +140,9 @@ fn shared_static(st: &syn::ItemStatic, in_kernel: bool) -> TokenStream2 {
 }
 
 fn is_shared_static(st: &syn::ItemStatic) -> bool {
-    st.attrs.iter().any(|a| {
-        a.path().is_ident("address_space") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "shared")
-    })
+    st.attrs
+        .iter()
+        .any(|a| a.path().is_ident("address_space") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "shared"))
 }
 
 /// Rewrites the `#[address_space(shared)] static mut`s directly in a kernel body to their
@@ -191,6 +194,8 @@ struct Param {
     ident: syn::Ident,
     mutable: bool,
     kind: Kind,
+    /// The type as written (`DeviceSliceMut<f32>`), so that the rebinding names it.
+    ty: Type,
 }
 
 /// A primitive number type: passed as itself (`Pod`) even by unchecked kernels, so their
@@ -275,10 +280,16 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     let name = &sig.ident;
     let kernel = name.to_string();
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(syn::Error::new(sig.generics.span(), format!("kernel `{kernel}` cannot be generic: a PTX entry has one concrete signature")));
+        return Err(syn::Error::new(
+            sig.generics.span(),
+            format!("kernel `{kernel}` cannot be generic: a PTX entry has one concrete signature"),
+        ));
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
-        return Err(syn::Error::new(ty.span(), format!("kernel `{kernel}` must return `()`: write results through a `DeviceSliceMut`")));
+        return Err(syn::Error::new(
+            ty.span(),
+            format!("kernel `{kernel}` must return `()`: write results through a `DeviceSliceMut`"),
+        ));
     }
     if sig.asyncness.is_some() || sig.variadic.is_some() {
         return Err(syn::Error::new(sig.span(), format!("kernel `{kernel}` must be a plain `fn`")));
@@ -289,27 +300,49 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             return Err(syn::Error::new(input.span(), format!("kernel `{kernel}` cannot take `self`")));
         };
         let Pat::Ident(pi) = &*pt.pat else {
-            return Err(syn::Error::new(pt.pat.span(), format!("kernel `{kernel}`: parameters must be plain names (no patterns)")));
+            return Err(syn::Error::new(
+                pt.pat.span(),
+                format!("kernel `{kernel}`: parameters must be plain names (no patterns)"),
+            ));
         };
         let pname = pi.ident.to_string();
         params.push(Param {
             ident: pi.ident.clone(),
             mutable: pi.mutability.is_some(),
             kind: classify(&pt.ty, &kernel, &pname, mode)?,
+            ty: (*pt.ty).clone(),
         });
     }
 
     let vis = &func.vis;
     let attrs: Vec<_> = func.attrs.iter().filter(|a| !a.path().is_ident("inline")).collect();
+    // The kernel's docs go on its host declaration too (`sluice::kernels::<name>`); the
+    // host's CPU body takes every other attribute (a `cfg`, an `allow`) but no docs.
+    let docs: Vec<_> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let body_attrs: Vec<_> = attrs.iter().filter(|a| !a.path().is_ident("doc")).collect();
     let body = &func.block;
 
     // Device: the entry with lowered parameters, rebinding each under its own name.
     let mut abi = Vec::new();
     let mut rebind = Vec::new();
+    // The lowered parameters one by one (name, type), for the CPU entry.
+    let mut lowered: Vec<(syn::Ident, TokenStream2)> = Vec::new();
     for p in &params {
         let id = &p.ident;
+        let written = &p.ty;
         let mutability = if p.mutable { quote!(mut) } else { quote!() };
         let (ptr, len) = (format_ident!("{}__ptr", id), format_ident!("{}__len", id));
+        match &p.kind {
+            Kind::Ref(t) | Kind::Mut(t, _) => {
+                let pt = if matches!(p.kind, Kind::Ref(_)) { quote!(*const #t) } else { quote!(*mut #t) };
+                lowered.push((ptr.clone(), pt));
+                lowered.push((len.clone(), quote!(u64)));
+            }
+            Kind::Ptr(t, true) => lowered.push((ptr.clone(), quote!(*const #t))),
+            Kind::Value(t) | Kind::ByValue(t) => lowered.push((id.clone(), quote!(#t))),
+            Kind::PtrMut(t) => lowered.push((id.clone(), quote!(*mut #t))),
+            Kind::Ptr(t, false) => lowered.push((id.clone(), quote!(*const #t))),
+        }
         match &p.kind {
             Kind::Ref(t) => {
                 abi.push(quote!(#ptr: *const #t, #len: u64));
@@ -325,7 +358,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 rebind.push(quote! {
                     // SAFETY: as for `&[T]`, and the host hands this launch the only access to
                     // the view (a `&mut` borrow of it) for the launch's whole duration.
-                    let #mutability #id = unsafe { #dev::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
+                    let #mutability #id: #written = unsafe { #dev::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
                 });
             }
             Kind::Mut(t, true) => {
@@ -399,6 +432,12 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         arg_names.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
     );
 
+    let body_fn = format_ident!("__sluice_cpu_body_{}", name);
+    let entry_fn = format_ident!("__sluice_cpu_entry_{}", name);
+    let lowered_names: Vec<&syn::Ident> = lowered.iter().map(|(n, _)| n).collect();
+    let lowered_types: Vec<&TokenStream2> = lowered.iter().map(|(_, t)| t).collect();
+    let lowered_index: Vec<usize> = (0..lowered.len()).collect();
+
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
@@ -412,7 +451,55 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             #body
         }
 
+        // Host: the same body, compiled for the CPU backend (`sluice_device::cpu`): the
+        // device entry's parameters and rebinding, under a hidden name.
         #[cfg(not(target_arch = "nvptx64"))]
+        #(#body_attrs)*
+        #[doc(hidden)]
+        #[allow(non_snake_case, unstable_name_collisions, clippy::too_many_arguments)]
+        #[inline(always)]
+        #vis unsafe fn #body_fn(#(#abi),*) {
+            #(#rebind)*
+            #body
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        /// # Safety
+        /// `params` holds one pointer per lowered parameter of the kernel, each to a value of
+        /// that parameter's type, and the memory those values name keeps the duties of a GPU
+        /// launch of the kernel (the host's `KernelOp` upholds both).
+        #vis unsafe fn #entry_fn(
+            params: *const *mut ::core::ffi::c_void,
+            grid: [u32; 3],
+            block: [u32; 3],
+            dynamic_shared_bytes: u32,
+        ) -> ::core::result::Result<(), ::std::string::String> {
+            // The lowered values, shared by every thread of every block as a GPU launch's
+            // parameter block is.
+            #[allow(non_snake_case)]
+            struct Lowered { #(#lowered_names: #lowered_types,)* }
+            // SAFETY: the values are read by the threads of this launch, never written; the
+            // memory their pointers name is shared under the kernel's own rules, as on the
+            // device.
+            unsafe impl ::core::marker::Sync for Lowered {}
+            // SAFETY: the caller's contract: `params[i]` points to a value of the i-th
+            // lowered type.
+            let lowered = unsafe { Lowered { #(#lowered_names: (*params.add(#lowered_index)).cast::<#lowered_types>().read(),)* } };
+            #dev::cpu::launch(grid, block, dynamic_shared_bytes, &|| {
+                // The whole parameter block, not its fields one by one (a closure would capture
+                // each raw pointer alone, and those are not `Sync`).
+                let lowered: &Lowered = &lowered;
+                // SAFETY: each thread takes its own bitwise copy of the parameters, as each GPU
+                // thread reads the parameter block; the entry's duties are the caller's.
+                unsafe { #body_fn(#(::core::ptr::read(&lowered.#lowered_names)),*) }
+            })
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#docs)*
+        #[doc = ""]
         #[doc = #host_doc]
         #[allow(non_camel_case_types)]
         #[derive(Debug, Clone, Copy)]
@@ -429,6 +516,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             const NAME: &'static str = #name_lit;
             type Signature = (#(#sig_types,)*);
             type Kind = #kind;
+            const CPU: ::core::option::Option<#host::CpuEntry> = ::core::option::Option::Some(#entry_fn);
         }
 
         #[cfg(not(target_arch = "nvptx64"))]

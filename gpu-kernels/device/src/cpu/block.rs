@@ -678,7 +678,12 @@ fn worker(block: &Block, slot: u32, yielder: &Yielder<Wake, ()>) {
 }
 
 /// `block (..), thread (..): panicked at FILE:LINE:COL: MESSAGE`.
-fn panic_report(block: &Block, ctx: &ThreadCtx, hooked: Option<(String, String)>, payload: &(dyn core::any::Any + Send)) -> String {
+fn panic_report(
+    block: &Block,
+    ctx: &ThreadCtx,
+    hooked: Option<(String, String)>,
+    payload: &(dyn core::any::Any + Send),
+) -> String {
     let t = ctx.thread_idx;
     let who = format!("{}, thread ({}, {}, {})", block.name(), t.x, t.y, t.z);
     let (loc, msg) = hooked.unwrap_or_else(|| {

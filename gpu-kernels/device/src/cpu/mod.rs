@@ -101,7 +101,7 @@
 //! # Cost model
 //!
 //! Measured on this project's 2-core development machine (release build; the
-//! `cpu_overhead` and `cpu_micro` examples of this crate print them):
+//! `cpu_micro` example of this crate and the workspace's `bench_cpu` example print them):
 //!
 //! * **Per GPU thread: about 5 ns** — the body called through `&dyn Fn()`
 //!   inside `catch_unwind`, a thread-local store, the thread's context record.
@@ -195,7 +195,12 @@ pub const MAX_DYNAMIC_SHARED_BYTES: u32 = 227 * 1024;
 /// blocks failed). `body`'s captures must be `Sync`: the blocks run on several
 /// OS threads at once (a kernel's raw-pointer arguments need a wrapper that
 /// asserts it).
-pub fn launch(grid: [u32; 3], block: [u32; 3], dynamic_shared_bytes: u32, body: &(dyn Fn() + Sync)) -> Result<(), String> {
+pub fn launch(
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: u32,
+    body: &(dyn Fn() + Sync),
+) -> Result<(), String> {
     validate(grid, block, dynamic_shared_bytes)?;
     if block::in_launch() {
         return Err("cpu::launch called from inside a kernel: a kernel cannot launch another on the CPU \

@@ -285,11 +285,8 @@ fn general(a: f64, p: usize, alt: bool) -> String {
     // The exponent `%e` would print at precision p - 1 (after rounding).
     let e = format!("{a:.*e}", p - 1);
     let x: i32 = e.split_once('e').map_or(0, |(_, x)| x.parse().unwrap_or(0));
-    let mut s = if (-4..p as i32).contains(&x) {
-        fixed(a, (p as i32 - 1 - x) as usize, alt)
-    } else {
-        exponent(a, p - 1, alt)
-    };
+    let mut s =
+        if (-4..p as i32).contains(&x) { fixed(a, (p as i32 - 1 - x) as usize, alt) } else { exponent(a, p - 1, alt) };
     if !alt {
         // Trailing zeros of the fraction go, and the point if nothing follows it.
         let (num, exp) = match s.find('e') {
@@ -395,10 +392,16 @@ mod tests {
     fn integers_as_c_prints_them() {
         use A::*;
         assert_eq!(fmt("%d|%i|%u", &[W(-5i32 as u32), W(42), W(u32::MAX)]), "-5|42|4294967295");
-        assert_eq!(fmt("[%5d][%-5d][%05d][%+d][% d]", &[W(42), W(42), W(-42i32 as u32), W(7), W(7)]), "[   42][42   ][-0042][+7][ 7]");
+        assert_eq!(
+            fmt("[%5d][%-5d][%05d][%+d][% d]", &[W(42), W(42), W(-42i32 as u32), W(7), W(7)]),
+            "[   42][42   ][-0042][+7][ 7]"
+        );
         assert_eq!(fmt("%x %X %#x %o %#o %#x", &[W(255), W(255), W(255), W(8), W(8), W(0)]), "ff FF 0xff 10 010 0");
         assert_eq!(fmt("%.3d|%.0d|%8.3x", &[W(7), W(0), W(10)]), "007||     00a");
-        assert_eq!(fmt("%lld %llu %lx %zu", &[D(-1i64 as u64), D(u64::MAX), D(0xdead_beef_cafe), D(12)]), "-1 18446744073709551615 deadbeefcafe 12");
+        assert_eq!(
+            fmt("%lld %llu %lx %zu", &[D(-1i64 as u64), D(u64::MAX), D(0xdead_beef_cafe), D(12)]),
+            "-1 18446744073709551615 deadbeefcafe 12"
+        );
         assert_eq!(fmt("%hhu %hd %c%c", &[W(300), W(70000), W(b'o' as u32), W(b'k' as u32)]), "44 4464 ok");
         assert_eq!(fmt("100%% of %d", &[W(3)]), "100% of 3");
     }
@@ -406,19 +409,40 @@ mod tests {
     #[test]
     fn floats_as_c_prints_them() {
         use A::*;
-        assert_eq!(fmt("%f %.2f %8.3f %-8.1f| %08.2f %+.1f", &[F(1.5), F(1.23456), F(2.0), F(-0.25), F(-3.5), F(2.0)]), "1.500000 1.23    2.000 -0.2    | -0003.50 +2.0");
-        assert_eq!(fmt("%e %.2E %.0e %e", &[F(12345.678), F(0.000123), F(5e10), F(0.0)]), "1.234568e+04 1.23E-04 5e+10 0.000000e+00");
-        assert_eq!(fmt("%g %g %g %g %g %G", &[F(100000.0), F(1e6), F(0.0001), F(0.00001234), F(3.0), F(1e-10)]), "100000 1e+06 0.0001 1.234e-05 3 1E-10");
+        assert_eq!(
+            fmt("%f %.2f %8.3f %-8.1f| %08.2f %+.1f", &[F(1.5), F(1.23456), F(2.0), F(-0.25), F(-3.5), F(2.0)]),
+            "1.500000 1.23    2.000 -0.2    | -0003.50 +2.0"
+        );
+        assert_eq!(
+            fmt("%e %.2E %.0e %e", &[F(12345.678), F(0.000123), F(5e10), F(0.0)]),
+            "1.234568e+04 1.23E-04 5e+10 0.000000e+00"
+        );
+        assert_eq!(
+            fmt("%g %g %g %g %g %G", &[F(100000.0), F(1e6), F(0.0001), F(0.00001234), F(3.0), F(1e-10)]),
+            "100000 1e+06 0.0001 1.234e-05 3 1E-10"
+        );
         assert_eq!(fmt("%.3g %#g %.10g", &[F(1.23456), F(3.0), F(0.1)]), "1.23 3.00000 0.1");
-        assert_eq!(fmt("%f %F %e %g %5.1f", &[F(f64::INFINITY), F(f64::NEG_INFINITY), F(f64::NAN), F(-f64::NAN), F(f64::INFINITY)]), "inf -INF nan nan   inf");
-        assert_eq!(fmt("%a %a %A %.1a %a", &[F(1.0), F(-0.5), F(255.0), F(1.96875), F(0.0)]), "0x1p+0 -0x1p-1 0X1.FEP+7 0x2.0p+0 0x0p+0");
+        assert_eq!(
+            fmt(
+                "%f %F %e %g %5.1f",
+                &[F(f64::INFINITY), F(f64::NEG_INFINITY), F(f64::NAN), F(-f64::NAN), F(f64::INFINITY)]
+            ),
+            "inf -INF nan nan   inf"
+        );
+        assert_eq!(
+            fmt("%a %a %A %.1a %a", &[F(1.0), F(-0.5), F(255.0), F(1.96875), F(0.0)]),
+            "0x1p+0 -0x1p-1 0X1.FEP+7 0x2.0p+0 0x0p+0"
+        );
         assert_eq!(fmt("%.5f", &[F(4.0 * 1.0f64.atan())]), "3.14159");
     }
 
     #[test]
     fn strings_and_pointers() {
         use A::*;
-        assert_eq!(fmt("%s, %.3s, [%6s] [%-4s]", &[S(c"potential"), S(c"abcdef"), S(c"ok"), S(c"x")]), "potential, abc, [    ok] [x   ]");
+        assert_eq!(
+            fmt("%s, %.3s, [%6s] [%-4s]", &[S(c"potential"), S(c"abcdef"), S(c"ok"), S(c"x")]),
+            "potential, abc, [    ok] [x   ]"
+        );
         assert_eq!(fmt("%p %p", &[D(0x1000), D(0)]), "0x1000 (nil)");
         assert_eq!(fmt("%u %lld %f %s", &[W(1), D(2), F(3.0), S(c"four")]), "1 2 3.000000 four");
     }

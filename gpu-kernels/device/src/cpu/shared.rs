@@ -46,14 +46,7 @@ impl Arena {
         if base.is_null() {
             alloc::handle_alloc_error(layout);
         }
-        Arena {
-            base,
-            cap,
-            used: Cell::new(0),
-            dynamic,
-            static_bytes: Cell::new(0),
-            symbols: RefCell::new(Vec::new()),
-        }
+        Arena { base, cap, used: Cell::new(0), dynamic, static_bytes: Cell::new(0), symbols: RefCell::new(Vec::new()) }
     }
 
     /// Starts a block: the dynamic region poisoned, no static variable yet.
