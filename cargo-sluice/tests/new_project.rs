@@ -106,7 +106,9 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
     assert!(tested.contains("test tests::the_reference_sums_each_tile ... ok"), "{tested}");
 
     let ran = run(cargo(&project).arg("run"), "cargo run");
-    assert!(ran.contains("No GPU here") || ran.contains("GPU results match the CPU reference"), "{ran}");
+    // The kernels ran and matched their reference: on the GPU where there is one, else on
+    // the CPU backend.
+    assert!(ran.contains("results match the CPU reference on"), "{ran}");
 
     let checked = run(cargo_sluice(&project).arg("check"), "cargo sluice check");
     for want in ["entry", "saxpy", "tiled_sum", "no function spills"] {

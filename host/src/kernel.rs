@@ -557,9 +557,10 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     }
 }
 
-impl<S: Signature> Kernel<S> {
+impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// Checks, from the PTX text alone (no driver needed), that the entry exists and that its
     /// parameters have the sizes the declaration lowers to. Loading does the same check.
+    /// Checked and unchecked kernels alike.
     ///
     /// ```
     /// use sluice_host::{Error, Kernel, Mut};

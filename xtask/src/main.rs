@@ -37,7 +37,8 @@ commands:
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
-  bench [kernels|all]                 run every benchmark (GPU machine) or explain how";
+  bench [all|kernels|seed|graph|launch|ports]
+                                      run the benchmarks (GPU machine) or explain how";
 
 type Result<T = ()> = std::result::Result<T, String>;
 
@@ -269,19 +270,20 @@ fn gpu_present() -> bool {
 }
 
 fn bench(args: &[String]) -> Result {
-    let what = args.first().map(String::as_str).unwrap_or("kernels");
-    if what != "kernels" && what != "all" {
-        return Err(format!("unknown benchmark set `{what}` (known: kernels, all; both run every benchmark)"));
+    const MODES: &[&str] = &["all", "kernels", "seed", "graph", "launch", "ports"];
+    let what = args.first().map(String::as_str).unwrap_or("all");
+    if !MODES.contains(&what) {
+        return Err(format!("unknown benchmark set `{what}` (known: {})", MODES.join(", ")));
     }
     if !gpu_present() {
         println!(
             "bench: no NVIDIA GPU here. Build the bundle with `cargo xtask bundle`, copy bundle/ to the GPU \
-             machine (it needs the NVIDIA driver, nvcc and python3, not Rust) and run `bash bundle/run.sh bench`."
+             machine (it needs the NVIDIA driver, nvcc and python3, not Rust) and run `bash bundle/run.sh bench {what}`."
         );
         return Ok(());
     }
     bundle()?;
-    run(Command::new("bash").arg(root().join("bundle/run.sh")).arg("bench"))
+    run(Command::new("bash").arg(root().join("bundle/run.sh")).arg("bench").arg(what))
 }
 
 // ---------------------------------------------------------------------------
@@ -299,7 +301,7 @@ fn bundle() -> Result {
     for exe in &tests {
         copy_stripped(exe, &dir.join("tests"))?;
     }
-    let bins = cargo_executables(&["build", "--release", "--examples", "--workspace"])?;
+    let bins = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?;
     for exe in &bins {
         copy_stripped(exe, &dir.join("bin"))?;
     }
@@ -375,44 +377,89 @@ fn copy_stripped(exe: &Path, dest_dir: &Path) -> Result {
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs sluice's bundled test binaries and benchmarks on a GPU machine (no Rust needed).
-#   bash bundle/run.sh [tests|bench|demo|all]    (default: all)
-# Logs go to $OUT (or bundle/logs); a short table is printed last.
+#   bash bundle/run.sh [tests|sanitize|demo|bench [MODE]|all]    (default: all)
+#   tests     every GPU test on CUDA device 0 (the `on_cuda` variants and the CUDA-only
+#             tests: `--ignored`; the CPU variants ran in CI);
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck over the
+#             graph, hand-off and device-kernel tests and the seed demo;
+#   demo      the seed workload (bin/seed_columns);
+#   bench     benches/run.sh MODE (all, kernels, seed, graph, launch, ports).
+# The logs of tests, sanitize and demo go to $OUT/logs.tar.gz (one file: the GPU machine
+# returns at most 8); the benchmarks write their own files. A short table is printed last.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${OUT:-$here/logs}"
 mkdir -p "$out"
 what="${1:-all}"
+bench_mode="${2:-all}"
+logs="$(mktemp -d /tmp/sluice-logs.XXXXXX)"
 summary=()
+want() { [ "$what" = all ] || [ "$what" = "$1" ]; }
+t0=$SECONDS
 
-if [ "$what" = tests ] || [ "$what" = all ]; then
-  # Only the GPU test binaries: the rest (compile-fail, tidy) need the source
-  # tree and cargo, and run in CI.
-  for t in "$here"/tests/gpu_* "$here"/tests/kernels_*; do
-    [ -e "$t" ] || continue
-    name="$(basename "$t")"
-    # --include-ignored: the GPU tests are #[ignore]d on machines without a GPU.
-    timeout "${SLUICE_TEST_TIMEOUT:-300}" "$t" --include-ignored --test-threads=1 --nocapture >"$out/test-${name%-*}.log" 2>&1
+if want tests; then
+  for t in "$here"/tests/*; do
+    [ -x "$t" ] || continue
+    name="$(basename "$t")"; name="${name%-*}"
+    case "$name" in compiletest|tidy|linker_race|missing_tools|kernel_errors|new_project|ptx|lints) continue ;; esac
+    log="$logs/test-$name.log"
+    timeout "${SLUICE_TEST_TIMEOUT:-300}" "$t" --ignored --test-threads=1 --nocapture >"$log" 2>&1
     rc=$?
-    res="$(grep -E '^test result:' "$out/test-${name%-*}.log" | tail -n 1)"
-    summary+=("$(printf '%-40s rc=%-3s %s' "$name" "$rc" "$res")")
+    res="$(grep -E '^test result:' "$log" | tail -n 1)"
+    # A binary without GPU tests runs none: list only those that ran something or failed.
+    case "$res" in *" 0 passed; 0 failed"*) [ $rc -eq 0 ] && continue ;; esac
+    summary+=("$(printf '%-28s rc=%-3s %s' "$name" "$rc" "${res#test result: }")")
   done
 fi
 
-if [ "$what" = demo ] || [ "$what" = all ]; then
+if want sanitize; then
+  cs="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+  # tool, test binary (or bin/<program>), test filter: memcheck everywhere; the shared
+  # memory checks (racecheck, synccheck) on the self-test (barriers, shuffles, shared
+  # atomics) and the seed demo; initcheck on hand-offs and the demo.
+  for job in "memcheck gpu_graph on_cuda::" "memcheck gpu_handoff on_cuda::" \
+             "memcheck gpu_device_kernels on_cuda::device_selftest" "memcheck gpu_device_kernels on_cuda::transpose_is" \
+             "memcheck bin/seed_columns 4 65536 256" \
+             "racecheck gpu_device_kernels on_cuda::device_selftest" "racecheck gpu_device_kernels on_cuda::histogram" \
+             "racecheck bin/seed_columns 4 65536 256" \
+             "synccheck gpu_device_kernels on_cuda::device_selftest" "synccheck bin/seed_columns 4 65536 256" \
+             "initcheck gpu_handoff on_cuda::" "initcheck gpu_graph on_cuda::scalar" "initcheck bin/seed_columns 4 65536 256"; do
+    set -- $job
+    tool="$1" target="$2"; shift 2; arg="$*"
+    case "$target" in
+      bin/*) exe="$here/$target"; args=("$@") ;;
+      *) exe="$(ls "$here"/tests/"$target"-* 2>/dev/null | head -n 1)"; args=(--ignored --test-threads=1 "$arg") ;;
+    esac
+    [ -n "$exe" ] && [ -x "$exe" ] || { summary+=("$(printf '%-40s missing' "$tool:$target")"); continue; }
+    log="$logs/sanitize-$tool-$(basename "$target")-${arg//[^a-z_0-9]/}.log"
+    timeout 300 "$cs" --tool "$tool" --error-exitcode 99 "$exe" "${args[@]}" >"$log" 2>&1
+    rc=$?
+    errs="$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -n 1)"
+    res="$(grep -E '^test result:' "$log" | tail -n 1 | grep -Eo '[0-9]+ passed; [0-9]+ failed')"
+    summary+=("$(printf '%-40s rc=%-3s %s %s' "$tool:$(basename "$target") $arg" "$rc" "${errs:-no summary}" "$res")")
+  done
+fi
+
+if want demo; then
   if [ -x "$here/bin/seed_columns" ]; then
-    timeout 300 "$here/bin/seed_columns" "${SLUICE_DEMO_LANES:-8}" 2>&1 | tee "$out/demo.log"
-    summary+=("$(printf '%-40s rc=%s' seed_columns "${PIPESTATUS[0]}")")
+    timeout 300 "$here/bin/seed_columns" "${SLUICE_DEMO_LANES:-8}" >"$logs/demo.log" 2>&1
+    rc=$?
+    tail -n 15 "$logs/demo.log"
+    summary+=("$(printf '%-28s rc=%s' seed_columns "$rc")")
   fi
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
   if [ -f "$here/benches/run.sh" ]; then
-    bash "$here/benches/run.sh" "$here" 2>&1 | tee "$out/bench.log"
-    summary+=("$(printf '%-40s rc=%s' bench "${PIPESTATUS[0]}")")
+    bash "$here/benches/run.sh" "$here" "$bench_mode"
+    summary+=("$(printf '%-28s rc=%s' "bench $bench_mode" "$?")")
   fi
 fi
 
+if [ -n "$(ls "$logs")" ]; then
+  tar -czf "$out/logs.tar.gz" -C "$logs" .
+fi
 echo
-echo "== summary =="
+echo "== summary ($((SECONDS - t0)) s; logs in $out) =="
 printf '%s\n' "${summary[@]}"
 "#;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_builder::toolchain::{find_ptxas, Toolchain};
-use sluice_builder::{check_ptx, Arch, Builder, KernelResources};
+use sluice_builder::{check_ptx, Arch, Builder, FunctionResources};
 
 const COMPAT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -46,16 +46,9 @@ fn write_if_changed(path: &Path, text: &str) {
     }
 }
 
-fn build(dir: &Path, arch: Arch) -> (String, Vec<KernelResources>) {
-    // The tools `cargo xtask setup` installed for this workspace (the scratch
-    // crate is a workspace of its own, so the builder would look beside it).
-    let tools = std::env::var_os("SLUICE_TOOLS_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target/sluice-tools"));
+fn build(dir: &Path, arch: Arch) -> (String, Vec<FunctionResources>) {
     let builder = Builder::new(dir)
         .arch(arch)
-        .tools_dir(tools)
         .target_dir(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{arch}")));
     let tc = Toolchain::discover(&builder.locations())
         .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
@@ -65,7 +58,7 @@ fn build(dir: &Path, arch: Arch) -> (String, Vec<KernelResources>) {
     (std::fs::read_to_string(&out.ptx).unwrap(), resources)
 }
 
-fn kernel<'a>(r: &'a [KernelResources], name: &str) -> &'a KernelResources {
+fn kernel<'a>(r: &'a [FunctionResources], name: &str) -> &'a FunctionResources {
     r.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no entry {name} in {r:?}"))
 }
 
