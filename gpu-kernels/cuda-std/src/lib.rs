@@ -49,10 +49,12 @@
 //!
 //! # What builds where
 //!
-//! As in `sluice-device`: the device functions exist only for
-//! `nvptx64-nvidia-cuda`; the host build has the types (atomics, emulated with
-//! `core::sync::atomic`; [`GpuFloat`], through std; [`glam`]), so that a kernel
-//! crate's shared types and CPU code build for the host. cuda_std's host stubs
+//! The host build has the types (atomics, emulated with `core::sync::atomic`;
+//! [`GpuFloat`], through std; [`glam`]), so that a kernel crate's shared types
+//! and CPU code build for the host, and [`thread`] (indices and barriers, read
+//! from sluice's CPU runtime), so that `#[kernel]` bodies written with it run on
+//! sluice's CPU backend; the other device functions exist only for
+//! `nvptx64-nvidia-cuda`. cuda_std's host stubs
 //! that panicked (`#[gpu_only]`) are not reproduced: a host-compiled helper that
 //! calls a device function is a compile error here, not a run-time panic.
 

@@ -6,11 +6,13 @@
 //! `__threadfence_system()` (`fence.sc.sys`). (Rust-CUDA's `grid_fence` emitted
 //! `membar.cta`, a block-scope fence, which does not order anything for
 //! threads of other blocks.)
+//!
+//! On the host every function reads the GPU thread that sluice's CPU runtime
+//! (`sluice_device::cpu`) runs, as sluice-device's own do, so a `#[kernel]` body
+//! written with them runs on the CPU backend; outside a launch they panic.
 
-#[cfg(target_arch = "nvptx64")]
 pub use imp::*;
 
-#[cfg(target_arch = "nvptx64")]
 mod imp {
     use glam::{UVec2, UVec3};
     use sluice_device::{sync, thread as t, MemoryScope};
