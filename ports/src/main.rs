@@ -555,6 +555,28 @@ mod tests {
         assert!(check_on(&Gpu::cpu(), 0x5eed).expect("the CPU backend runs every kernel"));
     }
 
+    /// What `cargo sluice check --kernels kernels` checks, on the PTX this binary embeds:
+    /// ptxas assembles every kernel, and no function spills registers to local memory.
+    #[test]
+    fn ptxas_accepts_every_kernel_without_spills() {
+        use sluice_builder::toolchain::{find_ptxas, Locations};
+        let ptxas = find_ptxas(&Locations::default()).unwrap_or_else(|e| panic!("this test needs ptxas: {e}"));
+        let path = std::env::temp_dir().join(format!("sluice-ports-{}.{}.ptx", std::process::id(), kernels::ARCH));
+        std::fs::write(&path, kernels::PTX).expect("a writable temp folder");
+        let arch = kernels::ARCH.parse().expect("the embedded architecture");
+        let report = sluice_builder::check_ptx(&ptxas, &path, arch).unwrap_or_else(|e| panic!("{e}"));
+        let spills =
+            sluice_builder::deny_spills(&path, arch, &report, "cargo sluice check --kernels kernels --allow-spills");
+        std::fs::remove_file(&path).ok();
+        spills.unwrap_or_else(|e| panic!("{e}"));
+        for name in kernels::ENTRIES {
+            assert!(report.iter().any(|f| f.name == *name), "ptxas did not report {name}");
+        }
+        // The two 32 x 32 f32 tiles of gemm_tiled.
+        let tiled = report.iter().find(|f| f.name == "gemm_tiled").expect("gemm_tiled");
+        assert_eq!(tiled.shared_bytes as usize, 2 * TILE * TILE * 4);
+    }
+
     #[test]
     fn the_gemm_bound_catches_a_wrong_element() {
         let g = Gemm::new(3, 2, 4, || 0.5);
