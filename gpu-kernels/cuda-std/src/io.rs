@@ -23,7 +23,9 @@
 //! instead (a glob import of these would be ambiguous with std's prelude), so a
 //! kernel's plain `println!` prints there through std, the whole line at once.
 
-/// Bytes of formatted text one `print!` can emit on the device (the rest is cut).
+/// The size of the buffer one `print!` formats into: at most
+/// `PRINT_BUFFER - 5` bytes of text are printed (room for `...`, the newline
+/// and the NUL); longer text is cut there and ends in `...`.
 pub const PRINT_BUFFER: usize = 512;
 
 mod imp {
@@ -44,8 +46,9 @@ mod imp {
     impl Write for Buf {
         fn write_str(&mut self, s: &str) -> fmt::Result {
             for &b in s.as_bytes() {
-                // Keep room for "...\0".
-                if self.len + 4 >= PRINT_BUFFER {
+                // Keep room for "...", the newline and the NUL: at most
+                // PRINT_BUFFER - 5 bytes of text.
+                if self.len + 5 >= PRINT_BUFFER {
                     self.cut = true;
                     return Ok(());
                 }
@@ -68,7 +71,8 @@ mod imp {
             buf.len += 3;
         }
         if newline {
-            // `write_str` keeps 4 bytes free, "..." took at most 3.
+            // `write_str` kept 5 bytes free, "..." took at most 3: this byte and
+            // the NUL fit.
             buf.bytes[buf.len] = b'\n';
             buf.len += 1;
         }
