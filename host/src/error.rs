@@ -632,7 +632,7 @@ mod tests {
         assert_eq!(e.primary(), &Error::NotAdjacent);
         let s = e.to_string();
         assert!(s.starts_with("views to join are not adjacent"), "{s}");
-        assert!(s.contains("then, cleaning up: joining lane 3 failed"), "{s}");
+        assert!(s.contains("then, cleaning up: lane 3 faulted"), "{s}");
         assert!(s.contains("releasing stream failed"), "{s}");
         // Chaining a chain keeps one flat list.
         let e2 = Error::ZeroSized.also(e);
