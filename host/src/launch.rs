@@ -10,7 +10,6 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
@@ -473,7 +472,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
                 unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }
             },
         )?;
-        self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
+        self.lane.inner.note_launch(&f);
         match self.lane.shared.capture() {
             None => Ok(None),
             Some(capture) => self.record_node::<K::Sig, A>(capture, &f, cfg, args).map(Some),

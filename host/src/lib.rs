@@ -147,7 +147,7 @@ pub use capture::KernelNode;
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
-pub use error::{Error, LaneId, Result};
+pub use error::{DeviceFault, Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{

@@ -266,6 +266,16 @@ macro_rules! span_accessors {
                 Some((Self::new(l), Self::new(r)))
             }
 
+            /// [`split_columns`](Self::split_columns), giving `self` back when `at > cols`,
+            /// so that "split, or else use it whole" can be written:
+            /// `match v.try_split_columns(k) { Ok((a, b)) => .., Err(whole) => .. }`.
+            pub fn try_split_columns(self, at: usize) -> std::result::Result<(Self, Self), Self> {
+                match self.span.split_at(at) {
+                    Some((l, r)) => Ok((Self::new(l), Self::new(r))),
+                    None => Err(self),
+                }
+            }
+
             /// Runs of `k` columns (the last may be shorter); none if `k == 0`.
             pub fn column_chunks(self, k: usize) -> $chunks {
                 <$chunks>::new(self.span, k)
