@@ -289,7 +289,7 @@ impl Gpu {
         }
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         if let Some(error) = crate::handle::device_lost(dev) {
-            return Err(Error::ContextLost { error, lane: None });
+            return Err(Error::ContextLost { error, lane: None, fault: None });
         }
         let info = device_info(ordinal, dev)?;
         let ctx = Context::retain(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxRetain", error })?;
@@ -475,7 +475,9 @@ impl Gpu {
     /// device) and keeps it there: the next allocation, e.g. by the next scope, reuses it
     /// without a driver allocation. Memory in use (matrices alive, scopes running) stays
     /// allocated. An allocation that finds the device full trims the pool itself before it
-    /// reports [`Error::OutOfMemory`]. Trimming waits for this `Gpu`'s internal allocator
+    /// reports [`Error::OutOfMemory`], and a scope that ends with that error (anywhere in
+    /// its chain) trims it again once its own memory is back: after running out, the pool
+    /// keeps nothing. Otherwise, call this when the memory should go back to the driver. Trimming waits for this `Gpu`'s internal allocator
     /// stream (frees count as in use until the host has seen them complete), never for a
     /// lane; returning memory to the driver may be slow, so call it outside hot loops.
     ///

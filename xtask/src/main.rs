@@ -37,6 +37,10 @@ commands:
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
+  sanitize                            compute-sanitizer (memcheck, racecheck, synccheck, initcheck)
+                                      over the GPU tests and the demo (GPU machine), one table
+  soak                                the fault, recovery, soak and host-thread tests (GPU machine),
+                                      one table
   bench [all|kernels|seed|graph|launch|ports]
                                       run the benchmarks (GPU machine) or explain how";
 
@@ -58,6 +62,8 @@ fn main() -> ExitCode {
         "bundle" => bundle(),
         "demo" => demo(rest),
         "bench" => bench(rest),
+        "sanitize" => on_gpu("sanitize", "sanitize"),
+        "soak" => on_gpu("soak", "soak"),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())
@@ -269,6 +275,20 @@ fn gpu_present() -> bool {
     Path::new("/dev/nvidiactl").exists() || Path::new("/proc/driver/nvidia/version").exists()
 }
 
+/// Builds the bundle and runs `bash bundle/run.sh MODE` here if this machine has a GPU, or
+/// says how to run it on one.
+fn on_gpu(command: &str, mode: &str) -> Result {
+    if !gpu_present() {
+        println!(
+            "{command}: no NVIDIA GPU here. Build the bundle with `cargo xtask bundle`, copy bundle/ to the GPU \
+             machine (it needs the NVIDIA driver and compute-sanitizer, not Rust) and run `bash bundle/run.sh {mode}`."
+        );
+        return Ok(());
+    }
+    bundle()?;
+    run(Command::new("bash").arg(root().join("bundle/run.sh")).arg(mode))
+}
+
 fn bench(args: &[String]) -> Result {
     const MODES: &[&str] = &["all", "kernels", "seed", "graph", "launch", "ports"];
     let what = args.first().map(String::as_str).unwrap_or("all");
@@ -377,11 +397,13 @@ fn copy_stripped(exe: &Path, dest_dir: &Path) -> Result {
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs sluice's bundled test binaries and benchmarks on a GPU machine (no Rust needed).
-#   bash bundle/run.sh [tests|sanitize|demo|bench [MODE]|all]    (default: all)
+#   bash bundle/run.sh [tests|sanitize|soak|demo|bench [MODE]|all]    (default: all)
 #   tests     every GPU test on CUDA device 0 (the `on_cuda` variants and the CUDA-only
 #             tests: `--ignored`; the CPU variants ran in CI);
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck over the
 #             graph, hand-off and device-kernel tests and the seed demo;
+#   soak      the fault, recovery, soak and host-thread tests, one table (not in all:
+#             `tests` runs them too);
 #   demo      the seed workload (bin/seed_columns);
 #   bench     benches/run.sh MODE (all, kernels, seed, graph, launch, ports).
 # The logs of tests, sanitize and demo go to $OUT/logs.tar.gz (one file: the GPU machine
@@ -437,6 +459,21 @@ if want sanitize; then
     errs="$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -n 1)"
     res="$(grep -E '^test result:' "$log" | tail -n 1 | grep -Eo '[0-9]+ passed; [0-9]+ failed')"
     summary+=("$(printf '%-40s rc=%-3s %s %s' "$tool:$(basename "$target") $arg" "$rc" "${errs:-no summary}" "$res")")
+  done
+fi
+
+if [ "$what" = soak ]; then
+  # The fault, recovery, out-of-memory, first-launch, soak and host-thread tests: one
+  # process each (a fault loses the context for its whole process).
+  for t in gpu_faults gpu_first_launch gpu_soak gpu_stress gpu_alloc gpu_bad_input; do
+    exe="$(ls "$here"/tests/$t-* 2>/dev/null | head -n 1)"
+    [ -n "$exe" ] || { summary+=("$(printf '%-28s missing' "$t")"); continue; }
+    log="$logs/soak-$t.log"
+    timeout 600 "$exe" --ignored --test-threads=1 --nocapture >"$log" 2>&1
+    rc=$?
+    res="$(grep -E '^test result:' "$log" | tail -n 1)"
+    summary+=("$(printf '%-28s rc=%-3s %s' "$t" "$rc" "${res#test result: }")")
+    grep -hE '^(the error|[0-9]+ (scopes|threads)|8 threads|free before|spin_then_fail on)' "$log" | head -n 6
   done
 fi
 
