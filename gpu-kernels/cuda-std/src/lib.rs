@@ -110,7 +110,8 @@ pub use sluice_device::shared_array;
 pub use sluice_macros::address_space;
 /// `#[kernel]`: cuda_std's kernel attribute. An `unsafe fn` becomes a PTX entry (`&[T]` as
 /// pointer + length, raw pointers, `&T` and `Copy` structs by value) and, on the host, an
-/// unchecked kernel handle, launched only through `unsafe { st.launch_unchecked(..) }`.
+/// unchecked kernel handle, launched only through `unsafe { st.launch_unchecked(..) }`, whose
+/// CPU entry runs the same body on the CPU backend.
 /// `#[address_space(shared)] static mut`s in its body become shared memory.
 pub use sluice_macros::cuda_std_kernel as kernel;
 
