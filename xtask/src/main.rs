@@ -317,11 +317,24 @@ fn bundle() -> Result {
     std::fs::create_dir_all(dir.join("tests")).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir.join("bin")).map_err(|e| e.to_string())?;
 
-    let tests = cargo_executables(&["test", "--workspace", "--no-run", "--release"])?;
+    // Only what runs on the GPU machine: the GPU tests (gpu_*, kernels_smoke) and the
+    // programs, not the compile-fail suite, tidy, the builder's tests or the tools.
+    let file_name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tests: Vec<PathBuf> = cargo_executables(&["test", "--workspace", "--no-run", "--release"])?
+        .into_iter()
+        .filter(|p| {
+            let n = file_name(p);
+            n.starts_with("gpu_") || n.starts_with("kernels_smoke")
+        })
+        .collect();
     for exe in &tests {
         copy_stripped(exe, &dir.join("tests"))?;
     }
-    let bins = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?;
+    const TOOLS: &[&str] = &["xtask", "cargo-sluice", "sluice-llbc", "cpu_micro"];
+    let bins: Vec<PathBuf> = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?
+        .into_iter()
+        .filter(|p| !TOOLS.contains(&file_name(p).as_str()))
+        .collect();
     for exe in &bins {
         copy_stripped(exe, &dir.join("bin"))?;
     }
@@ -406,7 +419,7 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #             `tests` runs them too);
 #   demo      the seed workload (bin/seed_columns);
 #   bench     benches/run.sh MODE (all, kernels, seed, graph, launch, ports).
-# The logs of tests, sanitize and demo go to $OUT/logs.tar.gz (one file: the GPU machine
+# The logs of tests, sanitize, soak and demo go to $OUT/logs-MODE.tar.gz (one file: the GPU machine
 # returns at most 8); the benchmarks write their own files. A short table is printed last.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -494,7 +507,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 
 if [ -n "$(ls "$logs")" ]; then
-  tar -czf "$out/logs.tar.gz" -C "$logs" .
+  tar -czf "$out/logs-$what.tar.gz" -C "$logs" .
 fi
 echo
 echo "== summary ($((SECONDS - t0)) s; logs in $out) =="
