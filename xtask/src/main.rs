@@ -469,7 +469,7 @@ if want sanitize; then
     log="$logs/sanitize-$tool-$(basename "$target")-${arg//[^a-z_0-9]/}.log"
     timeout 300 "$cs" --tool "$tool" --error-exitcode 99 "$exe" "${args[@]}" >"$log" 2>&1
     rc=$?
-    errs="$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -n 1)"
+    errs="$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | tail -n 1)"
     res="$(grep -E '^test result:' "$log" | tail -n 1 | grep -Eo '[0-9]+ passed; [0-9]+ failed')"
     summary+=("$(printf '%-40s rc=%-3s %s %s' "$tool:$(basename "$target") $arg" "$rc" "${errs:-no summary}" "$res")")
   done
