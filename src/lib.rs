@@ -183,6 +183,13 @@ pub mod kernels {
     ::sluice::include_kernels!(gpu_kernels);
 }
 
+/// `docs/compile-errors.md`, every compile error of sluice's rules next to its fix, as
+/// doctests: `cargo test --doc -p sluice` checks that each failing example fails with the
+/// error code shown and that each fix compiles (and runs, on the CPU backend without a GPU).
+#[cfg(all(doctest, feature = "kernels"))]
+#[doc = include_str!("../docs/compile-errors.md")]
+pub struct CompileErrorsDoc;
+
 #[cfg(all(test, feature = "kernels"))]
 mod tests {
     use super::kernels;

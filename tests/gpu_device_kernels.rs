@@ -524,7 +524,32 @@ fn device_selftest_reports_what_cuda_prescribes(gpu: Gpu) {
     }
 }
 
+/// The device std's second self-test (atomics with orderings, shuffles with a width and
+/// the in-range predicate, the newer libdevice math), checked by
+/// `sluice_device::selftest::check` against CUDA's semantics.
+fn device_selftest_v2_reports_what_cuda_prescribes(gpu: Gpu) {
+    use sluice_device::selftest::{check, LEN, THREADS};
+    let mut host = gpu.pinned_buffer::<u32>(LEN).expect("pinned");
+    host.fill(POISON_U32);
+    let cfg = LaunchConfig { grid: (1, 1, 1), block: (THREADS as u32, 1, 1), shared_mem_bytes: 0 };
+    let poison = vec![POISON_U32; LEN];
+    scope(&gpu, |s| {
+        let out = s.alloc_buffer::<u32>(LEN)?;
+        s.lane()?.enter(|st| {
+            let mut out = st.bind(out.as_columns_mut());
+            st.copy_to_device(&poison, &mut out)?;
+            st.launch(&kernels::device_selftest_v2, cfg, (&mut out,))?;
+            st.copy_to_host(&out, host.as_pinned_mut())?.wait().map(drop)
+        })
+    })
+    .expect("device_selftest_v2");
+    let wrong = check(&host);
+    println!("device_selftest_v2: {LEN} words, {} wrong", wrong.len());
+    assert!(wrong.is_empty(), "device_selftest_v2: wrong results:\n{}", wrong.join("\n"));
+}
+
 on_every_backend!(
+    device_selftest_v2_reports_what_cuda_prescribes,
     potential_tiled_matches_the_f64_reference_and_the_naive_kernel,
     sum_reduce_matches_the_f64_sum,
     sum_reduce_counts_every_element_once_and_adds_to_out,

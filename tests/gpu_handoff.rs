@@ -8,7 +8,7 @@
 mod common;
 
 use rand::Rng;
-use sluice::{kernels, scope, Gpu, LaunchConfig};
+use sluice::{kernels, scope, Error, Gpu, LaunchConfig};
 
 const N: usize = 1 << 16;
 
@@ -204,7 +204,70 @@ fn host_to_device_copies_on_a_lane(gpu: Gpu) {
     assert_eq!(&input[..], &back[..]);
 }
 
+/// "Split, or else use it whole": the `try_` forms give their input back on failure, and
+/// hand-offs that cannot be joined come back to be awaited one by one.
+fn failed_splits_and_joins_give_their_input_back(gpu: Gpu) {
+    let mut host = gpu.pinned_matrix::<f32>(64, 4).expect("pinned");
+    host.fill(f32::NAN);
+    scope(&gpu, |s| {
+        let m = s.alloc_matrix::<f32>(64, 4)?;
+        let mut cols = m.columns_mut();
+        let (c0, c1, c2, c3) = (cols.next(), cols.next(), cols.next(), cols.next());
+        let (c0, c1, c2, c3) = (c0.unwrap(), c1.unwrap(), c2.unwrap(), c3.unwrap());
+        let lanes = s.lanes(2)?;
+        // Columns 0 and 2 are handed off: not adjacent, so not one view.
+        let handed = lanes[0].enter(|st| {
+            let mut out = Vec::new();
+            for (c, v) in [(c0, 1.0), (c2, 3.0)] {
+                let mut c = st.bind(c);
+                st.launch(&kernels::fill_column, LaunchConfig::for_elements(64, 64), (&mut c, v))?;
+                out.push(st.fence(c)?);
+            }
+            Ok::<_, Error>(out)
+        })?;
+        lanes[1].enter(|st| {
+            let parts = match st.try_await_all(handed) {
+                Ok(_) => panic!("columns 0 and 2 are not adjacent"),
+                Err((e, parts)) => {
+                    assert_eq!(e, Error::NotAdjacent);
+                    parts
+                }
+            };
+            assert_eq!(parts.len(), 2, "both hand-offs came back");
+            let mut dst = host.columns_mut();
+            let (d0, d1, d2, d3) = (dst.next().unwrap(), dst.next().unwrap(), dst.next().unwrap(), dst.next().unwrap());
+            for (part, d) in parts.into_iter().zip([d0, d2]) {
+                let v = st.await_fence(part)?;
+                st.copy_to_host(&v, d)?;
+            }
+            // A split past the end gives the view back whole.
+            let v = st.bind(c1);
+            let mut whole = match v.try_split_rows(65) {
+                Ok(_) => panic!("64 rows cannot split at 65"),
+                Err(whole) => whole,
+            };
+            st.launch(&kernels::fill_column, LaunchConfig::for_elements(64, 64), (&mut whole, 2.0))?;
+            let whole = match whole.try_split_columns(2) {
+                Ok(_) => panic!("one column cannot split at 2"),
+                Err(whole) => whole,
+            };
+            st.copy_to_host(&whole, d1)?;
+            let (mut top, mut bottom) = st.bind(c3).try_split_rows(32).map_err(|_| Error::NotAdjacent)?;
+            st.launch(&kernels::fill_column, LaunchConfig::for_elements(32, 32), (&mut top, 4.0))?;
+            st.launch(&kernels::fill_column, LaunchConfig::for_elements(32, 32), (&mut bottom, 4.0))?;
+            let (d_top, d_bottom) = d3.split_at(32).expect("64 rows");
+            st.copy_to_host(&top, d_top)?;
+            st.copy_to_host(&bottom, d_bottom)?.wait().map(drop)
+        })
+    })
+    .expect("scope");
+    for (j, want) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+        assert!(host.column(j).unwrap().iter().all(|v| *v == want), "column {j}");
+    }
+}
+
 on_every_backend!(
+    failed_splits_and_joins_give_their_input_back,
     producer_hands_a_column_to_a_consumer,
     a_column_travels_through_a_chain_of_lanes,
     a_written_column_becomes_shared_read_only_data,

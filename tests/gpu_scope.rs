@@ -6,7 +6,7 @@
 
 mod common;
 
-use sluice::{kernels, scope, Gpu, LaunchConfig};
+use sluice::{kernels, scope, Backend, Checked, Error, Gpu, LaunchConfig, Mut};
 
 const N: usize = 1 << 18;
 
@@ -127,7 +127,36 @@ fn lanes_entered_from_several_host_threads(gpu: Gpu) {
     }
 }
 
+/// PTX that exists only at run time (here: a copy of the embedded module in a `String`)
+/// loads and launches without being leaked, and twice the same text is one module.
+fn kernels_from_ptx_made_at_run_time(gpu: Gpu) {
+    let ptx: String = kernels::PTX.to_owned();
+    // SAFETY: `fill_column` of sluice's own kernels writes out[i] for i < out.len() only.
+    let made = unsafe { gpu.function_from_ptx::<(Mut<f32>, f32), Checked>(ptx.clone(), "fill_column") };
+    if gpu.backend() == Backend::Cpu {
+        assert_eq!(made.err(), Some(Error::NoCpuEntry { name: "fill_column" }), "PTX alone cannot run on the CPU");
+        return;
+    }
+    let fill = made.expect("the run-time PTX loads");
+    // SAFETY: as above; a wrong name is an error, not a launch.
+    let missing = unsafe { gpu.function_from_ptx::<(Mut<f32>, f32), Checked>(ptx, "no_such_kernel") };
+    assert_eq!(missing.err(), Some(Error::KernelNotFound { name: "no_such_kernel" }));
+    let mut host = gpu.pinned_buffer::<f32>(1000).expect("pinned");
+    host.fill(f32::NAN);
+    scope(&gpu, |s| {
+        let m = s.alloc_buffer::<f32>(1000)?;
+        s.lane()?.enter(|st| {
+            let mut v = st.bind(m.as_columns_mut());
+            st.launch(&fill, LaunchConfig::for_elements(1000, 256), (&mut v, 4.5))?;
+            st.copy_to_host(&v, host.as_pinned_mut())?.wait().map(drop)
+        })
+    })
+    .expect("scope");
+    assert!(host.iter().all(|v| *v == 4.5));
+}
+
 on_every_backend!(
+    kernels_from_ptx_made_at_run_time,
     forgetting_pending_copies_fences_and_views_is_harmless,
     owned_device_memory_outlives_scopes,
     timestamps_and_resolved_functions,

@@ -287,3 +287,35 @@ fn the_layer_check_reads_paths() {
     assert!(crate_paths("/// see [`Gpu`](crate::Gpu)").is_empty());
     assert!(crate_paths("    pub(crate) fn span(&self) -> $crate::span::Span {").is_empty());
 }
+
+/// `docs/compile-errors.md` shows every compile-fail case next to its fix: each case of
+/// `tests/ui/<area>/<case>.rs` is named there by its path, and every case the page names
+/// still exists (the page's snippets themselves are doctests of the `sluice` crate).
+#[test]
+fn every_compile_fail_case_is_on_the_compile_errors_page() {
+    let page_path = root().join("docs/compile-errors.md");
+    let page = std::fs::read_to_string(&page_path).expect("docs/compile-errors.md is readable");
+    let cases: Vec<String> = files(&["tests/ui"])
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(root()).expect("a case under the repository");
+            rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+        })
+        .collect();
+    let missing: Vec<&String> = cases.iter().filter(|c| !page.contains(c.as_str())).collect();
+    let named: std::collections::BTreeSet<&str> = page
+        .split(|c: char| c.is_whitespace() || "`()[]:,".contains(c))
+        .filter(|w| w.starts_with("tests/ui/") && w.ends_with(".rs"))
+        .filter(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))) // not `<area>/<case>.rs`
+        .collect();
+    let gone: Vec<&&str> = named.iter().filter(|w| !cases.iter().any(|c| c == *w)).collect();
+    assert!(
+        missing.is_empty() && gone.is_empty(),
+        "docs/compile-errors.md shows every compile-fail case of tests/ui next to its fix.\n\
+         cases not on the page: {missing:?}\ncases on the page that no longer exist: {gone:?}\n\
+         fix: add a section for each new case (what was tried, the failing code as a \
+         `rust,compile_fail,E….` block, the error from its .stderr, why sluice refuses it, the fix \
+         as a `rust` block, and a row in the table at the top); remove or rename the sections of \
+         cases that were removed or renamed"
+    );
+}

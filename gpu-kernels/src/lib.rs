@@ -30,6 +30,8 @@
 //! | `sum_reduce(out: Mut<f32>, x: &[f32])` | `out[0] += Σ x` in one launch: grid-stride partial sums (4 loads in flight per thread), warp shuffles, one shared-memory step, **one `red.global.add.f32` per block**. `out[0]` must be zeroed first; the order of the additions varies from run to run | 1-D; block 256 (a multiple of 32, up to 1024; else it traps), grid `min(ceil(n / 1024), 1056)` (8 blocks per SM) |
 //! | `transpose(out: Mut<f32>, input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]`: `input` is `rows × cols` row-major, `out` is `cols × rows`; 32×32 tiles through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (else it traps), grid `(ceil(cols / 32), ceil(rows / 32))` |
 //! | `histogram(bins: Mut<u32>, x: &[f32], lo: f32, hi: f32)` | `bins[histogram_bin(v)] += 1` for each `v` in `[lo, hi)` (others ignored), `bins.len()` bins of equal width; per-block sub-histograms in shared memory (`red.shared.add.u32`), then one global atomic per non-empty bin per block. Adds to `bins` (zero it first). Up to [`HISTOGRAM_SHARED_BINS`] (4096) bins in shared memory; more bins fall back to global atomics | 1-D; block 256, grid `min(ceil(n / 256), 264)` (2 blocks per SM) |
+//! | `spin_then_fail(out: Mut<u32>, cycles: u64, fail_at: u32)` | spins `cycles` clock cycles, then `out[i] = 1`; thread `fail_at` fails with `dfail!` instead (`u32::MAX`: none). For the fault and overlap tests | 1-D, any |
+//! | `tag_and_print(out: Mut<u32>, tag: u32)` | `out[i] = tag`; thread 0 prints the tag (`dprintln!`). For the first-launch overlap test | 1-D, any grid |
 //! | `device_selftest(out: Mut<u32>)` | exercises the device std (shuffles, votes, match, `redux`, predicate barriers, shared/global atomics of every kind, dynamic shared memory, libdevice math, `dprintln!`) and records the results; `reference::check_selftest` (host) says which operation is wrong, if any | grid 1, block [`SELFTEST_THREADS`] (64), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] (256 B), `out.len() >= SELFTEST_LEN` |
 //!
 //! # ABI
@@ -140,8 +142,10 @@ fn f32_to_u32_saturating(x: f32) -> u32 {
 }
 
 mod device;
+mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
 mod selftest;
 pub use device::*;
+pub use probe::*;
 pub use selftest::*;

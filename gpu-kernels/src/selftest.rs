@@ -155,3 +155,20 @@ pub fn device_selftest(out: DeviceSliceMut<u32>) {
     }
     const _: () = assert!(SELFTEST_DYNAMIC_SHARED == 4 * SELFTEST_THREADS as usize);
 }
+
+/// The device std's second self-test (`sluice_device::selftest`: the atomic types with
+/// orderings, shuffles with a width and the in-range predicate, the newer libdevice
+/// functions), as a kernel; `sluice_device::selftest::check` reads its output on the host.
+///
+/// Launch: grid 1, block `sluice_device::selftest::THREADS` (64), no dynamic shared memory,
+/// `out` of at least `sluice_device::selftest::LEN` elements (it does nothing otherwise).
+#[kernel]
+pub fn device_selftest_v2(mut out: DeviceSliceMut<u32>) {
+    use sluice_device::selftest::{LEN, THREADS};
+    if out.len() < LEN || thread::block_dim_x() as usize != THREADS || thread::grid_dim_x() != 1 {
+        return;
+    }
+    // SAFETY: one block of THREADS threads, grid 1, `out` holds at least LEN elements (all
+    // checked above), this launch's alone; `run` writes each element from one thread.
+    unsafe { sluice_device::selftest::run(out.as_mut_ptr(), out.len()) }
+}

@@ -289,7 +289,7 @@ impl Gpu {
         }
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         if let Some(error) = crate::handle::device_lost(dev) {
-            return Err(Error::ContextLost { error, lane: None });
+            return Err(Error::ContextLost { error, lane: None, fault: None });
         }
         let info = device_info(ordinal, dev)?;
         let ctx = Context::retain(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxRetain", error })?;
@@ -348,6 +348,14 @@ impl Gpu {
     /// driver destroys everything the dead context held, and the next [`Gpu::cuda`] makes a
     /// new one. Does nothing (`Ok`) when the device's context is not lost.
     ///
+    /// **A kernel fault cannot be reset within the process on current drivers**: CUDA
+    /// documents `CUDA_ERROR_LAUNCH_FAILED` (a trap, a failed `dassert!`) and illegal
+    /// addresses as leaving the process unable to use the device, and on the H200 (driver
+    /// 580) the reset succeeds but the device stays refused; this returns
+    /// [`Error::RestartRequired`] then. The GPU itself is fine: a new process uses it at
+    /// once. Programs that must survive kernel faults run the risky work in a child process
+    /// (as `tests/gpu_faults.rs` does) and read the fault from its error.
+    ///
     /// # What CUDA makes sticky, and what survives
     ///
     /// A kernel fault (an illegal address or instruction, a trap, a failed device assert)
@@ -367,22 +375,31 @@ impl Gpu {
     /// let gpu = Gpu::cuda(0)?;
     /// if let Err(Error::ContextLost { .. }) = work(&gpu) {
     ///     drop(gpu);
-    ///     Gpu::reset(0)?;
-    ///     let gpu = Gpu::cuda(0)?;     // a fresh context
-    ///     work(&gpu)?;
+    ///     match Gpu::reset(0) {
+    ///         Ok(()) => work(&Gpu::cuda(0)?)?,             // a fresh context
+    ///         Err(Error::RestartRequired { .. }) => std::process::exit(75), // a new process
+    ///         Err(e) => return Err(e),
+    ///     }
     /// }
     /// # Ok::<(), Error>(())
     /// ```
     ///
     /// # Errors
-    /// [`Error::NoDriver`], [`Error::NoDevice`], or the failing driver call.
+    /// [`Error::RestartRequired`] (the driver still refuses the device), [`Error::NoDriver`],
+    /// [`Error::NoDevice`], or the failing driver call.
     pub fn reset(ordinal: usize) -> Result<()> {
         init()?;
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         if crate::handle::device_lost(dev).is_none() {
             return Ok(());
         }
-        crate::handle::reset_device(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxReset", error })
+        crate::handle::reset_device(dev).map_err(|error| {
+            if error.is_sticky() {
+                Error::RestartRequired { error }
+            } else {
+                Error::Device { call: "cuDevicePrimaryCtxReset", error }
+            }
+        })
     }
 
     /// Which machine this runs on.
@@ -475,7 +492,9 @@ impl Gpu {
     /// device) and keeps it there: the next allocation, e.g. by the next scope, reuses it
     /// without a driver allocation. Memory in use (matrices alive, scopes running) stays
     /// allocated. An allocation that finds the device full trims the pool itself before it
-    /// reports [`Error::OutOfMemory`]. Trimming waits for this `Gpu`'s internal allocator
+    /// reports [`Error::OutOfMemory`], and a scope that ends with that error (anywhere in
+    /// its chain) trims it again once its own memory is back: after running out, the pool
+    /// keeps nothing. Otherwise, call this when the memory should go back to the driver. Trimming waits for this `Gpu`'s internal allocator
     /// stream (frees count as in use until the host has seen them complete), never for a
     /// lane; returning memory to the driver may be slow, so call it outside hot loops.
     ///

@@ -290,6 +290,8 @@ const SYMBOLS: &[&str] = &[
     "cuMemFreeAsync",
     "cuMemHostRegister_v2",
     "cuMemHostUnregister",
+    "cuMemHostGetDevicePointer_v2",
+    "cuMemcpyHtoD_v2",
     "cuMemGetInfo_v2",
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
@@ -297,6 +299,7 @@ const SYMBOLS: &[&str] = &[
     "cuMemsetD2D8Async",
     "cuModuleLoadData",
     "cuModuleGetFunction",
+    "cuModuleGetGlobal_v2",
     "cuModuleUnload",
     "cuFuncGetAttribute",
     "cuLaunchKernel",
@@ -564,6 +567,48 @@ pub(crate) mod mem {
         unsafe { bind(ctx) }?;
         // SAFETY: caller's duty.
         check(unsafe { sys::cuMemHostRegister_v2(ptr, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE) })
+    }
+
+    /// Page-locks `bytes` at `ptr` and maps them into the device's address space: kernels
+    /// can then write this host memory directly, and what they wrote stays readable by the
+    /// host after the context is lost. Returns the device address of `ptr`.
+    ///
+    /// # Safety
+    /// - `ctx` is retained; `ptr` is valid for `bytes` bytes until unregistered.
+    pub(crate) unsafe fn host_register_mapped(
+        ctx: RawContext,
+        ptr: *mut c_void,
+        bytes: usize,
+    ) -> Result<DevicePtr, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+        // SAFETY: caller's duty.
+        check(unsafe { sys::cuMemHostRegister_v2(ptr, bytes, flags) })?;
+        let mut d = MaybeUninit::uninit();
+        // SAFETY: `ptr` was just registered with DEVICEMAP; valid out-pointer.
+        match check(unsafe { sys::cuMemHostGetDevicePointer_v2(d.as_mut_ptr(), ptr, 0) }) {
+            // SAFETY: written by the successful call.
+            Ok(()) => Ok(unsafe { d.assume_init() }),
+            Err(e) => {
+                // SAFETY: registered just above, unregistered once.
+                let _ = unsafe { sys::cuMemHostUnregister(ptr) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Copies `src` to device address `dst` synchronously (through the legacy default
+    /// stream, which sluice's non-blocking lanes never wait for).
+    ///
+    /// # Safety
+    /// - `ctx` is retained; `dst` is device memory of `ctx` valid for `src.len()` bytes that no
+    ///   running work reads or writes.
+    pub(crate) unsafe fn copy_to_device_sync(ctx: RawContext, dst: DevicePtr, src: &[u8]) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: `src` is valid for its length; `dst` the caller's duty.
+        check(unsafe { sys::cuMemcpyHtoD_v2(dst, src.as_ptr().cast(), src.len()) })
     }
 
     /// Unpins memory pinned by [`host_register`].
@@ -938,6 +983,29 @@ pub(crate) mod module {
         // SAFETY: valid out-pointer; `f` alive (caller's duty).
         check(unsafe { sys::cuFuncGetAttribute(&mut v, attr, f.0) })?;
         Ok(v)
+    }
+
+    /// The device address and size of the module's global variable `name`, `None` if it
+    /// has none of that name.
+    ///
+    /// # Safety
+    /// - `module` is loaded.
+    pub(crate) unsafe fn global(
+        ctx: RawContext,
+        module: RawModule,
+        name: &CStr,
+    ) -> Result<Option<(DevicePtr, usize)>, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let (mut ptr, mut size) = (MaybeUninit::uninit(), MaybeUninit::uninit());
+        // SAFETY: `name` is NUL-terminated; valid out-pointers.
+        match check(unsafe { sys::cuModuleGetGlobal_v2(ptr.as_mut_ptr(), size.as_mut_ptr(), module.0, name.as_ptr()) })
+        {
+            // SAFETY: both written by the successful call.
+            Ok(()) => Ok(Some(unsafe { (ptr.assume_init(), size.assume_init()) })),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// # Safety

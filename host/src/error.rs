@@ -227,8 +227,21 @@ pub enum Error {
     ContextLost {
         /// The fault that lost it.
         error: DriverError,
-        /// The lane whose join first saw it, in the scope where it happened.
+        /// The lane whose work faulted: the one lane that ran the failing kernel, where the
+        /// device's fault record names it; otherwise the first lane whose join saw the loss.
         lane: Option<LaneId>,
+        /// What the failing thread recorded (`dfail!`, `dassert!`, a panic in the device
+        /// std's debug mode): its block, thread, message and kernel. `None` for a fault that
+        /// records nothing (a bounds check's or `trap`'s bare trap, an illegal address, a
+        /// kernel without the device std).
+        fault: Option<Box<DeviceFault>>,
+    },
+    /// The device's context was lost by a kernel fault and CUDA refuses the device to this
+    /// process even after [`Gpu::reset`](crate::Gpu::reset) (as it documents for faults such
+    /// as `CUDA_ERROR_LAUNCH_FAILED`): end the process; a new one uses the GPU normally.
+    RestartRequired {
+        /// What the driver still says.
+        error: DriverError,
     },
     /// Freeing memory or destroying a handle at the end of a scope failed.
     Free {
@@ -283,7 +296,7 @@ impl Error {
     /// use sluice_host::{DriverError, Error};
     /// let e = Error::Cleanup {
     ///     error: Box::new(Error::NotAdjacent),
-    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice_host::LaneId::Lane(0)), error: DriverError::from_code(700) }],
+    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice_host::LaneId::Lane(0)), error: DriverError::from_code(700), fault: None }],
     /// };
     /// assert_eq!(e.primary(), &Error::NotAdjacent);
     /// assert_eq!(Error::ZeroSized.primary(), &Error::ZeroSized);
@@ -292,6 +305,21 @@ impl Error {
         match self {
             Error::Cleanup { error, .. } => error.primary(),
             e => e,
+        }
+    }
+
+    /// Whether this error, or one it chains ([`Error::Cleanup`]), satisfies `f`.
+    ///
+    /// ```
+    /// use sluice_host::Error;
+    /// let e = Error::Cleanup { error: Box::new(Error::NotAdjacent), cleanup: vec![Error::ZeroSized] };
+    /// assert!(e.any(|e| matches!(e, Error::ZeroSized)));
+    /// assert!(!Error::NotAdjacent.any(|e| matches!(e, Error::ZeroSized)));
+    /// ```
+    pub fn any(&self, f: impl Fn(&Error) -> bool + Copy) -> bool {
+        match self {
+            Error::Cleanup { error, cleanup } => error.any(f) || cleanup.iter().any(|e| e.any(f)),
+            e => f(e),
         }
     }
 
@@ -319,6 +347,56 @@ impl Error {
                 Some(first) => first.also(e),
             })
         })
+    }
+}
+
+/// What a failing kernel recorded before it trapped: `dfail!` and `dassert!` (and, in the
+/// device std's debug mode, any panic) write the first failing thread's block, thread and
+/// message into host memory mapped for the device, which the fault does not destroy. Part
+/// of [`Error::ContextLost`].
+///
+/// ```
+/// use sluice_host::DeviceFault;
+/// let f = DeviceFault {
+///     block: [2, 0, 0],
+///     thread: [17, 0, 0],
+///     message: "kernel failed at src/lib.rs:40:9: n must be even".into(),
+///     kernel: Some("halve"),
+///     lanes: vec![sluice_host::LaneId::Lane(2)],
+/// };
+/// assert_eq!(f.to_string(), "kernel `halve`, block (2, 0, 0), thread (17, 0, 0): kernel failed at src/lib.rs:40:9: n must be even");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceFault {
+    /// The failing thread's block index (x, y, z).
+    pub block: [u32; 3],
+    /// Its thread index within the block (x, y, z).
+    pub thread: [u32; 3],
+    /// Its message, as written: `kernel failed at FILE:LINE:COL: MESSAGE` for `dfail!` and
+    /// `dassert!` (at most 224 bytes).
+    pub message: String,
+    /// The kernel the message's location lies in, where one of the scope's launches is
+    /// declared there (a `#[kernel]` knows its source lines); `None` when the failure is in
+    /// a helper function outside every kernel's body.
+    pub kernel: Option<&'static str>,
+    /// The lanes of the scope that launched that kernel: one lane is the lane that faulted;
+    /// several (the same kernel on several lanes) are the candidates, which the record
+    /// cannot tell apart. Empty when the kernel is not known.
+    pub lanes: Vec<LaneId>,
+}
+
+impl fmt::Display for DeviceFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(k) = self.kernel {
+            write!(f, "kernel `{k}`")?;
+            if self.lanes.len() > 1 {
+                let lanes: Vec<String> = self.lanes.iter().map(|l| l.to_string()).collect();
+                write!(f, " on one of {}", lanes.join(", "))?;
+            }
+            write!(f, ", ")?;
+        }
+        let ([bx, by, bz], [tx, ty, tz]) = (self.block, self.thread);
+        write!(f, "block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}): {}", self.message)
     }
 }
 
@@ -470,14 +548,20 @@ impl fmt::Display for Error {
             Error::NotAdjacent => write!(f, "views to join are not adjacent columns of one matrix"),
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
-            Error::ContextLost { error, lane: Some(lane) } => write!(
+            Error::ContextLost { error, lane, fault } => {
+                match lane {
+                    Some(lane) => write!(f, "{lane} faulted: {error}")?,
+                    None => write!(f, "the device's context was lost by an earlier fault ({error})")?,
+                }
+                if let Some(fault) = fault {
+                    write!(f, " ({fault})")?;
+                }
+                write!(f, "; nothing runs in the context any more: `Gpu::reset` resets the device")
+            }
+            Error::RestartRequired { error } => write!(
                 f,
-                "joining {lane} failed: {error}; the device's context is lost (nothing runs in it any more): \
-                 `Gpu::reset` resets the device"
-            ),
-            Error::ContextLost { error, lane: None } => write!(
-                f,
-                "the device's context was lost by an earlier fault ({error}): `Gpu::reset` resets the device"
+                "the device's context was lost by a kernel fault and CUDA refuses the device to this process even \
+                 after a reset ({error}): end the process; a new one can use the GPU"
             ),
             Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
             Error::Recording { what } => write!(
@@ -518,6 +602,7 @@ impl std::error::Error for Error {
             | Error::Event { error, .. }
             | Error::Stream { error, .. }
             | Error::ContextLost { error, .. }
+            | Error::RestartRequired { error }
             | Error::Free { error, .. } => Some(error),
             Error::Cleanup { error, .. } => Some(&**error),
             Error::BackendUnavailable { why, .. } => Some(&**why),
@@ -548,7 +633,7 @@ mod tests {
 
     #[test]
     fn cleanup_errors_are_chained_not_lost() {
-        let join = Error::ContextLost { lane: Some(LaneId::Lane(3)), error: DriverError::from_code(700) };
+        let join = Error::ContextLost { lane: Some(LaneId::Lane(3)), error: DriverError::from_code(700), fault: None };
         let free = Error::Free { what: "stream", error: DriverError::from_code(700) };
         assert_eq!(Error::chain([]), None);
         assert_eq!(Error::chain([Error::ZeroSized]), Some(Error::ZeroSized));
@@ -560,7 +645,7 @@ mod tests {
         assert_eq!(e.primary(), &Error::NotAdjacent);
         let s = e.to_string();
         assert!(s.starts_with("views to join are not adjacent"), "{s}");
-        assert!(s.contains("then, cleaning up: joining lane 3 failed"), "{s}");
+        assert!(s.contains("then, cleaning up: lane 3 faulted"), "{s}");
         assert!(s.contains("releasing stream failed"), "{s}");
         // Chaining a chain keeps one flat list.
         let e2 = Error::ZeroSized.also(e);

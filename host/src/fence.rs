@@ -486,6 +486,34 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         &self,
         handed: impl IntoIterator<Item = Fenced<'scope, ColumnsMut<'scope, T>>>,
     ) -> Result<ColumnViewMut<'scope, 'id, T>> {
+        self.try_await_all(handed).map_err(|(e, _)| e)
+    }
+
+    /// [`await_all`](Self::await_all), giving the hand-offs back (sorted by address) when
+    /// they cannot be joined, so that they can be awaited one by one instead. On
+    /// [`Error::NotAdjacent`] or [`Error::ZeroSized`] no wait was enqueued; on a driver error
+    /// some waits may have been.
+    ///
+    /// ```no_run
+    /// # use sluice_host::{ColumnsMut, Fenced};
+    /// # fn demo<'s>(st: &sluice_host::Stream<'s, '_>, handed: Vec<Fenced<'s, ColumnsMut<'s, f32>>>) -> sluice_host::Result<()> {
+    /// match st.try_await_all(handed) {
+    ///     Ok(mut all) => st.zero(&mut all),               // one view, one operation
+    ///     Err((_, parts)) => {
+    ///         for part in parts {                           // not adjacent: each on its own
+    ///             let mut v = st.await_fence(part)?;
+    ///             st.zero(&mut v)?;
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn try_await_all<T>(
+        &self,
+        handed: impl IntoIterator<Item = Fenced<'scope, ColumnsMut<'scope, T>>>,
+    ) -> std::result::Result<ColumnViewMut<'scope, 'id, T>, (Error, Vec<Fenced<'scope, ColumnsMut<'scope, T>>>)> {
         let mut handed: Vec<_> = handed.into_iter().collect();
         handed.sort_by_key(|f| f.value.span().ptr);
         let mut joined: Option<Span> = None;
@@ -493,12 +521,17 @@ impl<'scope, 'id> Stream<'scope, 'id> {
             let s = f.value.span();
             joined = Some(match joined {
                 None => s,
-                Some(j) => j.join(s).ok_or(Error::NotAdjacent)?,
+                Some(j) => match j.join(s) {
+                    Some(j) => j,
+                    None => return Err((Error::NotAdjacent, handed)),
+                },
             });
         }
-        let joined = joined.ok_or(Error::ZeroSized)?;
+        let Some(joined) = joined else { return Err((Error::ZeroSized, handed)) };
         for f in &handed {
-            f.fence.enqueue_wait(self)?;
+            if let Err(e) = f.fence.enqueue_wait(self) {
+                return Err((e, handed));
+            }
         }
         Ok(ColumnViewMut::new(joined))
     }

@@ -416,7 +416,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn replay<'g: 'scope>(&self, graph: &'scope Graph<'g>) -> Result<Replay<'scope>> {
         self.lane.shared.refuse_while_recording("Stream::replay")?;
         if let Some(error) = self.gpu().context().lost() {
-            return Err(Error::ContextLost { error, lane: None });
+            return Err(Error::ContextLost { error, lane: None, fault: None });
         }
         if graph.gpu.ctx_id() != self.gpu().ctx_id() {
             return Err(Error::WrongDevice { what: "graph" });

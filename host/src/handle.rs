@@ -41,7 +41,7 @@ use crate::driver::{
     DevicePtr, DriverError, RawContext, RawDevice, RawEvent, RawFunction, RawGraph, RawGraphExec, RawGraphNode,
     RawHostPtr, RawModule, RawPool, RawStream,
 };
-use crate::error::{Error, ErrorLog, ORPHANED};
+use crate::error::{DeviceFault, Error, ErrorLog, ORPHANED};
 
 /// A device's context: CUDA's retained primary context (released when the last handle made
 /// in it is gone), or the CPU backend's device.
@@ -53,6 +53,84 @@ pub(crate) struct Context {
     /// Pinned host memory: ours (the Rust allocator's), registered with the driver, so that a
     /// lost or reset context can never free memory the host still reads.
     pinned: Mutex<HashMap<usize, Layout>>,
+    /// Where a failing kernel of this context records itself (CUDA; `None` where the page
+    /// could not be mapped).
+    fault: Option<FaultPage>,
+}
+
+/// One page of host memory mapped for the device, holding the fault record that the device
+/// std's `dfail!`/`dassert!` (and its debug panic handler) write before they trap: the
+/// failing thread's block, thread and message. Host memory survives the fault that loses
+/// the context, so the host reads it afterwards.
+struct FaultPage {
+    host: std::ptr::NonNull<u8>,
+    device: driver::DevicePtr,
+}
+
+// SAFETY: the page is written by the device and read by the host with volatile accesses
+// only; the pointer itself is never shared mutably.
+unsafe impl Send for FaultPage {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for FaultPage {}
+
+/// The size of the page (the record is its first `FAULT_RECORD_BYTES`).
+const FAULT_PAGE: usize = 4096;
+/// The record's size, as the device std writes it (`sluice_device::io::FAULT_RECORD_BYTES`).
+pub(crate) const FAULT_RECORD_BYTES: usize = 256;
+/// The device std's global that holds the record's device address.
+pub(crate) const FAULT_RECORD_SYMBOL: &std::ffi::CStr = c"__sluice_fault_record";
+
+impl FaultPage {
+    fn layout() -> Layout {
+        Layout::from_size_align(FAULT_PAGE, FAULT_PAGE).expect("a page")
+    }
+
+    /// A zeroed page, mapped for `raw`'s device; `None` if the driver refuses.
+    fn new(raw: RawContext) -> Option<FaultPage> {
+        // SAFETY: a non-zero size.
+        let host = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(FaultPage::layout()) })?;
+        // SAFETY: `raw` was just retained; the page is ours and lives until `release`.
+        match unsafe { driver::mem::host_register_mapped(raw, host.as_ptr().cast(), FAULT_PAGE) } {
+            Ok(device) => Some(FaultPage { host, device }),
+            Err(_) => {
+                // SAFETY: allocated above with this layout, never registered.
+                unsafe { std::alloc::dealloc(host.as_ptr(), FaultPage::layout()) };
+                None
+            }
+        }
+    }
+
+    /// The record, if a kernel wrote one.
+    fn read(&self) -> Option<DeviceFault> {
+        let words = self.host.as_ptr().cast::<u32>();
+        // SAFETY: the page is live (owned by `self`) and 4096-aligned; the device writes it
+        // only through the record's protocol (state last), read here volatile.
+        unsafe {
+            if words.read_volatile() != 2 {
+                return None;
+            }
+            let w = |i: usize| words.add(i).read_volatile();
+            let len = (w(7) as usize).min(FAULT_RECORD_BYTES - 32);
+            let bytes: Vec<u8> = (0..len).map(|i| self.host.as_ptr().add(32 + i).read_volatile()).collect();
+            Some(DeviceFault {
+                block: [w(1), w(2), w(3)],
+                thread: [w(4), w(5), w(6)],
+                message: String::from_utf8_lossy(&bytes).trim_end().to_string(),
+                kernel: None,
+                lanes: Vec::new(),
+            })
+        }
+    }
+
+    /// Unpins and frees the page; leaks it where the context cannot unpin it any more.
+    fn release(self, raw: RawContext) {
+        // SAFETY: registered in `new` in this context, unregistered once; no kernel of the
+        // context runs any more (its last handle is being dropped).
+        if unsafe { driver::mem::host_unregister(raw, self.host.as_ptr().cast()) }.is_ok() {
+            // SAFETY: allocated in `new` with this layout; the device no longer maps it.
+            unsafe { std::alloc::dealloc(self.host.as_ptr(), FaultPage::layout()) };
+        }
+    }
 }
 
 enum ContextKind {
@@ -96,12 +174,22 @@ pub(crate) fn device_lost(dev: RawDevice) -> Option<DriverError> {
 /// Resets `dev`'s primary context after it was lost: every handle of the old one becomes
 /// dead (it leaks instead of calling the driver), the driver destroys what the context held,
 /// and the next retain makes a new one.
+///
+/// `Err` with the sticky error when the driver still refuses the device after the reset:
+/// CUDA documents kernel faults (`CUDA_ERROR_LAUNCH_FAILED`, illegal addresses) as leaving
+/// the *process* unable to use the device, and the H200's driver keeps that promise (a
+/// reset succeeds, the next retain fails again). The device stays marked lost then.
 pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
     update_device(dev, |s| s.epoch += 1);
     // SAFETY: every handle of the old context is dead (its epoch is older): none calls the
     // driver with it any more. Pinned memory is the Rust allocator's (registered only), so the
     // reset cannot free memory the host reads.
     unsafe { driver::device::reset_primary(dev) }?;
+    // Whether a context can be made again, in this process.
+    let raw = driver::device::retain_primary(dev)?;
+    // SAFETY: paired with the retain just above; nothing was made in it.
+    let _ = unsafe { driver::device::release_primary(dev) };
+    let _ = raw;
     update_device(dev, |s| s.lost = None);
     Ok(())
 }
@@ -119,6 +207,7 @@ impl Context {
             kind: ContextKind::Cuda { raw, dev, epoch },
             errors: ErrorLog::new(),
             pinned: Default::default(),
+            fault: FaultPage::new(raw),
         }))
     }
 
@@ -154,6 +243,11 @@ impl Context {
         e
     }
 
+    /// The fault record a failing kernel of this context wrote, if one did.
+    pub(crate) fn device_fault(&self) -> Option<DeviceFault> {
+        self.fault.as_ref().and_then(FaultPage::read)
+    }
+
     /// The CPU backend's context.
     pub(crate) fn cpu() -> Arc<Context> {
         let mut shared = CPU_CONTEXT.lock().unwrap_or_else(|p| p.into_inner());
@@ -164,6 +258,7 @@ impl Context {
             kind: ContextKind::Cpu(CpuDevice::new()),
             errors: ErrorLog::new(),
             pinned: Default::default(),
+            fault: None,
         });
         *shared = Arc::downgrade(&ctx);
         ctx
@@ -282,8 +377,17 @@ impl Drop for Context {
     fn drop(&mut self) {
         if let ContextKind::Cuda { dev, .. } = self.kind {
             if self.is_dead() {
-                // The device was reset: this retain belongs to the destroyed context.
+                // The device was reset: this retain belongs to the destroyed context, which
+                // unmapped the fault page with everything else; the page is free to go.
+                if let Some(page) = self.fault.take() {
+                    // SAFETY: allocated in `FaultPage::new` with this layout; the context that
+                    // mapped it is destroyed.
+                    unsafe { std::alloc::dealloc(page.host.as_ptr(), FaultPage::layout()) };
+                }
                 return;
+            }
+            if let (Some(page), ContextKind::Cuda { raw, .. }) = (self.fault.take(), &self.kind) {
+                page.release(*raw);
             }
             // SAFETY: paired with the retain in `Context::retain`; every handle made in this
             // context held an `Arc` to it, so none is left.
@@ -705,6 +809,23 @@ impl Module {
         let FunctionHandle::Cuda(f) = f else { return Ok(false) };
         // SAFETY: `f` came from `self.function`, loaded while `self` lives.
         unsafe { driver::module::load_function(self.ctx.cuda()?, f) }
+    }
+
+    /// Points the module's fault-record global (if the device std is in it) at this
+    /// context's fault page, so that a failing kernel of the module records itself.
+    pub(crate) fn set_fault_record(&self) -> Result<(), DriverError> {
+        let Some(page) = &self.ctx.fault else { return Ok(()) };
+        let ctx = self.ctx.cuda()?;
+        // SAFETY: the module is loaded while `self` lives.
+        let Some((global, size)) = (unsafe { driver::module::global(ctx, self.raw, FAULT_RECORD_SYMBOL) })? else {
+            return Ok(());
+        };
+        if size != 8 {
+            return Ok(()); // not the device std's record pointer
+        }
+        // SAFETY: `global` is the module's 8-byte global, which no kernel runs yet (the module
+        // was just loaded: nothing of it is launched before this returns).
+        unsafe { driver::mem::copy_to_device_sync(ctx, global, &page.device.to_le_bytes()) }
     }
 
     /// Sets an attribute of `f`, a function of this module.

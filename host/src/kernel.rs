@@ -26,7 +26,7 @@ use crate::capture::ParamSlot;
 pub use crate::cpu::CpuEntry;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::module::{EntryPoint, LaunchTarget};
+use crate::module::{EntryPoint, LaunchTarget, PtxText, SourceSpan};
 use crate::ptx;
 
 /// Parameter marker: a slice the kernel may write (`DeviceSliceMut<T>` in a `#[kernel]`).
@@ -400,6 +400,8 @@ pub struct Kernel<S, K = Checked> {
     name: &'static str,
     /// The kernel compiled for the host, for the CPU backend (`#[kernel]` emits it).
     cpu: Option<CpuEntry>,
+    /// Where a `#[kernel]` is declared (file, first and last line), for fault attribution.
+    source: Option<SourceSpan>,
     /// The parameter list and kind; `fn() -> (S, K)` keeps `Kernel` `Send + Sync + Copy`
     /// whatever they are.
     _sig: PhantomData<fn() -> (S, K)>,
@@ -461,7 +463,7 @@ impl<S: Signature> Kernel<S> {
     /// assert_eq!(FILL.name(), "fill_column");
     /// ```
     pub const unsafe fn new(ptx: &'static str, name: &'static str) -> Kernel<S> {
-        Kernel { ptx, name, cpu: None, _sig: PhantomData }
+        Kernel { ptx, name, cpu: None, source: None, _sig: PhantomData }
     }
 }
 
@@ -477,7 +479,7 @@ impl<S: Signature> Kernel<S, Unchecked> {
     /// assert_eq!(FILL.name(), "fill_raw");
     /// ```
     pub const fn new_unchecked(ptx: &'static str, name: &'static str) -> Kernel<S, Unchecked> {
-        Kernel { ptx, name, cpu: None, _sig: PhantomData }
+        Kernel { ptx, name, cpu: None, source: None, _sig: PhantomData }
     }
 }
 
@@ -524,6 +526,9 @@ pub unsafe trait KernelDecl {
     /// The kernel compiled for the host, for the CPU backend ([`Gpu::cpu`]): `#[kernel]`
     /// emits it; `None` for a declaration of PTX alone.
     const CPU: Option<CpuEntry> = None;
+    /// Where the kernel is declared: `file!()`, its first and last line (`#[kernel]` emits
+    /// it), so that a fault the device records at a line of the kernel names the kernel.
+    const SOURCE: Option<(&'static str, u32, u32)> = None;
 }
 
 impl<S: Signature, K: KernelKind> Kernel<S, K> {
@@ -553,7 +558,7 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
     /// ```
     pub const unsafe fn of<D: KernelDecl<Signature = S, Kind = K>>(ptx: &'static str) -> Kernel<S, K> {
-        Kernel { ptx, name: D::NAME, cpu: D::CPU, _sig: PhantomData }
+        Kernel { ptx, name: D::NAME, cpu: D::CPU, source: D::SOURCE, _sig: PhantomData }
     }
 }
 
@@ -740,7 +745,12 @@ impl<S: Signature, K: KernelKind> Launchable for Kernel<S, K> {
 impl<S: Signature> CheckedLaunch for Kernel<S, Checked> {}
 impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        gpu.resolve::<S>(self.ptx, self.name, self.cpu)
+        gpu.resolve::<S>(EntryPoint {
+            ptx: PtxText::Static(self.ptx),
+            name: self.name,
+            cpu: self.cpu,
+            source: self.source,
+        })
     }
 }
 
@@ -778,23 +788,77 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn function<S: Signature, K: KernelKind>(&self, kernel: &Kernel<S, K>) -> Result<Function<S, K>> {
-        let target = self.resolve::<S>(kernel.ptx, kernel.name, kernel.cpu)?;
+        let target = self.resolve::<S>(EntryPoint {
+            ptx: PtxText::Static(kernel.ptx),
+            name: kernel.name,
+            cpu: kernel.cpu,
+            source: kernel.source,
+        })?;
+        Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
+    }
+
+    /// The kernel `name` of PTX made at run time (generated, read from a file, compiled by
+    /// NVRTC): [`function`](Gpu::function) for text that is not `'static`. The text is
+    /// loaded once (as a module of this device, kept with the device's other modules until
+    /// its last `Gpu` handle is dropped, and shared by every function of the same text);
+    /// nothing is leaked. The entry name is kept for the process (a few bytes per distinct
+    /// name), since errors and traces name kernels by `&'static str`.
+    ///
+    /// On the CPU backend it is [`Error::NoCpuEntry`]: PTX alone cannot run there.
+    ///
+    /// # Safety
+    /// As [`Kernel::new`]: the entry `name` of `ptx` writes only through its [`Mut`]
+    /// parameters (checked kernels), stays within every slice's length, and takes the
+    /// parameters `S` lowers to, in order. For an [`Unchecked`] kernel, each launch is
+    /// vouched for where it is made (`launch_unchecked`).
+    ///
+    /// # Errors
+    /// As [`function`](Gpu::function).
+    ///
+    /// ```no_run
+    /// use sluice_host::{Gpu, Mut};
+    /// let ptx: String = std::fs::read_to_string("fill.ptx").expect("PTX");
+    /// let gpu = Gpu::new(0)?;
+    /// // SAFETY: `fill` writes out[i] for i < out.len() only, and reads nothing.
+    /// let fill = unsafe { gpu.function_from_ptx::<(Mut<f32>, f32), sluice_host::Checked>(ptx, "fill") }?;
+    /// # let _ = fill;
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub unsafe fn function_from_ptx<S: Signature, K: KernelKind>(
+        &self,
+        ptx: impl Into<std::sync::Arc<str>>,
+        name: &str,
+    ) -> Result<Function<S, K>> {
+        let target = self.resolve::<S>(EntryPoint {
+            ptx: PtxText::Shared(ptx.into()),
+            name: intern(name),
+            cpu: None,
+            source: None,
+        })?;
         Ok(Function { gpu: self.clone(), target, _sig: PhantomData })
     }
 
     /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
     /// on every call (the cache is shared by every declaration of the entry).
-    fn resolve<S: Signature>(
-        &self,
-        ptx: &'static str,
-        name: &'static str,
-        cpu: Option<CpuEntry>,
-    ) -> Result<LaunchTarget> {
+    fn resolve<S: Signature>(&self, entry: EntryPoint) -> Result<LaunchTarget> {
+        let name = entry.name;
         let check = |found: &[usize]| check_sizes::<S>(name, found);
         let info = self.info();
         let shared = (info.max_shared_memory_per_block as usize, info.max_shared_memory_per_block_optin as usize);
-        self.inner.modules.resolve(self.context(), self.driver_version(), shared, EntryPoint { ptx, name, cpu }, check)
+        self.inner.modules.resolve(self.context(), self.driver_version(), shared, entry, check)
     }
+}
+
+/// `name` as a `&'static str`: each distinct name is allocated once for the process.
+fn intern(name: &str) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(n);
+    n
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use crate::device::Gpu;
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
 use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::module::{LaunchTarget, SourceSpan};
 use crate::trace::{Recorder, SpanKind};
 use crate::view::{Brand, ColumnView, ColumnViewMut, Invariant};
 
@@ -92,6 +93,8 @@ pub(crate) struct LaneInner {
     pub(crate) waits_enqueued: AtomicU64,
     pub(crate) launches: AtomicU64,
     pub(crate) copies: AtomicU64,
+    /// The kernels launched on this lane in this scope (each once), for fault attribution.
+    pub(crate) kernels: Mutex<Vec<(&'static str, Option<SourceSpan>)>>,
 }
 
 impl LaneInner {
@@ -103,6 +106,16 @@ impl LaneInner {
             waits_enqueued: AtomicU64::new(0),
             launches: AtomicU64::new(0),
             copies: AtomicU64::new(0),
+            kernels: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Notes a launch of `f` on this lane (once per kernel per scope).
+    pub(crate) fn note_launch(&self, f: &LaunchTarget) {
+        self.launches.fetch_add(1, Ordering::Relaxed);
+        let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        if !kernels.iter().any(|(name, _)| std::ptr::eq(*name, f.name) || *name == f.name) {
+            kernels.push((f.name, f.source));
         }
     }
 
@@ -112,6 +125,7 @@ impl LaneInner {
         for c in [&self.events_recorded, &self.waits_enqueued, &self.launches, &self.copies] {
             c.store(0, Ordering::Relaxed);
         }
+        self.kernels.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
         self
     }
 

@@ -10,7 +10,6 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
 
@@ -473,7 +472,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
                 unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }
             },
         )?;
-        self.lane.inner.launches.fetch_add(1, Ordering::Relaxed);
+        self.lane.inner.note_launch(&f);
         match self.lane.shared.capture() {
             None => Ok(None),
             Some(capture) => self.record_node::<K::Sig, A>(capture, &f, cfg, args).map(Some),
@@ -659,5 +658,49 @@ mod tests {
             assert_eq!(*(p[2] as *const f32), 2.5);
         }
         assert_eq!(buf.n, 3);
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// `validate` accepts a configuration exactly when every dimension is non-zero and
+            /// within the device's limits, the block within its thread limit, and the dynamic
+            /// shared memory within the opt-in limit; a refusal names a limit it broke.
+            #[test]
+            fn validate_accepts_exactly_what_the_device_allows(
+                g in (0u32..70_000, 0u32..70_000, 0u32..70_000),
+                b in (0u32..1100, 0u32..1100, 0u32..70),
+                shmem in 0u32..300_000,
+            ) {
+                let info = test_info();
+                let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
+                let dims = [g.0, g.1, g.2, b.0, b.1, b.2];
+                let fits = dims.iter().all(|&d| d > 0)
+                    && b.0 <= info.max_block_dims[0] && b.1 <= info.max_block_dims[1] && b.2 <= info.max_block_dims[2]
+                    && g.0 <= info.max_grid_dims[0] && g.1 <= info.max_grid_dims[1] && g.2 <= info.max_grid_dims[2]
+                    && b.0 as u64 * b.1 as u64 * b.2 as u64 <= info.max_threads_per_block as u64
+                    && shmem <= info.max_shared_memory_per_block_optin;
+                match cfg.validate(&info) {
+                    Ok(()) => prop_assert!(fits, "{:?} accepted", cfg),
+                    Err(Error::EmptyLaunch { .. }) => prop_assert!(dims.contains(&0)),
+                    Err(Error::LaunchConfig { requested, limit, .. }) => {
+                        prop_assert!(!fits);
+                        prop_assert!(requested > limit);
+                    }
+                    Err(e) => prop_assert!(false, "unexpected {:?}", e),
+                }
+            }
+
+            /// `for_elements` covers every element with whole blocks and no empty block.
+            #[test]
+            fn for_elements_covers_every_element(n in 1usize..10_000_000, block in 1u32..1025) {
+                let cfg = LaunchConfig::for_elements(n, block);
+                let threads = cfg.grid.0 as u64 * cfg.block.0 as u64;
+                prop_assert!(threads >= n as u64);
+                prop_assert!(threads - (n as u64) < block as u64);
+            }
+        }
     }
 }

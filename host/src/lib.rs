@@ -78,6 +78,8 @@
 //! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
 //!
+//! Every compile error of these rules, of launches and of kernel declarations, next to its fix: `docs/compile-errors.md`.
+//!
 //! # Layers
 //!
 //! Each file has one job, and each imports only from the layers below it (the `tidy` test
@@ -145,7 +147,7 @@ pub use capture::KernelNode;
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
-pub use error::{Error, LaneId, Result};
+pub use error::{DeviceFault, Error, LaneId, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{

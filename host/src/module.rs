@@ -26,28 +26,53 @@ pub struct LaunchTarget {
     /// The most dynamic shared memory a launch may ask for (the device's opt-in limit less
     /// the static shared memory, once the function allows it).
     pub(crate) dynamic_shared_limit: u32,
+    /// Where the kernel is declared (file, first and last line), for fault attribution.
+    pub(crate) source: Option<SourceSpan>,
 }
 
-/// A loaded module and its `'static` PTX text.
+/// A `#[kernel]`'s source lines: file (as `file!()` names it), first and last line.
+pub(crate) type SourceSpan = (&'static str, u32, u32);
+
+/// PTX text: embedded in the program (`'static`), or made at run time and shared (kept
+/// alive by the cache for as long as the device's modules are).
+#[derive(Clone)]
+pub(crate) enum PtxText {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl PtxText {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            PtxText::Static(s) => s,
+            PtxText::Shared(s) => s,
+        }
+    }
+}
+
+/// A loaded module and its PTX text.
 struct Loaded {
-    ptx: &'static str,
+    ptx: PtxText,
     module: Module,
 }
 
 /// A function of a loaded module, by the address of its PTX text and its name, with the
-/// entry's parameter sizes in the PTX.
+/// entry's parameter sizes in the PTX. Holds the text, so that its address is never reused
+/// by another while the entry is cached.
 struct Resolved {
     key: (usize, usize),
+    _text: PtxText,
     params: Box<[usize]>,
     target: LaunchTarget,
 }
 
 /// A kernel as a declaration names it: its PTX text, its entry name, and its CPU entry.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct EntryPoint {
-    pub(crate) ptx: &'static str,
+    pub(crate) ptx: PtxText,
     pub(crate) name: &'static str,
     pub(crate) cpu: Option<CpuEntry>,
+    pub(crate) source: Option<SourceSpan>,
 }
 
 /// One device's loaded modules and resolved functions.
@@ -77,27 +102,28 @@ impl ModuleCache {
         ctx: &Arc<Context>,
         driver_version: u32,
         (default_shared, optin_shared): (usize, usize),
-        EntryPoint { ptx, name, cpu }: EntryPoint,
+        EntryPoint { ptx: text, name, cpu, source }: EntryPoint,
         check: impl FnOnce(&[usize]) -> Result<()>,
     ) -> Result<LaunchTarget> {
+        let ptx = text.as_str();
         let key = (ptx.as_ptr() as usize, ptx.len());
         {
             let functions = lock(&self.functions);
             if let Some(f) = functions.iter().find(|f| f.key == key && f.target.name == name) {
-                return check(&f.params).map(|()| f.target);
+                return check(&f.params).map(|()| LaunchTarget { source: source.or(f.target.source), ..f.target });
             }
         }
         if ctx.is_cpu() {
-            return self.resolve_cpu(key, EntryPoint { ptx, name, cpu }, check);
+            return self.resolve_cpu(key, EntryPoint { ptx: text.clone(), name, cpu, source }, check);
         }
         let mut modules = lock(&self.modules);
-        let module = match modules.iter().position(|m| m.ptx == ptx) {
+        let module = match modules.iter().position(|m| m.ptx.as_str() == ptx) {
             // By content: the same `const` text may sit at several addresses (one per
             // codegen unit), and must still be loaded (JIT-compiled) once.
             Some(i) => &modules[i].module,
             None => {
-                let module = load(ctx, driver_version, ptx)?;
-                modules.push(Loaded { ptx, module });
+                let module = load(ctx, driver_version, ptx, optin_shared)?;
+                modules.push(Loaded { ptx: text.clone(), module });
                 &modules.last().expect("just pushed").module
             }
         };
@@ -123,32 +149,26 @@ impl ModuleCache {
                 .map(|v| v.max(0) as u32)
                 .map_err(|error| Error::Device { call: "cuFuncGetAttribute", error })
         };
-        // Loaded now, here, not at the first launch: a lazy load there would wait for every
-        // running lane (a device-wide synchronization, rule 6).
+        // Loaded with the module (`load`); again here for an entry that failed there (a no-op
+        // for a loaded one): never at the first launch, where a lazy load would wait for
+        // every running lane (a device-wide synchronization, rule 6).
         module.load_function(func).map_err(|error| Error::Device { call: "cuFuncLoad", error })?;
+        // The dynamic shared memory the function allows, raised to the opt-in limit with the
+        // module (`load`); the default limit where that failed.
         let static_shared_bytes = attr(FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-        // Dynamic shared memory up to the device's opt-in limit (above 48 KiB a function must
-        // allow it explicitly); where the attribute cannot be set, the launch checks stay at
-        // the default limit.
-        let max_dynamic = (optin_shared as u32).saturating_sub(static_shared_bytes);
-        let dynamic_shared_limit = match module.set_attribute(
-            func,
-            FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            max_dynamic as i32,
-        ) {
-            Ok(()) => max_dynamic,
-            Err(_) => (default_shared as u32).saturating_sub(static_shared_bytes),
-        };
+        let allowed = attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        let dynamic_shared_limit = allowed.max((default_shared as u32).saturating_sub(static_shared_bytes));
         let target = LaunchTarget {
             name,
             func,
             max_threads_per_block: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             dynamic_shared_limit,
+            source,
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
         let checked = check(&params);
-        lock(&self.functions).push(Resolved { key, params: params.into(), target });
+        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: params.into(), target });
         checked.map(|()| target)
     }
 
@@ -159,9 +179,10 @@ impl ModuleCache {
     fn resolve_cpu(
         &self,
         key: (usize, usize),
-        EntryPoint { ptx, name, cpu }: EntryPoint,
+        EntryPoint { ptx: text, name, cpu, source }: EntryPoint,
         check: impl FnOnce(&[usize]) -> Result<()>,
     ) -> Result<LaunchTarget> {
+        let ptx = text.as_str();
         let params = ptx::param_sizes(ptx, name);
         // PTX that lacks the entry: the name is wrong, as a GPU would say.
         if cpu.is_none() && !ptx.is_empty() && matches!(params, Err(ptx::ParamsError::NoEntry)) {
@@ -177,17 +198,18 @@ impl ModuleCache {
             func: FunctionHandle::Cpu(entry, name),
             max_threads_per_block: 1024,
             dynamic_shared_limit: 227 << 10,
+            source,
         };
         // Without the entry in the PTX, the host declaration is all there is to check.
         let Ok(params) = params else { return Ok(target) };
         let checked = check(&params);
-        lock(&self.functions).push(Resolved { key, params: params.into(), target });
+        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: params.into(), target });
         checked.map(|()| target)
     }
 }
 
 /// Loads `ptx` as a module, after checking that the driver understands its `.version`.
-fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &'static str) -> Result<Module> {
+fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &str, optin_shared: usize) -> Result<Module> {
     let needed = ptx::needs_driver(ptx);
     if let Some(needed) = needed {
         if driver_version < needed {
@@ -196,11 +218,32 @@ fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &'static str) -> Result<Mo
     }
     // The driver wants a NUL-terminated image.
     let image = CString::new(ptx).map_err(|_| Error::LoadModule(DriverError::from_code(218)))?;
-    Module::load(ctx, &image).map_err(|e| match (e.is_unsupported_ptx_version(), needed) {
+    let module = Module::load(ctx, &image).map_err(|e| match (e.is_unsupported_ptx_version(), needed) {
         (true, Some(needed)) => Error::DriverTooOld { found: driver_version, needed },
         (true, None) => Error::UnsupportedPtx { version: ptx::version(ptx), driver: driver_version },
         _ => Error::LoadModule(e),
-    })
+    })?;
+    // A failing kernel of this module records itself in the context's fault page.
+    module.set_fault_record().map_err(|error| Error::Device { call: "cuMemcpyHtoD (fault record)", error })?;
+    // Every entry's code now, with the module (as CUDA_MODULE_LOADING=EAGER would): under
+    // CUDA's default lazy loading, a function's code is loaded when it is first used, and
+    // that load waits for the work running on every lane — a hidden device-wide
+    // synchronization in the middle of a scope (rule 6). Modules load at a kernel's first
+    // resolution, typically before the lanes start; what cannot be loaded here is loaded
+    // again (and reported) when the function is resolved.
+    // Each entry also allows dynamic shared memory up to the device's opt-in limit (above
+    // 48 KiB a function must allow it explicitly), set here with the module rather than in
+    // the middle of a scope; where it cannot be set, launches stay at the default limit.
+    for name in ptx::entries(ptx) {
+        let Ok(f) = module.function(&name) else { continue };
+        let _ = module.load_function(f);
+        if let Ok(fixed) = module.attribute(f, FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) {
+            let max_dynamic = (optin_shared as i32).saturating_sub(fixed.max(0));
+            let _ =
+                module.set_attribute(f, FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, max_dynamic);
+        }
+    }
+    Ok(module)
 }
 
 /// A kernel that can print and trap, never doing either: launched once when a CUDA `Gpu` is

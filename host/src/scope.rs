@@ -41,6 +41,7 @@ use crate::handle::GraphExec;
 use crate::handle::StreamHandle;
 use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
+use crate::module::SourceSpan;
 use crate::pinned::PinnedMatrix;
 use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
@@ -334,7 +335,7 @@ where
 {
     if let Some(error) = gpu.context().lost() {
         // Lost by an earlier fault: nothing can run; say so before touching the driver.
-        return (Err(Error::ContextLost { error, lane: None }), kept);
+        return (Err(Error::ContextLost { error, lane: None, fault: None }), kept);
     }
     let shared = match ScopeShared::new(gpu.clone(), kept, mode) {
         Ok(shared) => shared,
@@ -366,6 +367,17 @@ where
         }),
         Ok(Ok(r)) => end.map(|()| (r, ended)),
     };
+    // The pool policy after running out of memory: the scope's memory went back to the
+    // pool when it ended, and the pool would keep all of it (as much as the device had) for
+    // later scopes; a scope that ran out hands it back to the driver instead, so that what
+    // comes next (another allocator, another process, a smaller retry) finds it free.
+    if let Err(e) = &result {
+        if e.any(|e| matches!(e, Error::OutOfMemory { .. })) {
+            if let Err(trim) = gpu.trim_memory_pool() {
+                gpu.record_error(trim);
+            }
+        }
+    }
     (result, kept)
 }
 
@@ -818,6 +830,8 @@ impl ScopeShared {
         let mut joined: Vec<Box<LaneInner>> = Vec::with_capacity(st.lanes.len());
         let mut joined_upload = None;
         let mut lost: Option<DriverError> = None;
+        // What each lane launched, for naming the lane of a fault.
+        let mut launched: Vec<(LaneId, LaunchedKernels)> = Vec::new();
         for lane in st.upload.into_iter().chain(st.lanes) {
             // SAFETY: `lane` came from `Box::leak` (in `new_lane` or from a kept box); every
             // `&'scope LaneInner` is gone (the closure returned), so this is the only owner.
@@ -834,11 +848,14 @@ impl ScopeShared {
                     errors.push(Error::KernelFault { lane: inner.id, message });
                 }
                 Err(error) => {
-                    // Once the context is lost every lane fails the same way: report the first.
+                    // Once the context is lost every lane fails the same way: report the first,
+                    // naming the faulting lane below where the device's record shows it.
                     if lost.is_none() {
-                        errors.push(Error::ContextLost { lane: Some(inner.id), error });
+                        errors.push(Error::ContextLost { lane: Some(inner.id), error, fault: None });
                     }
                     lost.get_or_insert(error);
+                    let kernels = std::mem::take(&mut *inner.kernels.lock().unwrap_or_else(|p| p.into_inner()));
+                    launched.push((inner.id, kernels));
                     // Leaked: destroying a stream of a lost context only fails again.
                     std::mem::forget(inner);
                 }
@@ -846,6 +863,7 @@ impl ScopeShared {
         }
         let (gpu, events) = (&shared.gpu, shared.take_idle_events());
         if lost.is_some() {
+            attribute_fault(&mut errors, gpu.context().device_fault(), &launched);
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
@@ -938,6 +956,67 @@ impl ScopeShared {
 /// How many times a lane's join is tried before the scope gives up on it.
 const JOIN_ATTEMPTS: u32 = 5;
 
+/// Names the lane and kernel of a lost context's fault in the scope's `ContextLost` error:
+/// the device's fault record (if the failing thread wrote one) gives the message and its
+/// source location; the kernel declared around that location, launched on one lane of the
+/// scope, is the one that failed. Without a location in a kernel, one lane that launched
+/// anything at all is the lane; otherwise the lane stays the first whose join saw the loss.
+fn attribute_fault(
+    errors: &mut [Error],
+    fault: Option<crate::error::DeviceFault>,
+    launched: &[(LaneId, LaunchedKernels)],
+) {
+    let Some(Error::ContextLost { lane, fault: slot, .. }) =
+        errors.iter_mut().find(|e| matches!(e, Error::ContextLost { .. }))
+    else {
+        return;
+    };
+    let mut fault = fault;
+    let location = fault.as_ref().and_then(|f| fault_location(&f.message));
+    // The kernels whose declaration holds the location, and the lanes that launched them.
+    let kernel = location.and_then(|(file, line)| {
+        let mut names = launched.iter().flat_map(|(_, ks)| ks).filter_map(|(name, src)| {
+            let (f, first, last) = (*src)?;
+            (same_file(f, file) && (first..=last).contains(&line)).then_some(*name)
+        });
+        let first = names.next()?;
+        names.all(|n| n == first).then_some(first)
+    });
+    let lanes: Vec<LaneId> = match kernel {
+        Some(k) => launched.iter().filter(|(_, ks)| ks.iter().any(|(n, _)| *n == k)).map(|(l, _)| *l).collect(),
+        None => Vec::new(),
+    };
+    let busy: Vec<LaneId> = launched.iter().filter(|(_, ks)| !ks.is_empty()).map(|(l, _)| *l).collect();
+    match (&lanes[..], &busy[..]) {
+        ([one], _) | ([], [one]) => *lane = Some(*one),
+        _ => {}
+    }
+    if let Some(f) = fault.as_mut() {
+        f.kernel = kernel;
+        f.lanes = lanes;
+    }
+    *slot = fault.map(Box::new);
+}
+
+/// The kernels a lane launched in a scope, each once, with their source lines.
+type LaunchedKernels = Vec<(&'static str, Option<SourceSpan>)>;
+
+/// `FILE:LINE` of a `dfail!`/`dassert!` record (`kernel failed at FILE:LINE:COL: ...`).
+fn fault_location(message: &str) -> Option<(&str, u32)> {
+    let rest = message.strip_prefix("kernel failed at ")?;
+    let (place, _) = rest.split_once(": ")?;
+    let mut parts = place.rsplitn(3, ':');
+    let (_col, line, file) = (parts.next()?, parts.next()?, parts.next()?);
+    Some((file, line.parse().ok()?))
+}
+
+/// Whether two `file!()` paths name the same file: the device and host builds of a kernel
+/// crate may run from different folders, so one path may be a suffix of the other.
+fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (a.replace('\\', "/"), b.replace('\\', "/"));
+    a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))
+}
+
 /// Blocks until `stream` has run everything enqueued on it (`cuStreamSynchronize`, this
 /// stream only). Returns `Ok` once that is confirmed, and `Err` only for a sticky error:
 /// the context is lost and runs nothing any more, so nothing can still use the scope's
@@ -979,5 +1058,65 @@ mod tests {
     fn scopes_are_send_and_sync() {
         fn assert<T: Send + Sync>() {}
         assert::<Scope<'static, 'static>>();
+    }
+
+    fn lost(lane: usize) -> Error {
+        Error::ContextLost { error: DriverError::from_code(719), lane: Some(LaneId::Lane(lane)), fault: None }
+    }
+
+    fn record(message: &str) -> crate::error::DeviceFault {
+        crate::error::DeviceFault {
+            block: [1, 0, 0],
+            thread: [5, 0, 0],
+            message: message.into(),
+            kernel: None,
+            lanes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_recorded_fault_names_the_kernel_around_its_location_and_the_lane_that_ran_it() {
+        let src_a = Some(("gpu-kernels/src/device.rs", 10, 20));
+        let src_b = Some(("gpu-kernels/src/device.rs", 30, 40));
+        let launched = vec![
+            (LaneId::Lane(0), vec![("a", src_a)]),
+            (LaneId::Lane(1), vec![("a", src_a)]),
+            (LaneId::Lane(2), vec![("b", src_b)]),
+            (LaneId::Lane(3), vec![]),
+        ];
+        // The join of lane 0 saw the loss first; the record's location is in `b`, on lane 2.
+        let mut errors = vec![lost(0)];
+        attribute_fault(&mut errors, Some(record("kernel failed at src/device.rs:35:9: boom")), &launched);
+        let Error::ContextLost { lane, fault: Some(f), .. } = &errors[0] else { panic!("{errors:?}") };
+        assert_eq!((*lane, f.kernel, &f.lanes[..]), (Some(LaneId::Lane(2)), Some("b"), &[LaneId::Lane(2)][..]));
+        assert!(errors[0].to_string().contains("kernel `b`, block (1, 0, 0), thread (5, 0, 0)"), "{}", errors[0]);
+
+        // In `a`, which two lanes ran: both are named, the lane stays the first join's.
+        let mut errors = vec![lost(0)];
+        attribute_fault(&mut errors, Some(record("kernel failed at gpu-kernels/src/device.rs:12:1: x")), &launched);
+        let Error::ContextLost { lane, fault: Some(f), .. } = &errors[0] else { panic!() };
+        assert_eq!((*lane, f.kernel, f.lanes.len()), (Some(LaneId::Lane(0)), Some("a"), 2));
+        assert!(errors[0].to_string().contains("on one of lane 0, lane 1"), "{}", errors[0]);
+
+        // A location outside every kernel (a helper function): no kernel, lane unchanged.
+        let mut errors = vec![lost(1)];
+        attribute_fault(&mut errors, Some(record("kernel failed at src/lib.rs:3:1: x")), &launched);
+        let Error::ContextLost { lane, fault: Some(f), .. } = &errors[0] else { panic!() };
+        assert_eq!((*lane, f.kernel), (Some(LaneId::Lane(1)), None));
+
+        // No record, one busy lane: that lane.
+        let one = vec![(LaneId::Lane(0), vec![]), (LaneId::Lane(4), vec![("a", src_a)])];
+        let mut errors = vec![lost(0)];
+        attribute_fault(&mut errors, None, &one);
+        assert!(matches!(errors[0], Error::ContextLost { lane: Some(LaneId::Lane(4)), fault: None, .. }));
+    }
+
+    #[test]
+    fn fault_locations_parse_and_paths_match_by_suffix() {
+        assert_eq!(fault_location("kernel failed at a/b.rs:12:5: msg: with colons"), Some(("a/b.rs", 12)));
+        assert_eq!(fault_location("panicked elsewhere"), None);
+        assert!(same_file("gpu-kernels/src/device.rs", "src/device.rs"));
+        assert!(same_file("src/device.rs", "/abs/gpu-kernels/src/device.rs"));
+        assert!(!same_file("src/device.rs", "src/xdevice.rs"));
     }
 }

@@ -266,6 +266,16 @@ macro_rules! span_accessors {
                 Some((Self::new(l), Self::new(r)))
             }
 
+            /// [`split_columns`](Self::split_columns), giving `self` back when `at > cols`,
+            /// so that "split, or else use it whole" can be written:
+            /// `match v.try_split_columns(k) { Ok((a, b)) => .., Err(whole) => .. }`.
+            pub fn try_split_columns(self, at: usize) -> std::result::Result<(Self, Self), Self> {
+                match self.span.split_at(at) {
+                    Some((l, r)) => Ok((Self::new(l), Self::new(r))),
+                    None => Err(self),
+                }
+            }
+
             /// Runs of `k` columns (the last may be shorter); none if `k == 0`.
             pub fn column_chunks(self, k: usize) -> $chunks {
                 <$chunks>::new(self.span, k)
@@ -475,5 +485,86 @@ mod tests {
         assert_eq!(check_aligned::<Line>(0x7f00_0000_0100), Ok(()));
         assert_eq!(check_aligned::<Line>(0x7f00_0000_0080), Err(Error::OverAligned { align: 256, max: 128 }));
         assert_eq!(check_aligned::<u8>(0x7f00_0000_0001), Ok(()));
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A matrix span: up to 64 rows (ld at least rows), up to 16 columns.
+        fn matrix() -> impl Strategy<Value = Span> {
+            (1usize..64, 0usize..8, 1usize..16, prop::sample::select(vec![1usize, 2, 4, 8, 16]))
+                .prop_map(|(rows, pad, cols, elem)| Span { elem_size: elem, ..span(rows, cols, rows + pad) })
+        }
+
+        /// The flat element indices a span covers (its own elements, not the padding).
+        fn cells(s: &Span) -> Vec<usize> {
+            let base = (s.ptr - 0x1000) as usize / s.elem_size;
+            (0..s.cols).flat_map(|c| (0..s.rows).map(move |r| base + c * s.ld + r)).collect()
+        }
+
+        proptest! {
+            /// Splitting gives two disjoint spans that cover exactly the original, and
+            /// joining them back gives the original (rule 2's arithmetic).
+            #[test]
+            fn split_then_join_is_identity(s in matrix(), at in 0usize..20) {
+                match s.split_at(at) {
+                    None => prop_assert!(at > s.cols),
+                    Some((l, r)) => {
+                        prop_assert_eq!(l.cols + r.cols, s.cols);
+                        let (cl, cr) = (cells(&l), cells(&r));
+                        prop_assert!(cl.iter().all(|c| !cr.contains(c)), "the halves overlap");
+                        let mut both = [cl, cr].concat();
+                        both.sort_unstable();
+                        prop_assert_eq!(both, cells(&s));
+                        if l.cols > 0 && r.cols > 0 {
+                            prop_assert_eq!(l.join(r), Some(s));
+                            prop_assert_eq!(r.join(l), None, "joins only in address order");
+                        }
+                    }
+                }
+            }
+
+            /// Row ranges stay inside their column and never join anything.
+            #[test]
+            fn row_ranges_stay_inside_and_never_join(s in matrix(), j in 0usize..16, a in 0usize..70, b in 0usize..70) {
+                let Some(col) = s.column(j) else { return Ok(()) };
+                let (lo, hi) = (a.min(b), a.max(b));
+                match col.rows_range(lo..hi) {
+                    None => prop_assert!(hi > col.rows),
+                    Some(r) => {
+                        prop_assert_eq!(r.len(), hi - lo);
+                        let inside = cells(&col);
+                        prop_assert!(cells(&r).iter().all(|c| inside.contains(c)));
+                        prop_assert_eq!(r.flat_len(), r.rows);
+                        if hi - lo < col.rows {
+                            if let Some(next) = s.column(j + 1).and_then(|n| n.rows_range(lo..hi)) {
+                                prop_assert_eq!(r.join(next), None);
+                            }
+                        }
+                    }
+                }
+            }
+
+            /// `bounds` accepts exactly the in-range, non-reversed ranges.
+            #[test]
+            fn bounds_is_exact(start in 0usize..40, end in 0usize..40, len in 0usize..40) {
+                let got = bounds(start..end, len);
+                prop_assert_eq!(got.is_some(), start <= end && end <= len);
+                prop_assert_eq!(bounds(..=end, len).is_some(), end < len);
+            }
+
+            /// Taking chunks off the front visits every column once, in order.
+            #[test]
+            fn chunks_cover_every_column_once(s in matrix(), k in 1usize..6) {
+                let mut rest = s;
+                let mut seen = Vec::new();
+                while let Some(head) = rest.take_front(k) {
+                    prop_assert!(head.cols <= k);
+                    seen.extend(cells(&head));
+                }
+                prop_assert_eq!(seen, cells(&s));
+            }
+        }
     }
 }

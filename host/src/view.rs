@@ -381,6 +381,29 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
         let bottom = self.span.rows_range(at..)?;
         Some((ColumnViewMut::new(top), ColumnViewMut::new(bottom)))
     }
+
+    /// [`split_rows`](Self::split_rows), giving `self` back when `at > rows`.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu, k: usize) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_matrix::<f32>(4, 1)?;
+    ///     s.lane()?.enter(|st| {
+    ///         let v = st.bind(m.as_columns_mut());
+    ///         match v.try_split_rows(k) {
+    ///             Ok((mut top, _bottom)) => st.zero(&mut top),
+    ///             Err(mut whole) => st.zero(&mut whole), // k > 4: the whole column
+    ///         }
+    ///     })
+    /// })
+    /// # }
+    /// ```
+    pub fn try_split_rows(self, at: usize) -> std::result::Result<(Self, Self), Self> {
+        match (self.span.rows_range(..at), self.span.rows_range(at..)) {
+            (Some(top), Some(bottom)) => Ok((ColumnViewMut::new(top), ColumnViewMut::new(bottom))),
+            _ => Err(self),
+        }
+    }
 }
 
 impl<'a, 'id, T> From<&'a ColumnViewMut<'_, 'id, T>> for ColumnView<'a, 'id, T> {

@@ -37,6 +37,10 @@ commands:
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
+  sanitize                            compute-sanitizer (memcheck, racecheck, synccheck, initcheck)
+                                      over the GPU tests and the demo (GPU machine), one table
+  soak                                the fault, recovery, soak and host-thread tests (GPU machine),
+                                      one table
   bench [all|kernels|seed|graph|launch|ports]
                                       run the benchmarks (GPU machine) or explain how";
 
@@ -58,6 +62,8 @@ fn main() -> ExitCode {
         "bundle" => bundle(),
         "demo" => demo(rest),
         "bench" => bench(rest),
+        "sanitize" => on_gpu("sanitize", "sanitize"),
+        "soak" => on_gpu("soak", "soak"),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())
@@ -269,6 +275,20 @@ fn gpu_present() -> bool {
     Path::new("/dev/nvidiactl").exists() || Path::new("/proc/driver/nvidia/version").exists()
 }
 
+/// Builds the bundle and runs `bash bundle/run.sh MODE` here if this machine has a GPU, or
+/// says how to run it on one.
+fn on_gpu(command: &str, mode: &str) -> Result {
+    if !gpu_present() {
+        println!(
+            "{command}: no NVIDIA GPU here. Build the bundle with `cargo xtask bundle`, copy bundle/ to the GPU \
+             machine (it needs the NVIDIA driver and compute-sanitizer, not Rust) and run `bash bundle/run.sh {mode}`."
+        );
+        return Ok(());
+    }
+    bundle()?;
+    run(Command::new("bash").arg(root().join("bundle/run.sh")).arg(mode))
+}
+
 fn bench(args: &[String]) -> Result {
     const MODES: &[&str] = &["all", "kernels", "seed", "graph", "launch", "ports"];
     let what = args.first().map(String::as_str).unwrap_or("all");
@@ -297,11 +317,24 @@ fn bundle() -> Result {
     std::fs::create_dir_all(dir.join("tests")).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir.join("bin")).map_err(|e| e.to_string())?;
 
-    let tests = cargo_executables(&["test", "--workspace", "--no-run", "--release"])?;
+    // Only what runs on the GPU machine: the GPU tests (gpu_*, kernels_smoke) and the
+    // programs, not the compile-fail suite, tidy, the builder's tests or the tools.
+    let file_name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tests: Vec<PathBuf> = cargo_executables(&["test", "--workspace", "--no-run", "--release"])?
+        .into_iter()
+        .filter(|p| {
+            let n = file_name(p);
+            n.starts_with("gpu_") || n.starts_with("kernels_smoke")
+        })
+        .collect();
     for exe in &tests {
         copy_stripped(exe, &dir.join("tests"))?;
     }
-    let bins = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?;
+    const TOOLS: &[&str] = &["xtask", "cargo-sluice", "sluice-llbc", "cpu_micro"];
+    let bins: Vec<PathBuf> = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?
+        .into_iter()
+        .filter(|p| !TOOLS.contains(&file_name(p).as_str()))
+        .collect();
     for exe in &bins {
         copy_stripped(exe, &dir.join("bin"))?;
     }
@@ -377,14 +410,16 @@ fn copy_stripped(exe: &Path, dest_dir: &Path) -> Result {
 
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs sluice's bundled test binaries and benchmarks on a GPU machine (no Rust needed).
-#   bash bundle/run.sh [tests|sanitize|demo|bench [MODE]|all]    (default: all)
+#   bash bundle/run.sh [tests|sanitize|soak|demo|bench [MODE]|all]    (default: all)
 #   tests     every GPU test on CUDA device 0 (the `on_cuda` variants and the CUDA-only
 #             tests: `--ignored`; the CPU variants ran in CI);
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck over the
 #             graph, hand-off and device-kernel tests and the seed demo;
+#   soak      the fault, recovery, soak and host-thread tests, one table (not in all:
+#             `tests` runs them too);
 #   demo      the seed workload (bin/seed_columns);
 #   bench     benches/run.sh MODE (all, kernels, seed, graph, launch, ports).
-# The logs of tests, sanitize and demo go to $OUT/logs.tar.gz (one file: the GPU machine
+# The logs of tests, sanitize, soak and demo go to $OUT/logs-MODE.tar.gz (one file: the GPU machine
 # returns at most 8); the benchmarks write their own files. A short table is printed last.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -434,9 +469,24 @@ if want sanitize; then
     log="$logs/sanitize-$tool-$(basename "$target")-${arg//[^a-z_0-9]/}.log"
     timeout 300 "$cs" --tool "$tool" --error-exitcode 99 "$exe" "${args[@]}" >"$log" 2>&1
     rc=$?
-    errs="$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -n 1)"
+    errs="$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | tail -n 1)"
     res="$(grep -E '^test result:' "$log" | tail -n 1 | grep -Eo '[0-9]+ passed; [0-9]+ failed')"
     summary+=("$(printf '%-40s rc=%-3s %s %s' "$tool:$(basename "$target") $arg" "$rc" "${errs:-no summary}" "$res")")
+  done
+fi
+
+if [ "$what" = soak ]; then
+  # The fault, recovery, out-of-memory, first-launch, soak and host-thread tests: one
+  # process each (a fault loses the context for its whole process).
+  for t in gpu_faults gpu_first_launch gpu_soak gpu_stress gpu_alloc gpu_bad_input; do
+    exe="$(ls "$here"/tests/$t-* 2>/dev/null | head -n 1)"
+    [ -n "$exe" ] || { summary+=("$(printf '%-28s missing' "$t")"); continue; }
+    log="$logs/soak-$t.log"
+    timeout 600 "$exe" --ignored --test-threads=1 --nocapture >"$log" 2>&1
+    rc=$?
+    res="$(grep -E '^test result:' "$log" | tail -n 1)"
+    summary+=("$(printf '%-28s rc=%-3s %s' "$t" "$rc" "${res#test result: }")")
+    grep -hE '^(the error|[0-9]+ (scopes|threads)|8 threads|free before|spin_then_fail on)' "$log" | head -n 6
   done
 fi
 
@@ -457,7 +507,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 
 if [ -n "$(ls "$logs")" ]; then
-  tar -czf "$out/logs.tar.gz" -C "$logs" .
+  tar -czf "$out/logs-$what.tar.gz" -C "$logs" .
 fi
 echo
 echo "== summary ($((SECONDS - t0)) s; logs in $out) =="

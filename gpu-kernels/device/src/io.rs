@@ -57,7 +57,9 @@
 //! A panic on the device (a failed `assert!`, an index out of bounds, an
 //! explicit `panic!`, an arithmetic overflow check) ends the kernel with `trap`:
 //! the launch (and every later operation on the context) reports
-//! `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
+//! `CUDA_ERROR_LAUNCH_FAILED` (719, "unspecified launch failure", as measured on
+//! an H200 with driver 580; not `CUDA_ERROR_ILLEGAL_INSTRUCTION`), which the host
+//! library reports as a lost context (`Error::ContextLost`).
 //!
 //! **By default the handler traps and does nothing else.** It never reads its
 //! `PanicInfo`, so after the bitcode link (`opt` internalizes everything and
@@ -89,7 +91,14 @@
 
 pub use imp::*;
 
+/// The size of the fault record a failing kernel writes for the host (see `dfail!`): the
+/// host library allocates it and reads the block, thread and message of the first thread
+/// that failed after the fault.
+pub const FAULT_RECORD_BYTES: usize = 256;
+
 mod imp {
+    #[cfg(target_arch = "nvptx64")]
+    use super::FAULT_RECORD_BYTES;
     use core::ffi::CStr;
 
     #[cfg(target_arch = "nvptx64")]
@@ -369,6 +378,70 @@ mod imp {
         out
     }
 
+    /// Where a failing kernel leaves its message for the host: the device address of a
+    /// [`FAULT_RECORD_BYTES`]-byte record in host memory mapped for the device, written by
+    /// the host library when it loads the module (0 before that, or when the host does not
+    /// ask). Host memory outlives the context a fault destroys, so the host reads the
+    /// record after the fault. Not an API.
+    #[cfg(target_arch = "nvptx64")]
+    #[doc(hidden)]
+    #[unsafe(no_mangle)]
+    pub static mut __sluice_fault_record: u64 = 0;
+
+    /// Records a failing thread (its block and thread index and `message`, NUL-less,
+    /// truncated to fit) in the fault record, if the host set one and no other thread
+    /// got there first. The layout, in `u32` words: state (0 empty, 1 being written, 2
+    /// written), block x y z, thread x y z, the message's length in bytes, then the
+    /// message from byte 32. Cold and out of line: only a failing thread runs it.
+    #[cfg(target_arch = "nvptx64")]
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn record_fault(message: &[u8]) {
+        use crate::{atomic, thread, MemoryScope};
+        // SAFETY: a plain 8-byte global the host writes before launching anything of this
+        // module; read volatile, as the host changes it behind the compiler's back.
+        let record = unsafe { core::ptr::addr_of!(__sluice_fault_record).read_volatile() } as *mut u32;
+        if record.is_null() {
+            return;
+        }
+        // SAFETY: the host set `record` to a live, 4-aligned, device-mapped record of
+        // FAULT_RECORD_BYTES bytes; its first word is only accessed atomically.
+        if unsafe { atomic::global::compare_exchange(record, 0u32, 1, MemoryScope::System) }.is_err() {
+            return; // another thread's fault is recorded
+        }
+        let words = [
+            thread::block_idx_x(),
+            thread::block_idx_y(),
+            thread::block_idx_z(),
+            thread::thread_idx_x(),
+            thread::thread_idx_y(),
+            thread::thread_idx_z(),
+        ];
+        let text = message.strip_suffix(b"\0").unwrap_or(message);
+        let n = if text.len() < FAULT_RECORD_BYTES - 32 { text.len() } else { FAULT_RECORD_BYTES - 32 };
+        // SAFETY: this thread claimed the record (state 1): no one else writes it; every
+        // offset is inside its FAULT_RECORD_BYTES bytes.
+        unsafe {
+            let mut i = 0;
+            while i < 6 {
+                record.add(1 + i).write_volatile(words[i]);
+                i += 1;
+            }
+            record.add(7).write_volatile(n as u32);
+            let bytes = record.add(8) as *mut u8;
+            let mut i = 0;
+            while i < n {
+                bytes.add(i).write_volatile(text[i]);
+                i += 1;
+            }
+        }
+        // The record's contents before its state, for the host (system scope).
+        crate::sync::fence(MemoryScope::System);
+        // SAFETY: as above; the state word is published last.
+        unsafe { record.write_volatile(2) };
+        crate::sync::fence(MemoryScope::System);
+    }
+
     /// Prints `format` (NUL-terminated, no conversions) and ends the kernel
     /// with `trap` (internal; use `dassert!`/`dfail!`).
     #[doc(hidden)]
@@ -376,6 +449,7 @@ mod imp {
     #[cold]
     #[cfg(target_arch = "nvptx64")]
     pub fn __fail(format: &'static [u8]) -> ! {
+        record_fault(format);
         // SAFETY: made by `__escape`: NUL-terminated, every `%` doubled, so
         // vprintf reads no argument (and none is passed).
         unsafe { vprintf(format.as_ptr(), core::ptr::null()) };
@@ -442,6 +516,7 @@ mod imp {
             Some(m) => to_c(m, &mut msg),
             None => to_c("(formatted message not shown)", &mut msg),
         }
+        record_fault(&msg[..msg.iter().position(|&b| b == 0).unwrap_or(msg.len())]);
         #[repr(C)]
         struct Args(*const u8, u32, u32, *const u8);
         let args = Args(file.as_ptr() as *const u8, line, col, msg.as_ptr());

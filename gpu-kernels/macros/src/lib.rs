@@ -432,6 +432,12 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         arg_names.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
     );
 
+    // The kernel's source lines, as `file!()`/`line!()` see them at its `fn` and its closing
+    // brace: a fault the device records at a line in between names this kernel.
+    let fn_span = sig.fn_token.span;
+    let file = quote_spanned!(fn_span=> ::core::file!());
+    let first_line = quote_spanned!(fn_span=> ::core::line!());
+    let last_line = quote_spanned!(func.block.brace_token.span.close()=> ::core::line!());
     let body_fn = format_ident!("__sluice_cpu_body_{}", name);
     let entry_fn = format_ident!("__sluice_cpu_entry_{}", name);
     let lowered_names: Vec<&syn::Ident> = lowered.iter().map(|(n, _)| n).collect();
@@ -517,6 +523,8 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             type Signature = (#(#sig_types,)*);
             type Kind = #kind;
             const CPU: ::core::option::Option<#host::CpuEntry> = ::core::option::Option::Some(#entry_fn);
+            const SOURCE: ::core::option::Option<(&'static str, u32, u32)> =
+                ::core::option::Option::Some((#file, #first_line, #last_line));
         }
 
         #[cfg(not(target_arch = "nvptx64"))]

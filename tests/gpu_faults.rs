@@ -1,0 +1,276 @@
+//! Faults and recovery on a real GPU. A kernel fault loses the device's context for the
+//! whole process (CUDA: "to continue using CUDA, the process must be terminated"), so each
+//! fault runs in a child process (this same binary, `--child NAME`), and the parent checks
+//! what the child reported and then uses the GPU itself:
+//!
+//! * a kernel failing on one of four lanes while the others run names its lane and kernel,
+//!   with the failing thread's block, thread and message; later scopes and new `Gpu`s of
+//!   the device say the context is lost; `Gpu::reset` says whether CUDA lets the process
+//!   use the device again (`Error::RestartRequired` where it does not);
+//! * the same kernel failing on one of four lanes names the kernel and all four lanes;
+//! * a scope that runs out of memory leaves the pool trimmed (no fault);
+//! * on the CPU backend a failing launch is a `KernelFault` of its lane (always runs).
+//!
+//! A custom harness (`harness = false`): the CUDA tests run with `--ignored` (as the GPU
+//! tests of the other files) and fail without a GPU; without `--ignored` they are reported
+//! skipped.
+
+mod common;
+
+use std::process::{Command, ExitCode};
+
+use sluice::{kernels, scope, Error, Gpu, LaneId, LaunchConfig, Result};
+
+/// Roughly 10 ms of an H200 multiprocessor's clock (1.98 GHz).
+const TEN_MS: u64 = 20_000_000;
+
+/// Four lanes, each launching `spin_then_fail` on 256 threads; lane `j` spins `cycles[j]`
+/// and thread `fail[j]` of lane `j` fails (`u32::MAX`: none). Lanes with `long[j]` run the
+/// `potential_tiled` kernel on a large input instead (about 100 ms on an H200).
+fn four_lanes(gpu: &Gpu, cycles: [u64; 4], fail: [u32; 4], long: [bool; 4], rows: usize) -> Result<()> {
+    let mut rng = common::rng();
+    let (targets, sources) = (common::particles(&mut rng, rows), common::particles(&mut rng, 64 * rows));
+    scope(gpu, |s| {
+        let (t, src) = (s.upload(&targets)?, s.upload(&sources)?);
+        let out = s.alloc_matrix::<u32>(256, 4)?;
+        let pot = s.alloc_matrix::<f32>(rows, 4)?;
+        for (j, ((lane, col), pcol)) in
+            s.lanes(4)?.into_iter().zip(out.columns_mut()).zip(pot.columns_mut()).enumerate()
+        {
+            lane.enter(|st| {
+                if long[j] {
+                    let (t, src) = (st.await_fence(&t)?, st.await_fence(&src)?);
+                    let mut p = st.bind(pcol);
+                    st.launch(
+                        &kernels::potential_tiled,
+                        LaunchConfig::for_elements(rows, 256),
+                        (&mut p, &t, &src, 1e-3),
+                    )
+                } else {
+                    let mut c = st.bind(col);
+                    st.launch(
+                        &kernels::spin_then_fail,
+                        LaunchConfig::for_elements(256, 256),
+                        (&mut c, cycles[j], fail[j]),
+                    )
+                }
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// The lost-context error of a scope, whatever else it chains.
+fn context_lost(e: &Error) -> &Error {
+    match e {
+        Error::Cleanup { error, cleanup } if !matches!(**error, Error::ContextLost { .. }) => {
+            cleanup.iter().find(|e| matches!(e, Error::ContextLost { .. })).unwrap_or(e)
+        }
+        Error::Cleanup { error, .. } => error,
+        e => e,
+    }
+}
+
+/// A saxpy scope on `gpu`, checked against its reference.
+fn saxpy_works(gpu: &Gpu) -> Result<()> {
+    let x: Vec<f32> = (0..4096).map(|i| i as f32 * 0.5).collect();
+    let mut host = gpu.pinned_buffer::<f32>(x.len())?;
+    host.fill(f32::NAN);
+    scope(gpu, |s| {
+        let xs = s.upload(&x)?;
+        let y = s.alloc_buffer::<f32>(x.len())?;
+        s.lane()?.enter(|st| {
+            let x = st.await_fence(&xs)?;
+            let mut y = st.bind(y.as_columns_mut());
+            st.zero(&mut y)?;
+            st.launch(&kernels::saxpy, LaunchConfig::for_elements(x.len(), 256), (&mut y, &x, 2.0))?;
+            st.copy_to_host(&y, host.as_pinned_mut())?.wait().map(drop)
+        })
+    })?;
+    assert!(host.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), "saxpy results");
+    Ok(())
+}
+
+/// After the fault: the device is lost for later scopes and new `Gpu`s; then the reset,
+/// which either gives the device back (checked with a saxpy) or says to restart.
+fn after_the_fault(gpu: Gpu) {
+    let again = scope(&gpu, |_| Ok(()));
+    assert!(matches!(again, Err(Error::ContextLost { lane: None, .. })), "{again:?}");
+    assert!(matches!(Gpu::cuda(0), Err(Error::ContextLost { .. })), "a new Gpu says the context is lost");
+    drop(gpu);
+    match Gpu::reset(0) {
+        Ok(()) => {
+            saxpy_works(&Gpu::cuda(0).expect("a new context after the reset")).expect("saxpy after the reset");
+            println!("child: the reset gave the device back to this process");
+        }
+        Err(e @ Error::RestartRequired { .. }) => {
+            println!("child: {e}");
+            assert!(matches!(Gpu::cuda(0), Err(Error::ContextLost { .. })), "still lost after a refused reset");
+        }
+        Err(e) => panic!("the reset failed otherwise: {e:?}"),
+    }
+}
+
+/// Child: lanes 0, 1, 3 run a long potential; lane 2 fails (thread 100) after about 10 ms,
+/// while they run. The first lane joined is lane 0, not the one that failed.
+fn child_one_of_four() {
+    let gpu = common::gpu();
+    let e = four_lanes(&gpu, [0, 0, TEN_MS, 0], [u32::MAX, u32::MAX, 100, u32::MAX], [true, true, false, true], 65_536)
+        .expect_err("the scope reports the fault");
+    println!("the error: {e}");
+    let Error::ContextLost { lane, fault: Some(fault), .. } = context_lost(&e) else {
+        panic!("expected ContextLost with the device's fault record, got {e:?}")
+    };
+    assert_eq!(*lane, Some(LaneId::Lane(2)), "the lane whose kernel failed");
+    assert_eq!(fault.kernel, Some("spin_then_fail"));
+    assert_eq!(fault.lanes, vec![LaneId::Lane(2)]);
+    assert_eq!((fault.block, fault.thread), ([0, 0, 0], [100, 0, 0]));
+    assert!(fault.message.contains("spin_then_fail: failing as asked"), "{}", fault.message);
+    assert!(fault.message.contains("gpu-kernels/src/probe.rs:"), "the location: {}", fault.message);
+    after_the_fault(gpu);
+}
+
+/// Child: the same kernel on all four lanes, lane 2's fails: the record names the kernel,
+/// and all four lanes as the candidates.
+fn child_same_kernel() {
+    let gpu = common::gpu();
+    let e = four_lanes(
+        &gpu,
+        [5 * TEN_MS, 5 * TEN_MS, TEN_MS, 5 * TEN_MS],
+        [u32::MAX, u32::MAX, 7, u32::MAX],
+        [false; 4],
+        256,
+    )
+    .expect_err("the scope reports the fault");
+    println!("the error: {e}");
+    let Error::ContextLost { fault: Some(fault), .. } = context_lost(&e) else { panic!("{e:?}") };
+    assert_eq!(fault.kernel, Some("spin_then_fail"));
+    assert_eq!(fault.lanes, (0..4).map(LaneId::Lane).collect::<Vec<_>>());
+    assert_eq!(fault.thread, [7, 0, 0]);
+    after_the_fault(gpu);
+}
+
+/// Runs `--child name` of this binary; its output is printed; `Err` if it failed.
+fn in_child(name: &str) -> std::result::Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe).args(["--child", name]).output().map_err(|e| e.to_string())?;
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        return Err(format!("the child `{name}` failed ({})", out.status));
+    }
+    // This process never faulted: the GPU is there for it, fault or no fault next door.
+    saxpy_works(&common::gpu()).map_err(|e| format!("the parent after the child: {e}"))
+}
+
+fn a_kernel_failing_on_one_of_four_lanes_is_named() -> std::result::Result<(), String> {
+    in_child("one_of_four")
+}
+
+fn the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes() -> std::result::Result<(), String> {
+    in_child("same_kernel")
+}
+
+fn a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed() -> std::result::Result<(), String> {
+    let gpu = common::gpu();
+    let free_before = common::free_device_memory(&gpu);
+    let r = scope(&gpu, |s| {
+        let _most = s.alloc_matrix::<u8>(free_before / 2, 1)?;
+        s.alloc_matrix::<u8>(free_before, 1).map(drop) // does not fit
+    });
+    if !matches!(r, Err(Error::OutOfMemory { .. })) {
+        return Err(format!("expected OutOfMemory, got {r:?}"));
+    }
+    // No trim_memory_pool here: the scope did it.
+    let free_after = gpu.mem_info().map_err(|e| e.to_string())?.free;
+    println!("free before {free_before}, after the scope {free_after}");
+    if free_after + (64 << 20) < free_before {
+        return Err(format!("the pool kept {} bytes", free_before - free_after));
+    }
+    Ok(())
+}
+
+fn on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish() -> std::result::Result<(), String> {
+    let gpu = common::cpu();
+    let e = four_lanes(&gpu, [0; 4], [u32::MAX, u32::MAX, 100, u32::MAX], [true, true, false, true], 512)
+        .expect_err("the scope reports the fault");
+    let Error::KernelFault { lane, message } = e.primary() else { return Err(format!("{e:?}")) };
+    if *lane != LaneId::Lane(2)
+        || !message.contains("spin_then_fail: failing as asked")
+        || !message.contains("thread (100, 0, 0)")
+    {
+        return Err(format!("{lane}: {message}"));
+    }
+    // The CPU backend keeps working: no context to lose.
+    four_lanes(&gpu, [0; 4], [u32::MAX; 4], [false, true, false, true], 512).map_err(|e| e.to_string())
+}
+
+type Test = (&'static str, fn() -> std::result::Result<(), String>);
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        match args.get(i + 1).map(String::as_str) {
+            Some("one_of_four") => child_one_of_four(),
+            Some("same_kernel") => child_same_kernel(),
+            other => panic!("unknown child {other:?}"),
+        }
+        return ExitCode::SUCCESS;
+    }
+    let gpu_tests = args.iter().any(|a| a == "--ignored" || a == "--include-ignored");
+    let cpu_tests = !args.iter().any(|a| a == "--ignored");
+    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let cpu: &[Test] = &[(
+        "on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish",
+        on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish,
+    )];
+    let cuda: &[Test] = &[
+        ("a_kernel_failing_on_one_of_four_lanes_is_named", a_kernel_failing_on_one_of_four_lanes_is_named),
+        (
+            "the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes",
+            the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes,
+        ),
+        (
+            "a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed",
+            a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed,
+        ),
+    ];
+    let (mut passed, mut failed, mut ignored) = (0, 0, 0);
+    let mut run = |tests: &[Test], enabled: bool| {
+        for (name, test) in tests {
+            if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+                continue;
+            }
+            if !enabled {
+                println!("test {name} ... ignored, needs an NVIDIA GPU: run with --ignored on a GPU machine");
+                ignored += 1;
+                continue;
+            }
+            match std::panic::catch_unwind(test) {
+                Ok(Ok(())) => {
+                    println!("test {name} ... ok");
+                    passed += 1;
+                }
+                Ok(Err(e)) => {
+                    println!("test {name} ... FAILED: {e}");
+                    failed += 1;
+                }
+                Err(_) => {
+                    println!("test {name} ... FAILED (panicked)");
+                    failed += 1;
+                }
+            }
+        }
+    };
+    run(cpu, cpu_tests);
+    run(cuda, gpu_tests);
+    let verdict = if failed == 0 { "ok" } else { "FAILED" };
+    println!(
+        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; 0 measured; 0 filtered out"
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
