@@ -184,7 +184,7 @@ fn new(args: &[String]) -> Result {
         println!();
         setup()?;
     }
-    println!("\nnext:\n  cd {name}\n  cargo run            # builds the kernels, runs them on the GPU (or says no GPU was found)");
+    println!("\nnext:\n  cd {name}\n  cargo run            # builds the kernels, runs them on the GPU (or the CPU backend) and checks them");
     println!("  cargo test           # the kernel crate's CPU tests\n  cargo sluice check   # ptxas: registers, shared memory, spills");
     Ok(())
 }
