@@ -456,6 +456,7 @@ if want sanitize; then
              "memcheck gpu_device_kernels on_cuda::device_selftest" "memcheck gpu_device_kernels on_cuda::transpose_is" \
              "memcheck bin/seed_columns 4 65536 256" \
              "racecheck gpu_device_kernels on_cuda::device_selftest" "racecheck gpu_device_kernels on_cuda::histogram" \
+             "racecheck gpu_graph on_cuda::" "synccheck gpu_graph on_cuda::" \
              "racecheck bin/seed_columns 4 65536 256" \
              "synccheck gpu_device_kernels on_cuda::device_selftest" "synccheck bin/seed_columns 4 65536 256" \
              "initcheck gpu_handoff on_cuda::" "initcheck gpu_graph on_cuda::scalar" "initcheck bin/seed_columns 4 65536 256"; do
