@@ -74,7 +74,7 @@
 //! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `matrix.rs` |
 //! | 3. read-only data is read by many lanes, each after awaiting its upload fence | awaiting `&Fenced<ColumnsRef>` yields a `ColumnView`, which fits only `Ref` parameters | `fence.rs` |
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
-//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins before `'scope` ends | `scope.rs` |
+//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins every lane before `'scope` ends (its stream synchronized, or known idle because its last operation came before a fence that the host or an already joined lane awaited: `join_order`) | `scope.rs` |
 //! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
 //!
