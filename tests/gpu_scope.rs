@@ -155,7 +155,40 @@ fn kernels_from_ptx_made_at_run_time(gpu: Gpu) {
     assert!(host.iter().all(|v| *v == 4.5));
 }
 
+/// A resolved function launches only on lanes of the `Gpu` value (or a clone) that
+/// resolved it: another `Gpu::cuda` value of the same device has modules of its own, which
+/// the launch must not outlive. (The CPU backend has one context for every `Gpu`.)
+fn functions_stay_with_the_gpu_that_resolved_them(gpu: Gpu) {
+    let other = match gpu.backend() {
+        Backend::Cpu => Gpu::cpu(),
+        _ => Gpu::cuda(0).expect("a second Gpu of device 0"),
+    };
+    let fill = other.function(&kernels::fill_column).expect("resolve");
+    let r = scope(&gpu, |s| {
+        let m = s.alloc_buffer::<f32>(256)?;
+        s.lane()?.enter(|st| {
+            let mut v = st.bind(m.as_columns_mut());
+            st.launch(&fill, LaunchConfig::for_elements(256, 256), (&mut v, 1.0))
+        })
+    });
+    match gpu.backend() {
+        Backend::Cpu => assert_eq!(r, Ok(())),
+        _ => assert_eq!(r, Err(Error::WrongDevice { what: "fill_column" })),
+    }
+    // A clone of the resolving Gpu is the same Gpu.
+    let same = other.clone();
+    scope(&same, |s| {
+        let m = s.alloc_buffer::<f32>(256)?;
+        s.lane()?.enter(|st| {
+            let mut v = st.bind(m.as_columns_mut());
+            st.launch(&fill, LaunchConfig::for_elements(256, 256), (&mut v, 1.0))
+        })
+    })
+    .expect("a clone launches it");
+}
+
 on_every_backend!(
+    functions_stay_with_the_gpu_that_resolved_them,
     kernels_from_ptx_made_at_run_time,
     forgetting_pending_copies_fences_and_views_is_harmless,
     owned_device_memory_outlives_scopes,

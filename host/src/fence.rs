@@ -94,8 +94,12 @@ impl<'scope> Fence<'scope> {
             || st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
         )?;
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
-        if let Some((lane, at)) = self.origin {
-            lane.note_awaited(at, Cover::Lane(st.lane.inner.id));
+        // A cover names a lane of this scope, which this scope joins; a fence awaited in
+        // another (nested) scope or in a recording (whose wait never runs) covers nothing.
+        if let (Some((lane, at)), false) = (self.origin, st.lane.shared.capture().is_some()) {
+            if std::ptr::eq(self.shared, st.lane.shared) {
+                lane.note_awaited(at, Cover::Lane(st.lane.inner.id));
+            }
         }
         Ok(())
     }
@@ -582,12 +586,14 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     fn record_fence(&self, timing: bool) -> Result<Fence<'scope>> {
         let shared = self.lane.shared;
         let e = shared.take_event(timing)?;
+        // Read before the record: whatever is counted now was enqueued before the event.
+        let at = self.lane.inner.enqueued.load(Ordering::Acquire);
         if let Err(error) = e.record(self.handle()) {
             shared.recycle_event(e);
             return Err(Error::Event { call: "cuEventRecord", error });
         }
         self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
-        let origin = Some((self.lane.inner, self.lane.inner.enqueued.load(Ordering::Acquire)));
+        let origin = Some((self.lane.inner, at));
         Ok(Fence { shared, event: Some(e), stream: self.handle().id(), origin })
     }
 }

@@ -184,7 +184,12 @@ pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
     // SAFETY: every handle of the old context is dead (its epoch is older): none calls the
     // driver with it any more. Pinned memory is the Rust allocator's (registered only), so the
     // reset cannot free memory the host reads.
-    unsafe { driver::device::reset_primary(dev) }?;
+    if let Err(e) = unsafe { driver::device::reset_primary(dev) } {
+        // Not reset: the old context's handles are its own again (a dead handle would free
+        // a fault page that is still registered).
+        update_device(dev, |s| s.epoch -= 1);
+        return Err(e);
+    }
     // Whether a context can be made again, in this process.
     let raw = driver::device::retain_primary(dev)?;
     // SAFETY: paired with the retain just above; nothing was made in it.

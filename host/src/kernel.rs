@@ -19,6 +19,7 @@
 
 use std::any::TypeId;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use bytemuck::Pod;
 
@@ -761,9 +762,10 @@ impl<S: Signature, K: KernelKind> Launchable for Function<S, K> {
 impl<S: Signature> CheckedLaunch for Function<S, Checked> {}
 impl<S: Signature, K: KernelKind> sealed::Resolve for Function<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        // Two `Gpu`s of one device share its primary context, and with it the module
-        // `self.gpu` keeps loaded.
-        if self.gpu.ctx_id() != gpu.ctx_id() {
+        // Only on the `Gpu` (or a clone of it) that resolved it: each `Gpu::cuda` value loads
+        // its own modules (and fault page), which the launch must not outlive; a lane of
+        // another `Gpu` value would run code that value may unload while the kernel runs.
+        if !Arc::ptr_eq(self.gpu.context(), gpu.context()) {
             return Err(Error::WrongDevice { what: self.target.name });
         }
         Ok(self.target)

@@ -403,9 +403,16 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         name: impl FnOnce() -> String,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
-        // Counted before it is enqueued (a failed enqueue still counts: the count only ever
-        // makes a join more careful).
-        self.lane.inner.enqueued.fetch_add(1, Ordering::AcqRel);
+        // Counted once it is enqueued, failed or not (a fence reads the count *before* it
+        // records its event, so an operation that another thread enqueues after the event can
+        // never be counted as before it: the count only ever makes a join more careful).
+        struct Count<'a>(&'a AtomicU64);
+        impl Drop for Count<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+        let _count = Count(&self.lane.inner.enqueued);
         let Some(rec) = &self.lane.shared.trace else { return enqueue() };
         let (gpu, stream) = (self.gpu(), self.handle());
         let open = rec.begin(gpu, stream)?;
