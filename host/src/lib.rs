@@ -89,6 +89,7 @@
 //! | layer | files | what |
 //! | --- | --- | --- |
 //! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
+//! | NCCL | `nccl.rs` | NCCL loaded at run time (where it looks, in order), one thin function per call |
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
 //! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
@@ -104,6 +105,7 @@
 //! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
 //! | scopes | `scope.rs` | [`scope`], [`Scope`], [`LaneSet`]: lanes joined, memory freed |
 //! | graphs | `graph.rs` | [`graph`], [`Graph`]: a scope recorded once, replayed on lanes of later scopes |
+//! | several GPUs | `multi.rs` | [`scope_multi`], [`MultiScope`], device brands ([`Device`], [`DeviceStream`], [`OnDevice`]), peer copies ([`PeerPath`]), collectives ([`Communicator`], [`Rank`]) |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
 //! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
@@ -136,6 +138,8 @@ mod lane;
 mod launch;
 mod matrix;
 mod module;
+mod multi;
+mod nccl;
 mod pinned;
 mod ptx;
 mod scope;
@@ -157,6 +161,10 @@ pub use kernel::{
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
+pub use multi::{
+    scope_multi, traced_scope_multi, Adoptable, Communicator, Device, DeviceAwaitable, DeviceLane, DeviceStream,
+    MultiScope, OnDevice, OnDeviceIter, PeerDestination, PeerLink, PeerPath, Rank, ReduceOp, Reducible,
+};
 pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
