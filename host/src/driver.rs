@@ -771,6 +771,28 @@ pub(crate) mod pool {
         })
     }
 
+    /// Lets device `peer` read and write every allocation of `pool`, present and future
+    /// (`cuMemPoolSetAccess`): peer access of the stream-ordered allocator's memory, which
+    /// `cuCtxEnablePeerAccess` does not cover.
+    ///
+    /// # Safety
+    /// - `ctx` is retained; `pool` is one of its device's pools; `peer` is another device
+    ///   that can access this one (`peer::can_access`).
+    pub(crate) unsafe fn set_peer_access(ctx: RawContext, pool: RawPool, peer: RawDevice) -> Result<(), DriverError> {
+        if !has_symbol("cuMemPoolSetAccess") {
+            return Err(DriverError::not_supported());
+        }
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let desc = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: peer },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: one descriptor, read during the call; the pool alive (caller's duty); the
+        // symbol exists (checked above).
+        check(unsafe { sys::cuMemPoolSetAccess(pool.0, &desc, 1) })
+    }
+
     /// Returns unused reserved memory of `pool` to the driver, keeping at least `keep` bytes.
     /// Memory whose free has not been observed by the host (a synchronize of the freeing
     /// stream) may stay reserved.

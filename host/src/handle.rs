@@ -56,6 +56,9 @@ pub(crate) struct Context {
     /// Where a failing kernel of this context records itself (CUDA; `None` where the page
     /// could not be mapped).
     fault: Option<FaultPage>,
+    /// The peers whose access this context settled ([`Context::peer_access`]), by their
+    /// identities: kept here, so that a released and retained again context settles anew.
+    peers: Mutex<Vec<(usize, PeerAccess)>>,
 }
 
 /// One page of host memory mapped for the device, holding the fault record that the device
@@ -196,10 +199,6 @@ pub(crate) enum PeerAccess {
     Staged,
 }
 
-/// The device pairs whose peer access was settled, by their contexts' identities (a reset
-/// device's new context is a new pair: its peer mappings went with the old one).
-static PEERS: Mutex<Vec<((usize, usize), PeerAccess)>> = Mutex::new(Vec::new());
-
 /// The CPU backend's one context, shared by every `Gpu` of it while any lives (as the
 /// primary context of a CUDA device is).
 static CPU_CONTEXT: Mutex<Weak<Context>> = Mutex::new(Weak::new());
@@ -214,6 +213,7 @@ impl Context {
             errors: ErrorLog::new(),
             pinned: Default::default(),
             fault: FaultPage::new(raw),
+            peers: Default::default(),
         }))
     }
 
@@ -265,6 +265,7 @@ impl Context {
             errors: ErrorLog::new(),
             pinned: Default::default(),
             fault: None,
+            peers: Default::default(),
         });
         *shared = Arc::downgrade(&ctx);
         ctx
@@ -309,7 +310,8 @@ impl Context {
     }
 
     /// How copies between this context's memory and `peer`'s go, with peer access enabled
-    /// (both ways) the first time a pair of devices asks, when the driver allows it.
+    /// (both ways: the contexts and their default memory pools) the first time this context
+    /// asks for that peer, when the driver allows it. Enabling again is harmless.
     pub(crate) fn peer_access(&self, peer: &Context) -> Result<PeerAccess, DriverError> {
         let (ContextKind::Cuda { dev: da, .. }, ContextKind::Cuda { dev: db, .. }) = (&self.kind, &peer.kind) else {
             return Ok(PeerAccess::Same); // the CPU backend: one memory
@@ -318,26 +320,38 @@ impl Context {
             return Ok(PeerAccess::Same);
         }
         let (a, b) = (self.cuda()?, peer.cuda()?);
-        let key = (self.id().min(peer.id()), self.id().max(peer.id()));
-        let mut known = PEERS.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, access)) = known.iter().find(|(k, _)| *k == key) {
+        let mut known = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, access)) = known.iter().find(|(k, _)| *k == peer.id()) {
             return Ok(*access);
         }
+        // What the hardware or driver may refuse even when `cuDeviceCanAccessPeer` said yes:
+        // peer access unsupported (217), the peer mappings used up (711), a call this driver
+        // lacks (801). The driver can still copy, through host memory.
+        let refused = |e: &DriverError| matches!(e.code(), 217 | 711 | 801);
         let access = if driver::peer::can_access(*da, *db)? && driver::peer::can_access(*db, *da)? {
             // SAFETY: both contexts are retained (the `Context`s are alive) and belong to two
-            // different devices (their identities differ and neither is the CPU backend).
-            let enabled = unsafe { driver::peer::enable(a, b).and_then(|()| driver::peer::enable(b, a)) };
-            match enabled {
+            // different devices (their identities differ and neither is the CPU backend), which
+            // can access each other (checked above).
+            let contexts = unsafe { driver::peer::enable(a, b).and_then(|()| driver::peer::enable(b, a)) };
+            // The default pools too (sluice's allocations come from them; `cuCtxEnablePeerAccess`
+            // does not cover the stream-ordered allocator), both ways.
+            let pools = contexts.and_then(|()| {
+                let (pool_a, pool_b) = (self.default_pool()?, peer.default_pool()?);
+                // SAFETY: as above; each pool is its own context's device's default pool.
+                unsafe {
+                    driver::pool::set_peer_access(b, pool_b, *da)
+                        .and_then(|()| driver::pool::set_peer_access(a, pool_a, *db))
+                }
+            });
+            match pools {
                 Ok(()) => PeerAccess::Direct,
-                // CUDA_ERROR_TOO_MANY_PEERS: the hardware's peer mappings are used up; the
-                // driver can still copy, through host memory.
-                Err(e) if e.code() == 711 => PeerAccess::Staged,
+                Err(e) if refused(&e) => PeerAccess::Staged,
                 Err(e) => return Err(e),
             }
         } else {
             PeerAccess::Staged
         };
-        known.push((key, access));
+        known.push((peer.id(), access));
         Ok(access)
     }
 

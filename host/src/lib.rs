@@ -63,6 +63,7 @@
 //! | `Arc<[T]>` read by many threads | [`Scope::upload`] → `&Fenced<ColumnsRef>` | each lane awaits the upload fence |
 //! | a page-locked `Vec<T>` | [`PinnedMatrix<T>`], [`PinnedMut<'a, T>`] | destinations of copies back |
 //! | `#[kernel] fn(DeviceSliceMut<f32>, &[f32], f32)` | [`Kernel<(Mut<f32>, Ref<f32>, f32)>`](Kernel) (from its [`KernelDecl`] and the PTX) | typed launches; `<kernel>::args(..)` names the arguments |
+//! | NUMA nodes, each with its memory | [`scope_multi`]: a [`Device`] per GPU, [`OnDevice`] memory | one scope over several GPUs; [`DeviceStream::copy_to_peer`] moves data, [`MultiScope::all_reduce`] and the other collectives go through NCCL (`docs/multi-gpu.md`) |
 //!
 //! # Safety model
 //!

@@ -591,6 +591,25 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
         Ok(self.brand(self.scope().alloc_matrix(rows, cols)?))
     }
 
+    /// As [`alloc_matrix`](Device::alloc_matrix) with a leading dimension `ld >= rows`.
+    ///
+    /// ```
+    /// # let gpus = [sluice_host::Gpu::cpu()];
+    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    ///     assert_eq!(d.alloc_matrix_padded::<f32>(1000, 4, 1024)?.ld(), 1024);
+    ///     Ok(())
+    /// }))?;
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn alloc_matrix_padded<T: Pod>(
+        &self,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<OnDevice<'dev, &'scope mut DeviceMatrix<T>>> {
+        Ok(self.brand(self.scope().alloc_matrix_padded(rows, cols, ld)?))
+    }
+
     /// A device buffer of `len` elements (one column) on this device.
     ///
     /// ```
@@ -2311,9 +2330,24 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
         ranks: Vec<Rank<'scope, T>>,
     ) -> Result<Vec<Fenced<'scope, ColumnsMut<'scope, T>>>> {
         let n = check_collective(comm, kind, &ranks)?;
+        // In a traced scope, each rank's part is bracketed by timing events on its lane.
+        let mut opens = Vec::with_capacity(ranks.len());
+        for r in &ranks {
+            let shared = r.lane.shared;
+            opens.push(match shared.recorder() {
+                Some(rec) => Some(rec.begin(&shared.gpu, &r.lane.inner.stream)?),
+                None => None,
+            });
+        }
         match &comm.kind {
-            CommKind::Cuda { lib, comms } => self.enqueue_nccl(lib, comms, kind, dtype, n, &ranks)?,
+            CommKind::Cuda { lib, comms } => enqueue_nccl(lib, comms, kind, dtype, n, &ranks)?,
             CommKind::Cpu => enqueue_cpu(kind, combine, n, &ranks)?,
+        }
+        for (r, open) in ranks.iter().zip(opens) {
+            if let (Some(open), Some(rec)) = (open, r.lane.shared.recorder()) {
+                let name = collective_name(kind, n, std::any::type_name::<T>(), r, ranks.len());
+                rec.end(&r.lane.shared.gpu, &r.lane.inner.stream, open, r.lane.id(), SpanKind::Collective, name)?;
+            }
         }
         ranks
             .iter()
@@ -2324,79 +2358,60 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
             })
             .collect()
     }
+}
 
-    /// Every rank's NCCL call, in one group, each bracketed by trace marks in a traced scope.
-    fn enqueue_nccl<T: Pod>(
-        &self,
-        lib: &nccl::Lib,
-        comms: &[RawComm],
-        kind: Kind,
-        dtype: Option<i32>,
-        n: usize,
-        ranks: &[Rank<'scope, T>],
-    ) -> Result<()> {
-        let es = std::mem::size_of::<T>();
-        // NCCL's element type, and the count in its elements: bytes for the collectives that
-        // only move data.
-        let (dtype, unit) = match dtype {
-            Some(d) => (d, 1),
-            None => (nccl::dtype::UINT8, es),
+/// Every rank's NCCL call, in one group from this thread.
+fn enqueue_nccl<T: Pod>(
+    lib: &nccl::Lib,
+    comms: &[RawComm],
+    kind: Kind,
+    dtype: Option<i32>,
+    n: usize,
+    ranks: &[Rank<'_, T>],
+) -> Result<()> {
+    let es = std::mem::size_of::<T>();
+    // NCCL's element type, and the count in its elements: bytes for the collectives that
+    // only move data.
+    let (dtype, unit) = match dtype {
+        Some(d) => (d, 1),
+        None => (nccl::dtype::UINT8, es),
+    };
+    lib.group_start().map_err(nccl_error)?;
+    let mut issued = Ok(());
+    for (r, comm) in ranks.iter().zip(comms) {
+        let Some(stream) = r.lane.inner.stream.raw_cuda() else {
+            issued = Err(Error::Collective { op: kind.name(), problem: "a rank's lane is not a CUDA lane".into() });
+            break;
         };
-        let k = ranks.len();
-        let mut opens = Vec::with_capacity(k);
-        for r in ranks {
-            let shared = r.lane.shared;
-            if let Some(rec) = shared.recorder() {
-                opens.push(Some(rec.begin(&shared.gpu, &r.lane.inner.stream)?));
-            } else {
-                opens.push(None);
-            }
-        }
-        lib.group_start().map_err(nccl_error)?;
-        let mut issued = Ok(());
-        for (r, comm) in ranks.iter().zip(comms) {
-            let Some(stream) = r.lane.inner.stream.raw_cuda() else {
-                issued = Err(Error::Collective { op: kind.name(), problem: "a rank's lane is not a CUDA lane".into() });
-                break;
-            };
-            let send = r.send.map_or(r.recv.ptr, |s| s.ptr);
-            // SAFETY: rank `i`'s communicator is of the device its lane runs on (checked in
-            // `check_collective`), and the stream is alive (the lane is the scope's until it
-            // joins). Both buffers are that device's memory (checked when the rank was made),
-            // contiguous, of the lengths the operation reads and writes (checked in
-            // `check_collective`); they were views bound to this lane, borrowed for the scope,
-            // which joins every device's lanes before any memory is freed. The output is held
-            // exclusively by the rank (then by the hand-off fenced after this call); the input
-            // is only read.
-            let r = unsafe {
-                match kind {
-                    Kind::AllReduce(op) => lib.all_reduce(send, r.recv.ptr, n * unit, dtype, op.nccl(), *comm, stream),
-                    Kind::Broadcast(root) => {
-                        lib.broadcast(send, r.recv.ptr, n * unit, dtype, root as i32, *comm, stream)
-                    }
-                    Kind::AllGather => lib.all_gather(send, r.recv.ptr, n * unit, dtype, *comm, stream),
-                    Kind::ReduceScatter(op) => {
-                        lib.reduce_scatter(send, r.recv.ptr, n * unit, dtype, op.nccl(), *comm, stream)
-                    }
+        let send = r.send.map_or(r.recv.ptr, |s| s.ptr);
+        // SAFETY: each rank's communicator is of the device its lane runs on (checked in
+        // `check_collective`), and the stream is alive (the lane is the scope's until it
+        // joins). Both buffers are that device's memory (checked when the rank was made),
+        // contiguous, of the lengths the operation reads and writes (checked in
+        // `check_collective`); they were views bound to this lane, borrowed for the scope,
+        // which joins every device's lanes before any memory is freed. The output is held
+        // exclusively by the rank (then by the hand-off fenced after this call); the input
+        // is only read.
+        let r = unsafe {
+            match kind {
+                Kind::AllReduce(op) => lib.all_reduce(send, r.recv.ptr, n * unit, dtype, op.nccl(), *comm, stream),
+                Kind::Broadcast(root) => lib.broadcast(send, r.recv.ptr, n * unit, dtype, root as i32, *comm, stream),
+                Kind::AllGather => lib.all_gather(send, r.recv.ptr, n * unit, dtype, *comm, stream),
+                Kind::ReduceScatter(op) => {
+                    lib.reduce_scatter(send, r.recv.ptr, n * unit, dtype, op.nccl(), *comm, stream)
                 }
-            };
-            if let Err(e) = r {
-                issued = Err(nccl_error(e));
-                break;
             }
+        };
+        if let Err(e) = r {
+            issued = Err(nccl_error(e));
+            break;
         }
-        // The group is ended whatever happened: NCCL's group state is per thread.
-        let ended = lib.group_end().map_err(nccl_error);
-        issued?;
-        ended?;
-        for (r, open) in ranks.iter().zip(opens) {
-            if let (Some(open), Some(rec)) = (open, r.lane.shared.recorder()) {
-                let name = collective_name(kind, n, std::any::type_name::<T>(), r, ranks.len());
-                rec.end(&r.lane.shared.gpu, &r.lane.inner.stream, open, r.lane.id(), SpanKind::Collective, name)?;
-            }
-        }
-        Ok(())
     }
+    // The group is ended whatever happened: NCCL's group state is per thread.
+    let ended = lib.group_end().map_err(nccl_error);
+    issued?;
+    ended?;
+    Ok(())
 }
 
 fn collective_name<T>(kind: Kind, n: usize, elem: &str, r: &Rank<'_, T>, k: usize) -> String {
