@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Joins the outputs of one benchmark run (benches/run.sh) into tables and one JSON file.
 
-    python3 benches/join.py --work DIR --out DIR [--mode all|kernels|seed|graph|launch]
+    python3 benches/join.py --work DIR --out DIR [--mode all|kernels|seed|graph|launch|ports]
 
 Reads, from --work (what run.sh wrote there; any may be missing):
   kernels-cuda.csv, kernels-rust.csv   bench.cu / bench_kernels (impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check)
@@ -11,6 +11,8 @@ Reads, from --work (what run.sh wrote there; any may be missing):
   scopes.csv                           bench_scopes (scopes,config,pattern,lanes,scopes_per_round,raw_us;..,sluice_us;..,verified)
   mem.csv                              bench_graph --leak (mem,config,variant,replays,dev_free_before,dev_free_after,rss_kib_before,rss_kib_after,total_ms,verified)
   launch.txt                           bench_launch (csv-launch,launches,rounds,path,ns,ratio)
+  ports-cuda.csv, ports-rust.csv       gemm.cu / sluice-ports bench, every round appended (the kernels' format)
+  ports-check.txt                      sluice-ports check (its table; the last line says whether all matched)
   nvidia-smi.txt                       name, driver_version, memory.total
 Writes --out/bench.json (every number, every sample) and --out/bench.md (the tables, ready for
 BENCHMARKS.md), and prints the tables, the seed summary last. Python 3 standard library only.
@@ -34,6 +36,7 @@ GOAL_LAUNCH = 1.05
 GOAL_GRAPH = 1.05
 GOAL_GRAPH_ABS_MS = {"many-small": 0.25, "many-small-128": 0.25}
 GOAL_KERNEL = 1.10
+GOAL_PORTS_GEMM = 1.05  # issue 9: the ported Rust-CUDA tiled gemm against the same CUDA C++
 CPP_HOST_VARIANTS = ("one-stream", "devsync", "per-stream", "fan-in")  # plus chunked-k*
 SLUICE_HOST_VARIANTS = ("per-lane", "fan-in")  # plus chunked-k*
 
@@ -178,6 +181,73 @@ def kernels_section(work, res, md, console):
     h = ["kernel", "sizes", "nvcc ms", "Rust ms", "Rust/nvcc", "check", f"goal <= {GOAL_KERNEL}"]
     console.append("Kernels (CUDA events around each launch, median of 50 after 5 warm-ups):\n" + table(h, rows, ["l", "l", "r", "r", "r", "l", "l"]))
     md.append("### Kernels: Rust against nvcc, same algorithm\n\n" + md_table(h, rows, ["l", "l", "r", "r", "r", "l", "l"]))
+
+
+def ports_section(work, res, md, console):
+    """The Rust-CUDA kernels ported to sluice (ports/): each gemm against the same CUDA C++,
+    vecadd with and without its bounds check, sha256's rate, and whether the check passed."""
+
+    def load(path):
+        rows = {}
+        for l in lines(path):
+            if l.startswith("#"):
+                continue
+            f = l.split(",")
+            if len(f) != 10:
+                continue
+            imp, kernel, sizes, block, grid, med, lo, hi, reps, check = f
+            row = dict(block=block, grid=grid, median_ms=float(med), min_ms=float(lo), check=float(check))
+            # The best round's median, as the kernels section.
+            if (kernel, sizes) not in rows or row["median_ms"] < rows[(kernel, sizes)]["median_ms"]:
+                rows[(kernel, sizes)] = row
+        return rows
+
+    cuda, rust = load(os.path.join(work, "ports-cuda.csv")), load(os.path.join(work, "ports-rust.csv"))
+    check = lines(os.path.join(work, "ports-check.txt"))
+    if not cuda and not rust and not check:
+        return
+    out = {"gemm": [], "vecadd": None, "sha256": None, "check_ok": None, "check": check}
+    if check:
+        out["check_ok"] = check[-1].startswith("every kernel matches")
+    rows = []
+    for key in sorted(k for k in set(cuda) | set(rust) if k[0].startswith("gemm")):
+        c, r = cuda.get(key), rust.get(key)
+        q = ratio(r and r["median_ms"], c and c["median_ms"])
+        m, n, k = (int(x) for x in key[1].split("x"))
+        gflops = lambda e: e and 2.0 * m * n * k / (e["median_ms"] * 1e6)
+        same = c is not None and r is not None and abs(r["check"] - c["check"]) <= 1e-6 * max(1.0, abs(c["check"]))
+        goal = key[0] == "gemm_tiled"
+        verdict = "-" if q is None or not goal else ("ok" if q <= GOAL_PORTS_GEMM else f"over {GOAL_PORTS_GEMM}x")
+        rows.append([key[0], key[1], fmt(c and c["median_ms"], 4), fmt(r and r["median_ms"], 4), fmt(q),
+                     fmt(gflops(r), 0), "same" if same else "DIFF", verdict])
+        out["gemm"].append({"kernel": key[0], "sizes": key[1], "cuda": c, "rust": r, "ratio": q, "check_same": same,
+                            "goal": GOAL_PORTS_GEMM if goal else None})
+    h = ["kernel", "sizes", "CUDA C++ ms", "sluice ms", "sluice/C++", "sluice GFLOP/s", "check", f"goal <= {GOAL_PORTS_GEMM}"]
+    al = ["l", "l", "r", "r", "r", "r", "l", "l"]
+    extra = []
+    checked = [(s_, r) for (k_, s_), r in rust.items() if k_ == "vecadd"]
+    for sizes, r in checked:
+        u = rust.get(("vecadd_unchecked", sizes))
+        cost = ratio(r["median_ms"], u and u["median_ms"])
+        out["vecadd"] = {"sizes": sizes, "checked_ms": r["median_ms"], "unchecked_ms": u and u["median_ms"], "ratio": cost}
+        n = int(sizes)
+        gbps = 3 * 4 * n / (r["median_ms"] * 1e6)
+        extra.append(f"vecadd {sizes}: checked index {fmt(r['median_ms'], 4)} ms ({gbps:.0f} GB/s), get_unchecked "
+                     f"{fmt(u and u['median_ms'], 4)} ms: the bounds check costs "
+                     + ("-" if cost is None else f"{(cost - 1) * 100:+.1f}%"))
+    for (k_, sizes), r in rust.items():
+        if k_ == "sha256":
+            count = int(sizes.split("x")[0])
+            out["sha256"] = {"sizes": sizes, "median_ms": r["median_ms"], "mhash_per_s": count / (r["median_ms"] * 1e3)}
+            extra.append(f"sha256 ({sizes.replace('x', ' messages, ', 1)} B, sha2 crate on the GPU): "
+                         f"{fmt(r['median_ms'], 4)} ms, {count / (r['median_ms'] * 1e3):.0f} M hashes/s")
+    if out["check_ok"] is not None:
+        extra.append("sluice-ports check: " + ("every kernel matches its reference" if out["check_ok"] else "MISMATCH (see ports-check.txt)"))
+    res["ports"] = out
+    console.append("Ports (Rust-CUDA kernels on sluice, ports/; CUDA events around each launch, best round's median):\n"
+                   + table(h, rows, al) + ("\n" + "\n".join(extra) if extra else ""))
+    md.append("### Ports: Rust-CUDA kernels on sluice against CUDA C++\n\n" + md_table(h, rows, al)
+              + ("\n\n" + "\n".join(f"* {e}" for e in extra) if extra else ""))
 
 
 def launch_section(work, res, md, console):
@@ -496,6 +566,15 @@ def goals_at_a_glance(res):
         add(f"launch <= {GOAL_LAUNCH}x raw", f"worst {worst[0]:.3f} ({worst[1]})", worst[0] <= GOAL_LAUNCH)
     for e in res.get("graph_memory", []):
         add(f"{e['replays']} replays: no growth", f"device {e['device_growth_bytes']} B, host {e['rss_growth_kib']} KiB", e["no_growth"])
+    ports = res.get("ports", {})
+    tiled = [g for g in ports.get("gemm", []) if g["goal"] and g["ratio"] is not None]
+    if tiled:
+        worst = max((g["ratio"], g["sizes"]) for g in tiled)
+        add(f"ports: gemm_tiled sluice/C++ <= {GOAL_PORTS_GEMM}", f"worst {worst[0]:.3f} ({worst[1]})", worst[0] <= GOAL_PORTS_GEMM)
+    if ports.get("check_ok") is not None:
+        add("ports: sluice-ports check", "every kernel matches" if ports["check_ok"] else "a kernel differs", ports["check_ok"])
+    if ports.get("vecadd") and ports["vecadd"]["ratio"] is not None:
+        add("ports: vecadd bounds-check cost", f"{(ports['vecadd']['ratio'] - 1) * 100:+.1f}%", None)
     kernels = [k for k in res.get("kernels", []) if k["ratio"] is not None]
     if kernels:
         worst = max((k["ratio"], k["kernel"]) for k in kernels)
@@ -532,6 +611,7 @@ def main():
     if detail:
         console.append(detail)
     launch_section(a.work, res, md, console)
+    ports_section(a.work, res, md, console)
     scopes_section(a.work, res, md, console)
     graph_section(a.work, res, md, console, best_nongraph)
     mem_section(a.work, res, md, console)

@@ -2,7 +2,7 @@
 # Every benchmark on a GPU machine, from the bundle `cargo xtask bundle` builds (needs the
 # NVIDIA driver, nvcc and python3; no Rust):
 #
-#   bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|multi]      (default: all)
+#   bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|ports|multi]      (default: all)
 #
 #   kernels  the Rust kernels (bin/bench_kernels) against the same algorithms in CUDA C++
 #            (cuda/bench.cu, built here with nvcc), CUDA events around each launch;
@@ -14,7 +14,11 @@
 #            graphs (bin/bench_graph), interleaved rounds; 10,000 replays with memory
 #            before and after (bench_graph --leak);
 #   launch   launch overhead against the raw cuLaunchKernel (bin/bench_launch);
-#   all      everything above (about 3-4 minutes on an H200, nvcc included);
+#   ports    the Rust-CUDA (cuda_std) kernels ported to sluice (ports/): `sluice-ports check`
+#            (every kernel against its CPU reference), `sluice-ports bench` and the same
+#            gemms in CUDA C++ (cuda/gemm.cu, built here with nvcc), interleaved rounds;
+#            prints gemm_tiled sluice / CUDA C++ and the cost of vecadd's bounds check;
+#   all      everything above but multi (about 4-5 minutes on an H200, nvcc included);
 #   multi    several GPUs (not in all: it wants a machine with two): the gpu_multi tests
 #            (tests/gpu_multi-*, --ignored: peer copies, cross-device hand-offs and every NCCL
 #            collective, exact, on one GPU and on two), then bin/bench_multi (the seed
@@ -33,11 +37,11 @@
 # SLUICE_BENCH_REPLAYS (10000).
 set -u
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
-  echo "usage: bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|multi]"; exit 2
+  echo "usage: bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|ports|multi]"; exit 2
 fi
 bundle="$(cd "$1" && pwd)"
 mode="${2:-all}"
-case "$mode" in all|kernels|seed|graph|launch|multi) ;; *) echo "unknown mode '$mode' (all, kernels, seed, graph, launch, multi)"; exit 2 ;; esac
+case "$mode" in all|kernels|seed|graph|launch|ports|multi) ;; *) echo "unknown mode '$mode' (all, kernels, seed, graph, launch, ports, multi)"; exit 2 ;; esac
 out="${OUT:-$bundle/logs}"
 mkdir -p "$out"
 work="$(mktemp -d /tmp/sluice-bench.XXXXXX)"
@@ -71,7 +75,7 @@ nvcc --version 2>&1 | tail -n 2 >"$work/nvcc-version.txt"
 
 # The CUDA C++ programs, compiled side by side.
 [ "$mode" = multi ] || step "nvcc -O3 -arch=$arch"
-cuda_bench="$work/sluice-cuda-bench" cuda_seed="$work/sluice-cuda-seed"
+cuda_bench="$work/sluice-cuda-bench" cuda_seed="$work/sluice-cuda-seed" cuda_gemm="$work/sluice-cuda-gemm"
 pids=()
 if want kernels; then
   nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_bench" "$src/cuda/bench.cu" >"$work/nvcc-bench.log" 2>&1 & pids+=($!)
@@ -79,10 +83,13 @@ fi
 if want seed || want graph; then
   nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_seed" "$src/cuda/seed.cu" >"$work/nvcc-seed.log" 2>&1 & pids+=($!)
 fi
+if want ports; then
+  nvcc -O3 -arch="$arch" -std=c++17 -o "$cuda_gemm" "$src/cuda/gemm.cu" >"$work/nvcc-gemm.log" 2>&1 & pids+=($!)
+fi
 for p in ${pids[@]+"${pids[@]}"}; do wait "$p"; done
 for f in "$work"/nvcc-*.log; do
   [ -e "$f" ] || continue
-  exe="$cuda_bench"; case "$f" in *seed*) exe="$cuda_seed" ;; esac
+  exe="$cuda_bench"; case "$f" in *seed*) exe="$cuda_seed" ;; *gemm*) exe="$cuda_gemm" ;; esac
   if [ ! -x "$exe" ]; then echo "nvcc failed: $f"; cat "$f"; status=1; fi
 done
 
@@ -122,6 +129,17 @@ if want launch; then
     run launch 120 "$work/launch.txt" "$bin/bench_launch" "$launches" 9
   done
   grep -v '^csv-launch' "$work/launch.txt"
+fi
+
+if want ports; then
+  step "ports: sluice-ports check"
+  run ports-check 300 "$work/ports-check.txt" "$bin/sluice-ports" check
+  cat "$work/ports-check.txt"
+  for r in $(seq 1 "$rounds"); do
+    step "ports, round $r of $rounds"
+    [ -x "$cuda_gemm" ] && run ports-cuda 240 "$work/ports-cuda.csv" "$cuda_gemm" all
+    run ports-rust 240 "$work/ports-rust.csv" "$bin/sluice-ports" bench
+  done
 fi
 
 if [ "$mode" = multi ]; then

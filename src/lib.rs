@@ -10,7 +10,7 @@
 //! # Features
 //!
 //! * `kernels` (off by default): sluice's own example kernels (`gpu-kernels`), built to PTX
-//!   by this crate's build script, as [`kernels`]. sluice's tests, examples and benchmarks
+//!   by this crate's build script, as `kernels` (feature `kernels`). sluice's tests, examples and benchmarks
 //!   turn it on (a dev-dependency of the package on itself); a project that depends on
 //!   `sluice` for the host library builds no kernel and writes nothing outside its own
 //!   target folder.

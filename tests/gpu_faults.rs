@@ -1,20 +1,25 @@
-//! Faults and recovery on a real GPU, one process of its own (a fault loses the device's
-//! context for the whole process until `Gpu::reset`): a kernel that fails on one of four
-//! lanes while the others run names its lane and kernel, with the failing thread's message;
-//! the same kernel on every lane names the candidates; the device is lost for every later
-//! `Gpu` until reset, then works again. A scope that runs out of memory leaves the pool
-//! trimmed. On the CPU backend the same failing launch is a `KernelFault` of its lane.
+//! Faults and recovery on a real GPU. A kernel fault loses the device's context for the
+//! whole process (CUDA: "to continue using CUDA, the process must be terminated"), so each
+//! fault runs in a child process (this same binary, `--child NAME`), and the parent checks
+//! what the child reported and then uses the GPU itself:
 //!
-//! CUDA tests need an NVIDIA GPU: `cargo test --test gpu_faults -- --ignored`.
+//! * a kernel failing on one of four lanes while the others run names its lane and kernel,
+//!   with the failing thread's block, thread and message; later scopes and new `Gpu`s of
+//!   the device say the context is lost; `Gpu::reset` says whether CUDA lets the process
+//!   use the device again (`Error::RestartRequired` where it does not);
+//! * the same kernel failing on one of four lanes names the kernel and all four lanes;
+//! * a scope that runs out of memory leaves the pool trimmed (no fault);
+//! * on the CPU backend a failing launch is a `KernelFault` of its lane (always runs).
+//!
+//! A custom harness (`harness = false`): the CUDA tests run with `--ignored` (as the GPU
+//! tests of the other files) and fail without a GPU; without `--ignored` they are reported
+//! skipped.
 
 mod common;
 
-use std::sync::Mutex;
+use std::process::{Command, ExitCode};
 
 use sluice::{kernels, scope, Error, Gpu, LaneId, LaunchConfig, Result};
-
-/// The tests here lose and reset the device: one at a time.
-static DEVICE: Mutex<()> = Mutex::new(());
 
 /// Roughly 10 ms of an H200 multiprocessor's clock (1.98 GHz).
 const TEN_MS: u64 = 20_000_000;
@@ -66,14 +71,12 @@ fn context_lost(e: &Error) -> &Error {
     }
 }
 
-/// Resets device 0 and checks that it computes again (saxpy against its reference).
-fn reset_and_check() {
-    Gpu::reset(0).expect("reset the device");
-    let gpu = Gpu::cuda(0).expect("a new context after the reset");
+/// A saxpy scope on `gpu`, checked against its reference.
+fn saxpy_works(gpu: &Gpu) -> Result<()> {
     let x: Vec<f32> = (0..4096).map(|i| i as f32 * 0.5).collect();
-    let mut host = gpu.pinned_buffer::<f32>(x.len()).expect("pinned");
+    let mut host = gpu.pinned_buffer::<f32>(x.len())?;
     host.fill(f32::NAN);
-    scope(&gpu, |s| {
+    scope(gpu, |s| {
         let xs = s.upload(&x)?;
         let y = s.alloc_buffer::<f32>(x.len())?;
         s.lane()?.enter(|st| {
@@ -83,18 +86,35 @@ fn reset_and_check() {
             st.launch(&kernels::saxpy, LaunchConfig::for_elements(x.len(), 256), (&mut y, &x, 2.0))?;
             st.copy_to_host(&y, host.as_pinned_mut())?.wait().map(drop)
         })
-    })
-    .expect("a scope after the reset");
-    assert!(host.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), "saxpy after the reset");
+    })?;
+    assert!(host.iter().zip(&x).all(|(y, x)| *y == 2.0 * x), "saxpy results");
+    Ok(())
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_kernel_failing_on_one_of_four_lanes_is_named_and_the_device_recovers_after_a_reset() {
-    let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+/// After the fault: the device is lost for later scopes and new `Gpu`s; then the reset,
+/// which either gives the device back (checked with a saxpy) or says to restart.
+fn after_the_fault(gpu: Gpu) {
+    let again = scope(&gpu, |_| Ok(()));
+    assert!(matches!(again, Err(Error::ContextLost { lane: None, .. })), "{again:?}");
+    assert!(matches!(Gpu::cuda(0), Err(Error::ContextLost { .. })), "a new Gpu says the context is lost");
+    drop(gpu);
+    match Gpu::reset(0) {
+        Ok(()) => {
+            saxpy_works(&Gpu::cuda(0).expect("a new context after the reset")).expect("saxpy after the reset");
+            println!("child: the reset gave the device back to this process");
+        }
+        Err(e @ Error::RestartRequired { .. }) => {
+            println!("child: {e}");
+            assert!(matches!(Gpu::cuda(0), Err(Error::ContextLost { .. })), "still lost after a refused reset");
+        }
+        Err(e) => panic!("the reset failed otherwise: {e:?}"),
+    }
+}
+
+/// Child: lanes 0, 1, 3 run a long potential; lane 2 fails (thread 100) after about 10 ms,
+/// while they run. The first lane joined is lane 0, not the one that failed.
+fn child_one_of_four() {
     let gpu = common::gpu();
-    // Lanes 0, 1, 3 run a long potential; lane 2 fails (thread 100) after about 10 ms,
-    // while they run. The first lane to be joined is lane 0, not the one that failed.
     let e = four_lanes(&gpu, [0, 0, TEN_MS, 0], [u32::MAX, u32::MAX, 100, u32::MAX], [true, true, false, true], 65_536)
         .expect_err("the scope reports the fault");
     println!("the error: {e}");
@@ -107,19 +127,12 @@ fn a_kernel_failing_on_one_of_four_lanes_is_named_and_the_device_recovers_after_
     assert_eq!((fault.block, fault.thread), ([0, 0, 0], [100, 0, 0]));
     assert!(fault.message.contains("spin_then_fail: failing as asked"), "{}", fault.message);
     assert!(fault.message.contains("gpu-kernels/src/probe.rs:"), "the location: {}", fault.message);
-
-    // Lost for every later user of the device, with the original fault, until reset.
-    let again = scope(&gpu, |_| Ok(()));
-    assert!(matches!(again, Err(Error::ContextLost { lane: None, .. })), "{again:?}");
-    assert!(matches!(Gpu::cuda(0), Err(Error::ContextLost { .. })), "a new Gpu says the context is lost");
-    drop(gpu);
-    reset_and_check();
+    after_the_fault(gpu);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn the_same_kernel_failing_on_one_of_four_lanes_names_the_kernel_and_its_lanes() {
-    let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+/// Child: the same kernel on all four lanes, lane 2's fails: the record names the kernel,
+/// and all four lanes as the candidates.
+fn child_same_kernel() {
     let gpu = common::gpu();
     let e = four_lanes(
         &gpu,
@@ -132,41 +145,132 @@ fn the_same_kernel_failing_on_one_of_four_lanes_names_the_kernel_and_its_lanes()
     println!("the error: {e}");
     let Error::ContextLost { fault: Some(fault), .. } = context_lost(&e) else { panic!("{e:?}") };
     assert_eq!(fault.kernel, Some("spin_then_fail"));
-    // The record cannot tell four launches of one kernel apart: all four are named.
     assert_eq!(fault.lanes, (0..4).map(LaneId::Lane).collect::<Vec<_>>());
     assert_eq!(fault.thread, [7, 0, 0]);
-    drop(gpu);
-    reset_and_check();
+    after_the_fault(gpu);
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU: run with --ignored on a GPU machine"]
-fn a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed() {
-    let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+/// Runs `--child name` of this binary; its output is printed; `Err` if it failed.
+fn in_child(name: &str) -> std::result::Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe).args(["--child", name]).output().map_err(|e| e.to_string())?;
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        return Err(format!("the child `{name}` failed ({})", out.status));
+    }
+    // This process never faulted: the GPU is there for it, fault or no fault next door.
+    saxpy_works(&common::gpu()).map_err(|e| format!("the parent after the child: {e}"))
+}
+
+fn a_kernel_failing_on_one_of_four_lanes_is_named() -> std::result::Result<(), String> {
+    in_child("one_of_four")
+}
+
+fn the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes() -> std::result::Result<(), String> {
+    in_child("same_kernel")
+}
+
+fn a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed() -> std::result::Result<(), String> {
     let gpu = common::gpu();
     let free_before = common::free_device_memory(&gpu);
     let r = scope(&gpu, |s| {
         let _most = s.alloc_matrix::<u8>(free_before / 2, 1)?;
         s.alloc_matrix::<u8>(free_before, 1).map(drop) // does not fit
     });
-    assert!(matches!(r, Err(Error::OutOfMemory { .. })), "{r:?}");
+    if !matches!(r, Err(Error::OutOfMemory { .. })) {
+        return Err(format!("expected OutOfMemory, got {r:?}"));
+    }
     // No trim_memory_pool here: the scope did it.
-    let free_after = gpu.mem_info().expect("mem info").free;
+    let free_after = gpu.mem_info().map_err(|e| e.to_string())?.free;
     println!("free before {free_before}, after the scope {free_after}");
-    assert!(free_after + (64 << 20) >= free_before, "the pool kept {} bytes", free_before - free_after);
+    if free_after + (64 << 20) < free_before {
+        return Err(format!("the pool kept {} bytes", free_before - free_after));
+    }
+    Ok(())
 }
 
-#[test]
-fn on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish() {
+fn on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish() -> std::result::Result<(), String> {
     let gpu = common::cpu();
     let e = four_lanes(&gpu, [0; 4], [u32::MAX, u32::MAX, 100, u32::MAX], [true, true, false, true], 512)
         .expect_err("the scope reports the fault");
-    let Error::KernelFault { lane, message } = e.primary() else { panic!("{e:?}") };
-    assert_eq!(*lane, LaneId::Lane(2));
-    assert!(
-        message.contains("spin_then_fail: failing as asked") && message.contains("thread (100, 0, 0)"),
-        "{message}"
-    );
+    let Error::KernelFault { lane, message } = e.primary() else { return Err(format!("{e:?}")) };
+    if *lane != LaneId::Lane(2)
+        || !message.contains("spin_then_fail: failing as asked")
+        || !message.contains("thread (100, 0, 0)")
+    {
+        return Err(format!("{lane}: {message}"));
+    }
     // The CPU backend keeps working: no context to lose.
-    four_lanes(&gpu, [0; 4], [u32::MAX; 4], [false, true, false, true], 512).expect("the next scope runs");
+    four_lanes(&gpu, [0; 4], [u32::MAX; 4], [false, true, false, true], 512).map_err(|e| e.to_string())
+}
+
+type Test = (&'static str, fn() -> std::result::Result<(), String>);
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        match args.get(i + 1).map(String::as_str) {
+            Some("one_of_four") => child_one_of_four(),
+            Some("same_kernel") => child_same_kernel(),
+            other => panic!("unknown child {other:?}"),
+        }
+        return ExitCode::SUCCESS;
+    }
+    let gpu_tests = args.iter().any(|a| a == "--ignored" || a == "--include-ignored");
+    let cpu_tests = !args.iter().any(|a| a == "--ignored");
+    let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let cpu: &[Test] = &[(
+        "on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish",
+        on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish,
+    )];
+    let cuda: &[Test] = &[
+        ("a_kernel_failing_on_one_of_four_lanes_is_named", a_kernel_failing_on_one_of_four_lanes_is_named),
+        (
+            "the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes",
+            the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes,
+        ),
+        (
+            "a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed",
+            a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed,
+        ),
+    ];
+    let (mut passed, mut failed, mut ignored) = (0, 0, 0);
+    let mut run = |tests: &[Test], enabled: bool| {
+        for (name, test) in tests {
+            if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+                continue;
+            }
+            if !enabled {
+                println!("test {name} ... ignored, needs an NVIDIA GPU: run with --ignored on a GPU machine");
+                ignored += 1;
+                continue;
+            }
+            match std::panic::catch_unwind(test) {
+                Ok(Ok(())) => {
+                    println!("test {name} ... ok");
+                    passed += 1;
+                }
+                Ok(Err(e)) => {
+                    println!("test {name} ... FAILED: {e}");
+                    failed += 1;
+                }
+                Err(_) => {
+                    println!("test {name} ... FAILED (panicked)");
+                    failed += 1;
+                }
+            }
+        }
+    };
+    run(cpu, cpu_tests);
+    run(cuda, gpu_tests);
+    let verdict = if failed == 0 { "ok" } else { "FAILED" };
+    println!(
+        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; 0 measured; 0 filtered out"
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -58,13 +58,19 @@ fn ten_thousand_scopes_of_eight_lanes_keep_memory_flat(gpu: Gpu) {
 
 fn eight_host_threads_run_scopes_at_once(gpu: Gpu) {
     let per_thread = if gpu.backend() == Backend::Cpu { 40 } else { 500 };
+    let eight_threads = |scopes: usize| {
+        std::thread::scope(|t| {
+            for _ in 0..8 {
+                let gpu = gpu.clone();
+                t.spawn(move || scopes_of_eight_lanes(&gpu, scopes));
+            }
+        })
+    };
+    // Warm up at the same parallelism: the module, and the stream and event pools grown to
+    // 64 lanes at once (kept for reuse, not leaked).
+    eight_threads(5);
     let before = common::free_device_memory(&gpu);
-    std::thread::scope(|t| {
-        for _ in 0..8 {
-            let gpu = gpu.clone();
-            t.spawn(move || scopes_of_eight_lanes(&gpu, per_thread));
-        }
-    });
+    eight_threads(per_thread);
     let after = common::free_device_memory(&gpu);
     println!("8 threads x {per_thread} scopes x 8 lanes; free memory before {before}, after {after}");
     assert!(after + SLACK >= before, "{} bytes leaked", before.saturating_sub(after));

@@ -4,7 +4,7 @@
 //!   not appear in the library (`host/src`, `src`), nor the synchronous device allocator
 //!   (`cuMemFree` waits for the whole device; `cuMemAlloc` can serialise streams): device
 //!   memory is stream-ordered (`cuMemAllocFromPoolAsync` / `cuMemFreeAsync`).
-//! * Every `unsafe { ... }` block in the library, the kernels and the examples carries its
+//! * Every `unsafe { ... }` block in the library, the kernels, the examples and `ports/` carries its
 //!   proof: a `// SAFETY:` comment just above it (the comment block ending on the line
 //!   before, or on the same line).
 //! * The host crate is in layers: each file of `host/src` imports only from the files
@@ -140,7 +140,7 @@ fn opens_unsafe_block(line: &str) -> bool {
 #[test]
 fn every_unsafe_block_has_a_safety_comment() {
     let mut missing = Vec::new();
-    for f in files(&["host/src", "src", "examples", "gpu-kernels"]) {
+    for f in files(&["host/src", "src", "examples", "gpu-kernels", "ports"]) {
         if f.components().any(|c| c.as_os_str() == "target") {
             continue;
         }

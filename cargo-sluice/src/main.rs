@@ -184,7 +184,7 @@ fn new(args: &[String]) -> Result {
         println!();
         setup()?;
     }
-    println!("\nnext:\n  cd {name}\n  cargo run            # builds the kernels, runs them on the GPU (or says no GPU was found)");
+    println!("\nnext:\n  cd {name}\n  cargo run            # builds the kernels, runs them on the GPU (or the CPU backend) and checks them");
     println!("  cargo test           # the kernel crate's CPU tests\n  cargo sluice check   # ptxas: registers, shared memory, spills");
     Ok(())
 }
@@ -369,23 +369,21 @@ fn kernel_crates(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Whether a manifest lists `sluice-device` among its dependencies.
+/// Whether a manifest lists `sluice-device` among its dependencies, or `sluice-cuda-std`
+/// (a kernel crate ported from Rust-CUDA: `cuda_std = { package = "sluice-cuda-std", .. }`).
 fn depends_on_sluice_device(manifest: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(manifest) else { return false };
     let mut in_deps = false;
     for line in text.lines().map(str::trim) {
         if line.starts_with('[') {
             in_deps = line.contains("dependencies");
-            if line.contains("dependencies.sluice-device") {
+            if line.contains("dependencies.sluice-device") || line.contains("dependencies.sluice-cuda-std") {
                 return true;
             }
             continue;
         }
-        if in_deps
-            && (line.starts_with("sluice-device ")
-                || line.starts_with("sluice-device=")
-                || line.starts_with("sluice-device."))
-        {
+        let names = |name: &str| [" ", "=", "."].iter().any(|end| line.starts_with(&format!("{name}{end}")));
+        if in_deps && (names("sluice-device") || names("sluice-cuda-std") || line.contains("\"sluice-cuda-std\"")) {
             return true;
         }
     }
@@ -409,6 +407,12 @@ mod tests {
         assert!(depends_on_sluice_device(&m));
         std::fs::write(&m, "[dependencies.sluice-device]\ngit = \"u\"\n").unwrap();
         assert!(depends_on_sluice_device(&m));
+        // A kernel crate ported from Rust-CUDA names the compatibility crate `cuda_std`.
+        let ported = "[dependencies]\ncuda_std = { package = \"sluice-cuda-std\", path = \"x\" }\n";
+        std::fs::write(&m, ported).unwrap();
+        assert!(depends_on_sluice_device(&m));
+        std::fs::write(&m, "[dependencies]\ncuda_std = \"0.2\"\n").unwrap();
+        assert!(!depends_on_sluice_device(&m));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

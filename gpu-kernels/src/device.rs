@@ -164,15 +164,17 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
     }
 }
 
-/// The interaction the way a CUDA programmer writes it for speed:
-/// `q * rsqrtf(r2)` (`rsqrt.approx.f32`, ≤ 2 ulp; see `sluice_device::math` for the
-/// error bounds of the approximate functions), with the same contraction as nvcc makes of
-/// `dx*dx + dy*dy + dz*dz + eps2`.
+/// `acc + q_s * rsqrt(|t − s|² + eps2)`: the interaction the way a CUDA programmer writes
+/// it for speed, `acc += s.q * rsqrtf(r2)` (`rsqrt.approx.f32`, ≤ 2 ulp; see
+/// `sluice_device::math` for the error bounds of the approximate functions), with the
+/// contractions nvcc makes by default (`-fmad=true`): `dx*dx + dy*dy + dz*dz + eps2` as two
+/// fused multiply-adds, and the accumulation as one (`fma(q, rsqrt(r2), acc)`) — written
+/// out, because LLVM never contracts without fast-math flags.
 #[inline(always)]
-fn interaction_rsqrt(t: &Particle, s: &Particle, eps2: f32) -> f32 {
+fn accumulate_rsqrt(acc: f32, t: &Particle, s: &Particle, eps2: f32) -> f32 {
     let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
     let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + eps2;
-    s.q * r2.rsqrt()
+    s.q.mul_add(r2.rsqrt(), acc)
 }
 
 /// [`potential_tiled`] with `rsqrt` instead of `sqrt` and a division: the form of the seed
@@ -208,14 +210,14 @@ pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sou
             for u in 0..8 {
                 // SAFETY: k + u < m <= POTENTIAL_TILE, written before the barrier above.
                 let s = unsafe { tile.get_unchecked(k + u) };
-                acc += interaction_rsqrt(&t, &s, eps2);
+                acc = accumulate_rsqrt(acc, &t, &s, eps2);
             }
             k += 8;
         }
         while k < m {
             // SAFETY: k < m <= POTENTIAL_TILE, written before the barrier above.
             let s = unsafe { tile.get_unchecked(k) };
-            acc += interaction_rsqrt(&t, &s, eps2);
+            acc = accumulate_rsqrt(acc, &t, &s, eps2);
             k += 1;
         }
         base += POTENTIAL_TILE;

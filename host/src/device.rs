@@ -348,6 +348,14 @@ impl Gpu {
     /// driver destroys everything the dead context held, and the next [`Gpu::cuda`] makes a
     /// new one. Does nothing (`Ok`) when the device's context is not lost.
     ///
+    /// **A kernel fault cannot be reset within the process on current drivers**: CUDA
+    /// documents `CUDA_ERROR_LAUNCH_FAILED` (a trap, a failed `dassert!`) and illegal
+    /// addresses as leaving the process unable to use the device, and on the H200 (driver
+    /// 580) the reset succeeds but the device stays refused; this returns
+    /// [`Error::RestartRequired`] then. The GPU itself is fine: a new process uses it at
+    /// once. Programs that must survive kernel faults run the risky work in a child process
+    /// (as `tests/gpu_faults.rs` does) and read the fault from its error.
+    ///
     /// # What CUDA makes sticky, and what survives
     ///
     /// A kernel fault (an illegal address or instruction, a trap, a failed device assert)
@@ -367,22 +375,31 @@ impl Gpu {
     /// let gpu = Gpu::cuda(0)?;
     /// if let Err(Error::ContextLost { .. }) = work(&gpu) {
     ///     drop(gpu);
-    ///     Gpu::reset(0)?;
-    ///     let gpu = Gpu::cuda(0)?;     // a fresh context
-    ///     work(&gpu)?;
+    ///     match Gpu::reset(0) {
+    ///         Ok(()) => work(&Gpu::cuda(0)?)?,             // a fresh context
+    ///         Err(Error::RestartRequired { .. }) => std::process::exit(75), // a new process
+    ///         Err(e) => return Err(e),
+    ///     }
     /// }
     /// # Ok::<(), Error>(())
     /// ```
     ///
     /// # Errors
-    /// [`Error::NoDriver`], [`Error::NoDevice`], or the failing driver call.
+    /// [`Error::RestartRequired`] (the driver still refuses the device), [`Error::NoDriver`],
+    /// [`Error::NoDevice`], or the failing driver call.
     pub fn reset(ordinal: usize) -> Result<()> {
         init()?;
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         if crate::handle::device_lost(dev).is_none() {
             return Ok(());
         }
-        crate::handle::reset_device(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxReset", error })
+        crate::handle::reset_device(dev).map_err(|error| {
+            if error.is_sticky() {
+                Error::RestartRequired { error }
+            } else {
+                Error::Device { call: "cuDevicePrimaryCtxReset", error }
+            }
+        })
     }
 
     /// Which machine this runs on.

@@ -236,6 +236,13 @@ pub enum Error {
         /// kernel without the device std).
         fault: Option<Box<DeviceFault>>,
     },
+    /// The device's context was lost by a kernel fault and CUDA refuses the device to this
+    /// process even after [`Gpu::reset`](crate::Gpu::reset) (as it documents for faults such
+    /// as `CUDA_ERROR_LAUNCH_FAILED`): end the process; a new one uses the GPU normally.
+    RestartRequired {
+        /// What the driver still says.
+        error: DriverError,
+    },
     /// Freeing memory or destroying a handle at the end of a scope failed.
     Free {
         /// What was being released.
@@ -585,6 +592,11 @@ impl fmt::Display for Error {
                 }
                 write!(f, "; nothing runs in the context any more: `Gpu::reset` resets the device")
             }
+            Error::RestartRequired { error } => write!(
+                f,
+                "the device's context was lost by a kernel fault and CUDA refuses the device to this process even \
+                 after a reset ({error}): end the process; a new one can use the GPU"
+            ),
             Error::Free { what, error } => write!(f, "releasing {what} failed: {error}"),
             Error::Recording { what } => write!(
                 f,
@@ -634,6 +646,7 @@ impl std::error::Error for Error {
             | Error::Event { error, .. }
             | Error::Stream { error, .. }
             | Error::ContextLost { error, .. }
+            | Error::RestartRequired { error }
             | Error::Free { error, .. } => Some(error),
             Error::Cleanup { error, .. } => Some(&**error),
             Error::BackendUnavailable { why, .. } => Some(&**why),

@@ -21,7 +21,7 @@ use bytemuck::Pod;
 
 use crate::error::{Error, Result};
 use crate::handle::Event;
-use crate::lane::{LaneShared, Stream};
+use crate::lane::{Cover, LaneInner, LaneShared, Stream};
 use crate::matrix::{ColumnsMut, ColumnsRef};
 use crate::pinned::PendingUpload;
 use crate::span::Span;
@@ -48,6 +48,9 @@ pub struct Fence<'scope> {
     event: Option<Event>,
     /// The stream that recorded it: awaiting on that lane needs no wait.
     stream: usize,
+    /// The lane that recorded it and how many operations it had enqueued then: awaiting it
+    /// tells that lane's join who finishes it (see `LaneInner::covered_by`).
+    origin: Option<(&'scope LaneInner, u64)>,
 }
 
 impl<'scope> Fence<'scope> {
@@ -73,7 +76,11 @@ impl<'scope> Fence<'scope> {
     /// [`wait`](Fence::wait), refused while the scope is being recorded (`what` says who asked).
     pub(crate) fn wait_for(&self, what: &'static str) -> Result<()> {
         self.shared.refuse_while_recording(what)?;
-        self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })
+        self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })?;
+        if let Some((lane, at)) = self.origin {
+            lane.note_awaited(at, Cover::Host);
+        }
+        Ok(())
     }
 
     /// Enqueues on `st` a wait for this fence, unless `st` recorded it.
@@ -87,6 +94,9 @@ impl<'scope> Fence<'scope> {
             || st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
         )?;
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
+        if let Some((lane, at)) = self.origin {
+            lane.note_awaited(at, Cover::Lane(st.lane.inner.id));
+        }
         Ok(())
     }
 }
@@ -582,7 +592,8 @@ impl<'scope, 'id> Stream<'scope, 'id> {
             return Err(Error::Event { call: "cuEventRecord", error });
         }
         self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
-        Ok(Fence { shared, event: Some(e), stream: self.handle().id() })
+        let origin = Some((self.lane.inner, self.lane.inner.enqueued.load(Ordering::Acquire)));
+        Ok(Fence { shared, event: Some(e), stream: self.handle().id(), origin })
     }
 }
 

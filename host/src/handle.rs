@@ -177,12 +177,22 @@ pub(crate) fn device_lost(dev: RawDevice) -> Option<DriverError> {
 /// Resets `dev`'s primary context after it was lost: every handle of the old one becomes
 /// dead (it leaks instead of calling the driver), the driver destroys what the context held,
 /// and the next retain makes a new one.
+///
+/// `Err` with the sticky error when the driver still refuses the device after the reset:
+/// CUDA documents kernel faults (`CUDA_ERROR_LAUNCH_FAILED`, illegal addresses) as leaving
+/// the *process* unable to use the device, and the H200's driver keeps that promise (a
+/// reset succeeds, the next retain fails again). The device stays marked lost then.
 pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
     update_device(dev, |s| s.epoch += 1);
     // SAFETY: every handle of the old context is dead (its epoch is older): none calls the
     // driver with it any more. Pinned memory is the Rust allocator's (registered only), so the
     // reset cannot free memory the host reads.
     unsafe { driver::device::reset_primary(dev) }?;
+    // Whether a context can be made again, in this process.
+    let raw = driver::device::retain_primary(dev)?;
+    // SAFETY: paired with the retain just above; nothing was made in it.
+    let _ = unsafe { driver::device::release_primary(dev) };
+    let _ = raw;
     update_device(dev, |s| s.lost = None);
     Ok(())
 }

@@ -41,7 +41,7 @@ use crate::ptx;
 pub struct Mut<T>(PhantomData<fn() -> T>);
 
 /// Parameter marker: a slice the kernel only reads (`&[T]` on the device side).
-/// Passed as a [`ColumnView`] (or `&ColumnView`, `&ColumnViewMut`) bound to the lane.
+/// Passed as a [`ColumnView`](crate::ColumnView) (or `&ColumnView`, `&ColumnViewMut`) bound to the lane.
 ///
 /// ```
 /// use sluice_host::{Kernel, Mut, Ref};

@@ -95,6 +95,20 @@ pub(crate) struct LaneInner {
     pub(crate) copies: AtomicU64,
     /// The kernels launched on this lane in this scope (each once), for fault attribution.
     pub(crate) kernels: Mutex<Vec<(&'static str, Option<SourceSpan>)>>,
+    /// Stream-ordered operations enqueued on this lane so far (every launch, copy, fill,
+    /// wait and replay goes through `Stream::traced`, which counts it).
+    pub(crate) enqueued: AtomicU64,
+    /// The latest of this lane's fences that was awaited elsewhere: how many operations
+    /// came before it, and who awaited it. While no operation follows it, the lane is done
+    /// once its awaiter is (see [`LaneInner::covered_by`]).
+    covered: Mutex<Option<(u64, Cover)>>,
+}
+
+/// Who awaited a lane's fence: another lane (GPU-side), or the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cover {
+    Lane(LaneId),
+    Host,
 }
 
 impl LaneInner {
@@ -107,7 +121,27 @@ impl LaneInner {
             launches: AtomicU64::new(0),
             copies: AtomicU64::new(0),
             kernels: Mutex::new(Vec::new()),
+            enqueued: AtomicU64::new(0),
+            covered: Mutex::new(None),
         }
+    }
+
+    /// Notes that a fence recorded after `at` operations of this lane was awaited by `by`
+    /// (and completed for the host, or is waited for by a lane).
+    pub(crate) fn note_awaited(&self, at: u64, by: Cover) {
+        let mut covered = self.covered.lock().unwrap_or_else(|p| p.into_inner());
+        if covered.is_none_or(|(seen, _)| at >= seen) {
+            *covered = Some((at, by));
+        }
+    }
+
+    /// Who this lane's last operation was awaited by: `Some` when a fence recorded after the
+    /// lane's last operation was awaited by the host (then the lane is idle) or by another
+    /// lane (then the lane is idle once that lane is). The scope's end joins such a lane
+    /// through its awaiter instead of synchronizing its stream.
+    pub(crate) fn covered_by(&self) -> Option<Cover> {
+        let covered = *self.covered.lock().unwrap_or_else(|p| p.into_inner());
+        covered.filter(|(at, _)| *at == self.enqueued.load(Ordering::Acquire)).map(|(_, by)| by)
     }
 
     /// Notes a launch of `f` on this lane (once per kernel per scope).
@@ -126,6 +160,8 @@ impl LaneInner {
             c.store(0, Ordering::Relaxed);
         }
         self.kernels.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        self.enqueued.store(0, Ordering::Relaxed);
+        *self.covered.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
         self
     }
 
@@ -367,6 +403,9 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         name: impl FnOnce() -> String,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
+        // Counted before it is enqueued (a failed enqueue still counts: the count only ever
+        // makes a join more careful).
+        self.lane.inner.enqueued.fetch_add(1, Ordering::AcqRel);
         let Some(rec) = &self.lane.shared.trace else { return enqueue() };
         let (gpu, stream) = (self.gpu(), self.handle());
         let open = rec.begin(gpu, stream)?;

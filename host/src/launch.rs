@@ -405,7 +405,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
         unsafe { self.enqueue_launch(kernel, cfg, &args) }.map(drop)
     }
 
-    /// Launches an unchecked kernel (`#[kernel(unchecked)]`, [`Kernel::new_unchecked`]):
+    /// Launches an unchecked kernel (`#[kernel(unchecked)]`, [`Kernel::new_unchecked`](crate::Kernel::new_unchecked)):
     /// raw pointers, references and by-value structs, as ported Rust-CUDA kernels take them.
     /// The arguments are typed and bound to this lane as for [`launch`](Stream::launch) —
     /// `&mut view` for a [`PtrMut<T>`](crate::PtrMut), `&view` for a [`Ptr<T>`](crate::Ptr),

@@ -75,7 +75,7 @@
 //! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `matrix.rs` |
 //! | 3. read-only data is read by many lanes, each after awaiting its upload fence | awaiting `&Fenced<ColumnsRef>` yields a `ColumnView`, which fits only `Ref` parameters | `fence.rs` |
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
-//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins before `'scope` ends | `scope.rs` |
+//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins every lane before `'scope` ends (its stream synchronized, or known idle because its last operation came before a fence that the host or an already joined lane awaited: `join_order`) | `scope.rs` |
 //! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
 //!
@@ -118,9 +118,19 @@
 //! # When to copy per column, and when to fan in
 //!
 //! A copy per column on the lane that produced it overlaps each column's copy with other
-//! lanes' kernels: the best choice when columns are large (hundreds of KiB or more). Many
-//! small copies serialise on the copy engines; then fan in: one lane awaits every lane's
-//! fence ([`Stream::await_all`]) and copies the whole matrix, or a few column ranges, at once.
+//! lanes' kernels: the best choice when columns are large. Many small copies serialise on
+//! the copy engines; then fan in: lanes hand their columns off ([`Stream::fence`]), and a few
+//! collector lanes each await a run of adjacent columns ([`Stream::await_all`], with
+//! `column_chunks`) and copy it at once. The rule, from the H200 measurements of the seed
+//! workload (`BENCHMARKS.md`, medians, 8 to 128 columns):
+//!
+//! | column size | best path | measured |
+//! | --- | --- | --- |
+//! | ≥ 4 MiB (1,048,576 `f32` or more) | a copy per column, on its own lane | 16 MiB × 8: per-lane 2.57 ms, chunks of 2 2.62, one fan-in 2.88; 4 MiB × 8: per-lane 1.13, chunks of 2 1.21, one fan-in 1.67 |
+//! | 16–64 KiB, 64–128 columns | fan-ins of 8–16 adjacent columns | 64 KiB × 64: chunks of 8 0.359 ms, of 16 0.374, one fan-in 0.422, per-lane 0.583; 16 KiB × 128: chunks of 16 0.613 ms, one fan-in 0.657, per-lane 0.99 |
+//!
+//! One fan-in of every column is never the fastest (its copy waits for the slowest lane),
+//! and per-lane copies of small columns pay a copy's fixed cost per column.
 
 #![warn(missing_docs)]
 

@@ -122,7 +122,7 @@ impl ModuleCache {
             // codegen unit), and must still be loaded (JIT-compiled) once.
             Some(i) => &modules[i].module,
             None => {
-                let module = load(ctx, driver_version, ptx)?;
+                let module = load(ctx, driver_version, ptx, optin_shared)?;
                 modules.push(Loaded { ptx: text.clone(), module });
                 &modules.last().expect("just pushed").module
             }
@@ -149,22 +149,15 @@ impl ModuleCache {
                 .map(|v| v.max(0) as u32)
                 .map_err(|error| Error::Device { call: "cuFuncGetAttribute", error })
         };
-        // Loaded now, here, not at the first launch: a lazy load there would wait for every
-        // running lane (a device-wide synchronization, rule 6).
+        // Loaded with the module (`load`); again here for an entry that failed there (a no-op
+        // for a loaded one): never at the first launch, where a lazy load would wait for
+        // every running lane (a device-wide synchronization, rule 6).
         module.load_function(func).map_err(|error| Error::Device { call: "cuFuncLoad", error })?;
+        // The dynamic shared memory the function allows, raised to the opt-in limit with the
+        // module (`load`); the default limit where that failed.
         let static_shared_bytes = attr(FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-        // Dynamic shared memory up to the device's opt-in limit (above 48 KiB a function must
-        // allow it explicitly); where the attribute cannot be set, the launch checks stay at
-        // the default limit.
-        let max_dynamic = (optin_shared as u32).saturating_sub(static_shared_bytes);
-        let dynamic_shared_limit = match module.set_attribute(
-            func,
-            FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            max_dynamic as i32,
-        ) {
-            Ok(()) => max_dynamic,
-            Err(_) => (default_shared as u32).saturating_sub(static_shared_bytes),
-        };
+        let allowed = attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        let dynamic_shared_limit = allowed.max((default_shared as u32).saturating_sub(static_shared_bytes));
         let target = LaunchTarget {
             name,
             func,
@@ -216,7 +209,7 @@ impl ModuleCache {
 }
 
 /// Loads `ptx` as a module, after checking that the driver understands its `.version`.
-fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &str) -> Result<Module> {
+fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &str, optin_shared: usize) -> Result<Module> {
     let needed = ptx::needs_driver(ptx);
     if let Some(needed) = needed {
         if driver_version < needed {
@@ -232,6 +225,24 @@ fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &str) -> Result<Module> {
     })?;
     // A failing kernel of this module records itself in the context's fault page.
     module.set_fault_record().map_err(|error| Error::Device { call: "cuMemcpyHtoD (fault record)", error })?;
+    // Every entry's code now, with the module (as CUDA_MODULE_LOADING=EAGER would): under
+    // CUDA's default lazy loading, a function's code is loaded when it is first used, and
+    // that load waits for the work running on every lane — a hidden device-wide
+    // synchronization in the middle of a scope (rule 6). Modules load at a kernel's first
+    // resolution, typically before the lanes start; what cannot be loaded here is loaded
+    // again (and reported) when the function is resolved.
+    // Each entry also allows dynamic shared memory up to the device's opt-in limit (above
+    // 48 KiB a function must allow it explicitly), set here with the module rather than in
+    // the middle of a scope; where it cannot be set, launches stay at the default limit.
+    for name in ptx::entries(ptx) {
+        let Ok(f) = module.function(&name) else { continue };
+        let _ = module.load_function(f);
+        if let Ok(fixed) = module.attribute(f, FuncAttribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) {
+            let max_dynamic = (optin_shared as i32).saturating_sub(fixed.max(0));
+            let _ =
+                module.set_attribute(f, FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, max_dynamic);
+        }
+    }
     Ok(module)
 }
 

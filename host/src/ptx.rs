@@ -52,6 +52,27 @@ pub(crate) fn param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, ParamsErr
     Ok(sizes)
 }
 
+/// The names of the `.entry` functions declared in PTX text, in order (malformed
+/// declarations are skipped: the driver reports them when it loads the text).
+pub(crate) fn entries(ptx: &str) -> Vec<String> {
+    let text = strip_comments(ptx);
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%');
+    let mut names = Vec::new();
+    let mut rest: &str = &text;
+    while let Some(at) = rest.find(".entry") {
+        let before_ok = at == 0 || !is_ident(rest[..at].chars().next_back().unwrap_or(' '));
+        rest = &rest[at + ".entry".len()..];
+        if !before_ok || !rest.starts_with(char::is_whitespace) {
+            continue;
+        }
+        let name: String = rest.trim_start().chars().take_while(|&c| is_ident(c)).collect();
+        if !name.is_empty() {
+            names.push(name);
+        }
+    }
+    names
+}
+
 /// The text between the parentheses of `.entry name ( ... )`: empty for an entry declared
 /// without a parameter list.
 fn entry_param_list<'t>(text: &'t str, name: &str) -> Result<&'t str, ParamsError> {
@@ -192,5 +213,11 @@ mod tests {
         assert_eq!(needs_driver(".version x.y"), None);
         assert_eq!(version(".version 12.1\n.target sm_90"), "12.1");
         assert_eq!(version(".target sm_90"), "?");
+    }
+
+    #[test]
+    fn entries_are_listed_in_order() {
+        let ptx = "// .entry commented_out(\n.visible .entry a(\n.param .u64 p)\n{ ret; }\n.entry b_2()\n{ ret; }\n.func not_an_entry()";
+        assert_eq!(entries(ptx), ["a", "b_2"]);
     }
 }

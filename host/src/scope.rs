@@ -39,7 +39,7 @@ use crate::error::{Error, LaneId, Result};
 use crate::fence::{Fenced, Timestamp};
 use crate::handle::GraphExec;
 use crate::handle::StreamHandle;
-use crate::lane::{Lane, LaneInner, LaneShared, LaneStats, Stream};
+use crate::lane::{Cover, Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::module::SourceSpan;
 use crate::pinned::PinnedMatrix;
@@ -872,12 +872,23 @@ impl ScopeShared {
         let mut lost: Option<DriverError> = None;
         // What each lane launched, for naming the lane of a fault.
         let mut launched: Vec<(LaneId, LaunchedKernels)> = Vec::new();
-        for lane in st.upload.into_iter().chain(st.lanes) {
+        let all: Vec<Box<LaneInner>> = st
+            .upload
+            .into_iter()
+            .chain(st.lanes)
             // SAFETY: `lane` came from `Box::leak` (in `new_lane` or from a kept box); every
             // `&'scope LaneInner` is gone (the closure returned), so this is the only owner.
             // The box is host memory the GPU never touches.
-            let inner = unsafe { Box::from_raw(lane.0.as_ptr()) };
-            match join_stream(&inner.stream, inner.id) {
+            .map(|lane| unsafe { Box::from_raw(lane.0.as_ptr()) })
+            .collect();
+        for (inner, through) in join_order(all, shared.gpu.context().is_cpu()) {
+            // A lane whose last operation was awaited by the host, or by a lane joined before
+            // it, is idle: no need to synchronize its stream (one call per lane saved).
+            let result = match through {
+                Some(_) => Ok(()),
+                None => join_stream(&inner.stream, inner.id),
+            };
+            match result {
                 Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
                 Ok(()) => joined.push(inner),
                 // The CPU backend: a kernel of this lane panicked; the lane has stopped (its
@@ -920,13 +931,17 @@ impl ScopeShared {
                 .into_iter()
                 // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
                 // is gone (the closure returned). The caller frees it only after every lane
-                // that could use the memory has been joined (above, and on other devices).
+                // that could use the memory has been joined (above — synchronized, or known
+                // idle through the fence that ended its work: `join_order` — and, for a
+                // multi-GPU scope, every other device's lanes too).
                 .map(|owned| unsafe { Box::from_raw(owned.0.as_ptr()) })
                 .collect(),
         );
-        // Each joined stream's `cuStreamSynchronize` just succeeded after all of its work, and
-        // nothing uses it any more: idle, for the next scope. Lane 0 is handed out first.
+        // Each joined stream is idle (its `cuStreamSynchronize` succeeded after all of its
+        // work, or its last operation was awaited by the host or by an idle lane) and nothing
+        // uses it any more: kept for the next scope, in lane order. Lane 0 is handed out first.
         let mut lanes = st.kept;
+        joined.sort_by_key(|l| l.id);
         lanes.extend(joined.into_iter().rev());
         let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events };
         (errors, kept, trace, Some(memory))
@@ -991,6 +1006,44 @@ impl ScopeShared {
             }
         }
     }
+}
+
+/// The lanes in the order the scope joins them, each with how it is known idle without
+/// synchronizing its stream (`Some`: its last operation was awaited by the host, or by a
+/// lane that comes earlier in the order and is synchronized or known idle itself), or
+/// `None` (its stream is synchronized). The CPU backend synchronizes every lane (a faulted
+/// lane is found by its own stream there).
+// Boxed: the boxes are the lanes' homes (leaked during the scope, kept for the next one).
+#[allow(clippy::vec_box)]
+fn join_order(lanes: Vec<Box<LaneInner>>, cpu: bool) -> Vec<(Box<LaneInner>, Option<Cover>)> {
+    let (mut pending, mut order): (Vec<_>, Vec<_>) =
+        lanes.into_iter().map(|l| (l.covered_by().filter(|_| !cpu), l)).partition(|(c, _)| c.is_some());
+    let mut order: Vec<(Box<LaneInner>, Option<Cover>)> = order.drain(..).map(|(_, l)| (l, None)).collect();
+    // Lanes covered by the host, or by a lane already in the order, follow it; repeat until
+    // nothing moves (covers form no cycle: awaiting a fence is an operation of the awaiter,
+    // after which its own earlier fences no longer cover it).
+    loop {
+        let before = pending.len();
+        let mut rest = Vec::new();
+        for (cover, lane) in pending {
+            let known = match cover {
+                Some(Cover::Host) => true,
+                Some(Cover::Lane(id)) => order.iter().any(|(l, _)| l.id == id),
+                None => false,
+            };
+            if known {
+                order.push((lane, cover));
+            } else {
+                rest.push((cover, lane));
+            }
+        }
+        pending = rest;
+        if pending.is_empty() || pending.len() == before {
+            break;
+        }
+    }
+    order.extend(pending.into_iter().map(|(_, l)| (l, None)));
+    order
 }
 
 /// How many times a lane's join is tried before the scope gives up on it.
@@ -1158,5 +1211,46 @@ mod tests {
         assert!(same_file("gpu-kernels/src/device.rs", "src/device.rs"));
         assert!(same_file("src/device.rs", "/abs/gpu-kernels/src/device.rs"));
         assert!(!same_file("src/device.rs", "src/xdevice.rs"));
+    }
+
+    #[test]
+    fn lanes_whose_last_work_was_awaited_join_through_their_awaiter() {
+        use std::sync::atomic::Ordering;
+        let ctx = crate::handle::Context::cpu();
+        let lane = |i: usize| {
+            Box::new(LaneInner::new(crate::handle::StreamHandle::create(&ctx).expect("stream"), LaneId::Lane(i)))
+        };
+        let (a, b, c, d, e) = (lane(0), lane(1), lane(2), lane(3), lane(4));
+        // a: 2 operations, then a fence awaited by b (b has nothing after the wait: b's own
+        // last fence is awaited by the host).
+        a.enqueued.store(2, Ordering::Relaxed);
+        a.note_awaited(2, Cover::Lane(LaneId::Lane(1)));
+        b.enqueued.store(3, Ordering::Relaxed);
+        b.note_awaited(3, Cover::Host);
+        // c: its fence was awaited, but it did more afterwards: synchronized.
+        c.enqueued.store(5, Ordering::Relaxed);
+        c.note_awaited(4, Cover::Lane(LaneId::Lane(3)));
+        // d: awaited by e, which is synchronized (e's work is not covered).
+        d.enqueued.store(1, Ordering::Relaxed);
+        d.note_awaited(1, Cover::Lane(LaneId::Lane(4)));
+        e.enqueued.store(2, Ordering::Relaxed);
+        let order = join_order(vec![a, b, c, d, e], false);
+        let got: Vec<(LaneId, Option<Cover>)> = order.iter().map(|(l, c)| (l.id, *c)).collect();
+        let synced: Vec<LaneId> = got.iter().filter(|(_, c)| c.is_none()).map(|(l, _)| *l).collect();
+        assert_eq!(synced, [LaneId::Lane(2), LaneId::Lane(4)], "{got:?}");
+        // Every lane joined through another comes after it.
+        for (i, (l, c)) in got.iter().enumerate() {
+            if let Some(Cover::Lane(by)) = c {
+                let at = got.iter().position(|(x, _)| x == by).expect("the awaiter is joined");
+                assert!(at < i, "{l} is joined through {by}, which comes later: {got:?}");
+            }
+        }
+        assert!(
+            got.contains(&(LaneId::Lane(1), Some(Cover::Host)))
+                && got.contains(&(LaneId::Lane(0), Some(Cover::Lane(LaneId::Lane(1)))))
+        );
+        // The CPU backend synchronizes every lane.
+        let all: Vec<_> = order.into_iter().map(|(l, _)| l).collect();
+        assert!(join_order(all, true).iter().all(|(_, c)| c.is_none()));
     }
 }

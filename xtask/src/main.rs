@@ -317,11 +317,24 @@ fn bundle() -> Result {
     std::fs::create_dir_all(dir.join("tests")).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir.join("bin")).map_err(|e| e.to_string())?;
 
-    let tests = cargo_executables(&["test", "--workspace", "--no-run", "--release"])?;
+    // Only what runs on the GPU machine: the GPU tests (gpu_*, kernels_smoke) and the
+    // programs, not the compile-fail suite, tidy, the builder's tests or the tools.
+    let file_name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tests: Vec<PathBuf> = cargo_executables(&["test", "--workspace", "--no-run", "--release"])?
+        .into_iter()
+        .filter(|p| {
+            let n = file_name(p);
+            n.starts_with("gpu_") || n.starts_with("kernels_smoke")
+        })
+        .collect();
     for exe in &tests {
         copy_stripped(exe, &dir.join("tests"))?;
     }
-    let bins = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?;
+    const TOOLS: &[&str] = &["xtask", "cargo-sluice", "sluice-llbc", "cpu_micro"];
+    let bins: Vec<PathBuf> = cargo_executables(&["build", "--release", "--examples", "--bins", "--workspace"])?
+        .into_iter()
+        .filter(|p| !TOOLS.contains(&file_name(p).as_str()))
+        .collect();
     for exe in &bins {
         copy_stripped(exe, &dir.join("bin"))?;
     }
@@ -406,7 +419,7 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #             `tests` runs them too);
 #   demo      the seed workload (bin/seed_columns);
 #   bench     benches/run.sh MODE (all, kernels, seed, graph, launch, ports, multi).
-# The logs of tests, sanitize and demo go to $OUT/logs.tar.gz (one file: the GPU machine
+# The logs of tests, sanitize, soak and demo go to $OUT/logs-MODE.tar.gz (one file: the GPU machine
 # returns at most 8); the benchmarks write their own files. A short table is printed last.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -448,6 +461,7 @@ if want sanitize; then
              "memcheck gpu_device_kernels on_cuda::device_selftest" "memcheck gpu_device_kernels on_cuda::transpose_is" \
              "memcheck bin/seed_columns 4 65536 256" \
              "racecheck gpu_device_kernels on_cuda::device_selftest" "racecheck gpu_device_kernels on_cuda::histogram" \
+             "racecheck gpu_graph on_cuda::" "synccheck gpu_graph on_cuda::" \
              "racecheck bin/seed_columns 4 65536 256" \
              "synccheck gpu_device_kernels on_cuda::device_selftest" "synccheck bin/seed_columns 4 65536 256" \
              "initcheck gpu_handoff on_cuda::" "initcheck gpu_graph on_cuda::scalar" "initcheck bin/seed_columns 4 65536 256"; do
@@ -461,7 +475,7 @@ if want sanitize; then
     log="$logs/sanitize-$tool-$(basename "$target")-${arg//[^a-z_0-9]/}.log"
     timeout 300 "$cs" --tool "$tool" --error-exitcode 99 "$exe" "${args[@]}" >"$log" 2>&1
     rc=$?
-    errs="$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -n 1)"
+    errs="$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | tail -n 1)"
     res="$(grep -E '^test result:' "$log" | tail -n 1 | grep -Eo '[0-9]+ passed; [0-9]+ failed')"
     summary+=("$(printf '%-40s rc=%-3s %s %s' "$tool:$(basename "$target") $arg" "$rc" "${errs:-no summary}" "$res")")
   done
@@ -499,7 +513,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 
 if [ -n "$(ls "$logs")" ]; then
-  tar -czf "$out/logs.tar.gz" -C "$logs" .
+  tar -czf "$out/logs-$what.tar.gz" -C "$logs" .
 fi
 echo
 echo "== summary ($((SECONDS - t0)) s; logs in $out) =="

@@ -271,7 +271,7 @@ impl Builder {
     ///
     /// Off, every crate of the kernel build (`core` included) is compiled with
     /// `-Cpanic=immediate-abort`: a failed bounds check or `unwrap` is a compare and a
-    /// `trap` (the launch fails with an illegal-instruction error), no `core::fmt` code
+    /// `trap` (the launch fails, `CUDA_ERROR_LAUNCH_FAILED`), no `core::fmt` code
     /// reaches the PTX, and the kernel keeps the registers of the same code without the
     /// check. On, panics go through the panic handler (`sluice-device` prints the
     /// location and message with `vprintf`, then traps) and the build passes

@@ -16,8 +16,8 @@ pub use sluice_device::atomic::{
 /// cuda_std's `atomic::mid`: the fences by ordering (`device_thread_fence`,
 /// `block_thread_fence`, `system_thread_fence`), mapped as CUDA does on sm_70+:
 /// nothing for `Relaxed`, `fence.acq_rel` for `Acquire`/`Release`/`AcqRel`,
-/// `fence.sc` for `SeqCst`.
-#[cfg(target_arch = "nvptx64")]
+/// `fence.sc` for `SeqCst`. On the host: `core::sync::atomic::fence` (nothing
+/// for `Relaxed`, `AcqRel` or `SeqCst`), whatever the scope.
 pub mod mid {
     use core::sync::atomic::Ordering;
     use sluice_device::{atomic::fence, MemoryScope};

@@ -1,7 +1,9 @@
 //! `cuda_std::float::GpuFloat`: std's float methods for `no_std` kernels.
 //!
-//! On the device every method is [`sluice_device::math::DeviceFloat`]'s
-//! (libdevice, or one PTX instruction); on the host, std's. The trait has
+//! Every method is [`sluice_device::math::DeviceFloat`]'s: on the device
+//! libdevice's, or one PTX instruction; on the host (the CPU runtime, and any
+//! host code) the CPU implementations of the same functions (`libm`, musl's
+//! functions), so a kernel computes the same things on both backends. The trait has
 //! exactly cuda_std's method set, so `use cuda_std::*;` (which also brings
 //! [`FloatExt`](crate::FloatExt)) never makes a call ambiguous.
 
@@ -23,28 +25,13 @@ macro_rules! gpu_float {
             )*
         }
 
-        #[cfg(target_arch = "nvptx64")]
-        macro_rules! device_impl {
+        macro_rules! float_impl {
             ($t:ty) => {
                 impl GpuFloat for $t {
                     $(
                         #[inline(always)]
                         fn $name(self $(, $a: $at)*) -> $r {
                             <$t as sluice_device::math::DeviceFloat>::$name(self $(, $a)*)
-                        }
-                    )*
-                }
-            };
-        }
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        macro_rules! host_impl {
-            ($t:ty) => {
-                impl GpuFloat for $t {
-                    $(
-                        #[inline(always)]
-                        fn $name(self $(, $a: $at)*) -> $r {
-                            <$t>::$name(self $(, $a)*)
                         }
                     )*
                 }
@@ -132,21 +119,15 @@ gpu_float! {
     fn atanh(self) -> Self;
 }
 
-#[cfg(target_arch = "nvptx64")]
-device_impl!(f32);
-#[cfg(target_arch = "nvptx64")]
-device_impl!(f64);
-#[cfg(not(target_arch = "nvptx64"))]
-host_impl!(f32);
-#[cfg(not(target_arch = "nvptx64"))]
-host_impl!(f64);
+float_impl!(f32);
+float_impl!(f64);
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]
 mod tests {
     use super::GpuFloat;
 
     #[test]
-    fn host_methods_are_std() {
+    fn host_methods_are_device_floats() {
         assert_eq!(GpuFloat::fract(-2.75f32), -0.75);
         assert_eq!(GpuFloat::div_euclid(-7.0f64, 2.0), -4.0);
         assert_eq!(GpuFloat::rem_euclid(-7.0f32, 2.0), 1.0);

@@ -1,7 +1,9 @@
 //! `cuda_std::FloatExt`: the libdevice functions std does not have, under
-//! cuda_std's method names (device only; each forwards to
-//! [`sluice_device::math::DeviceFloat`], whose names follow C's: the table
-//! below maps them).
+//! cuda_std's method names. Each forwards to
+//! [`sluice_device::math::DeviceFloat`], whose names follow C's (the table
+//! below maps them): libdevice on the device, its CPU implementations on the
+//! host (`libm`, and for what C lacks, `erfcx`, `normcdfinv`, `sinpi`, ...,
+//! sluice's own, computed in `f64`).
 //!
 //! | `FloatExt` | `DeviceFloat` | libdevice |
 //! | --- | --- | --- |
@@ -30,8 +32,7 @@ macro_rules! float_ext {
             )*
         }
 
-        #[cfg(target_arch = "nvptx64")]
-        macro_rules! device_impl {
+        macro_rules! float_impl {
             ($t:ty) => {
                 impl FloatExt for $t {
                     $(
@@ -97,7 +98,5 @@ float_ext! {
     fn yn(self, order: i32) -> Self => yn;
 }
 
-#[cfg(target_arch = "nvptx64")]
-device_impl!(f32);
-#[cfg(target_arch = "nvptx64")]
-device_impl!(f64);
+float_impl!(f32);
+float_impl!(f64);

@@ -13,16 +13,26 @@
 //! the driver on the host). cuda_std formatted into a heap `String`; sluice
 //! kernels have no device heap, hence the fixed buffer.
 //!
-//! On the host the macros print with std's `print!`.
+//! On the host (a kernel on the CPU runtime) `cuda_std::print!` and
+//! `cuda_std::println!` print the device's text, byte for byte (the same
+//! buffer, cut at [`PRINT_BUFFER`] bytes the same way), to stdout at once with
+//! one std `print!` per call, as [`sluice_device::dprint!`] writes on the
+//! host: lines of different GPU threads never interleave. Unlike `dprint!`
+//! they also work outside a launch (they read nothing of the GPU thread). The
+//! [prelude](crate::prelude) brings std's `print!`/`println!` on the host
+//! instead (a glob import of these would be ambiguous with std's prelude), so a
+//! kernel's plain `println!` prints there through std, the whole line at once.
 
-/// Bytes of formatted text one `print!` can emit on the device (the rest is cut).
+/// The size of the buffer one `print!` formats into: at most
+/// `PRINT_BUFFER - 5` bytes of text are printed (room for `...`, the newline
+/// and the NUL); longer text is cut there and ends in `...`.
 pub const PRINT_BUFFER: usize = 512;
 
-#[cfg(target_arch = "nvptx64")]
 mod imp {
     use super::PRINT_BUFFER;
     use core::fmt::{self, Write};
 
+    #[cfg(target_arch = "nvptx64")]
     unsafe extern "C" {
         fn vprintf(format: *const u8, args: *const u8) -> i32;
     }
@@ -36,8 +46,9 @@ mod imp {
     impl Write for Buf {
         fn write_str(&mut self, s: &str) -> fmt::Result {
             for &b in s.as_bytes() {
-                // Keep room for "...\0".
-                if self.len + 4 >= PRINT_BUFFER {
+                // Keep room for "...", the newline and the NUL: at most
+                // PRINT_BUFFER - 5 bytes of text.
+                if self.len + 5 >= PRINT_BUFFER {
                     self.cut = true;
                     return Ok(());
                 }
@@ -48,7 +59,8 @@ mod imp {
         }
     }
 
-    /// Formats `args` and prints them with `vprintf` (internal; use `print!`).
+    /// Formats `args` and prints them with `vprintf` (on the host: std's
+    /// `print!`) (internal; use `print!`).
     #[doc(hidden)]
     #[inline(never)]
     pub fn __print(args: fmt::Arguments<'_>, newline: bool) {
@@ -59,35 +71,31 @@ mod imp {
             buf.len += 3;
         }
         if newline {
-            // `write_str` keeps 4 bytes free, "..." took at most 3.
+            // `write_str` kept 5 bytes free, "..." took at most 3: this byte and
+            // the NUL fit.
             buf.bytes[buf.len] = b'\n';
             buf.len += 1;
         }
         buf.bytes[buf.len] = 0;
-        #[repr(C)]
-        struct Arg(*const u8);
-        let arg = Arg(buf.bytes.as_ptr());
-        // SAFETY: the format is NUL-terminated and has one `%s`, matched by `arg`:
-        // a pointer to `buf`, NUL-terminated above (`len < PRINT_BUFFER`), alive
-        // for the call.
-        unsafe { vprintf(c"%s".as_ptr() as *const u8, &arg as *const Arg as *const u8) };
+        #[cfg(target_arch = "nvptx64")]
+        {
+            #[repr(C)]
+            struct Arg(*const u8);
+            let arg = Arg(buf.bytes.as_ptr());
+            // SAFETY: the format is NUL-terminated and has one `%s`, matched by `arg`:
+            // a pointer to `buf`, NUL-terminated above (`len < PRINT_BUFFER`), alive
+            // for the call.
+            unsafe { vprintf(c"%s".as_ptr() as *const u8, &arg as *const Arg as *const u8) };
+        }
+        // What `vprintf("%s", buf)` prints: the bytes before the NUL (a multi-byte
+        // character cut at the end of the buffer shows as U+FFFD), in one `print!`.
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::__std::print!("{}", crate::__std::string::String::from_utf8_lossy(&buf.bytes[..buf.len]));
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub use imp::__print;
-
-/// Prints `args` (and a newline) with std's `print!` (the host side of [`print!`](crate::print)).
-#[cfg(not(target_arch = "nvptx64"))]
-#[doc(hidden)]
-pub fn __print(args: core::fmt::Arguments<'_>, newline: bool) {
-    if newline {
-        crate::__std::println!("{args}");
-    } else {
-        crate::__std::print!("{args}");
-    }
-}
 
 /// `print!` for kernels: Rust formatting (inline `{x}` arguments too), printed
 /// through `vprintf` (see [`io`](crate::io)).

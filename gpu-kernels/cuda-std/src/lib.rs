@@ -34,7 +34,7 @@
 //! | `atomic::mid::*_fence(ordering)` | [`atomic::mid`] | `atomic::fence(order, scope)` |
 //! | `GpuFloat` (`x.sqrt()`, `x.fract()`, `x.log(b)`, …) | [`GpuFloat`] | `math::DeviceFloat` |
 //! | `FloatExt` (`x.j0()`, `x.inv_norm_cdf()`, …) | [`FloatExt`] | `math::DeviceFloat` (`j0`, `normcdfinv`, …) |
-//! | `intrinsics::*` (raw libdevice, `__nv_` stripped) | [`intrinsics`] (the math subset sluice declares) | `math::libdevice` |
+//! | `intrinsics::*` (raw libdevice, `__nv_` stripped) | [`intrinsics`] (the math subset sluice declares) | `math::libdevice` (host: `math::DeviceFloat`) |
 //! | `println!`, `print!` (Rust formatting) | [`println!`], [`print!`] | `dprintln!` (C formats, no `core::fmt`) |
 //! | `assert_eq!`, `assert_ne!` | `core`'s, re-exported | the panic handler traps |
 //! | `mem::{dynamic_smem_size, total_smem_size}` | [`mem`] | `shared::dynamic_shared_bytes`, `shared::total_shared_bytes` |
@@ -49,22 +49,46 @@
 //!
 //! # What builds where
 //!
-//! As in `sluice-device`: the device functions exist only for
-//! `nvptx64-nvidia-cuda`; the host build has the types (atomics, emulated with
-//! `core::sync::atomic`; [`GpuFloat`], through std; [`glam`]), so that a kernel
-//! crate's shared types and CPU code build for the host. cuda_std's host stubs
-//! that panicked (`#[gpu_only]`) are not reproduced: a host-compiled helper that
-//! calls a device function is a compile error here, not a run-time panic.
+//! Everything above exists on both targets. On `nvptx64-nvidia-cuda` each item
+//! is the PTX (or libdevice call) the table names. On the host each item has
+//! CUDA's meaning on sluice's **CPU backend**: `#[kernel]` compiles every
+//! kernel body for the host too, and [`sluice_device::cpu::launch`] runs it
+//! (blocks in parallel, the threads of a block as coroutines with real
+//! barriers and 32-lane warp collectives, per-block shared memory), so a
+//! ported Rust-CUDA kernel runs on a machine without a GPU. The host versions
+//! delegate to `sluice_device`'s host implementations, whose [`cpu`
+//! module](sluice_device::cpu) says what the CPU models and what it does not
+//! (timing, weak memory ordering, lockstep warps). Where the CPU has no
+//! counterpart the host version says what it does instead:
+//!
+//! | item | on the host |
+//! | --- | --- |
+//! | [`thread`], [`warp`], [`shared`], [`mem`], [`shared_array!`], `#[address_space(shared)]` | the calling GPU thread's indices, its block's barriers, warp and shared memory |
+//! | [`atomic`] (types and `mid` fences) | host atomics and `core::sync::atomic::fence` (every scope as strong as `System`) |
+//! | [`GpuFloat`], [`FloatExt`], [`intrinsics`] | `sluice_device::math`'s CPU implementations (`libm`, and sluice's own for `erfcx`, `normcdfinv`, `sinpi`, ...); `fast_*` are the exact functions |
+//! | [`misc::clock`] | the host's monotonic clock in nanoseconds |
+//! | [`misc::breakpoint`] | fails the launch (a panic saying so): no debugger to stop in, as on a GPU without one |
+//! | [`misc::profiler_counter`] | nothing (counters outside `0..=7` still fail the launch) |
+//! | [`ptr::is_in_address_space`] | `Shared`: inside the block's shared-memory buffer; `Global`: any other address; `Constant`, `Local`: never |
+//! | `ptr::convert_*` | the identity (one flat address space) |
+//! | [`println!`], [`print!`] | stdout, the device's text (cut at 512 bytes), one `print!` per call |
+//!
+//! The functions that read the calling GPU thread (indices, barriers, warp
+//! operations, shared memory, `clock`, `is_in_address_space`) panic when
+//! called outside a launch, with a message saying so; the pure ones (math,
+//! the atomic types, fences, the `convert_*` functions, [`println!`]) work in
+//! any host code, so a kernel crate's shared types and CPU reference code use
+//! them too. (Rust-CUDA's host stubs panicked whenever called, `#[gpu_only]`.)
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
-// The device API exists only for nvptx64 (see `sluice-device`).
-#![cfg_attr(not(target_arch = "nvptx64"), allow(rustdoc::broken_intra_doc_links))]
+// `sluice_device::math::libdevice` exists only for nvptx64, `sluice_device::cpu` only
+// on the host: each build of these docs has links it cannot resolve.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod atomic;
 pub mod float;
 mod float_ext;
-#[cfg(target_arch = "nvptx64")]
 pub mod intrinsics;
 pub mod io;
 pub mod mem;
@@ -86,7 +110,8 @@ pub use sluice_device::shared_array;
 pub use sluice_macros::address_space;
 /// `#[kernel]`: cuda_std's kernel attribute. An `unsafe fn` becomes a PTX entry (`&[T]` as
 /// pointer + length, raw pointers, `&T` and `Copy` structs by value) and, on the host, an
-/// unchecked kernel handle, launched only through `unsafe { st.launch_unchecked(..) }`.
+/// unchecked kernel handle, launched only through `unsafe { st.launch_unchecked(..) }`, whose
+/// CPU entry runs the same body on the CPU backend.
 /// `#[address_space(shared)] static mut`s in its body become shared memory.
 pub use sluice_macros::cuda_std_kernel as kernel;
 
@@ -103,11 +128,21 @@ pub extern crate std as __std;
 /// What `use cuda_std::prelude::*;` brings in: `thread`, the printing macros
 /// and `core`'s asserts (cuda_std's prelude also has `alloc`'s `Vec`, `Box`,
 /// `String`, `format!`, which need a device heap: not provided).
+///
+/// On the host the printing macros it brings are std's own `print!` and
+/// `println!`: a glob import of any other macro of those names is ambiguous
+/// with std's prelude (error E0659 at every `println!` of the crate), so a
+/// kernel's `println!` prints through std there, the whole line at once.
+/// [`cuda_std::println!`](crate::println) named by its path prints on the host
+/// exactly the device's text (cut at [`io::PRINT_BUFFER`] bytes).
 pub mod prelude {
     pub use crate::thread;
     pub use crate::{address_space, kernel};
+    #[cfg(target_arch = "nvptx64")]
     pub use crate::{print, println};
     pub use core::{assert_eq, assert_ne};
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub use std::{print, println};
 }
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]

@@ -1,4 +1,9 @@
 //! `cuda_std::misc`: clock, breakpoint, profiler counters.
+//!
+//! On the host (the CPU runtime) [`clock`] reads the host's monotonic clock
+//! in nanoseconds ([`sluice_device::misc::clock64`]); [`breakpoint`] fails the
+//! launch (there is no debugger to stop in); [`profiler_counter`] does nothing
+//! (no profiler counts it) but checks its counter as the device does.
 
 #[cfg(target_arch = "nvptx64")]
 pub use imp::*;
@@ -36,5 +41,45 @@ mod imp {
             };
         }
         ev!(0 1 2 3 4 5 6 7)
+    }
+}
+
+/// The host: the CPU runtime's clock; no debugger, no profiler.
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::*;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host {
+    /// The SM's 64-bit cycle counter (`%clock64`; cuda_std's `clock` is the
+    /// 64-bit one). On the host: nanoseconds of the host's monotonic clock (a
+    /// 1 GHz "cycle"), as [`sluice_device::misc::clock64`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn clock() -> u64 {
+        sluice_device::misc::clock64()
+    }
+
+    /// Stops at a debugger breakpoint (`brkpt` on the device). The CPU backend
+    /// has no debugger to stop in, so it does what a GPU does without one: the
+    /// launch fails, here with a panic of this thread whose message says so
+    /// (the launch's error names the thread and the call site).
+    #[inline(always)]
+    #[track_caller]
+    pub fn breakpoint() {
+        panic!(
+            "misc::breakpoint: a breakpoint (`brkpt`) with no debugger attached ends the launch, on the CPU \
+             backend as on a GPU"
+        )
+    }
+
+    /// Increments profiler counter `counter` (0..=7) once per warp (`pmevent`
+    /// on the device). On the host no profiler counts anything: a no-op for
+    /// 0..=7; any other counter fails the launch, with the device's message.
+    #[inline(always)]
+    #[track_caller]
+    pub fn profiler_counter(counter: u32) {
+        if counter > 7 {
+            sluice_device::dfail!("profiler_counter: the counter must be in 0..=7")
+        }
     }
 }

@@ -57,7 +57,9 @@
 //! A panic on the device (a failed `assert!`, an index out of bounds, an
 //! explicit `panic!`, an arithmetic overflow check) ends the kernel with `trap`:
 //! the launch (and every later operation on the context) reports
-//! `CUDA_ERROR_ILLEGAL_INSTRUCTION`.
+//! `CUDA_ERROR_LAUNCH_FAILED` (719, "unspecified launch failure", as measured on
+//! an H200 with driver 580; not `CUDA_ERROR_ILLEGAL_INSTRUCTION`), which the host
+//! library reports as a lost context (`Error::ContextLost`).
 //!
 //! **By default the handler traps and does nothing else.** It never reads its
 //! `PanicInfo`, so after the bitcode link (`opt` internalizes everything and

@@ -22,7 +22,7 @@
 //!
 //! * On `nvptx64-nvidia-cuda` (the kernels' target) everything above exists,
 //!   and this crate provides the `#[panic_handler]`: it ends the kernel with
-//!   `trap` (the launch fails with an illegal-instruction error on the host),
+//!   `trap` (the launch fails with `CUDA_ERROR_LAUNCH_FAILED` on the host),
 //!   without formatting anything, so a bounds check costs a compare and a
 //!   predicated call; built with `--cfg sluice_panic_messages` it first prints
 //!   the location (and a plain-string message) with `vprintf` ([`io`]).

@@ -60,7 +60,7 @@ mod imp {
     }
 
     /// Ends the kernel at once (`trap`): the launch fails with
-    /// `CUDA_ERROR_ILLEGAL_INSTRUCTION`, as a device panic does.
+    /// `CUDA_ERROR_LAUNCH_FAILED` (719, the context is lost), as a device panic does.
     #[inline(always)]
     pub fn trap() -> ! {
         // SAFETY: `trap` has no preconditions; it aborts this kernel launch.
