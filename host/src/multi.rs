@@ -2339,10 +2339,16 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
                 None => None,
             });
         }
-        match &comm.kind {
-            CommKind::Cuda { lib, comms } => enqueue_nccl(lib, comms, kind, dtype, n, &ranks)?,
-            CommKind::Cpu => enqueue_cpu(kind, combine, n, &ranks)?,
+        let enqueued = match &comm.kind {
+            CommKind::Cuda { lib, comms } => enqueue_nccl(lib, comms, kind, dtype, n, &ranks),
+            CommKind::Cpu => enqueue_cpu(kind, combine, n, &ranks),
+        };
+        // One operation on every rank's lane, counted as `Stream::traced` counts its own, failed
+        // or not (a fence recorded before it must not make a join think the lane idle).
+        for r in &ranks {
+            r.lane.inner.enqueued.fetch_add(1, Ordering::AcqRel);
         }
+        enqueued?;
         for (r, open) in ranks.iter().zip(opens) {
             if let (Some(open), Some(rec)) = (open, r.lane.shared.recorder()) {
                 let name = collective_name(kind, n, std::any::type_name::<T>(), r, ranks.len());
