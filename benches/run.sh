@@ -2,7 +2,7 @@
 # Every benchmark on a GPU machine, from the bundle `cargo xtask bundle` builds (needs the
 # NVIDIA driver, nvcc and python3; no Rust):
 #
-#   bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|ports]      (default: all)
+#   bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|ports|multi]      (default: all)
 #
 #   kernels  the Rust kernels (bin/bench_kernels) against the same algorithms in CUDA C++
 #            (cuda/bench.cu, built here with nvcc), CUDA events around each launch;
@@ -18,7 +18,15 @@
 #            (every kernel against its CPU reference), `sluice-ports bench` and the same
 #            gemms in CUDA C++ (cuda/gemm.cu, built here with nvcc), interleaved rounds;
 #            prints gemm_tiled sluice / CUDA C++ and the cost of vecadd's bounds check;
-#   all      everything above (about 4-5 minutes on an H200, nvcc included).
+#   all      everything above but multi (about 4-5 minutes on an H200, nvcc included);
+#   multi    several GPUs (not in all: it wants a machine with two): the gpu_multi tests
+#            (tests/gpu_multi-*, --ignored: peer copies, cross-device hand-offs and every NCCL
+#            collective, exact, on one GPU and on two), then bin/bench_multi (the seed
+#            workload on 1 GPU and on all, scaling; peer-copy bandwidth against NVLink's
+#            figure; NCCL's all-reduce bus bandwidth). Needs neither nvcc nor python3; NCCL
+#            is found as `Communicator::nccl_version` says (LD_LIBRARY_PATH, or PyTorch's
+#            pip package under site-packages/nvidia/nccl/lib). Writes multi.csv and
+#            multi-tests.log; SLUICE_BENCH_MULTI_ARGS passes flags to bench_multi.
 #
 # Writes to $OUT (or BUNDLE_DIR/logs), at most 7 files: bench.json (every number and sample),
 # bench.md (the tables, for BENCHMARKS.md), raw.tar.gz (every CSV, stderr log and the console
@@ -29,11 +37,11 @@
 # SLUICE_BENCH_REPLAYS (10000).
 set -u
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
-  echo "usage: bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|ports]"; exit 2
+  echo "usage: bash benches/run.sh BUNDLE_DIR [all|kernels|seed|graph|launch|ports|multi]"; exit 2
 fi
 bundle="$(cd "$1" && pwd)"
 mode="${2:-all}"
-case "$mode" in all|kernels|seed|graph|launch|ports) ;; *) echo "unknown mode '$mode' (all, kernels, seed, graph, launch, ports)"; exit 2 ;; esac
+case "$mode" in all|kernels|seed|graph|launch|ports|multi) ;; *) echo "unknown mode '$mode' (all, kernels, seed, graph, launch, ports, multi)"; exit 2 ;; esac
 out="${OUT:-$bundle/logs}"
 mkdir -p "$out"
 work="$(mktemp -d /tmp/sluice-bench.XXXXXX)"
@@ -66,7 +74,7 @@ cat "$work/nvidia-smi.txt"
 nvcc --version 2>&1 | tail -n 2 >"$work/nvcc-version.txt"
 
 # The CUDA C++ programs, compiled side by side.
-step "nvcc -O3 -arch=$arch"
+[ "$mode" = multi ] || step "nvcc -O3 -arch=$arch"
 cuda_bench="$work/sluice-cuda-bench" cuda_seed="$work/sluice-cuda-seed" cuda_gemm="$work/sluice-cuda-gemm"
 pids=()
 if want kernels; then
@@ -134,8 +142,36 @@ if want ports; then
   done
 fi
 
-step "join"
-python3 "$src/join.py" --work "$work" --out "$out" --mode "$mode" || { echo "join.py failed"; status=1; }
+if [ "$mode" = multi ]; then
+  nvidia-smi -L 2>/dev/null
+  nvidia-smi topo -m 2>/dev/null | head -n 12
+  step "multi-GPU tests: gpu_multi --ignored"
+  tmulti="$(ls "$bundle"/tests/gpu_multi-* 2>/dev/null | head -n 1)"
+  if [ -n "$tmulti" ] && [ -x "$tmulti" ]; then
+    timeout "${SLUICE_TEST_TIMEOUT:-600}" "$tmulti" --ignored --test-threads=1 --show-output >"$work/multi-tests.log" 2>&1
+    rc=$?
+    [ $rc -eq 124 ] && echo "FAILED: gpu_multi timed out"
+    # What each test printed (successes: NCCL, peer paths; failures: the panic), at most 8
+    # lines each without backtraces, then one line per test and the result.
+    awk '/^---- .* stdout ----$/ { p = 1; n = 0; print; next }
+         /^stack backtrace:/ || /^(failures|successes):$/ { p = 0 }
+         p && n < 8 && NF { print; n++ }' "$work/multi-tests.log" | head -n 150
+    grep -E "^test .* \.\.\. |^test result:" "$work/multi-tests.log"
+    [ $rc -ne 0 ] && { echo "FAILED: gpu_multi (exit status $rc)"; status=1; }
+    cp "$work/multi-tests.log" "$out/multi-tests.log"
+  else
+    echo "FAILED: no tests/gpu_multi-* in the bundle"; status=1
+  fi
+  step "bench_multi ${SLUICE_BENCH_MULTI_ARGS:-}"
+  # shellcheck disable=SC2086
+  run multi 900 "$work/multi.csv" "$bin/bench_multi" ${SLUICE_BENCH_MULTI_ARGS:-}
+  grep -v '^csv-multi' "$work/multi.csv"
+  cat "$work/multi.err" 2>/dev/null | grep -v '^$' | tail -n 5
+  cp "$work/multi.csv" "$out/multi.csv"
+else
+  step "join"
+  python3 "$src/join.py" --work "$work" --out "$out" --mode "$mode" || { echo "join.py failed"; status=1; }
+fi
 echo "benchmarks took $((SECONDS - t0)) s; status $status"
 tar -czf "$out/raw.tar.gz" -C "$work" . 2>/dev/null || true
 exit $status

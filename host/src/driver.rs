@@ -771,6 +771,28 @@ pub(crate) mod pool {
         })
     }
 
+    /// Lets device `peer` read and write every allocation of `pool`, present and future
+    /// (`cuMemPoolSetAccess`): peer access of the stream-ordered allocator's memory, which
+    /// `cuCtxEnablePeerAccess` does not cover.
+    ///
+    /// # Safety
+    /// - `ctx` is retained; `pool` is one of its device's pools; `peer` is another device
+    ///   that can access this one (`peer::can_access`).
+    pub(crate) unsafe fn set_peer_access(ctx: RawContext, pool: RawPool, peer: RawDevice) -> Result<(), DriverError> {
+        if !has_symbol("cuMemPoolSetAccess") {
+            return Err(DriverError::not_supported());
+        }
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let desc = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: peer },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: one descriptor, read during the call; the pool alive (caller's duty); the
+        // symbol exists (checked above).
+        check(unsafe { sys::cuMemPoolSetAccess(pool.0, &desc, 1) })
+    }
+
     /// Returns unused reserved memory of `pool` to the driver, keeping at least `keep` bytes.
     /// Memory whose free has not been observed by the host (a synchronize of the freeing
     /// stream) may stay reserved.
@@ -782,6 +804,83 @@ pub(crate) mod pool {
         unsafe { bind(ctx) }?;
         // SAFETY: caller's duty; the driver releases only memory no allocation uses.
         check(unsafe { sys::cuMemPoolTrimTo(pool.0, keep) })
+    }
+}
+
+pub(crate) mod peer {
+    //! Several GPUs: peer access between two devices' contexts and copies between them
+    //! (`cuDeviceCanAccessPeer`, `cuCtxEnablePeerAccess`, `cuMemcpyPeerAsync`). Each entry
+    //! point is checked when called (they are not needed by single-GPU programs): a driver
+    //! without one gives `CUDA_ERROR_NOT_SUPPORTED`, never cudarc's missing-symbol panic.
+    use super::*;
+
+    /// `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`: enabling twice is not a failure.
+    const ALREADY_ENABLED: u32 = 704;
+
+    fn require(symbol: &str) -> Result<(), DriverError> {
+        if has_symbol(symbol) {
+            Ok(())
+        } else {
+            Err(DriverError::not_supported())
+        }
+    }
+
+    /// Whether `dev`'s contexts can map `peer`'s memory (NVLink or PCIe peer-to-peer).
+    pub(crate) fn can_access(dev: RawDevice, peer: RawDevice) -> Result<bool, DriverError> {
+        require("cuDeviceCanAccessPeer")?;
+        let mut can = 0 as c_int;
+        // SAFETY: valid out-pointer; both devices came from `device::get`; the symbol exists.
+        check(unsafe { sys::cuDeviceCanAccessPeer(&mut can, dev, peer) })?;
+        Ok(can != 0)
+    }
+
+    /// Lets `ctx` (its kernels and copies) reach `peer`'s memory directly. Enabling a pair
+    /// that is already enabled succeeds.
+    ///
+    /// # Safety
+    /// - `ctx` and `peer` are retained contexts of two different devices.
+    pub(crate) unsafe fn enable(ctx: RawContext, peer: RawContext) -> Result<(), DriverError> {
+        require("cuCtxEnablePeerAccess")?;
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // SAFETY: `peer` retained (caller's duty); flags must be 0.
+        match check(unsafe { sys::cuCtxEnablePeerAccess(peer.0, 0) }) {
+            Err(e) if e.code() == ALREADY_ENABLED => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Copies `bytes` from `src` (memory of `src_ctx`) to `dst` (memory of `dst_ctx`) on
+    /// `stream`, a stream of `ctx`: ordered with that stream only, asynchronous to the host
+    /// and to every other stream of either device. Within one context it is a device copy;
+    /// between two, the copy engines move the data directly when peer access is enabled, and
+    /// the driver stages it through host memory otherwise.
+    ///
+    /// # Safety
+    /// - `ctx`, `src_ctx`, `dst_ctx` retained; `stream` alive in `ctx`.
+    /// - `src` is valid for `bytes` bytes in `src_ctx`, `dst` in `dst_ctx`, until the stream has
+    ///   passed the copy; nothing writes `dst`, nor `src`, meanwhile.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn copy_async(
+        ctx: RawContext,
+        stream: RawStream,
+        dst_ctx: RawContext,
+        dst: DevicePtr,
+        src_ctx: RawContext,
+        src: DevicePtr,
+        bytes: usize,
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        if src_ctx == dst_ctx {
+            require("cuMemcpyDtoDAsync_v2")?;
+            // SAFETY: caller's duty (both ranges valid, the stream alive); the symbol exists.
+            return check(unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream.0) });
+        }
+        require("cuMemcpyPeerAsync")?;
+        // SAFETY: caller's duty (both ranges valid in their contexts, the stream alive); the
+        // symbol exists.
+        check(unsafe { sys::cuMemcpyPeerAsync(dst, dst_ctx.0, src, src_ctx.0, bytes, stream.0) })
     }
 }
 

@@ -276,6 +276,40 @@ pub enum Error {
     /// [`Outputs`](crate::Outputs) are still being read: the new replay would overwrite them.
     /// Wait for the earlier one (`Replay::wait`) and drop its outputs first.
     ReplayInUse,
+    /// The devices given to a multi-GPU scope or communicator do not fit together: none, a
+    /// CPU backend mixed with CUDA devices, or (for a [`Communicator`](crate::Communicator)) one
+    /// CUDA device given twice (NCCL runs one rank per GPU).
+    Devices {
+        /// What is wrong, such as `"device 0 is given twice"`.
+        problem: String,
+    },
+    /// NCCL (the collectives' library) could not be loaded: `libnccl.so.2` was found nowhere
+    /// sluice looked, or lacks an entry point it calls. `searched` lists where it looked, in
+    /// order; `SLUICE_NCCL=/path/to/libnccl.so.2` (or `LD_LIBRARY_PATH`) points it at one.
+    NcclUnavailable {
+        /// Every place tried, in order (file names for the dynamic loader, then full paths).
+        searched: Vec<String>,
+        /// Why the last candidate, or the library found, was refused.
+        reason: String,
+    },
+    /// An NCCL call failed.
+    Nccl {
+        /// The call, such as `"ncclAllReduce"`.
+        call: &'static str,
+        /// NCCL's `ncclResult_t`.
+        code: u32,
+        /// NCCL's description of the code.
+        message: String,
+    },
+    /// The ranks given to a collective do not fit it: not one per device of the communicator
+    /// in its order, lengths that do not match the operation, padded (non-contiguous) columns,
+    /// or an in-place rank where the operation needs separate buffers. Nothing was enqueued.
+    Collective {
+        /// The collective, such as `"all_reduce"`.
+        op: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
     /// A step failed, and cleaning up after it failed too (ending the scope: joining lanes,
     /// freeing memory): no error is dropped. `error` is the first failure — for a scope,
     /// the closure's own error — and `cleanup` lists what went wrong afterwards, in order.
@@ -578,6 +612,16 @@ impl fmt::Display for Error {
                 "a replay of this graph was asked for while an earlier one is in flight or its outputs are still \
                  borrowed: wait for it (`Replay::wait`) and drop its `Outputs` first"
             ),
+            Error::Devices { problem } => write!(f, "the devices do not fit together: {problem}"),
+            Error::NcclUnavailable { searched, reason } => write!(
+                f,
+                "NCCL (libnccl.so.2) could not be loaded ({reason}); looked in: {}. Install NCCL (e.g. the pip \
+                 package nvidia-nccl-cu12, which PyTorch brings), or set SLUICE_NCCL=/path/to/libnccl.so.2 or \
+                 LD_LIBRARY_PATH",
+                searched.join(", ")
+            ),
+            Error::Nccl { call, code, message } => write!(f, "{call} failed: NCCL error {code} ({message})"),
+            Error::Collective { op, problem } => write!(f, "{op}: {problem}"),
             Error::Cleanup { error, cleanup } => {
                 write!(f, "{error}")?;
                 for (i, e) in cleanup.iter().enumerate() {

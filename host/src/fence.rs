@@ -207,6 +207,11 @@ impl<'scope, V> Fenced<'scope, V> {
     pub fn fence(&self) -> &Fence<'scope> {
         &self.fence
     }
+
+    /// The fenced value, for checks that read its shape or device without awaiting it.
+    pub(crate) fn value(&self) -> &V {
+        &self.value
+    }
 }
 
 impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {

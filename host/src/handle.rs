@@ -56,6 +56,9 @@ pub(crate) struct Context {
     /// Where a failing kernel of this context records itself (CUDA; `None` where the page
     /// could not be mapped).
     fault: Option<FaultPage>,
+    /// The peers whose access this context settled ([`Context::peer_access`]), by their
+    /// identities: kept here, so that a released and retained again context settles anew.
+    peers: Mutex<Vec<(usize, PeerAccess)>>,
 }
 
 /// One page of host memory mapped for the device, holding the fault record that the device
@@ -199,6 +202,18 @@ pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
     Ok(())
 }
 
+/// How copies between two contexts' memory go (see [`Context::peer_access`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PeerAccess {
+    /// One context (two `Gpu`s of one device, or the CPU backend): a plain device copy.
+    Same,
+    /// Peer access is enabled both ways: the copy engines move the data directly.
+    Direct,
+    /// The devices cannot map each other's memory: the driver stages copies through host
+    /// memory.
+    Staged,
+}
+
 /// The CPU backend's one context, shared by every `Gpu` of it while any lives (as the
 /// primary context of a CUDA device is).
 static CPU_CONTEXT: Mutex<Weak<Context>> = Mutex::new(Weak::new());
@@ -213,6 +228,7 @@ impl Context {
             errors: ErrorLog::new(),
             pinned: Default::default(),
             fault: FaultPage::new(raw),
+            peers: Default::default(),
         }))
     }
 
@@ -264,6 +280,7 @@ impl Context {
             errors: ErrorLog::new(),
             pinned: Default::default(),
             fault: None,
+            peers: Default::default(),
         });
         *shared = Arc::downgrade(&ctx);
         ctx
@@ -305,6 +322,52 @@ impl Context {
     /// Errors recorded by handles of this context.
     pub(crate) fn errors(&self) -> &ErrorLog {
         &self.errors
+    }
+
+    /// How copies between this context's memory and `peer`'s go, with peer access enabled
+    /// (both ways: the contexts and their default memory pools) the first time this context
+    /// asks for that peer, when the driver allows it. Enabling again is harmless.
+    pub(crate) fn peer_access(&self, peer: &Context) -> Result<PeerAccess, DriverError> {
+        let (ContextKind::Cuda { dev: da, .. }, ContextKind::Cuda { dev: db, .. }) = (&self.kind, &peer.kind) else {
+            return Ok(PeerAccess::Same); // the CPU backend: one memory
+        };
+        if self.id() == peer.id() {
+            return Ok(PeerAccess::Same);
+        }
+        let (a, b) = (self.cuda()?, peer.cuda()?);
+        let mut known = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, access)) = known.iter().find(|(k, _)| *k == peer.id()) {
+            return Ok(*access);
+        }
+        // What the hardware or driver may refuse even when `cuDeviceCanAccessPeer` said yes:
+        // peer access unsupported (217), the peer mappings used up (711), a call this driver
+        // lacks (801). The driver can still copy, through host memory.
+        let refused = |e: &DriverError| matches!(e.code(), 217 | 711 | 801);
+        let access = if driver::peer::can_access(*da, *db)? && driver::peer::can_access(*db, *da)? {
+            // SAFETY: both contexts are retained (the `Context`s are alive) and belong to two
+            // different devices (their identities differ and neither is the CPU backend), which
+            // can access each other (checked above).
+            let contexts = unsafe { driver::peer::enable(a, b).and_then(|()| driver::peer::enable(b, a)) };
+            // The default pools too (sluice's allocations come from them; `cuCtxEnablePeerAccess`
+            // does not cover the stream-ordered allocator), both ways.
+            let pools = contexts.and_then(|()| {
+                let (pool_a, pool_b) = (self.default_pool()?, peer.default_pool()?);
+                // SAFETY: as above; each pool is its own context's device's default pool.
+                unsafe {
+                    driver::pool::set_peer_access(b, pool_b, *da)
+                        .and_then(|()| driver::pool::set_peer_access(a, pool_a, *db))
+                }
+            });
+            match pools {
+                Ok(()) => PeerAccess::Direct,
+                Err(e) if refused(&e) => PeerAccess::Staged,
+                Err(e) => return Err(e),
+            }
+        } else {
+            PeerAccess::Staged
+        };
+        known.push((peer.id(), access));
+        Ok(access)
     }
 
     /// Free and total device memory.
@@ -483,15 +546,94 @@ impl StreamHandle {
         }
     }
 
-    /// Makes later work on this stream wait for `event`'s latest record (GPU-side).
+    /// Makes later work on this stream wait for `event`'s latest record (GPU-side). The event
+    /// may belong to another device's context (a cross-device fence): CUDA orders streams
+    /// across devices with events the same way.
     pub(crate) fn wait(&self, event: &Event) -> Result<(), DriverError> {
         match (&self.kind, &event.kind) {
-            // SAFETY: both are alive in the same context (callers only pair handles of one `Gpu`).
+            // SAFETY: both are alive (owned by their handles, each holding its context);
+            // `cuStreamWaitEvent` accepts an event of another context or device.
             (StreamKind::Cuda(raw), EventKind::Cuda(e)) => unsafe {
                 driver::stream::wait_event(self.ctx.cuda()?, *raw, *e)
             },
             (StreamKind::Cpu(s), EventKind::Cpu(e)) => s.wait(e).map_err(|_| DriverError::not_supported()),
             _ => Err(DriverError::from_code(400)), // CUDA_ERROR_INVALID_HANDLE
+        }
+    }
+
+    /// The raw CUDA stream, for a call of another library that enqueues on it (NCCL's
+    /// collectives); `None` on the CPU backend. Valid while `self` lives.
+    pub(crate) fn raw_cuda(&self) -> Option<RawStream> {
+        match &self.kind {
+            StreamKind::Cuda(raw) => Some(*raw),
+            StreamKind::Cpu(_) => None,
+        }
+    }
+
+    /// Enqueues host work on a CPU stream (the CPU backend's collectives): it runs on the
+    /// stream's worker, in order with the stream's other work. `Err` on a CUDA stream.
+    pub(crate) fn enqueue_host(&self, work: cpu::Work) -> Result<(), DriverError> {
+        match &self.kind {
+            StreamKind::Cpu(s) => {
+                s.enqueue(work);
+                Ok(())
+            }
+            StreamKind::Cuda(_) => Err(DriverError::not_supported()),
+        }
+    }
+
+    /// Copies `height` runs of `width_bytes` bytes from `src` (memory of `src_ctx`, runs
+    /// `src_pitch` bytes apart) to `dst` (memory of `dst_ctx`, `dst_pitch` apart), on this
+    /// stream: a device copy within one context, a peer copy between two (direct when
+    /// [`Context::peer_access`] enabled it, staged through host memory by the driver
+    /// otherwise). One call when both sides are contiguous, one per run otherwise.
+    ///
+    /// # Safety
+    /// - `src` is `src_ctx`'s memory, valid for the runs, and `dst` is `dst_ctx`'s, valid
+    ///   for the runs, until the stream has passed the copy; nothing writes `dst`, nor `src`,
+    ///   meanwhile; the two do not overlap.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn copy_device(
+        &self,
+        dst_ctx: &Context,
+        dst: DevicePtr,
+        dst_pitch: usize,
+        src_ctx: &Context,
+        src: DevicePtr,
+        src_pitch: usize,
+        width_bytes: usize,
+        height: usize,
+    ) -> Result<(), DriverError> {
+        let contiguous = height <= 1 || (dst_pitch == width_bytes && src_pitch == width_bytes);
+        let (runs, run_bytes) = if contiguous { (1, width_bytes * height) } else { (height, width_bytes) };
+        match &self.kind {
+            StreamKind::Cuda(raw) => {
+                let (ctx, d, s) = (self.ctx.cuda()?, dst_ctx.cuda()?, src_ctx.cuda()?);
+                for run in 0..runs {
+                    let (dst, src) = ((dst as usize + run * dst_pitch) as u64, (src as usize + run * src_pitch) as u64);
+                    // SAFETY: the stream is alive in `ctx`, both contexts retained (their
+                    // `Context`s are borrowed); each run lies inside the ranges the caller
+                    // vouches for.
+                    unsafe { driver::peer::copy_async(ctx, *raw, d, dst, s, src, run_bytes) }
+                        .map_err(|e| self.ctx.note(e))?;
+                }
+                Ok(())
+            }
+            StreamKind::Cpu(s) => {
+                let p = Ptrs(dst, src as usize as *mut c_void);
+                s.enqueue(Arc::new(move || {
+                    let (dst, src) = p.get();
+                    for run in 0..runs {
+                        let d = (dst as usize + run * dst_pitch) as *mut u8;
+                        let from = (src as usize + run * src_pitch) as *const u8;
+                        // SAFETY: the caller's duty (see above) holds until the stream has
+                        // passed this operation, which is now; the ranges do not overlap.
+                        unsafe { std::ptr::copy_nonoverlapping(from, d, run_bytes) };
+                    }
+                    Ok(())
+                }));
+                Ok(())
+            }
         }
     }
 

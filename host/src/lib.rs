@@ -63,6 +63,7 @@
 //! | `Arc<[T]>` read by many threads | [`Scope::upload`] → `&Fenced<ColumnsRef>` | each lane awaits the upload fence |
 //! | a page-locked `Vec<T>` | [`PinnedMatrix<T>`], [`PinnedMut<'a, T>`] | destinations of copies back |
 //! | `#[kernel] fn(DeviceSliceMut<f32>, &[f32], f32)` | [`Kernel<(Mut<f32>, Ref<f32>, f32)>`](Kernel) (from its [`KernelDecl`] and the PTX) | typed launches; `<kernel>::args(..)` names the arguments |
+//! | NUMA nodes, each with its memory | [`scope_multi`]: a [`Device`] per GPU, [`OnDevice`] memory | one scope over several GPUs; [`DeviceStream::copy_to_peer`] moves data, [`MultiScope::all_reduce`] and the other collectives go through NCCL (`docs/multi-gpu.md`) |
 //!
 //! # Safety model
 //!
@@ -70,11 +71,11 @@
 //!
 //! | rule | enforced by | file |
 //! | --- | --- | --- |
-//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: each [`Lane::enter`] is a `for<'id>` closure, `'id` is invariant in every view, and a fence is the only way a view's columns leave their lane | `fence.rs` |
+//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: each [`Lane::enter`] is a `for<'id>` closure, `'id` is invariant in every view, and a fence is the only way a view's columns leave their lane; across GPUs, each [`MultiScope::device`] is a `for<'dev>` closure whose lanes take only its own memory, and a peer copy's hand-off is the way between devices | `fence.rs`, `multi.rs` |
 //! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `matrix.rs` |
 //! | 3. read-only data is read by many lanes, each after awaiting its upload fence | awaiting `&Fenced<ColumnsRef>` yields a `ColumnView`, which fits only `Ref` parameters | `fence.rs` |
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
-//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins every lane before `'scope` ends (its stream synchronized, or known idle because its last operation came before a fence that the host or an already joined lane awaited: `join_order`) | `scope.rs` |
+//! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins every lane before `'scope` ends (its stream synchronized, or known idle because its last operation came before a fence that the host or an already joined lane awaited: `join_order`); a multi-GPU scope joins every device's lanes before it frees any device's memory | `scope.rs`, `multi.rs` |
 //! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
 //!
@@ -89,6 +90,7 @@
 //! | layer | files | what |
 //! | --- | --- | --- |
 //! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
+//! | NCCL | `nccl.rs` | NCCL loaded at run time (where it looks, in order), one thin function per call |
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
 //! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
@@ -104,6 +106,7 @@
 //! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
 //! | scopes | `scope.rs` | [`scope`], [`Scope`], [`LaneSet`]: lanes joined, memory freed |
 //! | graphs | `graph.rs` | [`graph`], [`Graph`]: a scope recorded once, replayed on lanes of later scopes |
+//! | several GPUs | `multi.rs` | [`scope_multi`], [`MultiScope`], device brands ([`Device`], [`DeviceStream`], [`OnDevice`]), peer copies ([`PeerPath`]), collectives ([`Communicator`], [`Rank`]) |
 //!
 //! What the types cannot check is what a kernel does with its parameters: declaring a
 //! [`Kernel`] is `unsafe` (it must write only through `Mut` parameters, in bounds). Every
@@ -146,6 +149,8 @@ mod lane;
 mod launch;
 mod matrix;
 mod module;
+mod multi;
+mod nccl;
 mod pinned;
 mod ptx;
 mod scope;
@@ -167,6 +172,10 @@ pub use kernel::{
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
 pub use matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
+pub use multi::{
+    scope_multi, traced_scope_multi, Adoptable, Communicator, Device, DeviceAwaitable, DeviceLane, DeviceStream,
+    MultiScope, OnDevice, OnDeviceIter, PeerDestination, PeerLink, PeerPath, Rank, ReduceOp, Reducible,
+};
 pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};

@@ -748,6 +748,33 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 }
 
+/// What the multi-GPU layer needs to run one scope per device and end them together: every
+/// device's lanes are joined before any device's memory is freed, since a peer copy or a
+/// collective on one device's lane may use another device's memory.
+impl<'scope, 'env> Scope<'scope, 'env> {
+    /// A scope on `gpu` (fresh lanes from its pool), ended by [`Scope::join`]; the caller
+    /// keeps every borrow of `'scope` alive until it has joined this scope and frees the
+    /// memory `join` returns only after every scope whose lanes may use it has joined too.
+    pub(crate) fn start(gpu: &Gpu, traced: bool) -> Result<Scope<'scope, 'env>> {
+        match ScopeShared::new(gpu.clone(), LaneCache::default(), Mode::Run { traced }) {
+            Ok(shared) => Ok(Scope { shared, _scope: PhantomData, _env: PhantomData }),
+            Err((e, kept)) => {
+                kept.release(gpu);
+                Err(e)
+            }
+        }
+    }
+
+    /// Joins every lane of the scope (one stream at a time, as [`scope`] does), gives the
+    /// streams and events back to the device's pools, and returns the errors, the trace (if
+    /// traced) and the memory to free — `None` when the context is lost (leaked).
+    pub(crate) fn join(&self) -> (Vec<Error>, Option<Trace>, Option<ScopeMemory>) {
+        let (errors, kept, trace, memory) = self.shared.join_lanes();
+        kept.release(&self.shared.lanes.gpu);
+        (errors, trace, memory)
+    }
+}
+
 impl std::fmt::Debug for Scope<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scope").field("gpu", &self.shared.lanes.gpu).finish_non_exhaustive()
@@ -823,6 +850,19 @@ impl ScopeShared {
         if let Some(capture) = self.lanes.capture() {
             return self.finish_recording(capture);
         }
+        let (mut errors, kept, trace, memory) = self.join_lanes();
+        if let Some(memory) = memory {
+            // Every lane that could use the memory has been joined.
+            errors.extend(memory.release());
+        }
+        (Error::chain(errors).map_or(Ok(()), Err), kept, Ended::Ran(trace))
+    }
+
+    /// The joins of [`finish`](ScopeShared::finish), run-mode: every lane joined (or the
+    /// context lost), the trace read. Returns the errors, the idle lanes, the trace, and the
+    /// scope's memory for the caller to free — `None` when the context is lost (the memory is
+    /// leaked then, with the streams and events).
+    fn join_lanes(&self) -> (Vec<Error>, LaneCache, Option<Trace>, Option<ScopeMemory>) {
         let shared = &self.lanes;
         let st = std::mem::take(&mut *lock(&self.state));
         let mut errors: Vec<Error> = Vec::new();
@@ -880,22 +920,23 @@ impl ScopeShared {
             // streams, events and memory (leaking is always sound); the caller gets the error.
             std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload));
             std::mem::forget(st.owned);
-            return (Error::chain(errors).map_or(Ok(()), Err), LaneCache::default(), Ended::Ran(None));
+            return (errors, LaneCache::default(), None, None);
         }
         let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
             errors.push(e);
             None
         });
-        for owned in st.owned {
-            // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
-            // is gone (the closure returned) and every lane that could use the memory
-            // has been joined above (synchronized, or known idle through the fence that
-            // ended its work: `join_order`).
-            let b = unsafe { Box::from_raw(owned.0.as_ptr()) };
-            if let Err(e) = b.release() {
-                errors.push(e);
-            }
-        }
+        let memory = ScopeMemory(
+            st.owned
+                .into_iter()
+                // SAFETY: `owned` came from `Box::leak` in `keep`; the `&'scope mut` lent out
+                // is gone (the closure returned). The caller frees it only after every lane
+                // that could use the memory has been joined (above — synchronized, or known
+                // idle through the fence that ended its work: `join_order` — and, for a
+                // multi-GPU scope, every other device's lanes too).
+                .map(|owned| unsafe { Box::from_raw(owned.0.as_ptr()) })
+                .collect(),
+        );
         // Each joined stream is idle (its `cuStreamSynchronize` succeeded after all of its
         // work, or its last operation was awaited by the host or by an idle lane) and nothing
         // uses it any more: kept for the next scope, in lane order. Lane 0 is handed out first.
@@ -903,7 +944,7 @@ impl ScopeShared {
         joined.sort_by_key(|l| l.id);
         lanes.extend(joined.into_iter().rev());
         let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events };
-        (Error::chain(errors).map_or(Ok(()), Err), kept, Ended::Ran(trace))
+        (errors, kept, trace, Some(memory))
     }
 
     /// Ends a recording: every lane joins the origin (a join event each), the capture ends,

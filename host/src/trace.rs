@@ -34,6 +34,13 @@ pub enum SpanKind {
     /// A GPU-side wait for another lane's fence (`cuStreamWaitEvent`): how long the lane
     /// stood still.
     Wait,
+    /// A device-to-device copy between two GPUs (or within one): its name says which way and
+    /// which path ([`PeerPath`](crate::PeerPath)).
+    PeerCopy,
+    /// One rank's part of a collective (NCCL's all-reduce, all-gather, broadcast,
+    /// reduce-scatter), from the lane's point of view: it includes the time the lane waited
+    /// for the other ranks.
+    Collective,
 }
 
 impl SpanKind {
@@ -44,6 +51,8 @@ impl SpanKind {
             SpanKind::CopyToDevice => "copy to device",
             SpanKind::Fill => "fill",
             SpanKind::Wait => "fence wait",
+            SpanKind::PeerCopy => "peer copy",
+            SpanKind::Collective => "collective",
         }
     }
 
@@ -54,6 +63,8 @@ impl SpanKind {
             SpanKind::CopyToDevice => "#59a14f",
             SpanKind::Fill => "#b07aa1",
             SpanKind::Wait => "#bab0ac",
+            SpanKind::PeerCopy => "#e15759",
+            SpanKind::Collective => "#76b7b2",
         }
     }
 }
@@ -215,11 +226,18 @@ impl Trace {
                 writeln!(svg, "<text x=\"{x:.1}\" y=\"{axis:.1}\" text-anchor=\"middle\">{:.3} ms</text>", us / 1000.0);
         }
         let legend = axis + 16.0;
-        for (k, kind) in
-            [SpanKind::Launch, SpanKind::CopyToHost, SpanKind::CopyToDevice, SpanKind::Fill, SpanKind::Wait]
-                .iter()
-                .enumerate()
-        {
+        // The kinds that appear (the first five always, for a familiar legend).
+        let shown = [
+            SpanKind::Launch,
+            SpanKind::CopyToHost,
+            SpanKind::CopyToDevice,
+            SpanKind::Fill,
+            SpanKind::Wait,
+            SpanKind::PeerCopy,
+            SpanKind::Collective,
+        ];
+        let shown = shown.iter().enumerate().filter(|(i, k)| *i < 5 || self.spans.iter().any(|s| s.kind == **k));
+        for (k, (_, kind)) in shown.enumerate() {
             let x = left + 150.0 * k as f64;
             let _ = writeln!(
                 svg,
