@@ -25,10 +25,10 @@ const SPIN: u64 = 400_000_000;
 /// launches' spans.
 fn spin_and<F>(gpu: &Gpu, second: F) -> (TraceSpan, TraceSpan)
 where
-    F: for<'s, 'id> Fn(
-        &Stream<'s, 'id>,
-        &mut ColumnViewMut<'s, 'id, f32>,
-        &mut ColumnViewMut<'s, 'id, u32>,
+    F: for<'s, 'lane> Fn(
+        &Stream<'s, 'lane>,
+        &mut ColumnViewMut<'s, 'lane, f32>,
+        &mut ColumnViewMut<'s, 'lane, u32>,
     ) -> Result<()>,
 {
     let ((), trace) = traced_scope(gpu, |s| {

@@ -319,3 +319,35 @@ fn every_compile_fail_case_is_on_the_compile_errors_page() {
          cases that were removed or renamed"
     );
 }
+
+/// The messages quoted on `docs/compile-errors.md` are rustc's words: every line of a
+/// section's `text` block is a line of its case's blessed `.stderr` (trimmed quotes may
+/// leave lines out, never change one), so a re-bless that changes a message shows here.
+#[test]
+fn the_compile_errors_page_quotes_the_blessed_messages() {
+    let page =
+        std::fs::read_to_string(root().join("docs/compile-errors.md")).expect("docs/compile-errors.md is readable");
+    let mut stale = Vec::new();
+    for section in page.split("\n### ").skip(1) {
+        let Some(case) = section.split("Case `").nth(1).and_then(|rest| rest.split('`').next()) else {
+            continue;
+        };
+        let stderr_path = root().join(case.replace(".rs", ".stderr"));
+        let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        let blessed: std::collections::HashSet<&str> = stderr.lines().map(str::trim_end).collect();
+        for block in section.split("```text\n").skip(1) {
+            let quoted = block.split("```").next().unwrap_or_default();
+            for line in quoted.lines().map(str::trim_end) {
+                if !line.trim().is_empty() && line.trim() != "..." && !blessed.contains(line) {
+                    stale.push(format!("{case}: {line}"));
+                }
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "lines quoted on docs/compile-errors.md that are not in their case's .stderr:\n{}\n\
+         fix: copy the lines from the blessed .stderr (after `cargo xtask bless`)",
+        stale.join("\n")
+    );
+}

@@ -153,7 +153,7 @@ fn check_enqueue(st: &Stream<'_, '_>, s: &Span, expected: usize, got: usize, wha
     Ok(())
 }
 
-impl<'scope, 'id> Stream<'scope, 'id> {
+impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Copies a view (one column, a column range, a whole matrix; `&view` of either kind, or
     /// a [`ColumnView`]) to pinned host memory, on
     /// this lane: ordered after everything enqueued here before, so no fence is needed
@@ -188,7 +188,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// ```
     pub fn copy_to_host<'v, T: Pod>(
         &self,
-        src: impl Into<ColumnView<'v, 'id, T>>,
+        src: impl Into<ColumnView<'v, 'lane, T>>,
         dst: PinnedMut<'scope, T>,
     ) -> Result<Pending<'scope, T>> {
         let s = src.into().span();
@@ -198,7 +198,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
             SpanKind::CopyToHost,
             || format!("{} x {} to host", s.rows, s.cols),
             || {
-                // SAFETY: device side: the span is bound to this lane (brand 'id) and borrowed for
+                // SAFETY: device side: the span is bound to this lane (brand 'lane) and borrowed for
                 // at least the scope, which joins this stream before the memory can be freed. Host
                 // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
                 // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
@@ -236,14 +236,14 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// })
     /// # }
     /// ```
-    pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
+    pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'lane, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, s.len(), s.len(), "zero")?;
         self.traced(
             SpanKind::Fill,
             || format!("zero {} x {}", s.rows, s.cols),
             || {
-                // SAFETY: the span is device memory bound to this stream (brand 'id) and borrowed
+                // SAFETY: the span is device memory bound to this stream (brand 'lane) and borrowed
                 // exclusively for at least as long as the stream may run (the scope joins it).
                 unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
                     .map_err(|error| Error::Fill { error })
@@ -293,7 +293,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// ```
     ///
     /// Fill the source before the scope (or use another buffer per step).
-    pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'id, T>) -> Result<()> {
+    pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'lane, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, src.len(), s.len(), "copy")?;
         // Recorded into a graph: the copy reads a pinned staging buffer the graph owns (filled

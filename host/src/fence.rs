@@ -303,55 +303,60 @@ use sealed::Token;
 /// })
 /// # }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be awaited by a lane",
+    label = "not a hand-off, an upload or a fence",
+    note = "`await_fence` takes a hand-off by value (`await_fence(handed)`, not `&handed`), an upload by reference (`&Fenced<ColumnsRef>` from `Scope::upload`) or a `&Fence`; see docs/compile-errors.md"
+)]
 pub trait Awaitable<'scope>: sealed::Sealed {
-    /// What the awaiting lane gets: a view branded with its `'id`, or `()`.
-    type Output<'id>;
+    /// What the awaiting lane gets: a view branded with its `'lane`, or `()`.
+    type Output<'lane>;
     #[doc(hidden)]
     fn fence_ref(&self) -> &Fence<'scope>;
     #[doc(hidden)]
-    fn into_output<'id>(self, token: Token) -> Self::Output<'id>;
+    fn into_output<'lane>(self, token: Token) -> Self::Output<'lane>;
 }
 
 impl<T> sealed::Sealed for Fenced<'_, ColumnsMut<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsMut<'scope, T>> {
-    type Output<'id> = ColumnViewMut<'scope, 'id, T>;
+    type Output<'lane> = ColumnViewMut<'scope, 'lane, T>;
     fn fence_ref(&self) -> &Fence<'scope> {
         &self.fence
     }
-    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {
+    fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnViewMut::new(self.value.span())
     }
 }
 
 impl<T> sealed::Sealed for &Fenced<'_, ColumnsRef<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for &Fenced<'scope, ColumnsRef<'scope, T>> {
-    type Output<'id> = ColumnView<'scope, 'id, T>;
+    type Output<'lane> = ColumnView<'scope, 'lane, T>;
     fn fence_ref(&self) -> &Fence<'scope> {
         &self.fence
     }
-    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {
+    fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.value.span())
     }
 }
 
 impl<T> sealed::Sealed for Fenced<'_, ColumnsRef<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsRef<'scope, T>> {
-    type Output<'id> = ColumnView<'scope, 'id, T>;
+    type Output<'lane> = ColumnView<'scope, 'lane, T>;
     fn fence_ref(&self) -> &Fence<'scope> {
         &self.fence
     }
-    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {
+    fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.value.span())
     }
 }
 
 impl sealed::Sealed for &Fence<'_> {}
 impl<'scope> Awaitable<'scope> for &Fence<'scope> {
-    type Output<'id> = ();
+    type Output<'lane> = ();
     fn fence_ref(&self) -> &Fence<'scope> {
         self
     }
-    fn into_output<'id>(self, _: Token) -> Self::Output<'id> {}
+    fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {}
 }
 
 /// A view a lane can fence: its columns leave the lane unbranded, behind the fence.
@@ -369,7 +374,12 @@ impl<'scope> Awaitable<'scope> for &Fence<'scope> {
 /// })
 /// # }
 /// ```
-pub trait Fenceable<'scope, 'id>: sealed::Sealed {
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be fenced",
+    label = "not a view bound on this lane",
+    note = "`fence` takes a view that `bind` or `bind_ref` returned in this `enter` (`st.fence(st.bind(columns))`); to mark a point of the lane without a view, use `record`"
+)]
+pub trait Fenceable<'scope, 'lane>: sealed::Sealed {
     /// The unbranded columns: [`ColumnsMut`] for a mutable view, [`ColumnsRef`] for a read-only one.
     type Unbranded;
     #[doc(hidden)]
@@ -377,7 +387,7 @@ pub trait Fenceable<'scope, 'id>: sealed::Sealed {
 }
 
 impl<T> sealed::Sealed for ColumnViewMut<'_, '_, T> {}
-impl<'scope, 'id, T> Fenceable<'scope, 'id> for ColumnViewMut<'scope, 'id, T> {
+impl<'scope, 'lane, T> Fenceable<'scope, 'lane> for ColumnViewMut<'scope, 'lane, T> {
     type Unbranded = ColumnsMut<'scope, T>;
     fn unbrand(self, _: Token) -> ColumnsMut<'scope, T> {
         ColumnsMut::new(self.span())
@@ -385,14 +395,14 @@ impl<'scope, 'id, T> Fenceable<'scope, 'id> for ColumnViewMut<'scope, 'id, T> {
 }
 
 impl<T> sealed::Sealed for ColumnView<'_, '_, T> {}
-impl<'scope, 'id, T> Fenceable<'scope, 'id> for ColumnView<'scope, 'id, T> {
+impl<'scope, 'lane, T> Fenceable<'scope, 'lane> for ColumnView<'scope, 'lane, T> {
     type Unbranded = ColumnsRef<'scope, T>;
     fn unbrand(self, _: Token) -> ColumnsRef<'scope, T> {
         ColumnsRef::new(self.span())
     }
 }
 
-impl<'scope, 'id> Stream<'scope, 'id> {
+impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Awaits a fence on this lane and returns what it guards, bound to this lane.
     ///
     /// Enqueues one `cuStreamWaitEvent` if the fence was recorded on another lane — the GPU
@@ -411,7 +421,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// })
     /// # }
     /// ```
-    pub fn await_fence<A: Awaitable<'scope>>(&self, a: A) -> Result<A::Output<'id>> {
+    pub fn await_fence<A: Awaitable<'scope>>(&self, a: A) -> Result<A::Output<'lane>> {
         a.fence_ref().enqueue_wait(self)?;
         Ok(a.into_output(Token(())))
     }
@@ -432,7 +442,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// })?;
     /// # Ok(()) }
     /// ```
-    pub fn await_upload<T: Pod>(&self, up: &'scope PendingUpload<T>) -> Result<ColumnView<'scope, 'id, T>> {
+    pub fn await_upload<T: Pod>(&self, up: &'scope PendingUpload<T>) -> Result<ColumnView<'scope, 'lane, T>> {
         // A recording cannot wait for work outside it; await the upload before recording.
         self.lane.shared.refuse_while_recording("Stream::await_upload")?;
         let (m, done) = up.parts();
@@ -465,7 +475,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// })
     /// # }
     /// ```
-    pub fn fence<V: Fenceable<'scope, 'id>>(&self, view: V) -> Result<Fenced<'scope, V::Unbranded>> {
+    pub fn fence<V: Fenceable<'scope, 'lane>>(&self, view: V) -> Result<Fenced<'scope, V::Unbranded>> {
         let fence = self.record()?;
         Ok(Fenced { value: view.unbrand(Token(())), fence })
     }
@@ -504,7 +514,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn await_all<T>(
         &self,
         handed: impl IntoIterator<Item = Fenced<'scope, ColumnsMut<'scope, T>>>,
-    ) -> Result<ColumnViewMut<'scope, 'id, T>> {
+    ) -> Result<ColumnViewMut<'scope, 'lane, T>> {
         self.try_await_all(handed).map_err(|(e, _)| e)
     }
 
@@ -532,7 +542,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn try_await_all<T>(
         &self,
         handed: impl IntoIterator<Item = Fenced<'scope, ColumnsMut<'scope, T>>>,
-    ) -> std::result::Result<ColumnViewMut<'scope, 'id, T>, (Error, Vec<Fenced<'scope, ColumnsMut<'scope, T>>>)> {
+    ) -> std::result::Result<ColumnViewMut<'scope, 'lane, T>, (Error, Vec<Fenced<'scope, ColumnsMut<'scope, T>>>)> {
         let mut handed: Vec<_> = handed.into_iter().collect();
         handed.sort_by_key(|f| f.value.span().ptr);
         let mut joined: Option<Span> = None;

@@ -390,7 +390,7 @@ impl std::fmt::Debug for Outputs<'_> {
     }
 }
 
-impl<'scope, 'id> Stream<'scope, 'id> {
+impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Replays `graph` on this lane: one launch (`cuGraphLaunch`), ordered after the lane's
     /// earlier work; the scope's later work on this lane runs after it. The graph stays
     /// borrowed for the scope, which joins this lane before it ends.

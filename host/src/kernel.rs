@@ -128,6 +128,11 @@ mod sealed {
 /// const K: Kernel<(Mut<f32>, Ref<u32>, Params)> = unsafe { Kernel::new("", "k") };
 /// # let _ = K;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel parameter type",
+    label = "not a kernel parameter type",
+    note = "kernel parameters are `Mut<T>` and `Ref<T>` (columns written and read), `PtrMut<T>` and `Ptr<T>` (unchecked kernels), `ByValue<T>`, or a `Pod` value (`#[repr(C)]` with `#[derive(Pod, Zeroable)]`)"
+)]
 pub trait Param: sealed::ParamSealed {
     /// Appends the sizes in bytes of the kernel parameters this one lowers to.
     #[doc(hidden)]
@@ -218,6 +223,11 @@ impl<T: Pod> Param for T {
 /// const NOTHING: Kernel<()> = unsafe { Kernel::new("", "noop") };
 /// # let _ = NOTHING;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel parameter list",
+    label = "not a tuple of kernel parameters",
+    note = "a kernel's signature is a tuple of up to 12 parameters: `()`, `(Mut<f32>,)`, `(Mut<f32>, Ref<f32>, f32)`, ..."
+)]
 pub trait Signature: sealed::SignatureSealed {
     /// Appends the sizes in bytes of all lowered kernel parameters.
     #[doc(hidden)]
@@ -705,6 +715,11 @@ impl<S, K> std::fmt::Debug for Function<S, K> {
 /// ```
 ///
 /// Declare the kernel with its own parameters instead ([`Kernel::new`], `#[kernel]`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel that can be launched",
+    label = "not a `Kernel` or a `Function`",
+    note = "launch a `Kernel` handle (from `#[kernel]` through `include_kernels!`, or `Kernel::new`) or a resolved `Function`; `Launchable` is sealed, so a type of one's own cannot be launched"
+)]
 pub trait Launchable: sealed::Resolve {
     /// The kernel's parameter list.
     type Sig: Signature;

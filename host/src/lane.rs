@@ -1,10 +1,10 @@
 //! Lanes: [`Lane`] (a CUDA stream owned by a scope), [`Stream`] (that lane while entered,
-//! branded `'id`: where work is enqueued and views are bound), and [`LaneStats`] (rule 7:
+//! branded `'lane`: where work is enqueued and views are bound), and [`LaneStats`] (rule 7:
 //! what was enqueued, counted).
 //!
 //! # Rule 1 starts here
 //!
-//! [`Lane::enter`] is a `for<'id>` closure: each entry mints a fresh, invariant brand that
+//! [`Lane::enter`] is a `for<'lane>` closure: each entry mints a fresh, invariant brand that
 //! only this entry's views carry ([`Stream::bind`] stamps it), so a view cannot be used
 //! on another lane nor leave the closure. How views leave a lane — fences — is
 //! [`fence`](crate::fence)'s business.
@@ -265,10 +265,10 @@ impl<'scope> Lane<'scope> {
     }
 
     /// Enters the lane: runs `f` with the lane's [`Stream`], branded with a fresh lifetime
-    /// `'id` that only this call's views carry.
+    /// `'lane` that only this call's views carry.
     ///
     /// Everything `f` enqueues runs on this lane, in order. Views bound inside cannot
-    /// leave `f` (its result type cannot name `'id`) nor be used on another lane; hand
+    /// leave `f` (its result type cannot name `'lane`) nor be used on another lane; hand
     /// data on with a fence. Entering does not block and enqueues nothing by itself.
     ///
     /// ```no_run
@@ -289,10 +289,10 @@ impl<'scope> Lane<'scope> {
     ///
     /// # Lifetimes
     ///
-    /// `for<'id>`: the closure must work for any brand, so `'id` is unrelated to every
+    /// `for<'lane>`: the closure must work for any brand, so `'lane` is unrelated to every
     /// other lifetime, in particular to other entered lanes' brands. This is the branding
     /// trick of `generativity`/`GhostCell`.
-    pub fn enter<R>(&self, f: impl for<'id> FnOnce(&Stream<'scope, 'id>) -> R) -> R {
+    pub fn enter<R>(&self, f: impl for<'lane> FnOnce(&Stream<'scope, 'lane>) -> R) -> R {
         f(&Stream::new(*self))
     }
 
@@ -346,14 +346,14 @@ impl<'scope> Lane<'scope> {
     }
 }
 
-/// An entered lane: the CUDA stream work is enqueued on, branded `'id`.
+/// An entered lane: the CUDA stream work is enqueued on, branded `'lane`.
 ///
 /// Only [`Lane::enter`] makes one, and only for the duration of its closure. Views bound
-/// here carry the same `'id`, so they work with this `Stream` and no other.
+/// here carry the same `'lane`, so they work with this `Stream` and no other.
 ///
 /// Why two types for one CUDA stream: a [`Lane`] is the stream as the scope owns it —
 /// `Copy`, nameable outside any closure, but with no way to enqueue work. A `Stream` is the
-/// same stream *while entered*, carrying the brand `'id` that its views share; the name says
+/// same stream *while entered*, carrying the brand `'lane` that its views share; the name says
 /// what it is on the device (a `cudaStream_t`), and every enqueuing method lives here
 /// ([`launch`](Stream::launch), [`copy_to_host`](Stream::copy_to_host),
 /// [`fence`](Stream::fence), [`await_fence`](Stream::await_fence), ...).
@@ -374,13 +374,13 @@ impl<'scope> Lane<'scope> {
 /// })
 /// # }
 /// ```
-pub struct Stream<'scope, 'id> {
+pub struct Stream<'scope, 'lane> {
     pub(crate) lane: Lane<'scope>,
     /// This entry's brand; without it, views of one lane would fit another's launches.
-    _brand: Brand<'id>,
+    _brand: Brand<'lane>,
 }
 
-impl<'scope, 'id> Stream<'scope, 'id> {
+impl<'scope, 'lane> Stream<'scope, 'lane> {
     pub(crate) fn new(lane: Lane<'scope>) -> Self {
         Stream { lane, _brand: PhantomData }
     }
@@ -504,7 +504,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// ```
     ///
     /// To use it on `b` after `a`, fence it on `a` and await the fence on `b`.
-    pub fn bind<T: Pod>(&self, cols: ColumnsMut<'scope, T>) -> ColumnViewMut<'scope, 'id, T> {
+    pub fn bind<T: Pod>(&self, cols: ColumnsMut<'scope, T>) -> ColumnViewMut<'scope, 'lane, T> {
         ColumnViewMut::new(cols.span())
     }
 
@@ -521,7 +521,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// })
     /// # }
     /// ```
-    pub fn bind_ref<T: Pod>(&self, cols: ColumnsRef<'scope, T>) -> ColumnView<'scope, 'id, T> {
+    pub fn bind_ref<T: Pod>(&self, cols: ColumnsRef<'scope, T>) -> ColumnView<'scope, 'lane, T> {
         ColumnView::new(cols.span())
     }
 }

@@ -5,7 +5,7 @@
 //! Launching checks at compile time that each argument fits its parameter — a `&mut`
 //! [`ColumnViewMut`] for [`Mut`], a [`ColumnView`] or `&ColumnViewMut` for [`Ref`], the
 //! value itself for a scalar — and that every view is bound to the launching lane (its
-//! brand `'id`): rules 1 and 3 at the launch. The ABI the arguments lower to is described
+//! brand `'lane`): rules 1 and 3 at the launch. The ABI the arguments lower to is described
 //! in [`kernel`](crate::kernel).
 
 use std::ffi::c_void;
@@ -134,17 +134,17 @@ impl LaunchConfig {
 mod sealed {
     use super::ParamBuf;
 
-    /// How an argument lowers for parameter `P` on the lane branded `'id`: seals
+    /// How an argument lowers for parameter `P` on the lane branded `'lane`: seals
     /// [`Arg`](super::Arg). Without the seal, an impl elsewhere could push a pointer to a
     /// local (read by the driver after it is gone), too few parameters, or a view bound to
     /// another lane under this lane's brand.
-    pub trait LowerArg<'id, P> {
+    pub trait LowerArg<'lane, P> {
         /// Appends this argument's lowered parameters.
         fn lower(&self, buf: &mut ParamBuf);
     }
 
     /// How an argument tuple lowers for signature `S`: seals [`LaunchArgs`](super::LaunchArgs).
-    pub trait LowerArgs<'id, S> {
+    pub trait LowerArgs<'lane, S> {
         /// Appends every argument's lowered parameters.
         fn lower(&self, buf: &mut ParamBuf);
     }
@@ -233,10 +233,10 @@ impl ParamBuf {
     }
 }
 
-/// An argument that fits kernel parameter `P` on the lane branded `'id`.
+/// An argument that fits kernel parameter `P` on the lane branded `'lane`.
 ///
-/// Implemented for: `&mut ColumnViewMut<'_, 'id, T>` → [`Mut<T>`]; `&ColumnView`,
-/// `ColumnView` and `&ColumnViewMut` (all `'id`) → [`Ref<T>`]; a `Pod` value → itself.
+/// Implemented for: `&mut ColumnViewMut<'_, 'lane, T>` → [`Mut<T>`]; `&ColumnView`,
+/// `ColumnView` and `&ColumnViewMut` (all `'lane`) → [`Ref<T>`]; a `Pod` value → itself.
 /// Sealed: these are all the arguments there are.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter `{P}`",
@@ -267,75 +267,75 @@ impl ParamBuf {
 /// ```compile_fail,E0277
 /// use sluice_host::{Arg, ColumnViewMut, Mut};
 /// struct OtherLane<'s, 'other>(ColumnViewMut<'s, 'other, f32>);
-/// // error[E0277]: the trait bound `...: LowerArg<'id, Mut<f32>>` is not satisfied (sealed)
-/// impl<'id, 's, 'other> Arg<'id, Mut<f32>> for &mut OtherLane<'s, 'other> {}
+/// // error[E0277]: the trait bound `...: LowerArg<'lane, Mut<f32>>` is not satisfied (sealed)
+/// impl<'lane, 's, 'other> Arg<'lane, Mut<f32>> for &mut OtherLane<'s, 'other> {}
 /// ```
 ///
 /// Hand a view to another lane through a fence instead (`Fenced`, `Stream::await_fence`).
-pub trait Arg<'id, P: Param>: sealed::LowerArg<'id, P> {}
+pub trait Arg<'lane, P: Param>: sealed::LowerArg<'lane, P> {}
 
-impl<'id, T: Pod> Arg<'id, Mut<T>> for &mut ColumnViewMut<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Mut<T>> for &mut ColumnViewMut<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Mut<T>> for &mut ColumnViewMut<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Mut<T>> for &mut ColumnViewMut<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ref<T>> for &ColumnViewMut<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for &ColumnViewMut<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Ref<T>> for &ColumnViewMut<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Ref<T>> for &ColumnViewMut<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ref<T>> for &ColumnView<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for &ColumnView<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Ref<T>> for &ColumnView<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Ref<T>> for &ColumnView<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ref<T>> for ColumnView<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Ref<T>> for ColumnView<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Ref<T>> for ColumnView<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Ref<T>> for ColumnView<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, PtrMut<T>> for &mut ColumnViewMut<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, PtrMut<T>> for &mut ColumnViewMut<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, PtrMut<T>> for &mut ColumnViewMut<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, PtrMut<T>> for &mut ColumnViewMut<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_address(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ptr<T>> for &ColumnViewMut<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for &ColumnViewMut<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Ptr<T>> for &ColumnViewMut<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Ptr<T>> for &ColumnViewMut<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_address(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ptr<T>> for &ColumnView<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for &ColumnView<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Ptr<T>> for &ColumnView<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Ptr<T>> for &ColumnView<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_address(&self.span());
     }
 }
-impl<'id, T: Pod> Arg<'id, Ptr<T>> for ColumnView<'_, 'id, T> {}
-impl<'id, T: Pod> sealed::LowerArg<'id, Ptr<T>> for ColumnView<'_, 'id, T> {
+impl<'lane, T: Pod> Arg<'lane, Ptr<T>> for ColumnView<'_, 'lane, T> {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, Ptr<T>> for ColumnView<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_address(&self.span());
     }
 }
-impl<'id, T: Copy + 'static> Arg<'id, ByValue<T>> for T {}
-impl<'id, T: Copy + 'static> sealed::LowerArg<'id, ByValue<T>> for T {
+impl<'lane, T: Copy + 'static> Arg<'lane, ByValue<T>> for T {}
+impl<'lane, T: Copy + 'static> sealed::LowerArg<'lane, ByValue<T>> for T {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_value_any(self);
     }
 }
-impl<'id, T: Pod> Arg<'id, T> for T {}
-impl<'id, T: Pod> sealed::LowerArg<'id, T> for T {
+impl<'lane, T: Pod> Arg<'lane, T> for T {}
+impl<'lane, T: Pod> sealed::LowerArg<'lane, T> for T {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_value(self);
     }
 }
 
-/// A tuple of arguments that fits the parameter tuple `S` on the lane branded `'id`.
+/// A tuple of arguments that fits the parameter tuple `S` on the lane branded `'lane`.
 /// Sealed: implemented for tuples of [`Arg`]s only.
 #[diagnostic::on_unimplemented(
     message = "these arguments do not fit a kernel with parameters `{S}`",
@@ -356,22 +356,22 @@ impl<'id, T: Pod> sealed::LowerArg<'id, T> for T {
 /// })
 /// # }
 /// ```
-pub trait LaunchArgs<'id, S: Signature>: sealed::LowerArgs<'id, S> {}
+pub trait LaunchArgs<'lane, S: Signature>: sealed::LowerArgs<'lane, S> {}
 
 macro_rules! launch_args_impls {
     ($( ($($P:ident $A:ident $i:tt),*) )*) => {$(
-        impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> LaunchArgs<'id, ($($P,)*)> for ($($A,)*) {}
-        impl<'id, $($P: Param,)* $($A: Arg<'id, $P>),*> sealed::LowerArgs<'id, ($($P,)*)> for ($($A,)*) {
+        impl<'lane, $($P: Param,)* $($A: Arg<'lane, $P>),*> LaunchArgs<'lane, ($($P,)*)> for ($($A,)*) {}
+        impl<'lane, $($P: Param,)* $($A: Arg<'lane, $P>),*> sealed::LowerArgs<'lane, ($($P,)*)> for ($($A,)*) {
             #[allow(unused_variables)]
             fn lower(&self, buf: &mut ParamBuf) {
-                $(sealed::LowerArg::<'id, $P>::lower(&self.$i, buf);)*
+                $(sealed::LowerArg::<'lane, $P>::lower(&self.$i, buf);)*
             }
         }
     )*};
 }
 for_each_tuple!(launch_args_impls);
 
-impl<'scope, 'id> Stream<'scope, 'id> {
+impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Launches `kernel` on this lane with `args`, one per parameter: `&mut view` for a
     /// [`Mut<T>`](crate::Mut), `&view`/`view` for a [`Ref<T>`](crate::Ref), the value for a
     /// scalar. Every view must be bound to this lane (compile-time).
@@ -397,7 +397,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
     where
         K: CheckedLaunch,
-        A: LaunchArgs<'id, K::Sig>,
+        A: LaunchArgs<'lane, K::Sig>,
     {
         // SAFETY: `K: CheckedLaunch` — a `#[kernel]` or `Kernel::new` declaration, whose
         // contract (writes only through `Mut` parameters, within their lengths) is what the
@@ -443,7 +443,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub unsafe fn launch_unchecked<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<()>
     where
         K: Launchable,
-        A: LaunchArgs<'id, K::Sig>,
+        A: LaunchArgs<'lane, K::Sig>,
     {
         // SAFETY: the caller's duties are the kernel contract `enqueue_launch` rests on.
         unsafe { self.enqueue_launch(kernel, cfg, &args) }.map(drop)
@@ -457,7 +457,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     unsafe fn enqueue_launch<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: &A) -> Result<Option<usize>>
     where
         K: Launchable,
-        A: LaunchArgs<'id, K::Sig>,
+        A: LaunchArgs<'lane, K::Sig>,
     {
         let gpu = self.gpu();
         let f = kernel.resolve(gpu)?;
@@ -465,8 +465,8 @@ impl<'scope, 'id> Stream<'scope, 'id> {
             SpanKind::Launch,
             || f.name.to_string(),
             || {
-                // SAFETY: `A: LaunchArgs<'id, K::Sig>` lowers to the kernel's parameters (checked
-                // against the PTX on load); every view in `args` carries this lane's brand 'id, so
+                // SAFETY: `A: LaunchArgs<'lane, K::Sig>` lowers to the kernel's parameters (checked
+                // against the PTX on load); every view in `args` carries this lane's brand 'lane, so
                 // it is bound to this stream, and borrows its memory for 'scope — which ends after
                 // the scope joins this stream; the kernel's own conduct is the caller's duty.
                 unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }
@@ -482,7 +482,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// Records the launch just captured as a kernel node of the recording (its node handle,
     /// the function, the shape and a copy of every argument value), for typed updates of its
     /// scalars before replays. Returns its index among the recording's nodes.
-    fn record_node<S: Signature, A: LaunchArgs<'id, S>>(
+    fn record_node<S: Signature, A: LaunchArgs<'lane, S>>(
         &self,
         capture: &Capture,
         f: &LaunchTarget,
@@ -548,7 +548,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     pub fn launch_node<K, A>(&self, kernel: &K, cfg: LaunchConfig, args: A) -> Result<KernelNode<K::Sig>>
     where
         K: CheckedLaunch,
-        A: LaunchArgs<'id, K::Sig>,
+        A: LaunchArgs<'lane, K::Sig>,
     {
         let Some(capture) = self.lane.shared.capture() else {
             return Err(Error::NotRecording { what: "Stream::launch_node" });
@@ -573,7 +573,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
 ///   stays alive and is not accessed
 ///   conflictingly by other streams until `stream` passes the launch (guaranteed by the
 ///   brand: the views are bound to `stream` and borrow their memory for the scope).
-pub(crate) unsafe fn launch_raw<'id, S: Signature, A: LaunchArgs<'id, S>>(
+pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
     gpu: &Gpu,
     stream: &StreamHandle,
     f: &LaunchTarget,

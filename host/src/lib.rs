@@ -55,8 +55,8 @@
 //! | --- | --- | --- |
 //! | `Vec<T>` | [`DeviceMatrix<T>`] (a buffer is one column) | owned, freed on drop (`cuMemFreeAsync` into the pool); or from a [`Scope`], freed at its end |
 //! | `&mut [T]` | [`ColumnsMut<'a, T>`] | disjoint column ranges: `columns_mut`, `split_columns_mut`, `column_chunks_mut` |
-//! | `&[T]` | [`ColumnsRef<'a, T>`] / [`ColumnView<'scope, 'id, T>`] | unbound / bound to one lane |
-//! | `&mut [T]` given to a thread | [`ColumnViewMut<'scope, 'id, T>`] | bound to one lane by its brand `'id` |
+//! | `&[T]` | [`ColumnsRef<'a, T>`] / [`ColumnView<'scope, 'lane, T>`] | unbound / bound to one lane |
+//! | `&mut [T]` given to a thread | [`ColumnViewMut<'scope, 'lane, T>`] | bound to one lane by its brand `'lane` |
 //! | `std::thread::scope` | [`scope`] | joins every lane in its own frame |
 //! | thread | [`Lane`] / [`Stream`] | a CUDA stream; work on it runs in order |
 //! | `join` / `JoinHandle` | [`Fence`], [`Fenced`], [`Pending`] | awaited by another lane (GPU-side) or by the host |
@@ -71,7 +71,7 @@
 //!
 //! | rule | enforced by | file |
 //! | --- | --- | --- |
-//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: each [`Lane::enter`] is a `for<'id>` closure, `'id` is invariant in every view, and a fence is the only way a view's columns leave their lane; across GPUs, each [`MultiScope::device`] is a `for<'dev>` closure whose lanes take only its own memory, and a peer copy's hand-off is the way between devices | `fence.rs`, `multi.rs` |
+//! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: each [`Lane::enter`] is a `for<'lane>` closure, `'lane` is invariant in every view, and a fence is the only way a view's columns leave their lane; across GPUs, each [`MultiScope::device`] is a `for<'dev>` closure whose lanes take only its own memory, and a peer copy's hand-off is the way between devices | `fence.rs`, `multi.rs` |
 //! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `matrix.rs` |
 //! | 3. read-only data is read by many lanes, each after awaiting its upload fence | awaiting `&Fenced<ColumnsRef>` yields a `ColumnView`, which fits only `Ref` parameters | `fence.rs` |
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |

@@ -6,14 +6,14 @@
 //! of every device first, then frees every device's memory — a peer copy or a collective on
 //! one device's lane may use another device's memory, so no device frees before all have
 //! joined. Inside, [`MultiScope::device`] enters a device: a `for<'dev>` closure, as
-//! [`Lane::enter`] is a `for<'id>` one, so each entry mints a brand `'dev` that the
+//! [`Lane::enter`] is a `for<'lane>` one, so each entry mints a brand `'dev` that the
 //! device's lanes ([`DeviceLane`]), its memory ([`OnDevice`]) and its hand-offs carry.
 //!
 //! # What is checked when
 //!
 //! | misuse | caught |
 //! | --- | --- |
-//! | a view used on another lane (of any device) | compile time: the lane brand `'id` |
+//! | a view used on another lane (of any device) | compile time: the lane brand `'lane` |
 //! | a column of device A bound on a lane of device B (both branded) | compile time: the device brand `'dev` |
 //! | a hand-off of device A's memory awaited on a lane of device B (branded) | compile time: `'dev` |
 //! | a device lane, its memory or hand-off leaving its device's closure | compile time: `'dev` |
@@ -697,6 +697,11 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
 /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { d.adopt(&m)?; d.adopt(m.as_columns())?; Ok(()) }))
 /// # }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "a `Device` cannot adopt `{Self}`",
+    label = "not memory a device can adopt",
+    note = "`Device::adopt` takes memory of its own `Gpu`: `ColumnsMut`, `ColumnsRef`, `&mut DeviceMatrix`, `&DeviceMatrix`, or a `Fenced` hand-off of columns"
+)]
 pub trait Adoptable: sealed::Sealed {
     #[doc(hidden)]
     fn span(&self, token: Token) -> RawSpan;
@@ -777,7 +782,7 @@ impl std::fmt::Debug for DeviceLane<'_, '_> {
 
 impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// Enters the lane: runs `f` with the lane's [`DeviceStream`], branded with a fresh lane
-    /// brand `'id` as [`Lane::enter`] does, and with the device brand `'dev`.
+    /// brand `'lane` as [`Lane::enter`] does, and with the device brand `'dev`.
     ///
     /// ```
     /// # let gpus = [sluice_host::Gpu::cpu()];
@@ -808,7 +813,7 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// }))
     /// # }
     /// ```
-    pub fn enter<R>(&self, f: impl for<'id> FnOnce(&DeviceStream<'scope, 'id, 'dev>) -> R) -> R {
+    pub fn enter<R>(&self, f: impl for<'lane> FnOnce(&DeviceStream<'scope, 'lane, 'dev>) -> R) -> R {
         f(&DeviceStream {
             stream: Stream::new(self.lane),
             shared: self.shared,
@@ -863,7 +868,7 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
 }
 
 /// An entered [`DeviceLane`]: the device's [`Stream`] (every method of it works here: it
-/// derefs to it), branded with the lane `'id` and the device `'dev`. Its own methods take and
+/// derefs to it), branded with the lane `'lane` and the device `'dev`. Its own methods take and
 /// give branded values: [`bind`](DeviceStream::bind) takes only this device's columns,
 /// [`await_fence`](DeviceStream::await_fence) only this device's hand-offs (or any device's
 /// plain [`Fence`]), [`fence`](DeviceStream::fence) brands its hand-off with this device, and
@@ -885,17 +890,17 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
 /// }))?;
 /// # Ok::<(), sluice_host::Error>(())
 /// ```
-pub struct DeviceStream<'scope, 'id, 'dev> {
-    stream: Stream<'scope, 'id>,
+pub struct DeviceStream<'scope, 'lane, 'dev> {
+    stream: Stream<'scope, 'lane>,
     shared: &'scope MultiShared,
     device: usize,
     /// The device brand: what this stream binds and awaits must carry the same.
     _brand: Brand<'dev>,
 }
 
-impl<'scope, 'id> Deref for DeviceStream<'scope, 'id, '_> {
-    type Target = Stream<'scope, 'id>;
-    fn deref(&self) -> &Stream<'scope, 'id> {
+impl<'scope, 'lane> Deref for DeviceStream<'scope, 'lane, '_> {
+    type Target = Stream<'scope, 'lane>;
+    fn deref(&self) -> &Stream<'scope, 'lane> {
         &self.stream
     }
 }
@@ -906,7 +911,7 @@ impl std::fmt::Debug for DeviceStream<'_, '_, '_> {
     }
 }
 
-impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
+impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// The index of this lane's device in its scope.
     ///
     /// ```
@@ -932,7 +937,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
     /// }))?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn bind<T: Pod>(&self, cols: OnDevice<'dev, ColumnsMut<'scope, T>>) -> ColumnViewMut<'scope, 'id, T> {
+    pub fn bind<T: Pod>(&self, cols: OnDevice<'dev, ColumnsMut<'scope, T>>) -> ColumnViewMut<'scope, 'lane, T> {
         self.stream.bind(cols.value)
     }
 
@@ -949,7 +954,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
     /// }))?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn bind_ref<T: Pod>(&self, cols: OnDevice<'dev, ColumnsRef<'scope, T>>) -> ColumnView<'scope, 'id, T> {
+    pub fn bind_ref<T: Pod>(&self, cols: OnDevice<'dev, ColumnsRef<'scope, T>>) -> ColumnView<'scope, 'lane, T> {
         self.stream.bind_ref(cols.value)
     }
 
@@ -968,7 +973,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
     /// }))?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn fence<V: Fenceable<'scope, 'id>>(&self, view: V) -> Result<OnDevice<'dev, Fenced<'scope, V::Unbranded>>> {
+    pub fn fence<V: Fenceable<'scope, 'lane>>(&self, view: V) -> Result<OnDevice<'dev, Fenced<'scope, V::Unbranded>>> {
         let fenced = self.stream.fence(view)?;
         Ok(OnDevice { value: fenced, device: self.device, _brand: PhantomData })
     }
@@ -985,7 +990,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
     /// })?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn await_fence<A: DeviceAwaitable<'scope, 'dev>>(&self, a: A) -> Result<A::Output<'id>> {
+    pub fn await_fence<A: DeviceAwaitable<'scope, 'dev>>(&self, a: A) -> Result<A::Output<'lane>> {
         a.await_on(&self.stream, Token(()))
     }
 
@@ -1007,7 +1012,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
     pub fn await_all<T>(
         &self,
         handed: impl IntoIterator<Item = OnDevice<'dev, Fenced<'scope, ColumnsMut<'scope, T>>>>,
-    ) -> Result<ColumnViewMut<'scope, 'id, T>> {
+    ) -> Result<ColumnViewMut<'scope, 'lane, T>> {
         self.stream.await_all(handed.into_iter().map(|h| h.value))
     }
 
@@ -1058,7 +1063,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
     /// ```
     pub fn copy_to_peer<'v, T: Pod, D: PeerDestination<'scope, T>>(
         &self,
-        src: impl Into<ColumnView<'v, 'id, T>>,
+        src: impl Into<ColumnView<'v, 'lane, T>>,
         dst: D,
     ) -> Result<D::Handed> {
         let s = src.into().span();
@@ -1095,7 +1100,7 @@ impl<'scope, 'id, 'dev> DeviceStream<'scope, 'id, 'dev> {
             SpanKind::PeerCopy,
             || format!("{} x {} device {from} to {to} ({path})", s.rows, s.cols),
             || {
-                // SAFETY: source: the view is bound to this lane (brand 'id) and borrows its
+                // SAFETY: source: the view is bound to this lane (brand 'lane) and borrows its
                 // memory (this device's: checked above) for at least the scope, which joins
                 // every device's lanes before any memory is freed. Destination: `dst` is
                 // columns of device `to` (checked above) held exclusively for 'scope, with no
@@ -1518,41 +1523,46 @@ impl<I: std::fmt::Debug> std::fmt::Debug for OnDeviceIter<'_, I> {
 /// }))?;
 /// # Ok::<(), sluice_host::Error>(())
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be awaited by this device's lane",
+    label = "not a hand-off, an upload or a fence of this scope",
+    note = "`await_fence` on a device's lane takes that device's hand-off by value (`OnDevice<Fenced<..>>`), its upload by reference, or a `&Fence` of any device; to use another device's data, copy it with `copy_to_peer`"
+)]
 pub trait DeviceAwaitable<'scope, 'dev>: sealed::Sealed {
-    /// What the awaiting lane gets: a view branded with its `'id`, or `()`.
-    type Output<'id>;
+    /// What the awaiting lane gets: a view branded with its `'lane`, or `()`.
+    type Output<'lane>;
     #[doc(hidden)]
-    fn await_on<'id>(self, st: &Stream<'scope, 'id>, token: Token) -> Result<Self::Output<'id>>;
+    fn await_on<'lane>(self, st: &Stream<'scope, 'lane>, token: Token) -> Result<Self::Output<'lane>>;
 }
 
 impl<T> sealed::Sealed for OnDevice<'_, Fenced<'_, ColumnsMut<'_, T>>> {}
 impl<'scope, 'dev, T> DeviceAwaitable<'scope, 'dev> for OnDevice<'dev, Fenced<'scope, ColumnsMut<'scope, T>>> {
-    type Output<'id> = ColumnViewMut<'scope, 'id, T>;
-    fn await_on<'id>(self, st: &Stream<'scope, 'id>, _: Token) -> Result<Self::Output<'id>> {
+    type Output<'lane> = ColumnViewMut<'scope, 'lane, T>;
+    fn await_on<'lane>(self, st: &Stream<'scope, 'lane>, _: Token) -> Result<Self::Output<'lane>> {
         st.await_fence(self.value)
     }
 }
 
 impl<T> sealed::Sealed for OnDevice<'_, Fenced<'_, ColumnsRef<'_, T>>> {}
 impl<'scope, 'dev, T> DeviceAwaitable<'scope, 'dev> for OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>> {
-    type Output<'id> = ColumnView<'scope, 'id, T>;
-    fn await_on<'id>(self, st: &Stream<'scope, 'id>, _: Token) -> Result<Self::Output<'id>> {
+    type Output<'lane> = ColumnView<'scope, 'lane, T>;
+    fn await_on<'lane>(self, st: &Stream<'scope, 'lane>, _: Token) -> Result<Self::Output<'lane>> {
         st.await_fence(self.value)
     }
 }
 
 impl<T> sealed::Sealed for &OnDevice<'_, Fenced<'_, ColumnsRef<'_, T>>> {}
 impl<'scope, 'dev, T> DeviceAwaitable<'scope, 'dev> for &OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>> {
-    type Output<'id> = ColumnView<'scope, 'id, T>;
-    fn await_on<'id>(self, st: &Stream<'scope, 'id>, _: Token) -> Result<Self::Output<'id>> {
+    type Output<'lane> = ColumnView<'scope, 'lane, T>;
+    fn await_on<'lane>(self, st: &Stream<'scope, 'lane>, _: Token) -> Result<Self::Output<'lane>> {
         st.await_fence(&self.value)
     }
 }
 
 impl sealed::Sealed for &Fence<'_> {}
 impl<'scope, 'dev> DeviceAwaitable<'scope, 'dev> for &Fence<'scope> {
-    type Output<'id> = ();
-    fn await_on<'id>(self, st: &Stream<'scope, 'id>, _: Token) -> Result<()> {
+    type Output<'lane> = ();
+    fn await_on<'lane>(self, st: &Stream<'scope, 'lane>, _: Token) -> Result<()> {
         st.await_fence(self)
     }
 }
@@ -1575,6 +1585,11 @@ impl<'scope, 'dev> DeviceAwaitable<'scope, 'dev> for &Fence<'scope> {
 /// })))?;
 /// # Ok::<(), sluice_host::Error>(())
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a destination for `copy_to_peer`",
+    label = "not columns of a device",
+    note = "the destination is columns of the peer device's memory: `OnDevice<ColumnsMut>` (from the peer's `alloc_*` or `adopt`), or plain `ColumnsMut` (its device checked at run time)"
+)]
 pub trait PeerDestination<'scope, T>: sealed::Sealed {
     /// The hand-off the copy returns.
     type Handed;
@@ -1752,6 +1767,11 @@ impl std::fmt::Display for ReduceOp {
 /// sums::<f32>();
 /// sums::<u64>();
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "NCCL cannot reduce `{Self}`",
+    label = "not an element type NCCL reduces",
+    note = "the reducing collectives (all-reduce, reduce-scatter) take i8, u8, i32, u32, i64, u64, f32 and f64; broadcast and all-gather take any `Pod` type"
+)]
 pub trait Reducible: Pod + sealed::Sealed {
     #[doc(hidden)]
     const NCCL_TYPE: i32;
@@ -2058,7 +2078,7 @@ fn check_rank_span(st: &Stream<'_, '_>, s: &Span) -> Result<()> {
     Ok(())
 }
 
-impl<'scope, 'id> Stream<'scope, 'id> {
+impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// This lane's part of a collective: it reads `send` and writes `recv`, both views on
     /// this lane (so their earlier work on the lane comes first, and any other lane's is
     /// awaited already). `recv` is handed back by the collective, behind a fence.
@@ -2087,8 +2107,8 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// ```
     pub fn rank<T: Pod>(
         &self,
-        send: ColumnView<'scope, 'id, T>,
-        recv: ColumnViewMut<'scope, 'id, T>,
+        send: ColumnView<'scope, 'lane, T>,
+        recv: ColumnViewMut<'scope, 'lane, T>,
     ) -> Result<Rank<'scope, T>> {
         let (s, r) = (send.span(), recv.span());
         check_rank_span(self, &s)?;
@@ -2112,7 +2132,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// }))?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn rank_in_place<T: Pod>(&self, data: ColumnViewMut<'scope, 'id, T>) -> Result<Rank<'scope, T>> {
+    pub fn rank_in_place<T: Pod>(&self, data: ColumnViewMut<'scope, 'lane, T>) -> Result<Rank<'scope, T>> {
         let d = data.span();
         check_rank_span(self, &d)?;
         Ok(Rank { lane: self.lane(), send: Some(d), recv: d, in_place: true, _borrow: PhantomData })
@@ -2132,7 +2152,7 @@ impl<'scope, 'id> Stream<'scope, 'id> {
     /// }))?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn rank_receive<T: Pod>(&self, recv: ColumnViewMut<'scope, 'id, T>) -> Result<Rank<'scope, T>> {
+    pub fn rank_receive<T: Pod>(&self, recv: ColumnViewMut<'scope, 'lane, T>) -> Result<Rank<'scope, T>> {
         let r = recv.span();
         check_rank_span(self, &r)?;
         Ok(Rank { lane: self.lane(), send: None, recv: r, in_place: false, _borrow: PhantomData })

@@ -1,7 +1,7 @@
-//! Views: device columns bound to one lane, branded with that lane's `'id`.
+//! Views: device columns bound to one lane, branded with that lane's `'lane`.
 //!
 //! A view is what kernels and copies take. It exists only inside
-//! [`Lane::enter`](crate::Lane::enter)'s closure, carries the closure's brand `'id`, and can
+//! [`Lane::enter`](crate::Lane::enter)'s closure, carries the closure's brand `'lane`, and can
 //! therefore be used only with that lane's [`Stream`](crate::Stream): every launch or copy
 //! on another lane, and every attempt to let the view escape the closure, fails to compile.
 //! The way out is a fence ([`Stream::fence`](crate::Stream::fence)).
@@ -18,9 +18,9 @@ use crate::span::{chunks_iter, span_accessors, Span};
 pub(crate) type Invariant<'a> = PhantomData<fn(&'a ()) -> &'a ()>;
 
 /// The brand: an invariant lifetime that names one entered lane. Without the invariance,
-/// `'id` could shrink or grow to match another lane's brand and views would move between
+/// `'lane` could shrink or grow to match another lane's brand and views would move between
 /// lanes unfenced.
-pub(crate) type Brand<'id> = Invariant<'id>;
+pub(crate) type Brand<'lane> = Invariant<'lane>;
 
 /// A read-only view of device columns, bound to one lane: the lane's `&'scope [T]`.
 ///
@@ -48,7 +48,7 @@ pub(crate) type Brand<'id> = Invariant<'id>;
 ///
 /// # Lifetimes
 ///
-/// `'scope` is how long the memory is borrowed (at least until the scope joins); `'id` is
+/// `'scope` is how long the memory is borrowed (at least until the scope joins); `'lane` is
 /// the brand of the lane it is bound to, valid only inside that lane's `enter` closure.
 /// A view cannot leave the closure:
 ///
@@ -78,12 +78,12 @@ pub(crate) type Brand<'id> = Invariant<'id>;
 /// })
 /// # }
 /// ```
-pub struct ColumnView<'scope, 'id, T> {
+pub struct ColumnView<'scope, 'lane, T> {
     span: Span,
     /// Shared borrow of the elements for `'scope`, as `&'scope [T]`.
     _borrow: PhantomData<&'scope [T]>,
     /// The lane this view is bound to; without it, views could be used on any lane.
-    _brand: Brand<'id>,
+    _brand: Brand<'lane>,
 }
 
 /// A mutable view of device columns, bound to one lane: the lane's `&'scope mut [T]`.
@@ -144,15 +144,15 @@ pub struct ColumnView<'scope, 'id, T> {
 ///
 /// # Lifetimes
 ///
-/// As [`ColumnView`]: `'scope` for the memory, `'id` for the lane. Methods taking `&mut self`
+/// As [`ColumnView`]: `'scope` for the memory, `'lane` for the lane. Methods taking `&mut self`
 /// reborrow for a shorter lifetime: such sub-views can be launched and copied on the lane
 /// but not fenced (a fence needs the `'scope` borrow), which keeps hand-offs whole.
-pub struct ColumnViewMut<'scope, 'id, T> {
+pub struct ColumnViewMut<'scope, 'lane, T> {
     span: Span,
     /// Exclusive borrow of the elements for `'scope`, as `&'scope mut [T]`.
     _borrow: PhantomData<&'scope mut [T]>,
     /// The lane this view is bound to; without it, views could be used on any lane.
-    _brand: Brand<'id>,
+    _brand: Brand<'lane>,
 }
 
 impl<T> Clone for ColumnView<'_, '_, T> {
@@ -162,21 +162,21 @@ impl<T> Clone for ColumnView<'_, '_, T> {
 }
 impl<T> Copy for ColumnView<'_, '_, T> {}
 
-span_accessors!(ColumnView<'scope, 'id>, ViewChunks<'scope, 'id, T>);
-span_accessors!(ColumnViewMut<'scope, 'id>, ViewChunksMut<'scope, 'id, T>);
+span_accessors!(ColumnView<'scope, 'lane>, ViewChunks<'scope, 'lane, T>);
+span_accessors!(ColumnViewMut<'scope, 'lane>, ViewChunksMut<'scope, 'lane, T>);
 
 chunks_iter!(
     /// Runs of columns of a [`ColumnView`], still bound to its lane.
-    pub ViewChunks<'scope, 'id> => ColumnView
+    pub ViewChunks<'scope, 'lane> => ColumnView
 );
 chunks_iter!(
     /// Disjoint runs of columns of a [`ColumnViewMut`], still bound to its lane.
-    pub ViewChunksMut<'scope, 'id> => ColumnViewMut
+    pub ViewChunksMut<'scope, 'lane> => ColumnViewMut
 );
 
 macro_rules! view_join {
     ($name:ident, $bind:literal) => {
-        impl<'scope, 'id, T> $name<'scope, 'id, T> {
+        impl<'scope, 'lane, T> $name<'scope, 'lane, T> {
             pub(crate) fn new(span: Span) -> Self {
                 $name { span, _borrow: PhantomData, _brand: PhantomData }
             }
@@ -224,7 +224,7 @@ macro_rules! view_join {
 view_join!(ColumnView, "st.bind_ref(m.as_columns())");
 view_join!(ColumnViewMut, "st.bind(m.as_columns_mut())");
 
-impl<'scope, 'id, T> ColumnView<'scope, 'id, T> {
+impl<'scope, 'lane, T> ColumnView<'scope, 'lane, T> {
     /// Column `j`; `None` if out of range.
     ///
     /// ```no_run
@@ -283,7 +283,7 @@ impl<'scope, 'id, T> ColumnView<'scope, 'id, T> {
     }
 }
 
-impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
+impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// The same columns, read-only, for as long as `self` is borrowed.
     ///
     /// ```no_run
@@ -299,7 +299,7 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     /// })
     /// # }
     /// ```
-    pub fn as_view(&self) -> ColumnView<'_, 'id, T> {
+    pub fn as_view(&self) -> ColumnView<'_, 'lane, T> {
         ColumnView::new(self.span)
     }
 
@@ -318,7 +318,7 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     /// })
     /// # }
     /// ```
-    pub fn into_view(self) -> ColumnView<'scope, 'id, T> {
+    pub fn into_view(self) -> ColumnView<'scope, 'lane, T> {
         ColumnView::new(self.span)
     }
 
@@ -337,7 +337,7 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     /// })
     /// # }
     /// ```
-    pub fn column_mut(&mut self, j: usize) -> Option<ColumnViewMut<'_, 'id, T>> {
+    pub fn column_mut(&mut self, j: usize) -> Option<ColumnViewMut<'_, 'lane, T>> {
         self.span.column(j).map(ColumnViewMut::new)
     }
 
@@ -355,7 +355,7 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     /// })
     /// # }
     /// ```
-    pub fn column_range_mut(&mut self, range: impl RangeBounds<usize>) -> Option<ColumnViewMut<'_, 'id, T>> {
+    pub fn column_range_mut(&mut self, range: impl RangeBounds<usize>) -> Option<ColumnViewMut<'_, 'lane, T>> {
         self.span.range(range).map(ColumnViewMut::new)
     }
 
@@ -406,14 +406,14 @@ impl<'scope, 'id, T> ColumnViewMut<'scope, 'id, T> {
     }
 }
 
-impl<'a, 'id, T> From<&'a ColumnViewMut<'_, 'id, T>> for ColumnView<'a, 'id, T> {
-    fn from(v: &'a ColumnViewMut<'_, 'id, T>) -> Self {
+impl<'a, 'lane, T> From<&'a ColumnViewMut<'_, 'lane, T>> for ColumnView<'a, 'lane, T> {
+    fn from(v: &'a ColumnViewMut<'_, 'lane, T>) -> Self {
         v.as_view()
     }
 }
 
-impl<'a, 'id, T> From<&ColumnView<'a, 'id, T>> for ColumnView<'a, 'id, T> {
-    fn from(v: &ColumnView<'a, 'id, T>) -> Self {
+impl<'a, 'lane, T> From<&ColumnView<'a, 'lane, T>> for ColumnView<'a, 'lane, T> {
+    fn from(v: &ColumnView<'a, 'lane, T>) -> Self {
         *v
     }
 }

@@ -86,6 +86,11 @@ mod sealed {
 }
 
 /// Types with an atomic add (`u32 i32 u64 i64 f32 f64`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic add on the GPU",
+    label = "no atomic add for this type",
+    note = "atomic add exists for u32, i32, u64, i64, f32 and f64"
+)]
 pub trait AtomicAdd: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn __fetch_add(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
@@ -94,6 +99,11 @@ pub trait AtomicAdd: Copy + sealed::Sealed {
 }
 
 /// Types with atomic min and max (`u32 i32 u64 i64`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic min and max on the GPU",
+    label = "no atomic min/max for this type",
+    note = "atomic min and max exist for u32, i32, u64 and i64 (for floats, compare-and-swap in a loop)"
+)]
 pub trait AtomicMinMax: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn __fetch_min(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
@@ -102,6 +112,11 @@ pub trait AtomicMinMax: Copy + sealed::Sealed {
 }
 
 /// Types with atomic bitwise and, or, xor (`u32 i32 u64 i64`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic bitwise operations on the GPU",
+    label = "no atomic and/or/xor for this type",
+    note = "atomic and, or and xor exist for u32, i32, u64 and i64"
+)]
 pub trait AtomicBits: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn __fetch_and(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;
@@ -113,6 +128,11 @@ pub trait AtomicBits: Copy + sealed::Sealed {
 
 /// Types with atomic exchange and compare-and-swap (`u32 i32 u64 i64 f32 f64`;
 /// floats compare by bits, so `-0.0 != 0.0` and a NaN can match itself).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no atomic exchange on the GPU",
+    label = "no atomic exchange or compare-and-swap for this type",
+    note = "atomic exchange and compare-and-swap exist for u32, i32, u64, i64, f32 and f64"
+)]
 pub trait AtomicSwap: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn __swap(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self;

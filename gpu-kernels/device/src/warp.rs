@@ -187,6 +187,11 @@ mod imp {
     /// Types that can be exchanged between lanes with `shfl.sync`.
     /// Implemented for `u8 i8 u16 i16 u32 i32 f32` (one 32-bit shuffle), `u64 i64 f64`
     /// (two) and `u128 i128` (four).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be shuffled between the lanes of a warp",
+        label = "not a shuffle type",
+        note = "shuffles take u8, i8, u16, i16, u32, i32, f32, u64, i64, f64, u128 and i128; shuffle a struct field by field"
+    )]
     pub trait Shuffle: Copy + sealed::Sealed {
         #[doc(hidden)]
         unsafe fn shfl(self, kind: Kind, mask: u32, b: u32) -> Self;
@@ -785,6 +790,11 @@ mod imp {
     /// Types that can be exchanged between lanes with `shfl.sync`.
     /// Implemented for `u8 i8 u16 i16 u32 i32 f32` (one 32-bit shuffle), `u64 i64 f64`
     /// (two) and `u128 i128` (four).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be shuffled between the lanes of a warp",
+        label = "not a shuffle type",
+        note = "shuffles take u8, i8, u16, i16, u32, i32, f32, u64, i64, f64, u128 and i128; shuffle a struct field by field"
+    )]
     pub trait Shuffle: Copy + sealed::Sealed {
         #[doc(hidden)]
         fn __to_bits(self) -> u128;

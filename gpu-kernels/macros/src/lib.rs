@@ -419,7 +419,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 Kind::Value(t) | Kind::ByValue(t) => quote_spanned!(id.span()=> #id: #t),
                 _ => {
                     let sig = &sig_types[i];
-                    quote_spanned!(id.span()=> #id: impl #host::Arg<'id, #sig>)
+                    quote_spanned!(id.span()=> #id: impl #host::Arg<'lane, #sig>)
                 }
             }
         })
@@ -532,7 +532,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             #[doc = #args_doc]
             #[allow(clippy::too_many_arguments)]
             #[inline(always)]
-            #vis fn #args_ident<'id>(#(#arg_params),*) -> (#(impl #host::Arg<'id, #sig_types>,)*) {
+            #vis fn #args_ident<'lane>(#(#arg_params),*) -> (#(impl #host::Arg<'lane, #sig_types>,)*) {
                 (#(#arg_names,)*)
             }
         }

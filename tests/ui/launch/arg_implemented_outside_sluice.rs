@@ -5,6 +5,6 @@ use sluice::{Arg, ColumnViewMut, Mut};
 
 pub struct OtherLane<'s, 'other>(pub ColumnViewMut<'s, 'other, f32>);
 
-impl<'id, 's, 'other> Arg<'id, Mut<f32>> for &mut OtherLane<'s, 'other> {}
+impl<'lane, 's, 'other> Arg<'lane, Mut<f32>> for &mut OtherLane<'s, 'other> {}
 
 fn main() {}

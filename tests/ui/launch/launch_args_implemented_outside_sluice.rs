@@ -4,6 +4,6 @@ use sluice::{LaunchArgs, Mut};
 
 pub struct TooFew;
 
-impl<'id> LaunchArgs<'id, (Mut<f32>, f32)> for TooFew {}
+impl<'lane> LaunchArgs<'lane, (Mut<f32>, f32)> for TooFew {}
 
 fn main() {}
