@@ -37,7 +37,7 @@ mod kernels {
 
 const USAGE: &str = "usage: sluice-ports [check|bench] [--seed S] [--warmup W] [--reps R]\n  \
     check   run every kernel once on Gpu::new(0) (CUDA, else the CPU backend) against a CPU reference\n  \
-    bench   (GPU only) time vecadd, vecadd_unchecked, gemm_naive, gemm_tiled, sha256; CSV on stdout\n";
+    bench   (GPU only) time vecadd, vecadd_unchecked, gemm_naive, gemm_tiled, gemm_tiled_unchecked, sha256; CSV on stdout\n";
 
 /// `vecadd` and `vecadd_unchecked`: `(a, b, c)`.
 type VecaddKernel = Kernel<(Ref<f32>, Ref<f32>, PtrMut<f32>), Unchecked>;
@@ -332,6 +332,7 @@ fn check_on(gpu: &Gpu, seed: u64) -> Result<bool> {
         for (name, kernel, cfg) in [
             ("gemm_naive", &kernels::gemm_naive, gemm_naive_config(m, n)),
             ("gemm_tiled", &kernels::gemm_tiled, gemm_tiled_config(m, n)),
+            ("gemm_tiled_unchecked", &kernels::gemm_tiled_unchecked, gemm_tiled_config(m, n)),
         ] {
             let c = run_gemm(gpu, kernel, cfg, &g)?;
             // The largest error as a fraction of its bound (NaN, an element never written, fails).
@@ -493,6 +494,7 @@ fn bench(o: &Options) -> Result<bool> {
         for (name, kernel, cfg) in [
             ("gemm_naive", &kernels::gemm_naive, gemm_naive_config(size, size)),
             ("gemm_tiled", &kernels::gemm_tiled, gemm_tiled_config(size, size)),
+            ("gemm_tiled_unchecked", &kernels::gemm_tiled_unchecked, gemm_tiled_config(size, size)),
         ] {
             let mut host = gpu.pinned_buffer::<f32>(size * size)?;
             let ms = sluice::scope(&gpu, |s| {

@@ -30,9 +30,12 @@
 //! Accesses go through `ld.shared`/`st.shared`/`atom.shared` with a 32-bit
 //! shared-window address ([`SharedPtr`]), the instructions nvcc emits for
 //! `__shared__` data. (A generic pointer obtained with `cvta.shared` also works,
-//! see [`SharedArray::as_generic_ptr`], but every access through it then pays
-//! for a generic `LD`/`ST` instead of `LDS`/`STS` in SASS: LLVM cannot infer
-//! the state space of a pointer that comes out of inline assembly.)
+//! see [`SharedArray::as_generic_ptr`]: sluice's bitcode linker rewrites that
+//! `cvta.shared` as LLVM's own address-space cast, so LLVM infers that the
+//! accesses through the pointer are shared and emits `ld.shared`/`st.shared`
+//! for them too, with 32-bit addresses. Such accesses are ordinary Rust
+//! reads and writes, though: a race between threads is undefined behaviour
+//! there, unlike with the inline PTX of [`SharedArray::get`]/`set`.)
 //!
 //! # Example (device code)
 //!

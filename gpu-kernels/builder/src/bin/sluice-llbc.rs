@@ -9,7 +9,13 @@
 //! 1. `llvm-link` all bitcode inputs (the kernel crate, `core`, libdevice);
 //! 2. `opt`: internalize everything but the exported kernels, drop dead code,
 //!    then optimise (this also inlines the few libdevice functions used and
-//!    drops the rest);
+//!    drops the rest). Before that, every `cvta.shared.u64` that the device std
+//!    writes as inline assembly (the generic address of a shared variable) is
+//!    rewritten as LLVM's own `addrspacecast` from `addrspace(3)`, so that LLVM's
+//!    address-space inference sees where the pointer points and emits
+//!    `ld.shared`/`st.shared` for the loads and stores through it (a
+//!    `#[address_space(shared)]` static indexed as an array), as nvcc does for
+//!    `__shared__` ([`shared_addrspace_casts`]);
 //! 3. `llc --mcpu=sm_XX`: bitcode to PTX.
 //!
 //! The LLVM tools are taken from `SLUICE_LLVM_BIN` (set by the builder).
@@ -94,13 +100,17 @@ fn link(args: Args) -> Result<(), String> {
         .ok_or("SLUICE_LLVM_BIN is not set: sluice-llbc is started by sluice-builder, which sets it")?
         .into();
     let out = args.output.ok_or("no output file (-o)")?;
-    let linked = out.with_extension("linked.bc");
+    let linked = out.with_extension("linked.ll");
     let optimized = out.with_extension("opt.bc");
     let symbols = out.with_extension("exports.txt");
 
     let mut cmd = tool(&bin, "llvm-link");
-    cmd.arg("--ignore-non-bitcode").args(&args.inputs).arg("-o").arg(&linked);
+    cmd.arg("--ignore-non-bitcode").arg("-S").args(&args.inputs).arg("-o").arg(&linked);
     run(cmd, "llvm-link")?;
+    let text = std::fs::read_to_string(&linked).map_err(|e| format!("reading {}: {e}", linked.display()))?;
+    let text = shared_addrspace_casts(&text).unwrap_or(text);
+    let text = short_shared_pointers(&text);
+    std::fs::write(&linked, text).map_err(|e| format!("writing {}: {e}", linked.display()))?;
 
     let mut list = args.exports.join("\n");
     list.push('\n');
@@ -120,6 +130,7 @@ fn link(args: Args) -> Result<(), String> {
         .arg("-mtriple=nvptx64-nvidia-cuda")
         .arg(format!("--internalize-public-api-file={}", symbols.display()))
         .arg(format!("--passes={passes}"))
+        .arg("--nvptx-short-ptr")
         .arg("--strip-debug");
     if let Some(cpu) = &args.cpu {
         cmd.arg(format!("-mcpu={cpu}"));
@@ -127,7 +138,7 @@ fn link(args: Args) -> Result<(), String> {
     run(cmd, "opt")?;
 
     let mut cmd = tool(&bin, "llc");
-    cmd.arg(&optimized).arg("-o").arg(&out).arg("-O3");
+    cmd.arg(&optimized).arg("-o").arg(&out).arg("-O3").arg("--nvptx-short-ptr");
     if let Some(cpu) = &args.cpu {
         cmd.arg(format!("--mcpu={cpu}"));
     }
@@ -141,10 +152,139 @@ fn link(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The inline assembly the device std emits for the generic address of a shared-window
+/// address (`sluice_device::shared`, `cuda_std::ptr`): `cvta.shared.u64 $0, $1;`.
+const CVTA_SHARED: &str = r#"asm "cvta.shared.u64 ${0}, ${1};", "#;
+
+/// Rewrites each `%v = call i64 asm "cvta.shared.u64 ${0}, ${1};", "=l,l"(i64 ADDR)` of
+/// textual LLVM IR as
+///
+/// ```text
+/// %sluice.as3.v = inttoptr i64 ADDR to ptr addrspace(3)
+/// %sluice.gen.v = addrspacecast ptr addrspace(3) %sluice.as3.v to ptr
+/// %v = ptrtoint ptr %sluice.gen.v to i64
+/// ```
+///
+/// the same conversion (`addrspacecast` from `addrspace(3)` lowers to `cvta.shared`), which
+/// LLVM can see through: the `inttoptr (ptrtoint p)` that follows folds to `p`, and
+/// address-space inference turns the generic loads and stores through it into shared ones.
+/// `None` when there is nothing to rewrite; a line it does not recognise is left as it was.
+fn shared_addrspace_casts(ir: &str) -> Option<String> {
+    if !ir.contains(CVTA_SHARED) {
+        return None;
+    }
+    let mut out = String::with_capacity(ir.len() + 1024);
+    for line in ir.split_inclusive('\n') {
+        match rewrite_cvta_shared(line) {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(line),
+        }
+    }
+    Some(out)
+}
+
+/// One line of [`shared_addrspace_casts`].
+fn rewrite_cvta_shared(line: &str) -> Option<String> {
+    let at = line.find(CVTA_SHARED)?;
+    let head = &line[..at];
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let (value, call) = head.trim_start().split_once(" = ")?;
+    let call = call.trim_end();
+    if !value.starts_with('%') || !(call == "call i64" || call == "tail call i64" || call == "notail call i64") {
+        return None;
+    }
+    // After the asm string: the constraints, then `(i64 ADDR)`.
+    let rest = &line[at + CVTA_SHARED.len()..];
+    let constraints_end = rest.strip_prefix('"')?.find('"')? + 2;
+    let (constraints, args) = rest.split_at(constraints_end);
+    if !matches!(constraints, r#""=l,l""# | r#""=&l,l""#) {
+        return None;
+    }
+    let addr = args.strip_prefix("(i64 ")?.split(')').next()?;
+    if addr.is_empty() || addr.contains([',', ' ']) {
+        return None;
+    }
+    let name = &value[1..];
+    let nl = if line.ends_with('\n') { "\n" } else { "" };
+    Some(format!(
+        "{indent}%sluice.as3.{name} = inttoptr i64 {addr} to ptr addrspace(3)\n\
+         {indent}%sluice.gen.{name} = addrspacecast ptr addrspace(3) %sluice.as3.{name} to ptr\n\
+         {indent}{value} = ptrtoint ptr %sluice.gen.{name} to i64{nl}"
+    ))
+}
+
+/// Declares 32-bit pointers for the shared, constant and local address spaces in the
+/// module's data layout (`p3:32:32-p4:32:32-p5:32:32`), as `--nvptx-short-ptr` (passed to
+/// `opt` and `llc` too) makes NVPTX's own: shared memory is at most 228 KiB, so its
+/// addresses are 32-bit, and offsets added to them fold into the `ld.shared` /
+/// `st.shared` as nvcc's do. Rust itself never makes such pointers (only
+/// [`shared_addrspace_casts`] does), so nothing else changes.
+fn short_shared_pointers(ir: &str) -> String {
+    const SHORT: &str = "-p3:32:32-p4:32:32-p5:32:32";
+    let mut out = String::with_capacity(ir.len() + SHORT.len());
+    for line in ir.split_inclusive('\n') {
+        match line.strip_prefix("target datalayout = \"e") {
+            Some(rest) if !line.contains("-p3:") => {
+                out.push_str("target datalayout = \"e");
+                out.push_str(SHORT);
+                out.push_str(rest);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
 fn main() {
     let result = parse(std::env::args().skip(1)).and_then(link);
     if let Err(e) = result {
         eprintln!("sluice-llbc: {e}");
         exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cvta_shared_becomes_an_addrspacecast() {
+        let ir = "define void @k() {\n  %65 = tail call i64 asm \"cvta.shared.u64 ${0}, ${1};\", \"=&l,l\"(i64 %64) #81, !srcloc !7\n  %66 = inttoptr i64 %65 to ptr\n}\n";
+        let out = shared_addrspace_casts(ir).expect("one to rewrite");
+        assert_eq!(
+            out,
+            "define void @k() {\n  %sluice.as3.65 = inttoptr i64 %64 to ptr addrspace(3)\n  \
+             %sluice.gen.65 = addrspacecast ptr addrspace(3) %sluice.as3.65 to ptr\n  \
+             %65 = ptrtoint ptr %sluice.gen.65 to i64\n  %66 = inttoptr i64 %65 to ptr\n}\n"
+        );
+    }
+
+    #[test]
+    fn named_values_and_constants_are_rewritten_too() {
+        let line = "  %p.i = call i64 asm \"cvta.shared.u64 ${0}, ${1};\", \"=l,l\"(i64 0)\n";
+        let out = rewrite_cvta_shared(line).expect("rewritten");
+        assert!(out.contains("%sluice.as3.p.i = inttoptr i64 0 to ptr addrspace(3)"), "{out}");
+        assert!(out.ends_with("%p.i = ptrtoint ptr %sluice.gen.p.i to i64\n"), "{out}");
+    }
+
+    #[test]
+    fn the_data_layout_gets_short_shared_pointers() {
+        let ir = "target datalayout = \"e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n";
+        let out = short_shared_pointers(ir);
+        assert!(out.starts_with("target datalayout = \"e-p3:32:32-p4:32:32-p5:32:32-p6:32:32-i64:64"), "{out}");
+        assert_eq!(short_shared_pointers(&out), out, "once only");
+    }
+
+    #[test]
+    fn other_lines_are_left_alone() {
+        assert_eq!(shared_addrspace_casts("define void @k() {\n  ret void\n}\n"), None);
+        // Another conversion, other constraints, a vector operand: not touched.
+        for line in [
+            "  %1 = tail call i64 asm \"cvta.global.u64 ${0}, ${1};\", \"=l,l\"(i64 %0)\n",
+            "  %1 = tail call i64 asm \"cvta.shared.u64 ${0}, ${1};\", \"=r,l\"(i64 %0)\n",
+            "  tail call void asm sideeffect \"cvta.shared.u64 ${0}, ${1};\", \"=l,l\"(i64 %0)\n",
+        ] {
+            assert_eq!(rewrite_cvta_shared(line), None, "{line}");
+        }
     }
 }
