@@ -147,26 +147,30 @@ def best(variants, names, key="median_ms"):
     return min(cands) if cands else (None, None)
 
 
+def load_kernel_rows(path):
+    """The per-kernel CSV lines (`impl,kernel,sizes,block,grid,median,min,max,reps,check`) of
+    bench.cu, gemm.cu, bench_kernels and sluice-ports: per (kernel, sizes), the round with
+    the smallest median."""
+    rows = {}
+    for l in lines(path):
+        if l.startswith("#"):
+            continue
+        f = l.split(",")
+        if len(f) != 10:
+            continue
+        imp, kernel, sizes, block, grid, med, lo, hi, reps, check = f
+        row = dict(block=block, grid=grid, median_ms=float(med), min_ms=float(lo), check=float(check))
+        if (kernel, sizes) not in rows or row["median_ms"] < rows[(kernel, sizes)]["median_ms"]:
+            rows[(kernel, sizes)] = row
+    return rows
+
+
 # --------------------------------------------------------------------------------------------
 # Sections
 
 
 def kernels_section(work, res, md, console):
-    def load(path):
-        rows = {}
-        for l in lines(path):
-            if l.startswith("#"):
-                continue
-            f = l.split(",")
-            if len(f) != 10:
-                continue
-            imp, kernel, sizes, block, grid, med, lo, hi, reps, check = f
-            row = dict(block=block, grid=grid, median_ms=float(med), min_ms=float(lo), check=float(check))
-            if (kernel, sizes) not in rows or row["median_ms"] < rows[(kernel, sizes)]["median_ms"]:
-                rows[(kernel, sizes)] = row
-        return rows
-
-    cuda, rust = load(os.path.join(work, "kernels-cuda.csv")), load(os.path.join(work, "kernels-rust.csv"))
+    cuda, rust = load_kernel_rows(os.path.join(work, "kernels-cuda.csv")), load_kernel_rows(os.path.join(work, "kernels-rust.csv"))
     if not cuda and not rust:
         return
     out, rows = [], []
@@ -187,22 +191,7 @@ def ports_section(work, res, md, console):
     """The Rust-CUDA kernels ported to sluice (ports/): each gemm against the same CUDA C++,
     vecadd with and without its bounds check, sha256's rate, and whether the check passed."""
 
-    def load(path):
-        rows = {}
-        for l in lines(path):
-            if l.startswith("#"):
-                continue
-            f = l.split(",")
-            if len(f) != 10:
-                continue
-            imp, kernel, sizes, block, grid, med, lo, hi, reps, check = f
-            row = dict(block=block, grid=grid, median_ms=float(med), min_ms=float(lo), check=float(check))
-            # The best round's median, as the kernels section.
-            if (kernel, sizes) not in rows or row["median_ms"] < rows[(kernel, sizes)]["median_ms"]:
-                rows[(kernel, sizes)] = row
-        return rows
-
-    cuda, rust = load(os.path.join(work, "ports-cuda.csv")), load(os.path.join(work, "ports-rust.csv"))
+    cuda, rust = load_kernel_rows(os.path.join(work, "ports-cuda.csv")), load_kernel_rows(os.path.join(work, "ports-rust.csv"))
     check = lines(os.path.join(work, "ports-check.txt"))
     if not cuda and not rust and not check:
         return

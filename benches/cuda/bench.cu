@@ -52,39 +52,6 @@ static int sm_count() {
 
 static unsigned ceil_div(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
 
-// Times `launch` (one kernel launch on `stream`), running `reset` before each
-// launch outside the timed interval. Returns the sorted times in ms.
-template <typename Reset, typename Launch>
-std::vector<float> time_it(const Options& o, cudaStream_t stream, Reset reset, Launch launch) {
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    std::vector<float> ms;
-    for (int r = 0; r < o.warmup + o.reps; ++r) {
-        reset();
-        CHECK(cudaEventRecord(start, stream));
-        launch();
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventRecord(stop, stream));
-        CHECK(cudaEventSynchronize(stop));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, start, stop));
-        if (r >= o.warmup) ms.push_back(t);
-    }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    std::sort(ms.begin(), ms.end());
-    return ms;
-}
-
-static void report(const char* kernel, const std::string& sizes, dim3 block, dim3 grid, const std::vector<float>& ms,
-                   double check) {
-    float median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5f * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-    printf("cuda,%s,%s,%ux%ux%u,%ux%ux%u,%.6f,%.6f,%.6f,%zu,%.9g\n", kernel, sizes.c_str(), block.x, block.y, block.z,
-           grid.x, grid.y, grid.z, median, ms.front(), ms.back(), ms.size(), check);
-    fflush(stdout);
-}
-
 static double sum_f32(const std::vector<float>& v) {
     double s = 0;
     for (float x : v) s += x;

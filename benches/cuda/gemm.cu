@@ -67,36 +67,6 @@ struct Options {
 
 static unsigned ceil_div(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
 
-template <typename Launch>
-static std::vector<float> time_it(const Options& o, Launch launch) {
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    std::vector<float> ms;
-    for (int r = 0; r < o.warmup + o.reps; ++r) {
-        CHECK(cudaEventRecord(start, 0));
-        launch();
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventRecord(stop, 0));
-        CHECK(cudaEventSynchronize(stop));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, start, stop));
-        if (r >= o.warmup) ms.push_back(t);
-    }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(stop));
-    std::sort(ms.begin(), ms.end());
-    return ms;
-}
-
-static void report(const char* kernel, const std::string& sizes, dim3 block, dim3 grid, const std::vector<float>& ms,
-                   double check) {
-    float median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5f * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-    printf("cuda,%s,%s,%ux%ux%u,%ux%ux%u,%.6f,%.6f,%.6f,%zu,%.9e\n", kernel, sizes.c_str(), block.x, block.y, block.z,
-           grid.x, grid.y, grid.z, median, ms.front(), ms.back(), ms.size(), check);
-    fflush(stdout);
-}
-
 // A sample of C against the f64 reference, each within gamma_k * sum |a||b|.
 static bool verify(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c, size_t m,
                    size_t n, size_t k, const char* kernel) {
@@ -135,7 +105,7 @@ static bool bench_gemm(const Options& o, size_t size) {
     for (int tiled = 0; tiled < 2; ++tiled) {
         dim3 block = tiled ? dim3(TILE, TILE) : dim3(16, 16);
         dim3 grid(ceil_div(n, block.x), ceil_div(m, block.y));
-        auto ms = time_it(o, [&] {
+        auto ms = time_it(o, 0, [] {}, [&] {
             if (tiled)
                 gemm_tiled<<<grid, block>>>(da, db, dc, m, n, k);
             else

@@ -58,6 +58,7 @@
 
 use std::marker::PhantomData;
 use std::ops::Deref;
+use std::ops::{Add, Mul};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -1779,15 +1780,17 @@ pub trait Reducible: Pod + sealed::Sealed {
     fn combine(op: ReduceOp, a: Self, b: Self) -> Self;
 }
 
-macro_rules! reducible_int {
-    ($($t:ty => $code:ident),*) => {$(
+/// `Reducible` for NCCL's element types; `add` and `mul` as NCCL computes them (integers
+/// wrap, floats round), for the CPU backend's host loops.
+macro_rules! reducible {
+    ($add:ident, $mul:ident: $($t:ty => $code:ident),*) => {$(
         impl sealed::Sealed for $t {}
         impl Reducible for $t {
             const NCCL_TYPE: i32 = nccl::dtype::$code;
             fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
                 match op {
-                    ReduceOp::Sum => a.wrapping_add(b),
-                    ReduceOp::Prod => a.wrapping_mul(b),
+                    ReduceOp::Sum => a.$add(b),
+                    ReduceOp::Prod => a.$mul(b),
                     ReduceOp::Max => a.max(b),
                     ReduceOp::Min => a.min(b),
                 }
@@ -1795,25 +1798,8 @@ macro_rules! reducible_int {
         }
     )*};
 }
-reducible_int!(i8 => INT8, u8 => UINT8, i32 => INT32, u32 => UINT32, i64 => INT64, u64 => UINT64);
-
-macro_rules! reducible_float {
-    ($($t:ty => $code:ident),*) => {$(
-        impl sealed::Sealed for $t {}
-        impl Reducible for $t {
-            const NCCL_TYPE: i32 = nccl::dtype::$code;
-            fn combine(op: ReduceOp, a: Self, b: Self) -> Self {
-                match op {
-                    ReduceOp::Sum => a + b,
-                    ReduceOp::Prod => a * b,
-                    ReduceOp::Max => a.max(b),
-                    ReduceOp::Min => a.min(b),
-                }
-            }
-        }
-    )*};
-}
-reducible_float!(f32 => FLOAT32, f64 => FLOAT64);
+reducible!(wrapping_add, wrapping_mul: i8 => INT8, u8 => UINT8, i32 => INT32, u32 => UINT32, i64 => INT64, u64 => UINT64);
+reducible!(add, mul: f32 => FLOAT32, f64 => FLOAT64);
 
 /// A group of NCCL communicators, one rank per device, in one process: what the
 /// collectives of a [`MultiScope`] run through. On the CPU backend, the same collectives
