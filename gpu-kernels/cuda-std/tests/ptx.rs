@@ -58,6 +58,13 @@ fn build(dir: &Path, arch: Arch) -> (String, Vec<FunctionResources>) {
     (std::fs::read_to_string(&out.ptx).unwrap(), resources)
 }
 
+/// The text of entry `name` in `ptx`, from `.entry name(` to its closing brace.
+fn entry_body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no .entry {name}"));
+    let len = ptx[start..].find("\n}\n").unwrap_or(ptx.len() - start);
+    &ptx[start..start + len]
+}
+
 fn kernel<'a>(r: &'a [FunctionResources], name: &str) -> &'a FunctionResources {
     r.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no entry {name} in {r:?}"))
 }
@@ -74,6 +81,25 @@ fn every_api_compiles_and_assembles_for_sm_90_and_sm_80() {
         }
         // The tiles of the ported gemm: two 16×16 f32 arrays, sized by a local constant.
         assert_eq!(kernel(&resources, "gemm_tiled").shared_bytes, 2 * 16 * 16 * 4, "{arch}");
+        // ... read and written as shared memory: the bitcode linker turns the statics'
+        // generic addresses (`cvta.shared` in inline PTX) into LLVM address-space casts, so no
+        // tile access is a generic `ld`/`st` (which costs a generic LD.E and 64-bit math).
+        let body = entry_body(&ptx, "gemm_tiled");
+        let generic: Vec<&str> = body
+            .lines()
+            .map(str::trim)
+            .filter(|l| {
+                (l.starts_with("ld.") || l.starts_with("st."))
+                    && !l.contains(".global")
+                    && !l.contains(".param")
+                    && !l.contains(".shared")
+            })
+            .collect();
+        assert!(
+            body.contains("ld.shared") && body.contains("st.shared"),
+            "{arch}: gemm_tiled has no ld.shared/st.shared"
+        );
+        assert!(generic.is_empty(), "{arch}: generic accesses in gemm_tiled: {generic:?}");
         assert!(
             ptx.contains("shfl.sync.up.b32") && ptx.contains("atom.acq_rel.gpu"),
             "{arch}: expected instructions missing"
