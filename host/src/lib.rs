@@ -158,11 +158,18 @@ mod span;
 mod trace;
 mod view;
 
+/// The parameter record `#[kernel]` leaves in the PTX (`sluice_device::abi` writes it), as
+/// the host decodes it. Not an API: the device crate's tests check that the two agree.
+#[doc(hidden)]
+pub mod __abi {
+    pub use crate::ptx::{decode_abi as decode, AbiParam};
+}
+
 pub use capture::KernelNode;
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
-pub use error::{DeviceFault, Error, LaneId, Result};
+pub use error::{DeviceFault, Error, LaneId, ParamKind, ParamLayout, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{

@@ -84,6 +84,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod abi;
 pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
@@ -104,6 +105,9 @@ pub fn __linked() {}
 #[doc(hidden)]
 pub mod __host {
     pub use sluice_host::{Arg, ByValue, Checked, CpuEntry, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked};
+    /// What a kernel's CPU entry returns (named here so that the expansion in a `#![no_std]`
+    /// kernel crate needs no `std` path of its own).
+    pub type CpuResult = core::result::Result<(), std::string::String>;
 }
 pub mod io;
 pub mod math;
