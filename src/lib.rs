@@ -106,6 +106,7 @@ pub use sluice_host::*;
 #[macro_export]
 macro_rules! kernel_handles {
     (
+        // SAFETY: not a block: the `unsafe` the caller must write, vouching for the PTX.
         unsafe {
             krate: $krate:ident,
             ptx: $ptx:expr,
@@ -155,7 +156,8 @@ macro_rules! kernel_handles {
     ($($rest:tt)*) => {
         ::core::compile_error!(
             "`kernel_handles!` pairs a kernel crate with a PTX text, which only its caller can vouch for: \
-             write `sluice::kernel_handles! { unsafe { krate: .., ptx: .., arch: .., entries: [e = __sluice_kernel_e, ..] } }` \
+             write `sluice::kernel_handles! { unsafe \
+             { krate: .., ptx: .., arch: .., entries: [e = __sluice_kernel_e, ..] } }` \
              with a `// SAFETY:` comment saying where the PTX comes from, or use `sluice::include_kernels!`, whose file \
              the builder generates from the crate it compiled"
         );

@@ -16,19 +16,29 @@
 //!
 //! # What it expands to
 //!
+//! In both builds: the function as written, under a hidden name
+//! (`__sluice_kernel_body_<name>`), compiled as an ordinary **safe** Rust function: an
+//! unsafe operation in the body needs its own `unsafe` block, whatever the crate's edition
+//! and lints, and the body's elided lifetimes are its own generic parameters, so it cannot
+//! keep a parameter past the launch. A `#[kernel]` cannot be an `unsafe fn` (that is
+//! `#[kernel(unchecked)]`), and its parameter types cannot name a lifetime.
+//!
 //! On `nvptx64` (the kernel build): a `#[no_mangle] extern "ptx-kernel"` entry
 //! with the same name whose slice parameters are lowered to
-//! (pointer, `u64` length) pairs, as sluice's kernel ABI says; the body sees
-//! them again as `&[T]` and `DeviceSliceMut<T>`.
+//! (pointer, `u64` length) pairs, as sluice's kernel ABI says; it rebuilds them as `&[T]`
+//! and `DeviceSliceMut<T>` and calls the body. Beside it, the global
+//! `__sluice_abi_<name>`: each parameter's kind and the size and alignment of its element or
+//! value type as the device build compiled them (`sluice_device::abi`), which the host
+//! compares with its declaration when it loads the module. The device build also checks
+//! that every element and value type is `bytemuck::Pod`.
 //!
-//! On the host: a zero-sized braced struct of the same name (type namespace
-//! only, so a `const` handle can share the name) implementing
-//! `sluice_host::KernelDecl` (reached through `sluice_device`, so a kernel crate
+//! On the host: a zero-sized braced struct `__sluice_kernel_<name>` (named apart from the
+//! kernel so that a module or item of the kernel's name beside it does not collide)
+//! implementing `sluice_host::KernelDecl` (reached through `sluice_device`, so a kernel crate
 //! needs no host-only dependency of its own), whose `Signature` lists the parameters as the
 //! host sees them (`&[T]` → `Ref<T>`, `DeviceSliceMut<T>` → `Mut<T>`, any
-//! other type by value). `unsafe { Kernel::of::<saxpy>(ptx) }` pairs it with
-//! the PTX this crate is compiled into (the caller vouches that `ptx` is
-//! that module; the facade's `sluice::kernels` does so for `gpu-kernels`).
+//! other type by value), and the CPU backend's entry. `sluice::include_kernels!` pairs it
+//! with the PTX this crate is compiled into and re-exports it under the kernel's name.
 //! Launches through it are checked at compile time: argument count, types,
 //! mutability, and the lane each view is bound to. The struct also gets
 //! `args(..)`, the arguments by name (`st.launch(&kernels::saxpy, cfg,
