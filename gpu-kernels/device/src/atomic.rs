@@ -68,7 +68,7 @@
 pub use crate::MemoryScope;
 pub use core::sync::atomic::Ordering;
 
-pub mod ordering;
+pub use crate::spec::ordering;
 mod types;
 pub use types::*;
 

@@ -15,6 +15,7 @@
 //! | [`misc`] | `clock`, `clock64`, the global timer, SM id, `trap` |
 //! | [`io`] | [`dprint!`]/[`dprintln!`] through `vprintf` (format checked at compile time), the panic handler (trap; messages with `--cfg sluice_panic_messages`) |
 //! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
+//! | [`spec`] | what PTX specifies, as plain data and pure functions below both backends: dimensions, memory scopes, shuffle sources, lane masks, reductions, orderings, shared-memory alignment |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
 //! | [`cpu`] (host) | the CPU runtime: [`cpu::launch`] runs kernel bodies over a grid with CUDA's semantics |
 //!
@@ -111,23 +112,9 @@ pub mod misc;
 pub mod selftest;
 pub mod shared;
 pub mod slice;
+pub mod spec;
 pub mod sync;
 pub mod thread;
 pub mod warp;
 
-/// Which threads an atomic operation or a fence is guaranteed against,
-/// from the cheapest to the widest (PTX's `.cta`, `.gpu`, `.sys`).
-///
-/// Named `MemoryScope`, not `Scope`, so that it is never confused with the host's
-/// `sluice::Scope` (a `scope` of lanes): this one is a memory-model term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MemoryScope {
-    /// The threads of this block (`.cta`). Enough for shared memory, and for
-    /// global memory that only this block touches.
-    Block,
-    /// Every thread on this device (`.gpu`): what CUDA's `atomicAdd` and
-    /// `__threadfence()` give. Use it for global memory shared between blocks.
-    Device,
-    /// Also the host and other devices (`.sys`), for mapped or managed memory.
-    System,
-}
+pub use spec::scope::MemoryScope;

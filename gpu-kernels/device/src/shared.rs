@@ -138,47 +138,9 @@ impl<T> SharedPtr<T> {
     }
 }
 
-/// Alignment of the arrays this module declares: at least 16 bytes, so that
-/// 16-byte elements can be moved with one vector instruction.
+use crate::spec::shared::element_align;
 #[doc(hidden)]
-pub const fn __array_align<T>() -> usize {
-    let a = core::mem::align_of::<T>();
-    if a > 16 {
-        a
-    } else {
-        16
-    }
-}
-
-/// The alignment every element of a 16-byte-aligned array of `T` has.
-#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-const fn element_align<T>() -> usize {
-    let size = core::mem::size_of::<T>();
-    let a = core::mem::align_of::<T>();
-    if size == 0 {
-        return a;
-    }
-    let low = size & size.wrapping_neg();
-    let low = if low > 16 { 16 } else { low };
-    if low > a {
-        low
-    } else {
-        a
-    }
-}
-
-/// FNV-1a of the invocation site; makes `shared_array!` symbols unique.
-#[doc(hidden)]
-pub const fn __symbol_hash(site: &str) -> u64 {
-    let b = site.as_bytes();
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut i = 0;
-    while i < b.len() {
-        h = (h ^ b[i] as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        i += 1;
-    }
-    h
-}
+pub use crate::spec::shared::{array_align as __array_align, symbol_hash as __symbol_hash};
 
 /// A statically sized array in the block's shared memory, made by
 /// [`shared_array!`](crate::shared_array). A `Copy` handle (an address): every
@@ -1037,21 +999,10 @@ mod tests {
     }
 
     #[test]
-    fn shared_statics_are_zero_sized_and_hash_their_site() {
+    fn shared_statics_are_zero_sized() {
         #[allow(static_mut_refs)]
         // SAFETY: only the handle's size is read; no shared memory is touched.
         let size = core::mem::size_of_val(unsafe { &HOST_VISIBLE });
         assert_eq!(size, 0);
-        let a = super::__symbol_hash("m|f.rs|1|1|A");
-        assert_ne!(a, super::__symbol_hash("m|f.rs|1|1|B"));
-        assert_ne!(a, super::__symbol_hash("m|f.rs|2|1|A"));
-    }
-
-    #[test]
-    fn arrays_are_at_least_16_aligned() {
-        assert_eq!(super::__array_align::<[u8; 3]>(), 16);
-        assert_eq!(super::__array_align::<[f64; 2]>(), 16);
-        assert_eq!(super::element_align::<[f32; 3]>(), 4);
-        assert_eq!(super::element_align::<u64>(), 8);
     }
 }

@@ -30,94 +30,7 @@
 //! }
 //! ```
 
-/// Threads per warp on every NVIDIA architecture sluice targets.
-pub const WARP_SIZE: u32 = 32;
-
-/// A 3-component index or size, as CUDA's `dim3`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Dim3 {
-    /// x component.
-    pub x: u32,
-    /// y component.
-    pub y: u32,
-    /// z component.
-    pub z: u32,
-}
-
-impl Dim3 {
-    /// `(x, y, z)`.
-    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
-        Dim3 { x, y, z }
-    }
-
-    /// `(x, 1, 1)`.
-    pub const fn x(x: u32) -> Dim3 {
-        Dim3 { x, y: 1, z: 1 }
-    }
-
-    /// `(x, y, 1)`.
-    pub const fn xy(x: u32, y: u32) -> Dim3 {
-        Dim3 { x, y, z: 1 }
-    }
-
-    /// `x * y * z` in 64 bits.
-    pub const fn volume(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
-    }
-}
-
-/// A 2-component index or size (x, y): the 2-D global index of a thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Dim2 {
-    /// x component.
-    pub x: u32,
-    /// y component.
-    pub y: u32,
-}
-
-impl Dim2 {
-    /// `(x, y)`.
-    pub const fn new(x: u32, y: u32) -> Dim2 {
-        Dim2 { x, y }
-    }
-
-    /// `x * y` in 64 bits.
-    pub const fn area(self) -> u64 {
-        self.x as u64 * self.y as u64
-    }
-}
-
-impl From<Dim2> for (u32, u32) {
-    fn from(d: Dim2) -> (u32, u32) {
-        (d.x, d.y)
-    }
-}
-
-impl From<Dim3> for (u32, u32, u32) {
-    fn from(d: Dim3) -> (u32, u32, u32) {
-        (d.x, d.y, d.z)
-    }
-}
-
-impl From<Dim3> for [u32; 3] {
-    fn from(d: Dim3) -> [u32; 3] {
-        [d.x, d.y, d.z]
-    }
-}
-
-impl From<Dim2> for [u32; 2] {
-    fn from(d: Dim2) -> [u32; 2] {
-        [d.x, d.y]
-    }
-}
-
-/// `blockIdx * blockDim + threadIdx` along one axis in 32-bit wrapping
-/// arithmetic, as CUDA C++ computes it with `unsigned` (pure logic, shared by
-/// the device functions and the host tests).
-#[inline(always)]
-pub const fn global_coord_u32(block_idx: u32, block_dim: u32, thread_idx: u32) -> u32 {
-    block_idx.wrapping_mul(block_dim).wrapping_add(thread_idx)
-}
+pub use crate::spec::thread::{global_coord_u32, Dim2, Dim3, WARP_SIZE};
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx;
@@ -376,19 +289,4 @@ pub fn warp_idx() -> u32 {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
     crate::sync::sync_threads()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thirty_two_bit_indices_wrap_as_cuda_cs_unsigned() {
-        assert_eq!(global_coord_u32(3, 256, 17), 785);
-        assert_eq!(global_coord_u32(u32::MAX / 1024 + 1, 1024, 5), 5);
-        let d: (u32, u32) = Dim2::new(4, 5).into();
-        assert_eq!(d, (4, 5));
-        assert_eq!(Dim2::new(70_000, 70_000).area(), 4_900_000_000);
-        assert_eq!(<[u32; 3]>::from(Dim3::new(1, 2, 3)), [1, 2, 3]);
-    }
 }

@@ -54,75 +54,7 @@
 //! // lane 0 holds the warp's sum
 //! ```
 
-/// All 32 lanes.
-pub const FULL_MASK: u32 = 0xffff_ffff;
-
-/// The four shuffle modes of `shfl.sync` (pure data: the host tests and
-/// references use it with [`shfl_source`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ShflMode {
-    /// `__shfl_sync`: read lane `src` of this lane's segment.
-    Idx,
-    /// `__shfl_up_sync`: read lane `lane - delta`.
-    Up,
-    /// `__shfl_down_sync`: read lane `lane + delta`.
-    Down,
-    /// `__shfl_xor_sync`: read lane `lane ^ mask` (`.bfly`).
-    Xor,
-}
-
-/// Whether `width` is a valid shuffle segment width: a power of two from 1 to 32.
-pub const fn valid_width(width: u32) -> bool {
-    width.is_power_of_two() && width <= 32
-}
-
-/// The `c` operand of `shfl.sync` for segments of `width` lanes, as nvcc
-/// builds it for `__shfl*_sync(..., width)`: the segment mask `32 - width` in
-/// bits 8..13, and the clamp lane in bits 0..5 (`0x1f`, except `0` for `up`,
-/// whose bound is the segment's first lane). `width` must satisfy [`valid_width`].
-pub const fn shfl_c(mode: ShflMode, width: u32) -> u32 {
-    let seg = (32 - width) << 8;
-    match mode {
-        ShflMode::Up => seg,
-        _ => seg | 0x1f,
-    }
-}
-
-/// The lane a `shfl.sync` in `mode` with operands `b` and `c` reads for lane
-/// `lane`, and its predicate (whether that lane was in range; out of range, a
-/// lane reads its own value): PTX's definition of `shfl.sync`, for host-side
-/// references and tests.
-pub const fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u32, bool) {
-    let lane = lane & 31;
-    let b = b & 31;
-    let clamp = c & 31;
-    let seg = (c >> 8) & 31;
-    let max_lane = (lane & seg) | (clamp & !seg);
-    let min_lane = lane & seg;
-    let (j, p) = match mode {
-        ShflMode::Up => {
-            let j = lane as i32 - b as i32;
-            (j, j >= max_lane as i32)
-        }
-        ShflMode::Down => {
-            let j = (lane + b) as i32;
-            (j, j <= max_lane as i32)
-        }
-        ShflMode::Xor => {
-            let j = (lane ^ b) as i32;
-            (j, j <= max_lane as i32)
-        }
-        ShflMode::Idx => {
-            let j = (min_lane | (b & !seg)) as i32;
-            (j, j <= max_lane as i32)
-        }
-    };
-    if p {
-        (j as u32, true)
-    } else {
-        (lane, false)
-    }
-}
+pub use crate::spec::warp::{shfl_c, shfl_source, valid_width, ShflMode, FULL_MASK};
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
@@ -684,52 +616,14 @@ mod imp {
 #[cfg(target_arch = "nvptx64")]
 pub use imp::*;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn full_width_shuffles_read_the_documented_lanes() {
-        let c = |m| shfl_c(m, 32);
-        assert_eq!(shfl_source(ShflMode::Idx, 3, 17, c(ShflMode::Idx)), (17, true));
-        assert_eq!(shfl_source(ShflMode::Up, 3, 1, c(ShflMode::Up)), (2, true));
-        assert_eq!(shfl_source(ShflMode::Up, 0, 1, c(ShflMode::Up)), (0, false));
-        assert_eq!(shfl_source(ShflMode::Down, 30, 1, c(ShflMode::Down)), (31, true));
-        assert_eq!(shfl_source(ShflMode::Down, 31, 1, c(ShflMode::Down)), (31, false));
-        assert_eq!(shfl_source(ShflMode::Xor, 5, 1, c(ShflMode::Xor)), (4, true));
-    }
-
-    #[test]
-    fn segments_bound_every_mode() {
-        // width 8: lanes 8..16 form one segment.
-        assert_eq!(shfl_c(ShflMode::Idx, 8), 0x181f);
-        assert_eq!(shfl_c(ShflMode::Up, 8), 0x1800);
-        assert_eq!(shfl_source(ShflMode::Idx, 12, 3, shfl_c(ShflMode::Idx, 8)), (11, true));
-        assert_eq!(shfl_source(ShflMode::Idx, 12, 11, shfl_c(ShflMode::Idx, 8)), (11, true)); // 11 % 8 = 3
-        assert_eq!(shfl_source(ShflMode::Up, 9, 2, shfl_c(ShflMode::Up, 8)), (9, false));
-        assert_eq!(shfl_source(ShflMode::Up, 10, 2, shfl_c(ShflMode::Up, 8)), (8, true));
-        assert_eq!(shfl_source(ShflMode::Down, 14, 1, shfl_c(ShflMode::Down, 8)), (15, true));
-        assert_eq!(shfl_source(ShflMode::Down, 15, 1, shfl_c(ShflMode::Down, 8)), (15, false));
-        assert_eq!(shfl_source(ShflMode::Xor, 13, 4, shfl_c(ShflMode::Xor, 8)), (9, true));
-        // CUDA: an xor may read an *earlier* segment, never a later one.
-        assert_eq!(shfl_source(ShflMode::Xor, 13, 8, shfl_c(ShflMode::Xor, 8)), (5, true));
-        assert_eq!(shfl_source(ShflMode::Xor, 5, 8, shfl_c(ShflMode::Xor, 8)), (5, false));
-    }
-
-    #[test]
-    fn widths_are_powers_of_two_up_to_32() {
-        assert!(valid_width(1) && valid_width(16) && valid_width(32));
-        assert!(!valid_width(0) && !valid_width(12) && !valid_width(64));
-    }
-}
-
 /// The host: warp collectives of the CPU runtime ([`crate::cpu`]), with the
 /// same signatures and contracts as on the device.
 #[cfg(not(target_arch = "nvptx64"))]
 mod imp {
     use super::{shfl_c, valid_width, ShflMode, FULL_MASK};
     use crate::cpu::block::current;
-    use crate::cpu::warp::{active_mask as cpu_active_mask, collective, Redux, WarpOp};
+    use crate::cpu::warp::{active_mask as cpu_active_mask, collective, WarpOp};
+    use crate::spec::warp::{lanemask_eq, lanemask_gt, lanemask_le, lanemask_lt, Redux};
 
     /// This thread's lane in its warp, `0..32`.
     #[inline(always)]
@@ -763,13 +657,13 @@ mod imp {
 
     lanemask! {
         /// Bits of the lanes below this one (`%lanemask_lt`).
-        lane_mask_lt => |l| (1u32 << l) - 1;
+        lane_mask_lt => |l| lanemask_lt(l);
         /// Bits of the lanes up to and including this one (`%lanemask_le`).
-        lane_mask_le => |l| ((1u64 << (l + 1)) - 1) as u32;
+        lane_mask_le => |l| lanemask_le(l);
         /// Bit of this lane (`%lanemask_eq`).
-        lane_mask_eq => |l| 1u32 << l;
+        lane_mask_eq => |l| lanemask_eq(l);
         /// Bits of the lanes above this one (`%lanemask_gt`).
-        lane_mask_gt => |l| !(((1u64 << (l + 1)) - 1) as u32);
+        lane_mask_gt => |l| lanemask_gt(l);
     }
 
     /// Waits until every lane in `mask` has reached a `sync_warp` and orders

@@ -34,7 +34,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::shared::Arena;
 use super::warp::{self as cpu_warp, WarpOp};
-use crate::thread::Dim3;
+use crate::spec::thread::{linear_rank, Dim3};
 
 /// Why a suspended thread is resumed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -543,7 +543,7 @@ impl<'a> Runner<'a> {
                         block_idx,
                         block_dim: d,
                         grid_dim: self.grid,
-                        rank: (z * d.y + y) * d.x + x,
+                        rank: linear_rank(Dim3 { x, y, z }, d),
                         block: Cell::new(core::ptr::null()),
                         yielder: Cell::new(core::ptr::null()),
                         worker: Cell::new(u32::MAX),

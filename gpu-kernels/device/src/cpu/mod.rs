@@ -155,7 +155,7 @@ use std::vec::Vec;
 
 use rayon::prelude::*;
 
-use crate::thread::Dim3;
+use crate::spec::thread::Dim3;
 
 pub(crate) mod block;
 pub(crate) mod printf;

@@ -21,23 +21,10 @@ use std::panic::Location;
 use std::string::String;
 
 use super::block::{self, Block, ThreadCtx, Wait};
-use crate::warp::{shfl_source, ShflMode};
+use crate::spec::warp::{shfl_source, Redux, ShflMode};
 
 /// What a shuffle from a lane outside the group reads on the CPU (PTX: undefined).
 pub(crate) const UNDEFINED_BITS: u128 = u128::MAX;
-
-/// A reduction of `redux.sync`.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Redux {
-    AddU32,
-    MinU32,
-    MinI32,
-    MaxU32,
-    MaxI32,
-    And,
-    Or,
-    Xor,
-}
 
 /// The kind of a warp collective; lanes complete a group only with the same kind.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -158,17 +145,7 @@ pub(crate) fn try_complete(block: &Block, rank: u32, current: Option<u32>) -> bo
             each(&|_, _| if all { (mask as u128, true) } else { (0, false) })
         }
         WarpOp::Redux(r) => {
-            let vals = (0..32).filter(|&k| members & (1 << k) != 0).map(|k| lane(k).value.get() as u32);
-            let v = match r {
-                Redux::AddU32 => vals.fold(0u32, u32::wrapping_add),
-                Redux::MinU32 => vals.fold(u32::MAX, u32::min),
-                Redux::MaxU32 => vals.fold(0, u32::max),
-                Redux::MinI32 => vals.map(|v| v as i32).fold(i32::MAX, i32::min) as u32,
-                Redux::MaxI32 => vals.map(|v| v as i32).fold(i32::MIN, i32::max) as u32,
-                Redux::And => vals.fold(u32::MAX, |a, v| a & v),
-                Redux::Or => vals.fold(0, |a, v| a | v),
-                Redux::Xor => vals.fold(0, |a, v| a ^ v),
-            };
+            let v = r.reduce((0..32).filter(|&k| members & (1 << k) != 0).map(|k| lane(k).value.get() as u32));
             each(&|_, _| (v as u128, false))
         }
         WarpOp::Sync => each(&|_, _| (0, false)),
