@@ -16,7 +16,11 @@
 //!   hash is of the macro's module path, file, line and column;
 //! * `anon_$_<hash>_$_<n>`, the private string constants, whose hash names the codegen unit;
 //! * inside those string constants, `FILE:LINE:COL` of a `dassert!`/`dfail!` message
-//!   (`kernel failed at FILE:LINE:COL: ...`), and with it the array's length.
+//!   (`kernel failed at FILE:LINE:COL: ...`), and with it the array's length — also
+//!   where the code passes that length as an immediate (`dfail!` hands its message to
+//!   the fault record as a slice): an integer operand may differ only as the length of
+//!   a string constant whose site changed, the k-th such string before against the
+//!   k-th after.
 //!
 //! Every renaming is listed (`before -> after`) so that the report says exactly which names
 //! changed; any other difference fails the diff and is printed.
@@ -129,8 +133,10 @@ pub fn diff(args: &[String]) -> Result {
             println!("{name}: identical");
             continue;
         }
-        let (na, ra) = normalise(&a);
-        let (nb, rb) = normalise(&b);
+        let (na, ra, lens_a) = normalise(&a);
+        let (nb, rb, lens_b) = normalise(&b);
+        let lengths: Vec<(u64, u64)> =
+            lens_a.iter().zip(&lens_b).filter(|(x, y)| x != y).map(|(&x, &y)| (x, y)).collect();
         let renamed: Vec<String> = ra
             .iter()
             .zip(&rb)
@@ -139,9 +145,27 @@ pub fn diff(args: &[String]) -> Result {
             .chain((ra.len() != rb.len()).then(|| format!("    {} names before, {} after", ra.len(), rb.len())))
             .collect();
         let (la, lb): (Vec<&str>, Vec<&str>) = (na.lines().collect(), nb.lines().collect());
-        let differing: Vec<usize> = (0..la.len().max(lb.len())).filter(|&i| la.get(i) != lb.get(i)).collect();
+        let mut immediates = 0;
+        let differing: Vec<usize> = (0..la.len().max(lb.len()))
+            .filter(|&i| match (la.get(i), lb.get(i)) {
+                (Some(x), Some(y)) if x != y && differ_by_lengths(x, y, &lengths) => {
+                    immediates += 1;
+                    false
+                }
+                (x, y) => x != y,
+            })
+            .collect();
         if differing.is_empty() {
-            println!("{name}: same instructions; {} names differ:\n{}", renamed.len(), renamed.join("\n"));
+            println!(
+                "{name}: same instructions; {} names differ{}:\n{}",
+                renamed.len(),
+                if immediates > 0 {
+                    format!(" (and {immediates} operands that are those strings' lengths, {lengths:?})")
+                } else {
+                    String::new()
+                },
+                renamed.join("\n")
+            );
         } else {
             println!("{name}: DIFFERENT ({} lines after normalising); first ones:", differing.len());
             for &i in differing.iter().take(20) {
@@ -159,14 +183,17 @@ pub fn diff(args: &[String]) -> Result {
 }
 
 /// The PTX with the names listed in the module docs renamed by order of first appearance,
-/// and the original of each renamed name or string, in that order.
-fn normalise(ptx: &str) -> (String, Vec<String>) {
+/// the original of each renamed name or string, in that order, and the array length of
+/// every string constant, in order.
+fn normalise(ptx: &str) -> (String, Vec<String>, Vec<u64>) {
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
+    let mut lengths = Vec::new();
     let mut out = String::with_capacity(ptx.len());
     for line in ptx.lines() {
         let line = match string_constant(line) {
-            Some((head, text)) => {
+            Some((head, text, len)) => {
+                lengths.push(len);
                 let site = site_free(&text);
                 if site != text {
                     order.push(text.escape_debug().to_string());
@@ -178,17 +205,49 @@ fn normalise(ptx: &str) -> (String, Vec<String>) {
         out.push_str(&rename(&line, &mut seen, &mut order));
         out.push('\n');
     }
-    (out, order)
+    (out, order, lengths)
 }
 
-/// `(".global .align 1 .b8 NAME", text)` of a byte-string constant line.
-fn string_constant(line: &str) -> Option<(String, String)> {
+/// `(".global .align 1 .b8 NAME", text, array length)` of a byte-string constant line.
+fn string_constant(line: &str) -> Option<(String, String, u64)> {
     let rest = line.strip_prefix(".global .align 1 .b8 ")?;
     let (name, rest) = rest.split_once('[')?;
-    let (_, bytes) = rest.split_once("] = {")?;
+    let (len, bytes) = rest.split_once("] = {")?;
     let bytes = bytes.strip_suffix("};")?;
     let b: Option<Vec<u8>> = bytes.split(',').map(|x| x.trim().parse().ok()).collect();
-    Some((format!(".global .align 1 .b8 {name}"), String::from_utf8_lossy(&b?).into_owned()))
+    Some((format!(".global .align 1 .b8 {name}"), String::from_utf8_lossy(&b?).into_owned(), len.parse().ok()?))
+}
+
+/// Whether lines `a` and `b` differ only in integer operands, each pair of which is
+/// the (before, after) length of a string constant whose site changed.
+fn differ_by_lengths(a: &str, b: &str, lengths: &[(u64, u64)]) -> bool {
+    let tokens = |s: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        for ch in s.chars() {
+            if ch.is_ascii_alphanumeric() || ch == '_' || ch == '%' || ch == '$' || ch == '.' {
+                cur.push(ch);
+            } else {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                out.push(ch.to_string());
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    };
+    let (ta, tb) = (tokens(a), tokens(b));
+    ta.len() == tb.len()
+        && ta.iter().zip(&tb).all(|(x, y)| {
+            x == y
+                || match (x.parse::<u64>(), y.parse::<u64>()) {
+                    (Ok(x), Ok(y)) => lengths.contains(&(x, y)),
+                    _ => false,
+                }
+        })
 }
 
 /// `text` with the `FILE:LINE:COL` of `kernel failed at FILE:LINE:COL: ` replaced by `<site>`.
@@ -278,12 +337,21 @@ mod tests {
                  mov.u32 %r1, sluice_shared_42; call _RINvNtNtCsx_13sluice_device6shared3imp7declareAmj2_Ky896d2926e3c70e4f_EB6_;\n\
                  mov.u32 %r2, sluice_shared_42;";
         let b = a.replace("42", "77").replace("896d2926e3c70e4f", "0011223344556677");
-        let (na, ra) = normalise(a);
-        let (nb, rb) = normalise(&b);
+        let (na, ra, _) = normalise(a);
+        let (nb, rb, _) = normalise(&b);
         assert_eq!(na, nb);
         assert_eq!(ra.len(), 3);
         assert_ne!(ra, rb);
         assert!(!normalise(&a.replace("%r2", "%r3")).0.eq(&na));
+    }
+
+    #[test]
+    fn only_the_lengths_of_moved_strings_may_differ_as_operands() {
+        let lengths = [(92, 96)];
+        assert!(differ_by_lengths("\tst.param.b64 \t[param1], 92;", "\tst.param.b64 \t[param1], 96;", &lengths));
+        assert!(!differ_by_lengths("\tst.param.b64 \t[param1], 92;", "\tst.param.b64 \t[param1], 97;", &lengths));
+        assert!(!differ_by_lengths("\tst.param.b64 \t[param2], 92;", "\tst.param.b64 \t[param1], 96;", &lengths));
+        assert!(!differ_by_lengths("\tadd.s32 \t%r1, %r2, 92;", "\tadd.s32 \t%r1, %r2, 96, 1;", &lengths));
     }
 
     #[test]
