@@ -158,7 +158,6 @@ use rayon::prelude::*;
 use crate::spec::thread::Dim3;
 
 pub(crate) mod block;
-pub(crate) mod printf;
 pub(crate) mod shared;
 pub(crate) mod warp;
 

@@ -1,0 +1,445 @@
+//! Device-side output: [`dprint!`](crate::dprint) and [`dprintln!`](crate::dprintln)
+//! through the CUDA driver's `vprintf`, and the panic handler (device only).
+//!
+//! **On the host** (the CPU runtime, [`crate::cpu`]) `dprint!` formats the
+//! same C format string as C's `printf` does and prints it at once (one
+//! `print!` per call, so lines of different threads never interleave, and
+//! the test harness captures them); `dassert!`/`dfail!` and panics fail the
+//! launch with the thread, the location and the message.
+//!
+//! # `dprintln!`
+//!
+//! ```ignore
+//! use sluice_device::{dprintln, thread};
+//! dprintln!("block %u thread %u: x = %f, n = %lld", thread::block_idx_x(), thread::thread_idx_x(), x, n);
+//! dprintln!("name: %s", c"potential");
+//! ```
+//!
+//! The format string is C's (CUDA's `printf`), not Rust's `{}`: the text is
+//! handed to the driver as is, and the driver formats it on the host when the
+//! kernel ends (the output appears at the next synchronisation with the
+//! launching stream, not immediately; the buffer is 1 MiB by default,
+//! `cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE)` resizes it).
+//!
+//! Arguments are packed as nvcc packs them: each promoted as C varargs are
+//! (`f32` → `f64`, 8/16-bit integers and `bool` → 32-bit), laid out in a
+//! `#[repr(C)]` struct (each aligned to its size) whose address is passed to
+//! `vprintf(format, args)`.
+//!
+//! **Checked at compile time:** every conversion of the format must match its
+//! argument's type, so that a `%s` can only read a `&CStr` and `%lld` only a
+//! 64-bit integer. A mismatch is a compile error ("dprint!: the format string
+//! does not match the arguments"). The table:
+//!
+//! | conversion | argument types |
+//! | --- | --- |
+//! | `%d %i %u %x %X %o %c` (also `h`, `hh`) | `i32 u32 i16 u16 i8 u8 bool` |
+//! | `%ld %lld %lu %llu %lx %zu` ... (`l`, `ll`, `z`, `j`, `t`) | `i64 u64 isize usize` |
+//! | `%f %F %e %E %g %G %a %A` | `f32 f64` |
+//! | `%s` | `&CStr` (`c"..."` literals, `CStr::from_bytes_with_nul`) |
+//! | `%p` | `*const T`, `*mut T` |
+//! | `%%` | none |
+//!
+//! `*` widths and precisions are not accepted; at most 12 arguments (CUDA
+//! allows 32; more tuple impls would lift the limit).
+//!
+//! # `dassert!` and `dfail!`
+//!
+//! [`dassert!`](crate::dassert)`(cond, "message")` and
+//! [`dfail!`](crate::dfail)`("message")` print
+//! `kernel failed at FILE:LINE:COL: message` and `trap`. The whole line is one
+//! constant string built at compile time, so, unlike a panic, they cost the
+//! kernel no stack frame; the device std's own checks (shared-memory bounds,
+//! `DeviceSliceMut::write`) use them.
+//!
+//! # Panics
+//!
+//! A panic on the device (a failed `assert!`, an index out of bounds, an
+//! explicit `panic!`, an arithmetic overflow check) ends the kernel with `trap`:
+//! the launch (and every later operation on the context) reports
+//! `CUDA_ERROR_LAUNCH_FAILED` (719, "unspecified launch failure", as measured on
+//! an H200 with driver 580; not `CUDA_ERROR_ILLEGAL_INSTRUCTION`), which the host
+//! library reports as a lost context (`Error::ContextLost`).
+//!
+//! **By default the handler traps and does nothing else.** It never reads its
+//! `PanicInfo`, so after the bitcode link (`opt` internalizes everything and
+//! removes unused arguments) nothing formats the message: core's panic entry
+//! points (`panic_bounds_check`, `panic_fmt`, ...) shrink to parameterless
+//! `.func`s whose body is `trap`, no `core::fmt` function reaches the PTX, and a
+//! bounds check costs the kernel one compare and a predicated call, not a stack
+//! frame. (Measured on `x[i]` in a vecadd-shaped kernel: the same registers as
+//! without the check, no stack.)
+//!
+//! **With `--cfg sluice_panic_messages`** (the builder's debug mode passes it)
+//! the handler first prints `panicked at FILE:LINE:COLUMN: MESSAGE` through
+//! `vprintf`. The message is printed when it is a plain string
+//! (`panic!("text")`, `assert!(c, "text")`); a formatted message (`{}`
+//! arguments, such as the index of an out-of-bounds access) is not formatted on
+//! the device and prints as `(formatted message not shown)`. Inspecting the
+//! message keeps every panic site's `fmt::Arguments` alive, so this mode costs
+//! what the default avoids: core's argument structures and the `Display`
+//! functions they point to reach the PTX (never called for a plain string), and
+//! a kernel with a bounds check gets a stack frame (216 bytes for vecadd's `x[i]`
+//! on sm_90, against none by default). Use it to find a panic, not to measure. The output
+//! is only seen if the host synchronises with the context after the error, and
+//! only if the printf buffer is flushed; on a `trap` it usually is, but do not
+//! rely on it.
+//!
+//! [`dassert!`](crate::dassert) and [`dfail!`](crate::dfail) always print their
+//! (constant) message: use them where a kernel's precondition deserves a message
+//! in release builds too.
+
+// The backend, chosen once: the driver's `vprintf`, the fault record and the panic
+// handler on the GPU; C-style formatting on stdout and panics on the CPU.
+#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
+#[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
+mod imp;
+
+/// The size of the fault record a failing kernel writes for the host (see `dfail!`): the
+/// host library allocates it and reads the block, thread and message of the first thread
+/// that failed after the fault.
+pub const FAULT_RECORD_BYTES: usize = 256;
+
+use core::ffi::CStr;
+
+/// What a conversion consumes (internal).
+#[doc(hidden)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ArgKind {
+    Int32,
+    Int64,
+    Float,
+    Str,
+    Ptr,
+}
+
+/// A type `dprint!` accepts as an argument; see the module docs.
+pub trait PrintfArg: Copy {
+    /// The C type it is promoted to (its size is its alignment).
+    #[doc(hidden)]
+    type Promoted: Copy;
+    #[doc(hidden)]
+    const KIND: ArgKind;
+    #[doc(hidden)]
+    fn promote(self) -> Self::Promoted;
+}
+
+macro_rules! arg {
+    ($($t:ty => $p:ty, $k:ident, |$x:ident| $e:expr;)*) => {$(
+        impl PrintfArg for $t {
+            type Promoted = $p;
+            const KIND: ArgKind = ArgKind::$k;
+            #[inline(always)]
+            fn promote(self) -> $p {
+                let $x = self;
+                $e
+            }
+        }
+    )*};
+}
+
+arg! {
+    i8 => i32, Int32, |x| x as i32;
+    u8 => u32, Int32, |x| x as u32;
+    i16 => i32, Int32, |x| x as i32;
+    u16 => u32, Int32, |x| x as u32;
+    i32 => i32, Int32, |x| x;
+    u32 => u32, Int32, |x| x;
+    bool => u32, Int32, |x| x as u32;
+    i64 => i64, Int64, |x| x;
+    u64 => u64, Int64, |x| x;
+    isize => i64, Int64, |x| x as i64;
+    usize => u64, Int64, |x| x as u64;
+    f32 => f64, Float, |x| x as f64;
+    f64 => f64, Float, |x| x;
+    &CStr => *const u8, Str, |x| x.as_ptr() as *const u8;
+}
+
+impl<T> PrintfArg for *const T {
+    type Promoted = *const u8;
+    const KIND: ArgKind = ArgKind::Ptr;
+    #[inline(always)]
+    fn promote(self) -> *const u8 {
+        self as *const u8
+    }
+}
+
+impl<T> PrintfArg for *mut T {
+    type Promoted = *const u8;
+    const KIND: ArgKind = ArgKind::Ptr;
+    #[inline(always)]
+    fn promote(self) -> *const u8 {
+        self as *const u8
+    }
+}
+
+/// A tuple of [`PrintfArg`]s, packed as one `#[repr(C)]` struct (internal).
+#[doc(hidden)]
+pub trait PrintfArgs {
+    const KINDS: &'static [ArgKind];
+    type Packed;
+    fn pack(self) -> Self::Packed;
+}
+
+macro_rules! tuples {
+    ($($s:ident($($a:ident $f:ident),*);)*) => {$(
+        #[doc(hidden)]
+        #[repr(C)]
+        pub struct $s<$($a),*> { $($f: $a),* }
+
+        impl<$($a: PrintfArg),*> PrintfArgs for ($($a,)*) {
+            const KINDS: &'static [ArgKind] = &[$($a::KIND),*];
+            type Packed = $s<$($a::Promoted),*>;
+            #[inline(always)]
+            #[allow(non_snake_case)]
+            fn pack(self) -> Self::Packed {
+                let ($($f,)*) = self;
+                $s { $($f: $f.promote()),* }
+            }
+        }
+    )*};
+}
+
+impl PrintfArgs for () {
+    const KINDS: &'static [ArgKind] = &[];
+    type Packed = ();
+    fn pack(self) {}
+}
+
+tuples! {
+    P1(A a);
+    P2(A a, B b);
+    P3(A a, B b, C c);
+    P4(A a, B b, C c, D d);
+    P5(A a, B b, C c, D d, E e);
+    P6(A a, B b, C c, D d, E e, F f);
+    P7(A a, B b, C c, D d, E e, F f, G g);
+    P8(A a, B b, C c, D d, E e, F f, G g, H h);
+    P9(A a, B b, C c, D d, E e, F f, G g, H h, I i);
+    P10(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j);
+    P11(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k);
+    P12(A a, B b, C c, D d, E e, F f, G g, H h, I i, J j, K k, L l);
+}
+
+/// The format string of one `dprint!` call (internal).
+#[doc(hidden)]
+pub trait Format {
+    /// NUL-terminated.
+    const FMT: &'static str;
+}
+
+/// Whether the C format `fmt` consumes exactly `kinds`, in order.
+#[doc(hidden)]
+pub const fn format_matches(fmt: &str, kinds: &[ArgKind]) -> bool {
+    let b = fmt.as_bytes();
+    let mut i = 0;
+    let mut k = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if i < b.len() && b[i] == b'%' {
+            i += 1;
+            continue;
+        }
+        // flags, width, precision
+        while i < b.len() && matches!(b[i], b'-' | b'+' | b' ' | b'#' | b'0'..=b'9' | b'.') {
+            i += 1;
+        }
+        // length
+        let mut long = false;
+        while i < b.len() && matches!(b[i], b'h' | b'l' | b'z' | b'j' | b't' | b'L') {
+            if matches!(b[i], b'l' | b'z' | b'j' | b't') {
+                long = true;
+            }
+            i += 1;
+        }
+        if i >= b.len() {
+            return false;
+        }
+        let want = match b[i] {
+            b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => {
+                if long {
+                    ArgKind::Int64
+                } else {
+                    ArgKind::Int32
+                }
+            }
+            b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => ArgKind::Float,
+            b's' => ArgKind::Str,
+            b'p' => ArgKind::Ptr,
+            _ => return false, // `*`, `%n` and unknown conversions are refused
+        };
+        i += 1;
+        if k >= kinds.len() || !kind_eq(kinds[k], want) {
+            return false;
+        }
+        k += 1;
+    }
+    k == kinds.len()
+}
+
+const fn kind_eq(a: ArgKind, b: ArgKind) -> bool {
+    a as u8 == b as u8
+}
+
+/// Checks `F::FMT` against `A` at compile time, packs and prints (internal;
+/// use `dprint!`).
+#[doc(hidden)]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn __print<F: Format, A: PrintfArgs>(args: A) {
+    const {
+        assert!(
+            format_matches(F::FMT, A::KINDS),
+            "dprint!: the format string does not match the arguments (see sluice_device::io)"
+        )
+    };
+    let packed = args.pack();
+    let p = if core::mem::size_of::<A::Packed>() == 0 {
+        core::ptr::null()
+    } else {
+        &packed as *const A::Packed as *const u8
+    };
+    // SAFETY: `F::FMT` is NUL-terminated (the macro appends the NUL); every
+    // conversion in it matches the promoted type at the same position of the
+    // `#[repr(C)]` `packed` (checked above at compile time), so `vprintf`
+    // reads only these live bytes and, for `%s`, NUL-terminated `CStr`s that
+    // outlive the call.
+    unsafe { imp::vprintf(F::FMT.as_ptr(), p) };
+}
+
+/// Length of the `%`-escaped concatenation of `parts`, plus the NUL.
+#[doc(hidden)]
+pub const fn __escaped_len(parts: &[&str]) -> usize {
+    let mut n = 1;
+    let mut p = 0;
+    while p < parts.len() {
+        let b = parts[p].as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            n += if b[i] == b'%' { 2 } else { 1 };
+            i += 1;
+        }
+        p += 1;
+    }
+    n
+}
+
+/// The concatenation of `parts` with `%` doubled (so it prints literally
+/// as a format) and NUL-terminated; interior NULs become `?`.
+#[doc(hidden)]
+pub const fn __escape<const N: usize>(parts: &[&str]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut n = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        let b = parts[p].as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' {
+                out[n] = b'%';
+                n += 1;
+            }
+            out[n] = if b[i] == 0 { b'?' } else { b[i] };
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    out
+}
+
+/// Prints `format` (NUL-terminated, no conversions) and ends the kernel with
+/// `trap`; on the CPU, panics with the message (internal; use `dassert!`/`dfail!`).
+#[doc(hidden)]
+#[inline(always)]
+#[cold]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn __fail(format: &'static [u8]) -> ! {
+    imp::fail(format)
+}
+
+/// Prints from the device with a C format string, through `vprintf` (on the
+/// host, the CPU runtime formats it as C does). The format is checked against
+/// the argument types at compile time; see [`io`](crate::io).
+///
+/// ```ignore
+/// sluice_device::dprint!("x = %f, ", x);
+/// ```
+#[macro_export]
+macro_rules! dprint {
+    ($fmt:literal $(, $arg:expr)* $(,)?) => {
+        $crate::__dprint_impl!(concat!($fmt, "\0") $(, $arg)*)
+    };
+}
+
+/// [`dprint!`](crate::dprint) with a newline appended.
+///
+/// ```ignore
+/// sluice_device::dprintln!("thread %u of %u", tid, n);
+/// ```
+#[macro_export]
+macro_rules! dprintln {
+    ($fmt:literal $(, $arg:expr)* $(,)?) => {
+        $crate::__dprint_impl!(concat!($fmt, "\n\0") $(, $arg)*)
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __dprint_impl {
+    ($fmt:expr $(, $arg:expr)*) => {{
+        struct __SluiceFmt;
+        impl $crate::io::Format for __SluiceFmt {
+            const FMT: &'static str = $fmt;
+        }
+        $crate::io::__print::<__SluiceFmt, _>(($($arg,)*));
+    }};
+}
+
+/// Ends the kernel with a message: prints `kernel failed at FILE:LINE:COL: MESSAGE`
+/// through `vprintf` and executes `trap` (on the host: a panic with the message
+/// at the call site, which fails the CPU launch).
+///
+/// Unlike `panic!`, it needs no buffer and no `core::panicking` call: the
+/// whole line is one constant format string (built at compile time, `%`
+/// escaped), so the kernel gets no stack frame for it. `MESSAGE` is any
+/// constant `&str` expression.
+///
+/// ```ignore
+/// sluice_device::dfail!("the block must be (32, 8, 1)");
+/// ```
+#[macro_export]
+macro_rules! dfail {
+    ($msg:expr) => {{
+        const __SLUICE_PARTS: &[&str] =
+            &[concat!("kernel failed at ", file!(), ":", line!(), ":", column!(), ": "), $msg, "\n"];
+        const __SLUICE_LEN: usize = $crate::io::__escaped_len(__SLUICE_PARTS);
+        const __SLUICE_FMT: [u8; __SLUICE_LEN] = $crate::io::__escape::<__SLUICE_LEN>(__SLUICE_PARTS);
+        $crate::io::__fail(&__SLUICE_FMT)
+    }};
+}
+
+/// `assert!` for kernels: if `cond` is false, [`dfail!`](crate::dfail) with
+/// the message (or the condition's text). Cheaper than `assert!`, whose panic
+/// path copies its message into a local buffer (see [`io`](crate::io)).
+///
+/// ```ignore
+/// sluice_device::dassert!(thread::block_dim_x() % 32 == 0, "sum_reduce: block of whole warps");
+/// ```
+#[macro_export]
+macro_rules! dassert {
+    ($cond:expr $(,)?) => {
+        if !$cond {
+            $crate::dfail!(concat!("assertion failed: ", stringify!($cond)))
+        }
+    };
+    ($cond:expr, $msg:expr $(,)?) => {
+        if !$cond {
+            $crate::dfail!($msg)
+        }
+    };
+}
