@@ -1,18 +1,27 @@
-//! `shared` on the CPU: the block's shared memory is one buffer of the CPU runtime
-//! ([`crate::cpu`]); window addresses are offsets into it, the same for every
-//! thread of the block, and every access is checked against what the block has
-//! allocated (a panic, not a wild access).
+//! `shared` on the CPU: the block's shared memory is one buffer ([`arena`]), the
+//! family's per-block state in the CPU runtime ([`crate::cpu`]); window
+//! addresses are offsets into it, the same for every thread of the block, and
+//! every access is checked against what the block has allocated (a panic, not a
+//! wild access).
 
 use super::SharedStatic;
-use crate::cpu::block::current;
-use crate::cpu::shared::Arena;
+use crate::cpu::block::{current, LocalKey};
 use crate::spec::shared::array_align;
 use core::mem::size_of;
 
+#[path = "arena.rs"]
+mod arena;
+
+use arena::Arena;
+
+/// Each block's arena.
+static ARENA: LocalKey<Arena> = LocalKey::new();
+
+/// The current GPU thread's block's arena.
 #[inline(always)]
 #[track_caller]
 fn arena(what: &'static str) -> &'static Arena {
-    &current(what).block().shared
+    ARENA.get(current(what).block())
 }
 
 /// Loads a `T` from shared address `addr` (checked against the block's

@@ -1,11 +1,23 @@
 //! `warp` on the CPU: every `.sync` operation is a rendezvous of the warp's lanes
-//! in the CPU runtime ([`crate::cpu`]); lane ids and masks come from the current
-//! thread's rank.
+//! ([`rendezvous`], over the CPU runtime, [`crate::cpu`]); lane ids and masks come
+//! from the current thread's rank.
 
 use super::ShflMode;
 use crate::cpu::block::current;
-use crate::cpu::warp::{active_mask as cpu_active_mask, collective, WarpOp};
 use crate::spec::warp::{lanemask_eq, lanemask_gt, lanemask_le, lanemask_lt, shfl_c, Redux};
+
+#[path = "rendezvous.rs"]
+pub(crate) mod rendezvous;
+
+use rendezvous::{Operands, WarpOp};
+
+/// One of the warp family's collectives for the calling lane: its value, a
+/// shuffle's operands `b` and `c`; the lane's result and flag.
+#[inline(always)]
+#[track_caller]
+fn collective(what: &'static str, op: WarpOp, mask: u32, value: u128, b: u32, c: u32) -> (u128, bool) {
+    rendezvous::collective(what, op, mask, Operands { value, b, c })
+}
 
 #[inline(always)]
 #[track_caller]
@@ -15,7 +27,7 @@ pub(super) fn lane_id() -> u32 {
 
 #[track_caller]
 pub(super) fn active_mask() -> u32 {
-    cpu_active_mask("warp::active_mask")
+    rendezvous::active_mask("warp::active_mask")
 }
 
 macro_rules! lanemask {
