@@ -28,7 +28,8 @@ pub static mut __sluice_fault_record: u64 = 0;
 #[cold]
 #[inline(never)]
 pub(crate) fn record_fault(message: &[u8]) {
-    use crate::{thread, MemoryScope};
+    use crate::spec::scope::MemoryScope;
+    use crate::thread;
     // SAFETY: a plain 8-byte global the host writes before launching anything of this
     // module; read volatile, as the host changes it behind the compiler's back.
     let record = unsafe { core::ptr::addr_of!(__sluice_fault_record).read_volatile() } as *mut u32;

@@ -14,8 +14,8 @@ use std::panic::Location;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use super::MemoryScope;
 use crate::cpu::block::{current, suspend, Block, Launch, Local, LocalKey, Rendezvous, Wait};
+use crate::spec::scope::MemoryScope;
 
 #[track_caller]
 pub(super) fn sync_threads() {

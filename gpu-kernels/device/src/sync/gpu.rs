@@ -1,6 +1,6 @@
 //! `sync` on the GPU: `bar.sync`, `bar.red`, `bar.arrive` and `fence`.
 
-use super::MemoryScope;
+use crate::spec::scope::MemoryScope;
 use core::arch::asm;
 
 /// `bar.sync 0` (`__syncthreads()`).

@@ -1,8 +1,8 @@
 //! `thread` on the CPU: the indices of the GPU thread the CPU runtime runs
 //! ([`crate::cpu`]); outside a launch every function panics, naming itself.
 
-use super::{Dim3, WARP_SIZE};
 use crate::cpu::block::{current, yield_now, ThreadCtx};
+use crate::spec::thread::{Dim3, WARP_SIZE};
 
 /// The current GPU thread's context.
 #[inline(always)]

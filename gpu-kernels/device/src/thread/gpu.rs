@@ -1,7 +1,7 @@
 //! `thread` on the GPU: special registers (`%tid`, `%ctaid`, `%ntid`, `%nctaid`,
 //! `WARP_SZ`) and `nanosleep`.
 
-use super::Dim3;
+use crate::spec::thread::Dim3;
 use core::arch::nvptx;
 
 macro_rules! special {

@@ -2,9 +2,8 @@
 //! ([`rendezvous`], over the CPU runtime, [`crate::cpu`]); lane ids and masks come
 //! from the current thread's rank.
 
-use super::ShflMode;
 use crate::cpu::block::current;
-use crate::spec::warp::{lanemask_eq, lanemask_gt, lanemask_le, lanemask_lt, shfl_c, Redux};
+use crate::spec::warp::{lanemask_eq, lanemask_gt, lanemask_le, lanemask_lt, shfl_c, Redux, ShflMode};
 
 #[path = "rendezvous.rs"]
 pub(crate) mod rendezvous;

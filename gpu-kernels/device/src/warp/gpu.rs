@@ -2,7 +2,7 @@
 //! `shfl.sync` on 32-bit words (wider values as several words), `vote.sync`,
 //! `match.sync` and `redux.sync`.
 
-use super::ShflMode;
+use crate::spec::warp::ShflMode;
 use core::arch::asm;
 
 #[inline(always)]
