@@ -35,10 +35,21 @@
 //! loops), so code using them builds and tests on the CPU. [`fence`] is
 //! `atomic_thread_fence(order)` at a scope.
 //!
-//! On the host the functions below are host atomics too (relaxed; every scope
-//! is as strong as `System` there), on the memory pointed to; a
+//! # Hardware support
+//!
+//! sm_70+ for the orderings and scopes (`atom.relaxed.gpu` ...); `atom.add.f64`
+//! sm_60+. Every architecture sluice builds for has both.
+//!
+//! # On the CPU
+//!
+//! The functions below are host atomics too (`cpu.rs`; relaxed; every scope is as
+//! strong as `System` there), on the memory pointed to; a
 //! [`SharedPtr`](crate::shared::SharedPtr) is resolved in the current block's
-//! shared memory of the CPU runtime ([`crate::cpu`]).
+//! shared memory of the CPU runtime ([`crate::cpu`]); the atomic types run on
+//! `core::sync::atomic` with their orderings. Since the CPU is stronger than
+//! PTX's memory model, a missing ordering may pass on the CPU and fail on a GPU.
+//! Every atomic passes through `cpu.rs`: a race checker sees them as atomic (never
+//! racing each other) and the orderings they carry.
 //!
 //! **The memory scope** says which threads the atomicity is guaranteed against:
 //! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and

@@ -17,7 +17,7 @@
 //! state is in `Cell`s; it is never shared with another block.
 
 use core::any::Any;
-use core::cell::{Cell, OnceCell, RefCell};
+use core::cell::{Cell, RefCell};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::boxed::Box;
@@ -182,6 +182,28 @@ pub(crate) struct Launch {
 /// Most op families with per-block state on the CPU.
 const MAX_LOCALS: usize = 16;
 
+/// The op families' per-block state: each [`LocalKey`]'s slot points to its state in
+/// `owned` (null until the family's first use by the runner). `ptrs` has twice the
+/// slots, the upper half always null, so that a key's lookup is a mask, a load and a
+/// compare (a key without a slot yet holds `MAX_LOCALS`).
+pub(super) struct Locals {
+    ptrs: [Cell<*const ()>; 2 * MAX_LOCALS],
+    owned: RefCell<Vec<Box<dyn AnyLocal>>>,
+}
+
+impl Locals {
+    pub(super) fn new() -> Locals {
+        Locals { ptrs: core::array::from_fn(|_| Cell::new(core::ptr::null())), owned: RefCell::new(Vec::new()) }
+    }
+
+    /// Every family's state back to a fresh block's.
+    pub(super) fn reset(&mut self) {
+        for local in self.owned.get_mut() {
+            local.reset();
+        }
+    }
+}
+
 /// One block's state. Reused for the blocks a rayon job runs one after
 /// another (see [`Runner`](super::runner::Runner)).
 pub(crate) struct Block {
@@ -196,7 +218,7 @@ pub(crate) struct Block {
     /// last warp).
     pub(super) warp_exited: Vec<Cell<u32>>,
     /// The op families' per-block state, by [`LocalKey`] slot.
-    pub(super) locals: [OnceCell<Box<dyn AnyLocal>>; MAX_LOCALS],
+    pub(super) locals: Locals,
     pub(super) abort: Cell<bool>,
     pub(super) error: RefCell<Option<String>>,
     pub(super) body: *const (dyn Fn() + Sync),
@@ -318,7 +340,7 @@ static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
 /// `cpu.rs` (`static BARRIERS: LocalKey<Barriers> = LocalKey::new();`), which
 /// owns one slot of every block. [`LocalKey::get`] is a load and a compare.
 pub(crate) struct LocalKey<T> {
-    /// The slot, `usize::MAX` until the key's first use.
+    /// The slot, `MAX_LOCALS` until the key's first use.
     slot: AtomicUsize,
     _t: PhantomData<fn() -> T>,
 }
@@ -326,39 +348,42 @@ pub(crate) struct LocalKey<T> {
 impl<T: Local> LocalKey<T> {
     /// A key with no slot yet.
     pub(crate) const fn new() -> LocalKey<T> {
-        LocalKey { slot: AtomicUsize::new(usize::MAX), _t: PhantomData }
+        LocalKey { slot: AtomicUsize::new(MAX_LOCALS), _t: PhantomData }
     }
 
     /// This family's state in `block`, made (fresh) at its first use by the
     /// block's runner.
     #[inline(always)]
     pub(crate) fn get<'b>(&'static self, block: &'b Block) -> &'b T {
-        let slot = self.slot.load(Ordering::Relaxed);
-        match block.locals.get(slot).and_then(OnceCell::get) {
-            // SAFETY: slot `slot` was handed to this key alone (`slot_index`),
-            // and only this key fills it, with a `T` (`init`): the box holds a `T`.
-            Some(local) => unsafe { &*(&**local as *const dyn AnyLocal as *const T) },
-            None => self.init(block),
+        let slot = self.slot.load(Ordering::Relaxed) & (2 * MAX_LOCALS - 1);
+        let p = block.locals.ptrs[slot].get();
+        if p.is_null() {
+            return self.init(block);
         }
+        // SAFETY: a non-null slot of this key's was set by `init` to this key's
+        // state, a `T` (slots are handed to one key each, `slot_index`), boxed in
+        // `owned`, which lives as long as the block and never drops an entry.
+        unsafe { &*(p as *const T) }
     }
 
     #[cold]
     #[inline(never)]
     fn init<'b>(&'static self, block: &'b Block) -> &'b T {
         let slot = self.slot_index();
-        let local = block.locals[slot].get_or_init(|| {
-            let mut state = T::new(&block.launch);
-            state.reset();
-            Box::new(state)
-        });
-        // SAFETY: as in `get`.
-        unsafe { &*(&**local as *const dyn AnyLocal as *const T) }
+        let mut state = Box::new(T::new(&block.launch));
+        state.reset();
+        let p: *const T = &*state;
+        block.locals.owned.borrow_mut().push(state);
+        block.locals.ptrs[slot].set(p as *const ());
+        // SAFETY: `p` points into the box just moved into `owned` (moving a box
+        // leaves its contents in place), which keeps it for the block's life.
+        unsafe { &*p }
     }
 
     /// This key's slot, taken from [`NEXT_SLOT`] at its first use.
     fn slot_index(&'static self) -> usize {
         let slot = self.slot.load(Ordering::Relaxed);
-        if slot != usize::MAX {
+        if slot != MAX_LOCALS {
             return slot;
         }
         let fresh = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
@@ -368,7 +393,7 @@ impl<T: Local> LocalKey<T> {
         );
         // Another OS thread may have given this key a slot meanwhile: keep the
         // first (the fresh one is wasted, which only MAX_LOCALS notices).
-        match self.slot.compare_exchange(usize::MAX, fresh, Ordering::Relaxed, Ordering::Relaxed) {
+        match self.slot.compare_exchange(MAX_LOCALS, fresh, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => fresh,
             Err(first) => first,
         }

@@ -19,7 +19,7 @@
 //! switching; the scheduler resumes ready threads in the order they were
 //! released.
 
-use core::cell::{Cell, OnceCell, RefCell};
+use core::cell::{Cell, RefCell};
 use std::boxed::Box;
 use std::collections::VecDeque;
 use std::format;
@@ -30,7 +30,7 @@ use std::vec::Vec;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::block::{Abandoned, Block, Launch, ThreadCtx, Wait, Wake, CURRENT};
+use super::block::{Abandoned, Block, Launch, Locals, ThreadCtx, Wait, Wake, CURRENT};
 use crate::spec::thread::{linear_rank, Dim3};
 
 type Worker = Coroutine<Wake, (), (), DefaultStack>;
@@ -154,7 +154,7 @@ impl<'a> Runner<'a> {
                 ready: RefCell::new(VecDeque::new()),
                 yielded: RefCell::new(VecDeque::new()),
                 warp_exited: (0..size.div_ceil(32)).map(|_| Cell::new(0)).collect(),
-                locals: core::array::from_fn(|_| OnceCell::new()),
+                locals: Locals::new(),
                 abort: Cell::new(false),
                 error: RefCell::new(None),
                 body,
@@ -215,9 +215,7 @@ impl<'a> Runner<'a> {
         b.yielded.get_mut().clear();
         b.abort.set(false);
         *b.error.get_mut() = None;
-        for local in b.locals.iter_mut().filter_map(OnceCell::get_mut) {
-            local.reset();
-        }
+        b.locals.reset();
         // Last: from here on the block is only read through shared references.
         let block: *const Block = &*self.block;
         for t in &self.block.threads {

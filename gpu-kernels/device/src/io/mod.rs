@@ -1,11 +1,24 @@
 //! Device-side output: [`dprint!`](crate::dprint) and [`dprintln!`](crate::dprintln)
 //! through the CUDA driver's `vprintf`, and the panic handler (device only).
 //!
-//! **On the host** (the CPU runtime, [`crate::cpu`]) `dprint!` formats the
-//! same C format string as C's `printf` does and prints it at once (one
-//! `print!` per call, so lines of different threads never interleave, and
-//! the test harness captures them); `dassert!`/`dfail!` and panics fail the
-//! launch with the thread, the location and the message.
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`dprint!`](crate::dprint), [`dprintln!`](crate::dprintln) | `printf(fmt, ...)` | `call vprintf` |
+//! | [`dassert!`](crate::dassert), [`dfail!`](crate::dfail) | `assert(c)` (with a message) | `vprintf`, then `trap` |
+//! | (the panic handler) | (a device-side `assert` failing) | `trap` |
+//!
+//! # Hardware support
+//!
+//! Every architecture.
+//!
+//! # On the CPU
+//!
+//! `dprint!` formats the same C format string as C's `printf` does (`cpu.rs`,
+//! `printf.rs`) and prints it at once (one `print!` per call, so lines of
+//! different threads never interleave, and the test harness captures them);
+//! `dassert!`/`dfail!` and panics fail the launch with the thread, the location
+//! and the message (the CPU runtime, [`crate::cpu`]). Nothing here touches kernel
+//! memory: a race checker has nothing to see.
 //!
 //! # `dprintln!`
 //!

@@ -77,13 +77,30 @@
 //! bounds-checked (on the CPU they are checked against the block's shared
 //! memory: a panic instead of a wild access).
 //!
-//! # On the host
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`shared_array!`](crate::shared_array), [`shared_static!`](crate::shared_static) | `__shared__ T x[N];` | `.shared .align A .b8 sym[..]` |
+//! | [`SharedArray::get`], [`SharedArray::set`], [`SharedPtr::read`] ... | `x[i]`, `x[i] = v` | `ld.shared`, `st.shared` (vector forms where aligned) |
+//! | [`dynamic_shared`], [`dynamic_shared_bytes`] | `extern __shared__ T x[];` | `.extern .shared`, `%dynamic_smem_size` |
+//! | [`SharedPtr::to_generic`] | `&x[i]` as `T*` | `cvta.shared.u64` |
 //!
-//! The CPU runtime ([`crate::cpu`]) gives each block one buffer: the dynamic
-//! region at window address 0, then each static variable at its first use in
-//! the block; [`SharedPtr`] addresses are offsets into it, the same for every
-//! thread of the block. Unwritten bytes read as
-//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`).
+//! # Hardware support
+//!
+//! Every architecture (static shared memory at most 48 KiB per block; dynamic
+//! above that up to 227 KiB on sm_90, with the launch's opt-in).
+//!
+//! # On the CPU
+//!
+//! The CPU runtime ([`crate::cpu`]) gives each block one buffer, the family's
+//! per-block state (`cpu.rs`, `arena.rs`): the dynamic region at window address
+//! 0, then each static variable at its first use in the block; [`SharedPtr`]
+//! addresses are offsets into it, the same for every thread of the block, and
+//! every access through a `SharedPtr` or a `SharedArray` is checked against what
+//! the block has allocated (a panic, not a wild access). Unwritten bytes read as
+//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`). A race checker
+//! sees every access made through `get`/`set`/`read`/`write` and the atomics
+//! (`cpu.rs` is where they pass); it cannot see accesses through a generic
+//! pointer (`as_generic_ptr`, `to_generic`, a `shared_static!`'s `Deref`).
 
 use core::marker::PhantomData;
 
