@@ -15,7 +15,7 @@ use crate::lane::Stream;
 use crate::matrix::{ColumnChunks, ColumnChunksMut, ColumnsMut, ColumnsRef, DeviceMatrix};
 use crate::view::{Brand, ColumnView, ColumnViewMut};
 
-/// Memory without a device brand that a [`Device`] can [`adopt`](Device::adopt) after a run-time
+/// Memory without a device brand that a [`Device`](crate::Device) can [`adopt`](crate::Device::adopt) after a run-time
 /// check: [`ColumnsMut`], [`ColumnsRef`], `&mut`/`&` [`DeviceMatrix`], and hand-offs
 /// ([`Fenced`]) of columns.
 ///
@@ -75,7 +75,7 @@ impl<T> Adoptable for Fenced<'_, ColumnsRef<'_, T>> {
 
 /// A value of one device, branded `'dev`: its memory ([`DeviceMatrix`], [`ColumnsMut`],
 /// [`ColumnsRef`]) or its hand-offs and uploads ([`Fenced`]). Only that device's lanes
-/// ([`DeviceStream`]) take it. Derefs to the value for reading (`rows`, `cols`, `len`);
+/// ([`DeviceStream`](crate::DeviceStream)) take it. Derefs to the value for reading (`rows`, `cols`, `len`);
 /// its methods split and convert it, keeping the brand.
 ///
 /// ```
@@ -135,7 +135,7 @@ impl<'dev, X> OnDevice<'dev, X> {
 
     /// The value without its brand: it may then leave its device's closure and be used
     /// anywhere a plain value is (a plain [`Stream`], a collective), with the device checked
-    /// at run time instead ([`Error::WrongDevice`]). [`Device::adopt`] brands it again.
+    /// at run time instead ([`Error::WrongDevice`](crate::Error::WrongDevice)). [`Device::adopt`](crate::Device::adopt) brands it again.
     ///
     /// ```
     /// # let gpus = [sluice_host::Gpu::cpu()];
@@ -447,7 +447,7 @@ impl<I: std::fmt::Debug> std::fmt::Debug for OnDeviceIter<'_, I> {
     }
 }
 
-/// What a [`DeviceStream`] can await: this device's hand-off `OnDevice<Fenced<ColumnsMut>>`
+/// What a [`DeviceStream`](crate::DeviceStream) can await: this device's hand-off `OnDevice<Fenced<ColumnsMut>>`
 /// (by value), its shared data `&OnDevice<Fenced<ColumnsRef>>` (by reference, or by value),
 /// or a plain `&Fence` of any device (ordering only).
 ///

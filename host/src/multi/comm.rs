@@ -16,7 +16,7 @@ use crate::nccl::{self, RawComm};
 use crate::span::Span;
 use crate::view::{ColumnView, ColumnViewMut};
 
-/// A reduction of a collective ([`MultiScope::all_reduce`], [`MultiScope::reduce_scatter`]),
+/// A reduction of a collective ([`MultiScope::all_reduce`](crate::MultiScope::all_reduce), [`MultiScope::reduce_scatter`](crate::MultiScope::reduce_scatter)),
 /// element by element over the ranks.
 ///
 /// ```
@@ -100,7 +100,7 @@ reducible!(wrapping_add, wrapping_mul: i8 => INT8, u8 => UINT8, i32 => INT32, u3
 reducible!(add, mul: f32 => FLOAT32, f64 => FLOAT64);
 
 /// A group of NCCL communicators, one rank per device, in one process: what the
-/// collectives of a [`MultiScope`] run through. On the CPU backend, the same collectives
+/// collectives of a [`MultiScope`](crate::MultiScope) run through. On the CPU backend, the same collectives
 /// run as host loops on the lanes (no NCCL).
 ///
 /// Making one is slow (NCCL connects every pair of GPUs and allocates its buffers on each:
@@ -269,7 +269,7 @@ pub(super) fn nccl_error(e: nccl::NcclError) -> Error {
 
 /// One lane's part of a collective: its input and output, bound on that lane. Made on the
 /// lane ([`Stream::rank`], [`Stream::rank_in_place`], [`Stream::rank_receive`]), given to a
-/// collective of the [`MultiScope`], which enqueues the lane's NCCL call there and hands the
+/// collective of the [`MultiScope`](crate::MultiScope), which enqueues the lane's NCCL call there and hands the
 /// output back behind a fence recorded after it.
 ///
 /// ```

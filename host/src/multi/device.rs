@@ -443,7 +443,7 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
 /// derefs to it), branded with the lane `'lane` and the device `'dev`. Its own methods take and
 /// give branded values: [`bind`](DeviceStream::bind) takes only this device's columns,
 /// [`await_fence`](DeviceStream::await_fence) only this device's hand-offs (or any device's
-/// plain [`Fence`]), [`fence`](DeviceStream::fence) brands its hand-off with this device, and
+/// plain [`Fence`](crate::Fence)), [`fence`](DeviceStream::fence) brands its hand-off with this device, and
 /// [`copy_to_peer`](DeviceStream::copy_to_peer) moves data to another device.
 ///
 /// ```
@@ -551,7 +551,7 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     }
 
     /// Awaits a hand-off or upload of this device ([`OnDevice`] of a [`Fenced`]), or a plain
-    /// [`Fence`] of any device (ordering only: `cuStreamWaitEvent` works across devices), and
+    /// [`Fence`](crate::Fence) of any device (ordering only: `cuStreamWaitEvent` works across devices), and
     /// returns what it guards bound to this lane.
     ///
     /// ```

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::handle::PeerAccess;
 
 /// Which way a copy between two devices' memory goes ([`Gpu::peer_path`]), as the trace and
-/// [`MultiScope::peer_links`] report it.
+/// [`MultiScope::peer_links`](crate::MultiScope::peer_links) report it.
 ///
 /// ```
 /// use sluice_host::{Gpu, PeerPath};
@@ -67,8 +67,8 @@ impl Gpu {
     }
 }
 
-/// What the peer copies between one pair of devices of a [`MultiScope`] did
-/// ([`MultiScope::peer_links`]).
+/// What the peer copies between one pair of devices of a [`MultiScope`](crate::MultiScope) did
+/// ([`MultiScope::peer_links`](crate::MultiScope::peer_links)).
 ///
 /// ```
 /// let l = sluice_host::PeerLink { from: 0, to: 1, path: sluice_host::PeerPath::Direct, copies: 2, bytes: 1 << 20 };

@@ -25,11 +25,11 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     ///
     /// `dst` branded ([`OnDevice`]) gives a hand-off branded with its device; unbranded
     /// [`ColumnsMut`] gives an unbranded one (its device is found at run time among the
-    /// scope's: the first whose memory it is — two [`Gpu`] values of one device, or the CPU
-    /// backend's, share their memory). The copy takes the [`PeerPath`] between the two devices: peer access is
+    /// scope's: the first whose memory it is — two [`Gpu`](crate::Gpu) values of one device, or the CPU
+    /// backend's, share their memory). The copy takes the [`PeerPath`](crate::PeerPath) between the two devices: peer access is
     /// enabled the first time a pair needs it, where the hardware allows it (NVLink, PCIe
     /// peer-to-peer); otherwise the driver stages the copy through host memory. The trace
-    /// names the path; [`MultiScope::peer_links`] counts copies and bytes per pair.
+    /// names the path; [`MultiScope::peer_links`](crate::MultiScope::peer_links) counts copies and bytes per pair.
     ///
     /// `src` and `dst` have the same shape (padded columns are copied column by column), or
     /// are both contiguous with the same length.

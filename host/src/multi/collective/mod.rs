@@ -26,7 +26,7 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// All-reduce: every rank's output gets the element-wise `op` of every rank's input
     /// (`ncclAllReduce`). One rank per device of `comm`, in its order; inputs and outputs of
     /// one length. Returns each rank's output as a hand-off on its lane (rank order), to be
-    /// awaited on its device (unbranded: [`Device::adopt`] brands it, checked).
+    /// awaited on its device (unbranded: [`Device::adopt`](crate::Device::adopt) brands it, checked).
     ///
     /// Each rank's NCCL call is enqueued on its lane — after everything enqueued there
     /// before, so the input's earlier writes and awaited fences come first — and all ranks'
