@@ -10,6 +10,7 @@
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
+//! | `ptx-snapshot DIR`, `ptx-diff BEFORE AFTER` | the PTX of every kernel module (sluice's, `ports`', `cuda-std`'s test kernels, the template's) for sm_90 and sm_80; the diff of two snapshots, blind only to hashed names and assertion sites ([`ptx_diff`]) |
 //! | `bench [kernels\|all]` | on a GPU machine: every benchmark (kernels vs nvcc, the seed workload, launch overhead; `kernels` and `all` run the same set); elsewhere: says how to bundle them |
 
 #![forbid(unsafe_code)]
@@ -22,6 +23,8 @@ use sluice_builder::setup::Setup;
 use sluice_builder::toolchain::{self, Frontend, Locations};
 use sluice_builder::{check_ptx, deny_spills, Arch, BuildError, Builder, FunctionKind, Profile};
 
+mod ptx_diff;
+
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
@@ -31,6 +34,9 @@ commands:
   check-ptx [--arch sm_XX]... [--allow-spills]
                                       assemble the PTX with ptxas (default sm_90), print every
                                       function's resources, fail on a spill unless allowed
+  ptx-snapshot DIR                    build the PTX of every kernel module (sm_90, sm_80) into DIR
+  ptx-diff BEFORE AFTER               compare two snapshots, blind only to hashed names and
+                                      assertion sites; fails on any other difference
   test                                setup, then run the test suite (cargo test --workspace)
   ci                                  fmt --check, check-ptx sm_90 sm_80, clippy -D warnings,
                                       test: what .ci/run runs after setup
@@ -56,6 +62,8 @@ fn main() -> ExitCode {
         "setup" => setup(rest),
         "build-ptx" => build_ptx(rest).map(|_| ()),
         "check-ptx" => check(rest),
+        "ptx-snapshot" => ptx_diff::snapshot(rest),
+        "ptx-diff" => ptx_diff::diff(rest),
         "test" => setup(&[]).and_then(|()| cargo(&["test", "--workspace"])),
         "ci" => ci(),
         "bless" => bless(),

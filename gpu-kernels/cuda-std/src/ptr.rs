@@ -132,7 +132,7 @@ mod imp {
 /// docs): the CPU runtime's per-block buffer reserves 48 KiB for the block's
 /// static shared variables (the most a kernel may declare) and 4 KiB for their
 /// alignment, right after the dynamic region rounded up to 16 bytes
-/// (`sluice_device`'s `cpu/shared.rs`, `Arena::new`; `tests/cpu.rs` checks
+/// (`sluice_device`'s `shared/arena.rs`, `Arena::with_dynamic`; `tests/cpu.rs` checks
 /// both ends).
 #[cfg(not(target_arch = "nvptx64"))]
 const HOST_STATIC_SHARED_WINDOW: usize = 48 * 1024 + 4 * 1024;

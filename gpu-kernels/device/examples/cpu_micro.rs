@@ -24,6 +24,16 @@ fn main() {
             sync::sync_threads();
         }
     });
+    time("16 x shared set + get", 16.0, &|| {
+        let tile = sluice_device::shared_array!(TILE: [u32; 256]);
+        let t = thread::thread_idx_x() as usize;
+        let mut v = 0u32;
+        for k in 0..16 {
+            tile.set((t + k) % 256, k as u32);
+            v = v.wrapping_add(tile.get((t + 3 * k) % 256));
+        }
+        std::hint::black_box(v);
+    });
     time("16 x shfl_xor", 16.0, &|| {
         let mut v = thread::thread_idx_x();
         for k in 0..16 {

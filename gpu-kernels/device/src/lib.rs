@@ -6,18 +6,50 @@
 //!
 //! | module | what it offers |
 //! | --- | --- |
-//! | [`thread`] | `threadIdx`/`blockIdx`/`blockDim`/`gridDim` in 1/2/3-D, global indices (64-bit, and 32-bit as [`thread::Dim2`]/[`thread::Dim3`]), linear ranks, `nanosleep` |
+//! | [`spec`] | what PTX specifies, as plain data and pure functions below both backends: dimensions, memory scopes, shuffle sources, lane masks, reductions, orderings, shared-memory alignment |
+//! | [`cpu`] (host) | the CPU runtime: [`cpu::launch`] runs kernel bodies over a grid with CUDA's semantics |
 //! | [`sync`] | `sync_threads` and its count/and/or forms, named barriers, fences at block/device/system scope |
-//! | [`shared`] | static shared arrays ([`shared_array!`], sized by any constant, also as `*mut T`), `static mut` in shared memory ([`shared_static!`]), the dynamic shared region, `ld/st/atom.shared` access |
-//! | [`warp`] | lane id and masks, shuffles (idx/up/down/xor; 8- to 128-bit values; with a segment width and the in-range flag), votes, match, `redux`, warp sum |
-//! | [`atomic`] | add/min/max/and/or/xor/exchange/CAS on global and shared memory with a [`MemoryScope`]; atomic types (`AtomicU32` … `AtomicF64`, block/system twins) with acquire/release/seq-cst orderings |
-//! | [`math`] | `f32`/`f64` math through libdevice (`exp`, `sin_cos`, `erf`, Bessel, `normcdfinv`, `erfcx`, ...), `*_fast` approximations side by side with their exact twins |
+//! | [`thread`] | `threadIdx`/`blockIdx`/`blockDim`/`gridDim` in 1/2/3-D, global indices (64-bit, and 32-bit as [`thread::Dim2`]/[`thread::Dim3`]), linear ranks, `nanosleep` |
 //! | [`misc`] | `clock`, `clock64`, the global timer, SM id, `trap` |
-//! | [`io`] | [`dprint!`]/[`dprintln!`] through `vprintf` (format checked at compile time), the panic handler (trap; messages with `--cfg sluice_panic_messages`) |
+//! | [`math`] | `f32`/`f64` math through libdevice (`exp`, `sin_cos`, `erf`, Bessel, `normcdfinv`, `erfcx`, ...), `*_fast` approximations side by side with their exact twins |
+//! | [`io`] | [`dprint!`]/[`dprintln!`] through `vprintf` (format checked at compile time), [`dassert!`]/[`dfail!`], the panic handler (trap; messages with `--cfg sluice_panic_messages`) |
+//! | [`shared`] | static shared arrays ([`shared_array!`], sized by any constant, also as `*mut T`), `static mut` in shared memory ([`shared_static!`]), the dynamic shared region, `ld/st/atom.shared` access |
+//! | [`atomic`] | add/min/max/and/or/xor/exchange/CAS on global and shared memory with a [`MemoryScope`]; atomic types (`AtomicU32` … `AtomicF64`, block/system twins) with acquire/release/seq-cst orderings |
+//! | [`warp`] | lane id and masks, shuffles (idx/up/down/xor; 8- to 128-bit values; with a segment width and the in-range flag), votes, match, `redux`, warp sum |
 //! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
 //! | [`abi`] | the parameter record `#[kernel]` leaves in the PTX, and the `Pod` checks of parameter types |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
-//! | [`cpu`] (host) | the CPU runtime: [`cpu::launch`] runs kernel bodies over a grid with CUDA's semantics |
+//!
+//! # Layers
+//!
+//! The crate is in rooms, each importing only from the rooms above it in this
+//! list (the `tidy` test, `tests/tidy.rs`, checks it, and that there is no import
+//! cycle):
+//!
+//! 1. **`spec`**: what PTX specifies, as plain data and pure functions — no `cfg`,
+//!    no `asm!`, no runtime. Both backends follow it; a backend never imports an
+//!    op family's API to learn a rule.
+//! 2. **`cpu`**: the CPU runtime's engine (host only) — launches, the scheduler,
+//!    the current thread's context, generic waits (a family's `Rendezvous`) and
+//!    per-block family state (`LocalKey`). It names no op family.
+//! 3. **The op families**, in this order: `sync`, `thread`, `misc`, `math`, `io`,
+//!    `shared`, `atomic`, `warp`, `slice`, then `selftest` (which tests the others).
+//!    Each is a folder: `mod.rs` is the API, written once with its docs and
+//!    `# Safety` (the only other `target_arch` there is
+//!    `cfg_attr(not(target_arch = "nvptx64"), track_caller)`, so that a failure on
+//!    the CPU names the kernel's line, and the cfg of an item that exists on one
+//!    target); `gpu.rs` (PTX) and `cpu.rs` (the CPU runtime) implement it, chosen
+//!    once by `#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]` on `mod imp`.
+//!    Files a backend declares (`atomic/raw.rs`, `shared/arena.rs`,
+//!    `warp/rendezvous.rs`, `io/printf.rs`) belong to that backend. A new family
+//!    (`mma`, `async_copy`, `mbarrier`, `tma`, `wgmma`, `cluster`, half types) is a
+//!    new folder of the same shape, with a `raw.rs` of one `unsafe fn` per
+//!    instruction form where there are many, and types above it.
+//!
+//! Inside a family, the API and its backends use each other (a backend implements
+//! the API's sealed traits); across families only downward. A backend uses
+//! another family's backend only on its own side (`atomic/cpu.rs` resolves shared
+//! addresses through `shared/cpu.rs`).
 //!
 //! # What builds where
 //!
@@ -93,10 +125,22 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-pub mod abi;
 pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
+pub mod io;
+pub mod math;
+pub mod misc;
+pub mod selftest;
+pub mod shared;
+pub mod slice;
+pub mod spec;
+/// The parameter record `#[kernel]` leaves in the PTX, and the `Pod` checks of parameter
+/// types (the rules live in [`spec::abi`]).
+pub use spec::abi;
+pub mod sync;
+pub mod thread;
+pub mod warp;
 
 /// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.
 pub use sluice_macros::kernel;
@@ -118,29 +162,5 @@ pub mod __host {
     /// kernel crate needs no `std` path of its own).
     pub type CpuResult = core::result::Result<(), std::string::String>;
 }
-pub mod io;
-pub mod math;
-pub mod misc;
-pub mod selftest;
-pub mod shared;
-pub mod slice;
-pub mod sync;
-pub mod thread;
-pub mod warp;
 
-/// Which threads an atomic operation or a fence is guaranteed against,
-/// from the cheapest to the widest (PTX's `.cta`, `.gpu`, `.sys`).
-///
-/// Named `MemoryScope`, not `Scope`, so that it is never confused with the host's
-/// `sluice::Scope` (a `scope` of lanes): this one is a memory-model term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MemoryScope {
-    /// The threads of this block (`.cta`). Enough for shared memory, and for
-    /// global memory that only this block touches.
-    Block,
-    /// Every thread on this device (`.gpu`): what CUDA's `atomicAdd` and
-    /// `__threadfence()` give. Use it for global memory shared between blocks.
-    Device,
-    /// Also the host and other devices (`.sys`), for mapped or managed memory.
-    System,
-}
+pub use spec::scope::MemoryScope;

@@ -697,3 +697,27 @@ fn spinning_on_a_flag_with_nanosleep_lets_the_writer_run() {
     })
     .unwrap();
 }
+
+/// Two `shared_array!`s that one macro call expands (same site, same name, so the same
+/// hash) of different types are two variables, as on the GPU (each type's `declare` is a
+/// function of its own there): no aliasing on the CPU either.
+#[test]
+fn one_macro_expanding_two_shared_arrays_of_different_types_gives_two_arrays() {
+    macro_rules! two {
+        () => {
+            (
+                sluice_device::shared_array!(T: [u8; 16]),
+                sluice_device::shared_array!(T: [u64; 2]),
+            )
+        };
+    }
+    let seen = std::sync::atomic::AtomicU32::new(0);
+    sluice_device::cpu::launch([1, 1, 1], [1, 1, 1], 0, &|| {
+        let (small, big) = two!();
+        small.set(8, 7);
+        big.set(1, u64::MAX);
+        seen.store(small.get(8) as u32, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(seen.into_inner(), 7);
+}

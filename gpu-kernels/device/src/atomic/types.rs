@@ -5,182 +5,14 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::Ordering;
 
-use super::ordering::{cas_order, load_order, store_order, PtxOrder};
-#[cfg(target_arch = "nvptx64")]
-use {super::ordering::rmw_order, crate::MemoryScope};
-
-/// Device-side instructions on generic addresses, one `asm!` per
-/// (sem, scope) pair so that each arm is a fixed instruction.
-#[cfg(target_arch = "nvptx64")]
-mod dev {
-    use super::super::ordering::Sem;
-    use crate::MemoryScope;
-    use core::arch::asm;
-
-    macro_rules! arms4 {
-        ($sem:expr, $scope:expr, $m:ident!($($args:tt)*)) => {
-            match ($sem, $scope) {
-                (Sem::Relaxed, MemoryScope::Block) => $m!(".relaxed", ".cta", $($args)*),
-                (Sem::Relaxed, MemoryScope::Device) => $m!(".relaxed", ".gpu", $($args)*),
-                (Sem::Relaxed, MemoryScope::System) => $m!(".relaxed", ".sys", $($args)*),
-                (Sem::Acquire, MemoryScope::Block) => $m!(".acquire", ".cta", $($args)*),
-                (Sem::Acquire, MemoryScope::Device) => $m!(".acquire", ".gpu", $($args)*),
-                (Sem::Acquire, MemoryScope::System) => $m!(".acquire", ".sys", $($args)*),
-                (Sem::Release, MemoryScope::Block) => $m!(".release", ".cta", $($args)*),
-                (Sem::Release, MemoryScope::Device) => $m!(".release", ".gpu", $($args)*),
-                (Sem::Release, MemoryScope::System) => $m!(".release", ".sys", $($args)*),
-                (Sem::AcqRel, MemoryScope::Block) => $m!(".acq_rel", ".cta", $($args)*),
-                (Sem::AcqRel, MemoryScope::Device) => $m!(".acq_rel", ".gpu", $($args)*),
-                (Sem::AcqRel, MemoryScope::System) => $m!(".acq_rel", ".sys", $($args)*),
-            }
-        };
-    }
-
-    // Loads take relaxed/acquire only, stores relaxed/release only: the other
-    // qualifiers are not PTX, so they must not even appear in dead arms.
-    macro_rules! arms_ld {
-        ($sem:expr, $scope:expr, $m:ident!($($args:tt)*)) => {
-            match ($sem, $scope) {
-                (Sem::Relaxed, MemoryScope::Block) => $m!(".relaxed", ".cta", $($args)*),
-                (Sem::Relaxed, MemoryScope::Device) => $m!(".relaxed", ".gpu", $($args)*),
-                (Sem::Relaxed, MemoryScope::System) => $m!(".relaxed", ".sys", $($args)*),
-                (_, MemoryScope::Block) => $m!(".acquire", ".cta", $($args)*),
-                (_, MemoryScope::Device) => $m!(".acquire", ".gpu", $($args)*),
-                (_, MemoryScope::System) => $m!(".acquire", ".sys", $($args)*),
-            }
-        };
-    }
-    macro_rules! arms_st {
-        ($sem:expr, $scope:expr, $m:ident!($($args:tt)*)) => {
-            match ($sem, $scope) {
-                (Sem::Relaxed, MemoryScope::Block) => $m!(".relaxed", ".cta", $($args)*),
-                (Sem::Relaxed, MemoryScope::Device) => $m!(".relaxed", ".gpu", $($args)*),
-                (Sem::Relaxed, MemoryScope::System) => $m!(".relaxed", ".sys", $($args)*),
-                (_, MemoryScope::Block) => $m!(".release", ".cta", $($args)*),
-                (_, MemoryScope::Device) => $m!(".release", ".gpu", $($args)*),
-                (_, MemoryScope::System) => $m!(".release", ".sys", $($args)*),
-            }
-        };
-    }
-
-    macro_rules! ld_asm {
-        ($s:literal, $sc:literal, $w:literal, $cls:ident, $d:ident, $a:expr) => {
-            asm!(concat!("ld", $s, $sc, ".b", $w, " {d}, [{a}];"), d = out($cls) $d, a = in(reg64) $a, options(nostack, preserves_flags))
-        };
-    }
-    macro_rules! st_asm {
-        ($s:literal, $sc:literal, $w:literal, $cls:ident, $a:expr, $v:expr) => {
-            asm!(concat!("st", $s, $sc, ".b", $w, " [{a}], {v};"), a = in(reg64) $a, v = in($cls) $v, options(nostack, preserves_flags))
-        };
-    }
-    macro_rules! atom_asm {
-        ($s:literal, $sc:literal, $op:literal, $cls:ident, $d:ident, $a:expr, $v:expr) => {
-            asm!(concat!("atom", $s, $sc, ".", $op, " {d}, [{a}], {v};"), d = out($cls) $d, a = in(reg64) $a, v = in($cls) $v, options(nostack, preserves_flags))
-        };
-    }
-    macro_rules! cas_asm {
-        ($s:literal, $sc:literal, $op:literal, $cls:ident, $d:ident, $a:expr, $b:expr, $c:expr) => {
-            asm!(concat!("atom", $s, $sc, ".", $op, " {d}, [{a}], {b}, {c};"), d = out($cls) $d, a = in(reg64) $a, b = in($cls) $b, c = in($cls) $c, options(nostack, preserves_flags))
-        };
-    }
-
-    macro_rules! ld_st {
-        ($($ld:ident, $st:ident, $t:ty, $w:literal, $cls:ident;)*) => {$(
-            /// # Safety
-            /// `addr` is a valid, aligned generic address of a `$t`; `sem` is relaxed or acquire.
-            #[inline(always)]
-            pub unsafe fn $ld(addr: u64, sem: Sem, scope: MemoryScope) -> $t {
-                let d: $t;
-                // SAFETY: the caller passes a valid, aligned address.
-                unsafe { arms_ld!(sem, scope, ld_asm!($w, $cls, d, addr)) };
-                d
-            }
-            /// # Safety
-            /// `addr` is a valid, aligned generic address of a `$t`; `sem` is relaxed or release.
-            #[inline(always)]
-            pub unsafe fn $st(addr: u64, v: $t, sem: Sem, scope: MemoryScope) {
-                // SAFETY: the caller passes a valid, aligned address.
-                unsafe { arms_st!(sem, scope, st_asm!($w, $cls, addr, v)) }
-            }
-        )*};
-    }
-    ld_st! {
-        ld32, st32, u32, "32", reg32;
-        ld64, st64, u64, "64", reg64;
-    }
-
-    macro_rules! rmw {
-        ($($name:ident, $t:ty, $op:literal, $cls:ident;)*) => {$(
-            /// # Safety
-            /// `addr` is a valid, aligned generic address of the operand type.
-            #[inline(always)]
-            pub unsafe fn $name(addr: u64, v: $t, sem: Sem, scope: MemoryScope) -> $t {
-                let d: $t;
-                // SAFETY: the caller passes a valid, aligned address.
-                unsafe { arms4!(sem, scope, atom_asm!($op, $cls, d, addr, v)) };
-                d
-            }
-        )*};
-    }
-    rmw! {
-        add_u32, u32, "add.u32", reg32;
-        add_u64, u64, "add.u64", reg64;
-        add_f32, f32, "add.f32", reg32;
-        add_f64, f64, "add.f64", reg64;
-        min_u32, u32, "min.u32", reg32;
-        max_u32, u32, "max.u32", reg32;
-        min_s32, i32, "min.s32", reg32;
-        max_s32, i32, "max.s32", reg32;
-        min_u64, u64, "min.u64", reg64;
-        max_u64, u64, "max.u64", reg64;
-        min_s64, i64, "min.s64", reg64;
-        max_s64, i64, "max.s64", reg64;
-        and_32, u32, "and.b32", reg32;
-        or_32, u32, "or.b32", reg32;
-        xor_32, u32, "xor.b32", reg32;
-        exch_32, u32, "exch.b32", reg32;
-        and_64, u64, "and.b64", reg64;
-        or_64, u64, "or.b64", reg64;
-        xor_64, u64, "xor.b64", reg64;
-        exch_64, u64, "exch.b64", reg64;
-    }
-
-    /// # Safety
-    /// `addr` is a valid, aligned generic address of a `u32`.
-    #[inline(always)]
-    pub unsafe fn cas_32(addr: u64, current: u32, new: u32, sem: Sem, scope: MemoryScope) -> u32 {
-        let d: u32;
-        // SAFETY: the caller passes a valid, aligned address.
-        unsafe { arms4!(sem, scope, cas_asm!("cas.b32", reg32, d, addr, current, new)) };
-        d
-    }
-
-    /// # Safety
-    /// `addr` is a valid, aligned generic address of a `u64`.
-    #[inline(always)]
-    pub unsafe fn cas_64(addr: u64, current: u64, new: u64, sem: Sem, scope: MemoryScope) -> u64 {
-        let d: u64;
-        // SAFETY: the caller passes a valid, aligned address.
-        unsafe { arms4!(sem, scope, cas_asm!("cas.b64", reg64, d, addr, current, new)) };
-        d
-    }
-}
+use super::imp;
+use crate::spec::ordering::{cas_order, load_order, store_order, PtxOrder};
+use crate::spec::scope::MemoryScope;
 
 #[cold]
 #[inline(never)]
 fn invalid_ordering() -> ! {
-    #[cfg(target_arch = "nvptx64")]
-    crate::dfail!("atomic: invalid ordering (a Release/AcqRel load, an Acquire/AcqRel store, or a Release/AcqRel compare_exchange failure)");
-    #[cfg(not(target_arch = "nvptx64"))]
-    panic!("atomic: invalid ordering (a Release/AcqRel load, an Acquire/AcqRel store, or a Release/AcqRel compare_exchange failure)")
-}
-
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-fn fence_if(o: PtxOrder, scope: MemoryScope) {
-    if o.fence_sc {
-        crate::sync::fence(scope);
-    }
+    crate::dfail!("atomic: invalid ordering (a Release/AcqRel load, an Acquire/AcqRel store, or a Release/AcqRel compare_exchange failure)")
 }
 
 #[inline(always)]
@@ -246,10 +78,10 @@ macro_rules! safety_doc {
     };
 }
 
-/// The body of one atomic type; `$w`: the width of the bits (`32`/`64`),
-/// `$host`: `core`'s atomic of those bits (for the host build).
+/// The body of one atomic type; `$w`: the width of the bits (`32`/`64`); the
+/// other names are the backend's functions for the type's width.
 macro_rules! atomic_common {
-    ($name:ident, $t:ty, $w:literal, $host:ident, $ld:ident, $st:ident, $exch:ident, $cas:ident,
+    ($name:ident, $t:ty, $w:literal, $ld:ident, $st:ident, $exch:ident, $cas:ident,
      $and:ident, $or:ident, $xor:ident, $scope:ident, [$($unsafety:ident)?]) => {
         impl $name {
             /// A new atomic holding `v`.
@@ -291,14 +123,10 @@ macro_rules! atomic_common {
                 unsafe { &*(ptr as *const $name) }
             }
 
-            #[cfg(not(target_arch = "nvptx64"))]
+            /// The value's bits, for the backend.
             #[inline(always)]
-            fn host(&self) -> &core::sync::atomic::$host {
-                // SAFETY: `core`'s atomic of the same width has the layout of its
-                // integer, and this type's cell is `T` with the same size and an
-                // alignment at least the atomic's (`repr(align)` above); every access
-                // goes through atomics.
-                unsafe { core::sync::atomic::$host::from_ptr(self.v.get() as *mut _) }
+            fn bits(&self) -> *mut <$t as Bits>::B {
+                self.v.get().cast()
             }
 
             /// Atomically reads the value (`ld.relaxed/acquire.SCOPE`; `SeqCst`
@@ -308,18 +136,8 @@ macro_rules! atomic_common {
             #[inline(always)]
             pub $($unsafety)? fn load(&self, order: Ordering) -> $t {
                 let o = valid(load_order(order));
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: `self` is a live, aligned `T`, accessed only atomically.
-                    <$t>::from_b(unsafe { dev::$ld(self.v.get() as u64, o.sem, MemoryScope::$scope) })
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let _ = o;
-                    <$t>::from_b(self.host().load(order))
-                }
-            }
+                // SAFETY: `self` is a live, aligned `T`, accessed only atomically.
+                <$t>::from_b(unsafe { imp::$ld(self.bits(), order, o, MemoryScope::$scope) })            }
 
             /// Atomically writes `val` (`st.relaxed/release.SCOPE`; `SeqCst` adds a
             /// `fence.sc` before it). `Acquire` and `AcqRel` are invalid for
@@ -328,35 +146,15 @@ macro_rules! atomic_common {
             #[inline(always)]
             pub $($unsafety)? fn store(&self, val: $t, order: Ordering) {
                 let o = valid(store_order(order));
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    unsafe { dev::$st(self.v.get() as u64, val.to_b(), o.sem, MemoryScope::$scope) }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let _ = o;
-                    self.host().store(val.to_b(), order)
-                }
-            }
+                // SAFETY: as in `load`.
+                unsafe { imp::$st(self.bits(), val.to_b(), order, o, MemoryScope::$scope) }            }
 
             /// Atomically replaces the value with `val`, returning the old one (`atom.exch`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn swap(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    <$t>::from_b(unsafe { dev::$exch(self.v.get() as u64, val.to_b(), o.sem, MemoryScope::$scope) })
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    <$t>::from_b(self.host().swap(val.to_b(), order))
-                }
-            }
+                // SAFETY: as in `load`.
+                <$t>::from_b(unsafe { imp::$exch(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
 
             /// If the value is `current` (compared bit for bit: for floats `-0.0`
             /// and `0.0` differ, and a NaN matches itself), replaces it with `new`.
@@ -367,100 +165,48 @@ macro_rules! atomic_common {
             #[inline(always)]
             pub $($unsafety)? fn compare_exchange(&self, current: $t, new: $t, success: Ordering, failure: Ordering) -> Result<$t, $t> {
                 let o = valid(cas_order(success, failure));
-                #[cfg(target_arch = "nvptx64")]
-                let old = {
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    unsafe { dev::$cas(self.v.get() as u64, current.to_b(), new.to_b(), o.sem, MemoryScope::$scope) }
-                };
-                #[cfg(not(target_arch = "nvptx64"))]
-                let old = {
-                    let _ = o;
-                    match self.host().compare_exchange(current.to_b(), new.to_b(), success, failure) {
-                        Ok(v) | Err(v) => v,
-                    }
-                };
+                // SAFETY: as in `load`.
+                let old = unsafe { imp::$cas(self.bits(), current.to_b(), new.to_b(), success, failure, o, MemoryScope::$scope) };
                 if old == current.to_b() {
                     Ok(<$t>::from_b(old))
                 } else {
                     Err(<$t>::from_b(old))
-                }
-            }
+                }            }
 
             /// Bitwise and with `val` (on the bits, for floats); returns the old value.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_and(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    <$t>::from_b(unsafe { dev::$and(self.v.get() as u64, val.to_b(), o.sem, MemoryScope::$scope) })
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    <$t>::from_b(self.host().fetch_and(val.to_b(), order))
-                }
-            }
+                // SAFETY: as in `load`.
+                <$t>::from_b(unsafe { imp::$and(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
 
             /// Bitwise or with `val` (on the bits, for floats); returns the old value.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_or(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    <$t>::from_b(unsafe { dev::$or(self.v.get() as u64, val.to_b(), o.sem, MemoryScope::$scope) })
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    <$t>::from_b(self.host().fetch_or(val.to_b(), order))
-                }
-            }
+                // SAFETY: as in `load`.
+                <$t>::from_b(unsafe { imp::$or(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
 
             /// Bitwise xor with `val` (on the bits, for floats); returns the old value.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_xor(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    <$t>::from_b(unsafe { dev::$xor(self.v.get() as u64, val.to_b(), o.sem, MemoryScope::$scope) })
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    <$t>::from_b(self.host().fetch_xor(val.to_b(), order))
-                }
-            }
+                // SAFETY: as in `load`.
+                <$t>::from_b(unsafe { imp::$xor(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
         }
     };
 }
 
 /// `fetch_add`/`fetch_sub` (and for integers `fetch_min`/`fetch_max`).
 macro_rules! atomic_arith {
-    (int $name:ident, $t:ty, $add:ident, $add_t:ty, $min:ident, $max:ident, $scope:ident, [$($unsafety:ident)?]) => {
+    (int $name:ident, $t:ty, $add:ident, $min:ident, $max:ident, $scope:ident, [$($unsafety:ident)?]) => {
         impl $name {
             /// Adds `val` (wrapping), returning the old value (`atom.add`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_add(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    unsafe { dev::$add(self.v.get() as u64, val as $add_t, o.sem, MemoryScope::$scope) as $t }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    <$t>::from_b(self.host().fetch_add(val.to_b(), order))
-                }
-            }
+                // SAFETY: as in `load`.
+                <$t>::from_b(unsafe { imp::$add(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
 
             /// Subtracts `val` (wrapping), returning the old value (`atom.add` of `-val`).
             #[doc = safety_doc!($($unsafety)?)]
@@ -475,41 +221,15 @@ macro_rules! atomic_arith {
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_min(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    unsafe { dev::$min(self.v.get() as u64, val, o.sem, MemoryScope::$scope) }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let old = self.host().fetch_update(order, super::ordering::failure_for(order), |b| Some(<$t>::from_b(b).min(val).to_b()));
-                    match old {
-                        Ok(b) | Err(b) => <$t>::from_b(b),
-                    }
-                }
-            }
+                // SAFETY: as in `load`.
+                unsafe { imp::$min(self.v.get(), val, order, MemoryScope::$scope) }            }
 
             /// Stores the maximum of the value and `val`, returning the old value (`atom.max`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_max(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    unsafe { dev::$max(self.v.get() as u64, val, o.sem, MemoryScope::$scope) }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let old = self.host().fetch_update(order, super::ordering::failure_for(order), |b| Some(<$t>::from_b(b).max(val).to_b()));
-                    match old {
-                        Ok(b) | Err(b) => <$t>::from_b(b),
-                    }
-                }
-            }
+                // SAFETY: as in `load`.
+                unsafe { imp::$max(self.v.get(), val, order, MemoryScope::$scope) }            }
         }
     };
     (float $name:ident, $t:ty, $add:ident, $scope:ident, [$($unsafety:ident)?]) => {
@@ -519,21 +239,8 @@ macro_rules! atomic_arith {
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
             pub $($unsafety)? fn fetch_add(&self, val: $t, order: Ordering) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let o = rmw_order(order);
-                    fence_if(o, MemoryScope::$scope);
-                    // SAFETY: as in `load`.
-                    unsafe { dev::$add(self.v.get() as u64, val, o.sem, MemoryScope::$scope) }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let old = self.host().fetch_update(order, super::ordering::failure_for(order), |b| Some((<$t>::from_b(b) + val).to_b()));
-                    match old {
-                        Ok(b) | Err(b) => <$t>::from_b(b),
-                    }
-                }
-            }
+                // SAFETY: as in `load`.
+                unsafe { imp::$add(self.v.get(), val, order, MemoryScope::$scope) }            }
 
             /// Subtracts `val`, returning the old value: `atom.add` of `-val`, which
             /// IEEE arithmetic makes exactly `old - val` (signed zeros and NaNs included).
@@ -549,7 +256,7 @@ macro_rules! atomic_arith {
 }
 
 macro_rules! atomic_types {
-    ($($(#[$doc:meta])* $name:ident: $t:ty, $w:tt, $align:literal, $host:ident, $scope:ident, [$($unsafety:ident)?],
+    ($($(#[$doc:meta])* $name:ident: $t:ty, $w:tt, $align:literal, $scope:ident, [$($unsafety:ident)?],
        $kind:ident($($arith:tt)*);)*) => {$(
         $(#[$doc])*
         #[doc = concat!("\n\nA `", stringify!($t), "` updated atomically by ", scope_doc!($scope), ". Same layout as `", stringify!($t), "`; `Sync`: share `&", stringify!($name), "` between threads.")]
@@ -575,56 +282,56 @@ macro_rules! atomic_types {
             }
         }
 
-        atomic_types!(@common $kind $name, $t, $w, $host, $scope, [$($unsafety)?]);
+        atomic_types!(@common $kind $name, $t, $w, $scope, [$($unsafety)?]);
         atomic_arith!($kind $name, $t, $($arith)*, $scope, [$($unsafety)?]);
     )*};
-    (@common $kind:ident $name:ident, $t:ty, 32, $host:ident, $scope:ident, [$($u:ident)?]) => {
-        atomic_common!($name, $t, 32, $host, ld32, st32, exch_32, cas_32, and_32, or_32, xor_32, $scope, [$($u)?]);
+    (@common $kind:ident $name:ident, $t:ty, 32, $scope:ident, [$($u:ident)?]) => {
+        atomic_common!($name, $t, 32, ld32, st32, exch_32, cas_32, and_32, or_32, xor_32, $scope, [$($u)?]);
     };
-    (@common $kind:ident $name:ident, $t:ty, 64, $host:ident, $scope:ident, [$($u:ident)?]) => {
-        atomic_common!($name, $t, 64, $host, ld64, st64, exch_64, cas_64, and_64, or_64, xor_64, $scope, [$($u)?]);
+    (@common $kind:ident $name:ident, $t:ty, 64, $scope:ident, [$($u:ident)?]) => {
+        atomic_common!($name, $t, 64, ld64, st64, exch_64, cas_64, and_64, or_64, xor_64, $scope, [$($u)?]);
     };
 }
 
 atomic_types! {
     /// `cuda::atomic<unsigned, thread_scope_device>`.
-    AtomicU32: u32, 32, 4, AtomicU32, Device, [], int(add_u32, u32, min_u32, max_u32);
+    AtomicU32: u32, 32, 4, Device, [], int(add_u32, min_u32, max_u32);
     /// `cuda::atomic<int, thread_scope_device>`.
-    AtomicI32: i32, 32, 4, AtomicU32, Device, [], int(add_u32, u32, min_s32, max_s32);
+    AtomicI32: i32, 32, 4, Device, [], int(add_u32, min_s32, max_s32);
     /// `cuda::atomic<unsigned long long, thread_scope_device>`.
-    AtomicU64: u64, 64, 8, AtomicU64, Device, [], int(add_u64, u64, min_u64, max_u64);
+    AtomicU64: u64, 64, 8, Device, [], int(add_u64, min_u64, max_u64);
     /// `cuda::atomic<long long, thread_scope_device>`.
-    AtomicI64: i64, 64, 8, AtomicU64, Device, [], int(add_u64, u64, min_s64, max_s64);
+    AtomicI64: i64, 64, 8, Device, [], int(add_u64, min_s64, max_s64);
     /// `cuda::atomic<float, thread_scope_device>` (Rust-CUDA's `AtomicF32`).
-    AtomicF32: f32, 32, 4, AtomicU32, Device, [], float(add_f32);
+    AtomicF32: f32, 32, 4, Device, [], float(add_f32);
     /// `cuda::atomic<double, thread_scope_device>` (Rust-CUDA's `AtomicF64`).
-    AtomicF64: f64, 64, 8, AtomicU64, Device, [], float(add_f64);
+    AtomicF64: f64, 64, 8, Device, [], float(add_f64);
 
     /// Block-scope `u32` (`cuda::atomic<unsigned, thread_scope_block>`); methods are `unsafe`.
-    BlockAtomicU32: u32, 32, 4, AtomicU32, Block, [unsafe], int(add_u32, u32, min_u32, max_u32);
+    BlockAtomicU32: u32, 32, 4, Block, [unsafe], int(add_u32, min_u32, max_u32);
     /// Block-scope `i32`; methods are `unsafe`.
-    BlockAtomicI32: i32, 32, 4, AtomicU32, Block, [unsafe], int(add_u32, u32, min_s32, max_s32);
+    BlockAtomicI32: i32, 32, 4, Block, [unsafe], int(add_u32, min_s32, max_s32);
     /// Block-scope `u64`; methods are `unsafe`.
-    BlockAtomicU64: u64, 64, 8, AtomicU64, Block, [unsafe], int(add_u64, u64, min_u64, max_u64);
+    BlockAtomicU64: u64, 64, 8, Block, [unsafe], int(add_u64, min_u64, max_u64);
     /// Block-scope `i64`; methods are `unsafe`.
-    BlockAtomicI64: i64, 64, 8, AtomicU64, Block, [unsafe], int(add_u64, u64, min_s64, max_s64);
+    BlockAtomicI64: i64, 64, 8, Block, [unsafe], int(add_u64, min_s64, max_s64);
     /// Block-scope `f32` (Rust-CUDA's `BlockAtomicF32`); methods are `unsafe`.
-    BlockAtomicF32: f32, 32, 4, AtomicU32, Block, [unsafe], float(add_f32);
+    BlockAtomicF32: f32, 32, 4, Block, [unsafe], float(add_f32);
     /// Block-scope `f64` (Rust-CUDA's `BlockAtomicF64`); methods are `unsafe`.
-    BlockAtomicF64: f64, 64, 8, AtomicU64, Block, [unsafe], float(add_f64);
+    BlockAtomicF64: f64, 64, 8, Block, [unsafe], float(add_f64);
 
     /// System-scope `u32` (`cuda::atomic<unsigned, thread_scope_system>`).
-    SystemAtomicU32: u32, 32, 4, AtomicU32, System, [], int(add_u32, u32, min_u32, max_u32);
+    SystemAtomicU32: u32, 32, 4, System, [], int(add_u32, min_u32, max_u32);
     /// System-scope `i32`.
-    SystemAtomicI32: i32, 32, 4, AtomicU32, System, [], int(add_u32, u32, min_s32, max_s32);
+    SystemAtomicI32: i32, 32, 4, System, [], int(add_u32, min_s32, max_s32);
     /// System-scope `u64`.
-    SystemAtomicU64: u64, 64, 8, AtomicU64, System, [], int(add_u64, u64, min_u64, max_u64);
+    SystemAtomicU64: u64, 64, 8, System, [], int(add_u64, min_u64, max_u64);
     /// System-scope `i64`.
-    SystemAtomicI64: i64, 64, 8, AtomicU64, System, [], int(add_u64, u64, min_s64, max_s64);
+    SystemAtomicI64: i64, 64, 8, System, [], int(add_u64, min_s64, max_s64);
     /// System-scope `f32` (Rust-CUDA's `SystemAtomicF32`).
-    SystemAtomicF32: f32, 32, 4, AtomicU32, System, [], float(add_f32);
+    SystemAtomicF32: f32, 32, 4, System, [], float(add_f32);
     /// System-scope `f64` (Rust-CUDA's `SystemAtomicF64`).
-    SystemAtomicF64: f64, 64, 8, AtomicU64, System, [], float(add_f64);
+    SystemAtomicF64: f64, 64, 8, System, [], float(add_f64);
 }
 
 /// A memory fence with a `core` ordering at `scope` (`cuda::atomic_thread_fence`):
@@ -632,8 +339,8 @@ atomic_types! {
 /// `fence.sc.SCOPE` for `SeqCst` (on the host: `core::sync::atomic::fence`
 /// with `AcqRel` or `SeqCst`).
 #[inline(always)]
-pub fn fence(order: Ordering, scope: crate::MemoryScope) {
-    match super::ordering::fence_order(order) {
+pub fn fence(order: Ordering, scope: MemoryScope) {
+    match crate::spec::ordering::fence_order(order) {
         None => {}
         Some(false) => crate::sync::fence_acq_rel(scope),
         Some(true) => crate::sync::fence(scope),

@@ -10,6 +10,17 @@
 //! (The pure ones work anywhere: math, atomics on pointers and the atomic
 //! types, fences.)
 //!
+//! # The engine and the families
+//!
+//! This module is the engine: [`launch`], the runner that runs a block's threads
+//! as coroutines (`runner.rs`), and the block (`block.rs`): the current thread's
+//! context, how a thread parks in a rendezvous until another releases it, and the
+//! per-block state each op family keeps. It names no op family. Each family's
+//! `cpu.rs` implements its operations over it: block barriers in `sync/cpu.rs`,
+//! warp collectives and `active_mask` in `warp/cpu.rs` (`warp/rendezvous.rs`, the
+//! rendezvous later warp-level families share), shared memory in `shared/cpu.rs`
+//! (`shared/arena.rs`), atomics in `atomic/cpu.rs`, `dprint!` in `io/cpu.rs`.
+//!
 //! # How it runs
 //!
 //! * **Blocks in parallel** on rayon's pool, each block on one OS thread from
@@ -106,7 +117,9 @@
 //! * **Per GPU thread: about 5 ns** — the body called through `&dyn Fn()`
 //!   inside `catch_unwind`, a thread-local store, the thread's context record.
 //!   Per block: one coroutine from the pool. A device function that reads the
-//!   context (an index, a shared-memory access) is a thread-local load. The seed
+//!   context (an index) is a thread-local load; a shared-memory access also finds
+//!   its family's per-block state (a load of the key's slot and a null test): about
+//!   1 ns per access in a tight loop (`cpu_micro`). The seed
 //!   workload's `potential` kernel (262,144 rows × 512 sources, one thread per
 //!   row) runs at 0.98–1.01× the time of a plain rayon loop over the rows with
 //!   the same inner loop, with bitwise the same results.
@@ -155,12 +168,10 @@ use std::vec::Vec;
 
 use rayon::prelude::*;
 
-use crate::thread::Dim3;
+use crate::spec::thread::Dim3;
 
 pub(crate) mod block;
-pub(crate) mod printf;
-pub(crate) mod shared;
-pub(crate) mod warp;
+pub(crate) mod runner;
 
 /// The byte every shared-memory location holds before it is written on the
 /// CPU (NaN as `f32`/`f64`, `-1` or `MAX` as an integer).
@@ -207,12 +218,12 @@ pub fn launch(
                     (no dynamic parallelism)"
             .into());
     }
-    block::install_panic_hook();
+    runner::install_panic_hook();
     let (g, d) = (Dim3::new(grid[0], grid[1], grid[2]), Dim3::new(block[0], block[1], block[2]));
     let failed = AtomicBool::new(false);
     let errors: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     (0..g.volume()).into_par_iter().for_each_init(
-        || block::Runner::new(g, d, dynamic_shared_bytes, body),
+        || runner::Runner::new(g, d, dynamic_shared_bytes, body),
         |runner, b| {
             if failed.load(Ordering::Relaxed) {
                 return;

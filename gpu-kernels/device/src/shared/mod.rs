@@ -77,13 +77,30 @@
 //! bounds-checked (on the CPU they are checked against the block's shared
 //! memory: a panic instead of a wild access).
 //!
-//! # On the host
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`shared_array!`](crate::shared_array), [`shared_static!`](crate::shared_static) | `__shared__ T x[N];` | `.shared .align A .b8 sym[..]` |
+//! | [`SharedArray::get`], [`SharedArray::set`], [`SharedPtr::read`] ... | `x[i]`, `x[i] = v` | `ld.shared`, `st.shared` (vector forms where aligned) |
+//! | [`dynamic_shared`], [`dynamic_shared_bytes`] | `extern __shared__ T x[];` | `.extern .shared`, `%dynamic_smem_size` |
+//! | [`SharedPtr::to_generic`] | `&x[i]` as `T*` | `cvta.shared.u64` |
 //!
-//! The CPU runtime ([`crate::cpu`]) gives each block one buffer: the dynamic
-//! region at window address 0, then each static variable at its first use in
-//! the block; [`SharedPtr`] addresses are offsets into it, the same for every
-//! thread of the block. Unwritten bytes read as
-//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`).
+//! # Hardware support
+//!
+//! Every architecture (static shared memory at most 48 KiB per block; dynamic
+//! above that up to 227 KiB on sm_90, with the launch's opt-in).
+//!
+//! # On the CPU
+//!
+//! The CPU runtime ([`crate::cpu`]) gives each block one buffer, the family's
+//! per-block state (`cpu.rs`, `arena.rs`): the dynamic region at window address
+//! 0, then each static variable at its first use in the block; [`SharedPtr`]
+//! addresses are offsets into it, the same for every thread of the block, and
+//! every access through a `SharedPtr` or a `SharedArray` is checked against what
+//! the block has allocated (a panic, not a wild access). Unwritten bytes read as
+//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`). A race checker
+//! sees every access made through `get`/`set`/`read`/`write` and the atomics
+//! (`cpu.rs` is where they pass); it cannot see accesses through a generic
+//! pointer (`as_generic_ptr`, `to_generic`, a `shared_static!`'s `Deref`).
 
 use core::marker::PhantomData;
 
@@ -138,47 +155,9 @@ impl<T> SharedPtr<T> {
     }
 }
 
-/// Alignment of the arrays this module declares: at least 16 bytes, so that
-/// 16-byte elements can be moved with one vector instruction.
+use crate::spec::shared::element_align;
 #[doc(hidden)]
-pub const fn __array_align<T>() -> usize {
-    let a = core::mem::align_of::<T>();
-    if a > 16 {
-        a
-    } else {
-        16
-    }
-}
-
-/// The alignment every element of a 16-byte-aligned array of `T` has.
-#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-const fn element_align<T>() -> usize {
-    let size = core::mem::size_of::<T>();
-    let a = core::mem::align_of::<T>();
-    if size == 0 {
-        return a;
-    }
-    let low = size & size.wrapping_neg();
-    let low = if low > 16 { 16 } else { low };
-    if low > a {
-        low
-    } else {
-        a
-    }
-}
-
-/// FNV-1a of the invocation site; makes `shared_array!` symbols unique.
-#[doc(hidden)]
-pub const fn __symbol_hash(site: &str) -> u64 {
-    let b = site.as_bytes();
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut i = 0;
-    while i < b.len() {
-        h = (h ^ b[i] as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        i += 1;
-    }
-    h
-}
+pub use crate::spec::shared::{array_align as __array_align, symbol_hash as __symbol_hash};
 
 /// A statically sized array in the block's shared memory, made by
 /// [`shared_array!`](crate::shared_array). A `Copy` handle (an address): every
@@ -315,405 +294,91 @@ impl<T: Pod> SharedSlice<T> {
     #[inline(always)]
     pub fn split_at(self, mid: usize) -> (SharedSlice<T>, SharedSlice<T>) {
         if mid > self.len as usize {
-            split_at_out_of_bounds();
+            imp::split_at_out_of_bounds();
         }
         let mid = mid as u32;
         (SharedSlice { base: self.base, len: mid }, SharedSlice { base: self.base.add(mid), len: self.len - mid })
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-#[cold]
-fn split_at_out_of_bounds() -> ! {
-    crate::dfail!("SharedSlice::split_at out of bounds")
+// The backend, chosen once: `ld/st.shared` and `.shared` declarations on the GPU,
+// the CPU runtime's per-block memory on the host. `pub(crate)`: the atomics' CPU
+// side resolves shared addresses through it.
+#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
+#[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
+pub(crate) mod imp;
+
+/// The dynamic shared-memory region of this launch (CUDA's
+/// `extern __shared__ T buf[]`), viewed as `T`s: as many whole `T` as fit
+/// in the size given at launch (`%dynamic_smem_size`), starting 16-aligned.
+/// Empty if the launch asked for none.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn dynamic_shared<T: Pod>() -> SharedSlice<T> {
+    let (addr, bytes) = imp::dynamic_region();
+    let size = core::mem::size_of::<T>() as u32;
+    // Not `checked_div`: this form is the one the GPU's PTX has always had.
+    #[allow(clippy::manual_checked_ops)]
+    let len = if size == 0 { 0 } else { bytes / size };
+    SharedSlice { base: SharedPtr::from_addr(addr), len }
 }
 
-#[cfg(not(target_arch = "nvptx64"))]
-#[cold]
-fn split_at_out_of_bounds() -> ! {
-    panic!("SharedSlice::split_at out of bounds")
+/// Bytes of dynamic shared memory this launch was given.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn dynamic_shared_bytes() -> u32 {
+    imp::dynamic_shared_bytes()
 }
 
-#[cfg(target_arch = "nvptx64")]
-mod imp {
-    use super::*;
-    use core::arch::asm;
-    use core::mem::{size_of, MaybeUninit};
-
-    macro_rules! chunk_io {
-        ($($load:ident, $store:ident, $ty:ty, $width:literal, $n:literal: $($r:ident)*;)*) => {$(
-            #[inline(always)]
-            unsafe fn $load(addr: u32) -> [$ty; $n] {
-                $(let $r: u32;)*
-                // SAFETY: the caller passes a valid, suitably aligned shared address.
-                unsafe {
-                    asm!(
-                        concat!("ld.shared", $width, " ", chunk_io!(@regs $($r)*), ", [{a}];"),
-                        a = in(reg32) addr,
-                        $($r = out(reg32) $r,)*
-                        options(pure, readonly, nostack, preserves_flags),
-                    );
-                }
-                [$($r as $ty),*]
-            }
-            #[inline(always)]
-            unsafe fn $store(addr: u32, v: [$ty; $n]) {
-                let [$($r),*] = v;
-                // SAFETY: the caller passes a valid, suitably aligned shared address.
-                unsafe {
-                    asm!(
-                        concat!("st.shared", $width, " [{a}], ", chunk_io!(@regs $($r)*), ";"),
-                        a = in(reg32) addr,
-                        $($r = in(reg32) $r as u32,)*
-                        options(nostack, preserves_flags),
-                    );
-                }
-            }
-        )*};
-        (@regs $r:ident) => { concat!("{", stringify!($r), "}") };
-        (@regs $($r:ident)*) => { concat!("{{", chunk_io!(@list $($r)*), "}}") };
-        (@list $r:ident) => { concat!("{", stringify!($r), "}") };
-        (@list $r:ident $($rest:ident)+) => { concat!("{", stringify!($r), "}, ", chunk_io!(@list $($rest)+)) };
-    }
-
-    chunk_io! {
-        ld_v4, st_v4, u32, ".v4.b32", 4: r0 r1 r2 r3;
-        ld_v2, st_v2, u32, ".v2.b32", 2: r0 r1;
-        ld_b32, st_b32, u32, ".b32", 1: r0;
-        ld_b16, st_b16, u16, ".u16", 1: r0;
-        ld_b8, st_b8, u8, ".u8", 1: r0;
-    }
-
-    /// Loads a `T` from shared address `addr`, known to be `align`-aligned,
-    /// with the widest instructions the alignment allows (the branches fold
-    /// away: `size` and `align` are constants after inlining).
-    ///
-    /// # Safety
-    /// `addr..addr + size_of::<T>()` is allocated shared memory, `addr` is
-    /// `align`-aligned and `align >= align_of::<T>()`; any bits form a valid `T`.
-    #[inline(always)]
-    pub(crate) unsafe fn load<T: Copy>(addr: u32, align: usize) -> T {
-        let size = size_of::<T>();
-        let mut out = MaybeUninit::<T>::uninit();
-        let p = out.as_mut_ptr() as *mut u8;
-        let mut off = 0usize;
-        // SAFETY: (whole block) every chunk lies inside `T` (the loops stop at
-        // `size`) and inside the caller's allocated, aligned range; the local
-        // writes are unaligned-tolerant.
-        unsafe {
-            macro_rules! go {
-                ($w:literal, $ld:ident) => {
-                    while off + $w <= size {
-                        let v = $ld(addr + off as u32);
-                        core::ptr::write_unaligned(p.add(off) as *mut _, v);
-                        off += $w;
-                    }
-                };
-            }
-            if align >= 16 {
-                go!(16, ld_v4);
-            }
-            if align >= 8 {
-                go!(8, ld_v2);
-            }
-            if align >= 4 {
-                go!(4, ld_b32);
-            }
-            if align >= 2 {
-                go!(2, ld_b16);
-            }
-            go!(1, ld_b8);
-            out.assume_init()
-        }
-    }
-
-    /// Stores `v` at shared address `addr`; see [`load`].
-    ///
-    /// # Safety
-    /// As [`load`]; `T` has no padding (its bytes are all initialised).
-    #[inline(always)]
-    pub(crate) unsafe fn store<T: Copy>(addr: u32, align: usize, v: T) {
-        let size = size_of::<T>();
-        let p = &v as *const T as *const u8;
-        let mut off = 0usize;
-        // SAFETY: as in `load`; reads of `v`'s bytes are in bounds and
-        // initialised because `T` has no padding (caller's duty).
-        unsafe {
-            macro_rules! go {
-                ($w:literal, $st:ident) => {
-                    while off + $w <= size {
-                        $st(addr + off as u32, core::ptr::read_unaligned(p.add(off) as *const _));
-                        off += $w;
-                    }
-                };
-            }
-            if align >= 16 {
-                go!(16, st_v4);
-            }
-            if align >= 8 {
-                go!(8, st_v2);
-            }
-            if align >= 4 {
-                go!(4, st_b32);
-            }
-            if align >= 2 {
-                go!(2, st_b16);
-            }
-            go!(1, st_b8);
-        }
-    }
-
-    /// The dynamic shared-memory region of this launch (CUDA's
-    /// `extern __shared__ T buf[]`), viewed as `T`s: as many whole `T` as fit
-    /// in the size given at launch (`%dynamic_smem_size`), starting 16-aligned.
-    /// Empty if the launch asked for none.
-    #[inline(always)]
-    pub fn dynamic_shared<T: Pod>() -> SharedSlice<T> {
-        let (addr, bytes): (u32, u32);
-        // SAFETY: reads the address of the region declared in this crate's
-        // `global_asm!` and a special register; no memory is accessed.
-        unsafe {
-            asm!(
-                "mov.u32 {a}, sluice_dynamic_shared;",
-                "mov.u32 {n}, %dynamic_smem_size;",
-                a = out(reg32) addr,
-                n = out(reg32) bytes,
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        let size = core::mem::size_of::<T>() as u32;
-        let len = if size == 0 { 0 } else { bytes / size };
-        SharedSlice { base: SharedPtr::from_addr(addr), len }
-    }
-
-    /// Bytes of dynamic shared memory this launch was given.
-    #[inline(always)]
-    pub fn dynamic_shared_bytes() -> u32 {
-        let n: u32;
-        // SAFETY: reads a special register.
-        unsafe {
-            asm!("mov.u32 {n}, %dynamic_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags))
-        };
-        n
-    }
-
-    /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` and
-    /// returns its shared-window address (see the module docs for why the
-    /// declaration is function-scoped, and why this function is never inlined:
-    /// a PTX function must hold exactly one declaration of the name).
-    #[doc(hidden)]
-    #[inline(never)]
-    pub fn declare<T, const H: u64>() -> u32 {
-        let addr: u32;
-        // SAFETY: declares a variable and reads its address; no memory is
-        // accessed. `pure`: calls of this function may be merged or hoisted.
-        unsafe {
-            asm!(
-                ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
-                "mov.u32 {a}, sluice_shared_{h};",
-                align = const super::__array_align::<T>(),
-                h = const H,
-                bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
-                a = out(reg32) addr,
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        addr
-    }
-
-    /// The generic address (`cvta.shared.u64`) of shared-window address `addr`.
-    #[inline(always)]
-    pub(crate) fn generic<T>(addr: u32) -> *mut T {
-        let p: u64;
-        // SAFETY: an address conversion; no memory is accessed.
-        unsafe {
-            asm!("cvta.shared.u64 {p}, {a};", p = out(reg64) p, a = in(reg64) addr as u64,
-                 options(pure, nomem, nostack, preserves_flags))
-        };
-        p as *mut T
-    }
-
-    /// The shared-window address of `sluice_shared_H`, declared elsewhere in the
-    /// calling PTX function (by [`declare_in_kernel`]): one `mov`, no call.
-    #[inline(always)]
-    pub(super) fn symbol<const H: u64>() -> u32 {
-        let addr: u32;
-        // SAFETY: reads a symbol's address; no memory is accessed. The symbol is
-        // declared by the kernel's prologue (`declare_in_kernel`), else ptxas
-        // stops with an undefined-symbol error.
-        unsafe {
-            asm!("mov.u32 {a}, sluice_shared_{h};", h = const H, a = out(reg32) addr,
-                 options(pure, nomem, nostack, preserves_flags))
-        };
-        addr
-    }
-
-    /// Declares the `.shared` variable of an in-kernel [`SharedStatic`] (one made
-    /// by `shared_static!(@kernel ...)`) in the calling function. The kernel
-    /// attribute calls it once, as the entry's first statement, for every such
-    /// static in the kernel's body; the static's accesses then cost one `mov`
-    /// each instead of a call.
-    ///
-    /// # Safety
-    ///
-    /// Called exactly once per static, in the body of the kernel entry that
-    /// declares the static, before any use (a second call is a ptxas
-    /// "duplicate definition" error; a missing one an undefined symbol).
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn declare_in_kernel<T, const H: u64>(_static: *const SharedStatic<T, H, true>) {
-        // SAFETY: a declaration; no memory is accessed. Not `pure`: it has no
-        // output and must stay.
-        unsafe {
-            asm!(
-                ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
-                align = const super::__array_align::<T>(),
-                h = const H,
-                bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
-                options(nomem, nostack, preserves_flags),
-            );
-        }
-    }
-
-    /// Bytes of shared memory per block of this launch, static and dynamic
-    /// (`%total_smem_size`, rounded up to the allocation unit).
-    #[inline(always)]
-    pub fn total_shared_bytes() -> u32 {
-        let n: u32;
-        // SAFETY: reads a special register.
-        unsafe {
-            asm!("mov.u32 {n}, %total_smem_size;", n = out(reg32) n, options(pure, nomem, nostack, preserves_flags))
-        };
-        n
-    }
-
-    /// A generic `*mut T` to the start of this launch's dynamic shared memory
-    /// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
-    /// launch asked for, see [`dynamic_shared_bytes`]). Accesses through it compile
-    /// to generic loads and stores; [`dynamic_shared`] gives checked `ld/st.shared`.
-    #[inline(always)]
-    pub fn dynamic_shared_ptr<T>() -> *mut T {
-        let addr: u32;
-        // SAFETY: reads the address of the region declared below; no memory is accessed.
-        unsafe {
-            asm!("mov.u32 {a}, sluice_dynamic_shared;", a = out(reg32) addr,
-                 options(pure, nomem, nostack, preserves_flags))
-        };
-        generic(addr)
-    }
-
-    // The one declaration of the dynamic region, at module scope.
-    core::arch::global_asm!(".extern .shared .align 16 .b8 sluice_dynamic_shared[];");
+/// Bytes of shared memory per block of this launch, static and dynamic
+/// (`%total_smem_size`, rounded up to the allocation unit). On the CPU: the
+/// dynamic size plus the static variables this block has used so far (they are
+/// allocated at their first use).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn total_shared_bytes() -> u32 {
+    imp::total_shared_bytes()
 }
 
-/// The host: the CPU runtime's per-block arena ([`crate::cpu`]); window
-/// addresses are offsets into it.
-#[cfg(not(target_arch = "nvptx64"))]
-mod imp {
-    use super::*;
-    use crate::cpu::block::current;
-    use crate::cpu::shared::Arena;
-    use core::mem::size_of;
+/// A generic `*mut T` to the start of this launch's dynamic shared memory
+/// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
+/// launch asked for, see [`dynamic_shared_bytes`]). Accesses through it compile
+/// to generic loads and stores; [`dynamic_shared`] gives checked `ld/st.shared`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn dynamic_shared_ptr<T>() -> *mut T {
+    imp::dynamic_shared_ptr()
+}
 
-    #[inline(always)]
-    #[track_caller]
-    fn arena(what: &'static str) -> &'static Arena {
-        &current(what).block().shared
-    }
+/// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` and returns its
+/// shared-window address (on the CPU: allocates the block's copy at its first
+/// use). Used by `shared_array!` and `shared_static!`; see the module docs for why
+/// the declaration is in a small never-inlined function of its own.
+#[doc(hidden)]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn __declare<T, const H: u64>() -> u32 {
+    imp::declare::<T, H>()
+}
 
-    /// Loads a `T` from shared address `addr` (checked against the block's
-    /// shared memory: a panic, not a wild read, outside it).
-    ///
-    /// # Safety
-    /// The bytes there form a valid `T`.
-    #[inline(always)]
-    #[track_caller]
-    pub(crate) unsafe fn load<T: Copy>(addr: u32, _align: usize) -> T {
-        let p = arena("shared memory access").checked(addr, size_of::<T>());
-        // SAFETY: `checked` proved the bytes inside the block's allocated shared
-        // memory; any bits form a valid `T` (caller); only this block's OS
-        // thread accesses it.
-        unsafe { (p as *const T).read_unaligned() }
-    }
-
-    /// Stores `v` at shared address `addr` (checked as [`load`]).
-    ///
-    /// # Safety
-    /// `T` has no padding bytes.
-    #[inline(always)]
-    #[track_caller]
-    pub(crate) unsafe fn store<T: Copy>(addr: u32, _align: usize, v: T) {
-        let p = arena("shared memory access").checked(addr, size_of::<T>());
-        // SAFETY: as in `load`.
-        unsafe { (p as *mut T).write_unaligned(v) }
-    }
-
-    /// The host address of shared address `addr`.
-    #[inline(always)]
-    #[track_caller]
-    pub(crate) fn generic<T>(addr: u32) -> *mut T {
-        arena("shared memory access").generic(addr) as *mut T
-    }
-
-    /// The dynamic shared-memory region of this launch (CUDA's
-    /// `extern __shared__ T buf[]`), viewed as `T`s: as many whole `T` as fit
-    /// in the size given at launch, starting 16-aligned. Empty if the launch
-    /// asked for none.
-    #[inline(always)]
-    #[track_caller]
-    pub fn dynamic_shared<T: Pod>() -> SharedSlice<T> {
-        let bytes = arena("shared::dynamic_shared").dynamic_bytes();
-        let len = bytes.checked_div(size_of::<T>() as u32).unwrap_or(0);
-        SharedSlice { base: SharedPtr::from_addr(0), len }
-    }
-
-    /// Bytes of dynamic shared memory this launch was given.
-    #[inline(always)]
-    #[track_caller]
-    pub fn dynamic_shared_bytes() -> u32 {
-        arena("shared::dynamic_shared_bytes").dynamic_bytes()
-    }
-
-    /// Bytes of shared memory per block of this launch, static and dynamic.
-    /// On the CPU: the dynamic size plus the static variables this block has
-    /// used so far (they are allocated at their first use).
-    #[inline(always)]
-    #[track_caller]
-    pub fn total_shared_bytes() -> u32 {
-        arena("shared::total_shared_bytes").total_bytes()
-    }
-
-    /// A generic `*mut T` to the start of this launch's dynamic shared memory
-    /// (CUDA's `extern __shared__ T buf[]`; 16-aligned; as many bytes as the
-    /// launch asked for, see [`dynamic_shared_bytes`]).
-    #[inline(always)]
-    #[track_caller]
-    pub fn dynamic_shared_ptr<T>() -> *mut T {
-        generic(0)
-    }
-
-    /// The block's copy of the variable declared at `H` (`bytes` of `T`,
-    /// aligned as on the device), allocated on its first use in the block.
-    #[doc(hidden)]
-    #[inline(always)]
-    #[track_caller]
-    pub fn declare<T, const H: u64>() -> u32 {
-        arena("shared_array!/shared_static!").declare(H, size_of::<T>(), __array_align::<T>())
-    }
-
-    /// Allocates an in-kernel [`SharedStatic`] for this block (the device
-    /// declares it in the kernel's prologue; the host allocates at first use,
-    /// so this only does that use early).
-    ///
-    /// # Safety
-    ///
-    /// None on the host; the device's contract is the kernel attribute's.
-    #[doc(hidden)]
-    #[inline(always)]
-    #[track_caller]
-    pub unsafe fn declare_in_kernel<T, const H: u64>(_static: *const SharedStatic<T, H, true>) {
-        declare::<T, H>();
-    }
+/// Declares the `.shared` variable of an in-kernel [`SharedStatic`] (one made
+/// by `shared_static!(@kernel ...)`) in the calling function. The kernel
+/// attribute calls it once, as the entry's first statement, for every such
+/// static in the kernel's body; the static's accesses then cost one `mov`
+/// each instead of a call. (On the CPU, which allocates every static at its
+/// first use in a block, it does that use early.)
+///
+/// # Safety
+///
+/// Called exactly once per static, in the body of the kernel entry that
+/// declares the static, before any use (a second call is a ptxas
+/// "duplicate definition" error; a missing one an undefined symbol).
+#[doc(hidden)]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn __declare_in_kernel<T, const H: u64>(static_: *const SharedStatic<T, H, true>) {
+    // SAFETY: forwarded to the caller.
+    unsafe { imp::declare_in_kernel::<T, H>(static_) }
 }
 
 impl<T> SharedPtr<T> {
@@ -851,19 +516,7 @@ impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn addr(&self) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            if IN_KERNEL {
-                imp::symbol::<H>()
-            } else {
-                imp::declare::<T, H>()
-            }
-        }
-        // The host allocates either form on its first use in the block.
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            imp::declare::<T, H>()
-        }
+        imp::static_addr::<T, H, IN_KERNEL>()
     }
 
     /// The generic address of the shared variable (what `&raw mut` would give
@@ -909,10 +562,6 @@ impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStati
         unsafe { &mut *imp::generic::<T>(self.addr()) }
     }
 }
-
-#[doc(hidden)]
-pub use imp::{declare as __declare, declare_in_kernel as __declare_in_kernel};
-pub use imp::{dynamic_shared, dynamic_shared_bytes, dynamic_shared_ptr, total_shared_bytes};
 
 /// Declares a statically sized array in the block's shared memory (on the
 /// host: the CPU runtime's per-block memory, allocated at the block's first use).
@@ -1052,21 +701,10 @@ mod tests {
     }
 
     #[test]
-    fn shared_statics_are_zero_sized_and_hash_their_site() {
+    fn shared_statics_are_zero_sized() {
         #[allow(static_mut_refs)]
         // SAFETY: only the handle's size is read; no shared memory is touched.
         let size = core::mem::size_of_val(unsafe { &HOST_VISIBLE });
         assert_eq!(size, 0);
-        let a = super::__symbol_hash("m|f.rs|1|1|A");
-        assert_ne!(a, super::__symbol_hash("m|f.rs|1|1|B"));
-        assert_ne!(a, super::__symbol_hash("m|f.rs|2|1|A"));
-    }
-
-    #[test]
-    fn arrays_are_at_least_16_aligned() {
-        assert_eq!(super::__array_align::<[u8; 3]>(), 16);
-        assert_eq!(super::__array_align::<[f64; 2]>(), 16);
-        assert_eq!(super::element_align::<[f32; 3]>(), 4);
-        assert_eq!(super::element_align::<u64>(), 8);
     }
 }

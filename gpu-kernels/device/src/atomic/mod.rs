@@ -35,10 +35,21 @@
 //! loops), so code using them builds and tests on the CPU. [`fence`] is
 //! `atomic_thread_fence(order)` at a scope.
 //!
-//! On the host the functions below are host atomics too (relaxed; every scope
-//! is as strong as `System` there), on the memory pointed to; a
+//! # Hardware support
+//!
+//! sm_70+ for the orderings and scopes (`atom.relaxed.gpu` ...); `atom.add.f64`
+//! sm_60+. Every architecture sluice builds for has both.
+//!
+//! # On the CPU
+//!
+//! The functions below are host atomics too (`cpu.rs`; relaxed; every scope is as
+//! strong as `System` there), on the memory pointed to; a
 //! [`SharedPtr`](crate::shared::SharedPtr) is resolved in the current block's
-//! shared memory of the CPU runtime ([`crate::cpu`]).
+//! shared memory of the CPU runtime ([`crate::cpu`]); the atomic types run on
+//! `core::sync::atomic` with their orderings. Since the CPU is stronger than
+//! PTX's memory model, a missing ordering may pass on the CPU and fail on a GPU.
+//! Every atomic passes through `cpu.rs`: a race checker sees them as atomic (never
+//! racing each other) and the orderings they carry.
 //!
 //! **The memory scope** says which threads the atomicity is guaranteed against:
 //! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and
@@ -65,10 +76,10 @@
 //! unsafe { atomic::global::add(out, block_sum, MemoryScope::Device) };
 //! ```
 
-pub use crate::MemoryScope;
+pub use crate::spec::scope::MemoryScope;
 pub use core::sync::atomic::Ordering;
 
-pub mod ordering;
+pub use crate::spec::ordering;
 mod types;
 pub use types::*;
 
@@ -149,300 +160,11 @@ impl sealed::Sealed for i64 {}
 impl sealed::Sealed for f32 {}
 impl sealed::Sealed for f64 {}
 
-#[cfg(target_arch = "nvptx64")]
-mod imp {
-    use super::*;
-    use core::arch::asm;
-
-    /// Expands `$m!(addr_class, addr_type, ".space", ".scope", args...)` for the
-    /// (space, scope) pair, so that each arm is one fixed instruction.
-    macro_rules! dispatch {
-        ($space:expr, $scope:expr, $m:ident!($($args:tt)*)) => {
-            match ($space, $scope) {
-                (Space::Generic, MemoryScope::Block) => $m!(reg64, u64, "", ".cta", $($args)*),
-                (Space::Generic, MemoryScope::Device) => $m!(reg64, u64, "", ".gpu", $($args)*),
-                (Space::Generic, MemoryScope::System) => $m!(reg64, u64, "", ".sys", $($args)*),
-                (Space::Global, MemoryScope::Block) => $m!(reg64, u64, ".global", ".cta", $($args)*),
-                (Space::Global, MemoryScope::Device) => $m!(reg64, u64, ".global", ".gpu", $($args)*),
-                (Space::Global, MemoryScope::System) => $m!(reg64, u64, ".global", ".sys", $($args)*),
-                (Space::Shared, MemoryScope::Block) => $m!(reg32, u32, ".shared", ".cta", $($args)*),
-                (Space::Shared, MemoryScope::Device) => $m!(reg32, u32, ".shared", ".gpu", $($args)*),
-                (Space::Shared, MemoryScope::System) => $m!(reg32, u32, ".shared", ".sys", $($args)*),
-            }
-        };
-    }
-
-    // `d = atom.OP [a], v`
-    macro_rules! atom2 {
-        ($acls:ident, $aty:ty, $sp:literal, $sc:literal, $op:expr, $vcls:ident, $d:ident, $a:expr, $v:expr) => {
-            asm!(concat!("atom.relaxed", $sc, $sp, ".", $op, " {d}, [{a}], {v};"),
-                 d = out($vcls) $d, a = in($acls) $a as $aty, v = in($vcls) $v, options(nostack, preserves_flags))
-        };
-    }
-    // `red.OP [a], v`
-    macro_rules! red2 {
-        ($acls:ident, $aty:ty, $sp:literal, $sc:literal, $op:expr, $vcls:ident, $a:expr, $v:expr) => {
-            asm!(concat!("red.relaxed", $sc, $sp, ".", $op, " [{a}], {v};"),
-                 a = in($acls) $a as $aty, v = in($vcls) $v, options(nostack, preserves_flags))
-        };
-    }
-    // `d = atom.cas [a], b, c`
-    macro_rules! cas3 {
-        ($acls:ident, $aty:ty, $sp:literal, $sc:literal, $op:expr, $vcls:ident, $d:ident, $a:expr, $b:expr, $c:expr) => {
-            asm!(concat!("atom.relaxed", $sc, $sp, ".", $op, " {d}, [{a}], {b}, {c};"),
-                 d = out($vcls) $d, a = in($acls) $a as $aty, b = in($vcls) $b, c = in($vcls) $c, options(nostack, preserves_flags))
-        };
-    }
-
-    macro_rules! fetch_op {
-        ($fname:ident, $t:ty, $vcls:ident, $op:expr) => {
-            #[inline(always)]
-            unsafe fn $fname(space: Space, scope: MemoryScope, addr: u64, v: Self) -> Self {
-                let d: $t;
-                // SAFETY: the public wrappers require `addr` to be a valid, aligned
-                // address of a `$t` in `space`.
-                unsafe { dispatch!(space, scope, atom2!($op, $vcls, d, addr, v)) };
-                d
-            }
-        };
-    }
-
-    macro_rules! impl_add {
-        ($($t:ty, $vcls:ident, $op:literal;)*) => {$(
-            impl AtomicAdd for $t {
-                fetch_op!(__fetch_add, $t, $vcls, $op);
-                #[inline(always)]
-                unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { dispatch!(space, scope, red2!($op, $vcls, addr, v)) }
-                }
-            }
-        )*};
-    }
-    impl_add! {
-        u32, reg32, "add.u32";
-        i32, reg32, "add.s32";
-        u64, reg64, "add.u64";
-        i64, reg64, "add.u64";
-        f32, reg32, "add.f32";
-        f64, reg64, "add.f64";
-    }
-
-    macro_rules! impl_minmax {
-        ($($t:ty, $vcls:ident, $min:literal, $max:literal;)*) => {$(
-            impl AtomicMinMax for $t {
-                fetch_op!(__fetch_min, $t, $vcls, $min);
-                fetch_op!(__fetch_max, $t, $vcls, $max);
-            }
-        )*};
-    }
-    impl_minmax! {
-        u32, reg32, "min.u32", "max.u32";
-        i32, reg32, "min.s32", "max.s32";
-        u64, reg64, "min.u64", "max.u64";
-        i64, reg64, "min.s64", "max.s64";
-    }
-
-    macro_rules! impl_bits {
-        ($($t:ty, $vcls:ident, $w:literal;)*) => {$(
-            impl AtomicBits for $t {
-                fetch_op!(__fetch_and, $t, $vcls, concat!("and.b", $w));
-                fetch_op!(__fetch_or, $t, $vcls, concat!("or.b", $w));
-                fetch_op!(__fetch_xor, $t, $vcls, concat!("xor.b", $w));
-            }
-        )*};
-    }
-    impl_bits! {
-        u32, reg32, "32";
-        i32, reg32, "32";
-        u64, reg64, "64";
-        i64, reg64, "64";
-    }
-
-    macro_rules! impl_swap {
-        ($($t:ty, $vcls:ident, $w:literal, $bits:ident;)*) => {$(
-            impl AtomicSwap for $t {
-                fetch_op!(__swap, $t, $vcls, concat!("exch.b", $w));
-                #[inline(always)]
-                unsafe fn __cas(space: Space, scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
-                    let d: $t;
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { dispatch!(space, scope, cas3!(concat!("cas.b", $w), $vcls, d, addr, current, new)) };
-                    d
-                }
-                #[inline(always)]
-                fn __same_bits(a: Self, b: Self) -> bool {
-                    $bits(a) == $bits(b)
-                }
-            }
-        )*};
-    }
-    #[inline(always)]
-    fn id<T>(x: T) -> T {
-        x
-    }
-    #[inline(always)]
-    fn f32_bits(x: f32) -> u32 {
-        x.to_bits()
-    }
-    #[inline(always)]
-    fn f64_bits(x: f64) -> u64 {
-        x.to_bits()
-    }
-    impl_swap! {
-        u32, reg32, "32", id;
-        i32, reg32, "32", id;
-        u64, reg64, "64", id;
-        i64, reg64, "64", id;
-        f32, reg32, "32", f32_bits;
-        f64, reg64, "64", f64_bits;
-    }
-}
-
-/// The host: the CPU runtime's atomics are host atomics on the memory
-/// pointed to (every scope acts as `System`; relaxed, as PTX's `atom.relaxed`);
-/// float adds are compare-exchange loops. A shared-memory address is resolved
-/// in the current block's shared memory (checked: a panic outside it).
-#[cfg(not(target_arch = "nvptx64"))]
-mod imp {
-    use super::*;
-    use core::sync::atomic::Ordering::Relaxed;
-    use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
-
-    /// The host address of `addr` in `space`.
-    #[inline(always)]
-    #[track_caller]
-    fn host<T>(space: Space, addr: u64) -> *mut T {
-        match space {
-            Space::Shared => crate::cpu::block::current("atomic::shared")
-                .block()
-                .shared
-                .checked(addr as u32, core::mem::size_of::<T>()) as *mut T,
-            Space::Generic | Space::Global => addr as usize as *mut T,
-        }
-    }
-
-    macro_rules! int_impls {
-        ($($t:ty => $a:ident;)*) => {$(
-            impl AtomicAdd for $t {
-                #[inline(always)]
-                unsafe fn __fetch_add(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: the public wrappers require `addr` to be a valid, aligned
-                    // address of a `$t` in `space`, accessed only atomically meanwhile.
-                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_add(v, Relaxed)
-                }
-                #[inline(always)]
-                unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
-                    // SAFETY: forwarded (the same contract).
-                    unsafe { Self::__fetch_add(space, scope, addr, v) };
-                }
-            }
-            impl AtomicMinMax for $t {
-                #[inline(always)]
-                unsafe fn __fetch_min(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_min(v, Relaxed)
-                }
-                #[inline(always)]
-                unsafe fn __fetch_max(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_max(v, Relaxed)
-                }
-            }
-            impl AtomicBits for $t {
-                #[inline(always)]
-                unsafe fn __fetch_and(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_and(v, Relaxed)
-                }
-                #[inline(always)]
-                unsafe fn __fetch_or(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_or(v, Relaxed)
-                }
-                #[inline(always)]
-                unsafe fn __fetch_xor(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { $a::from_ptr(host(space, addr)) }.fetch_xor(v, Relaxed)
-                }
-            }
-            impl AtomicSwap for $t {
-                #[inline(always)]
-                unsafe fn __swap(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    unsafe { $a::from_ptr(host(space, addr)) }.swap(v, Relaxed)
-                }
-                #[inline(always)]
-                unsafe fn __cas(space: Space, _scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    let a = unsafe { $a::from_ptr(host(space, addr)) };
-                    match a.compare_exchange(current, new, Relaxed, Relaxed) {
-                        Ok(v) | Err(v) => v,
-                    }
-                }
-                #[inline(always)]
-                fn __same_bits(a: Self, b: Self) -> bool {
-                    a == b
-                }
-            }
-        )*};
-    }
-    int_impls! {
-        u32 => AtomicU32;
-        i32 => AtomicI32;
-        u64 => AtomicU64;
-        i64 => AtomicI64;
-    }
-
-    macro_rules! float_impls {
-        ($($t:ty => $a:ident;)*) => {$(
-            impl AtomicAdd for $t {
-                #[inline(always)]
-                unsafe fn __fetch_add(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as for the integers: a valid, aligned `$t`, accessed
-                    // only atomically meanwhile; its bits are an integer of its size.
-                    let a = unsafe { $a::from_ptr(host(space, addr)) };
-                    let mut old = a.load(Relaxed);
-                    loop {
-                        let new = (<$t>::from_bits(old) + v).to_bits();
-                        match a.compare_exchange_weak(old, new, Relaxed, Relaxed) {
-                            Ok(_) => return <$t>::from_bits(old),
-                            Err(seen) => old = seen,
-                        }
-                    }
-                }
-                #[inline(always)]
-                unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
-                    // SAFETY: forwarded (the same contract).
-                    unsafe { Self::__fetch_add(space, scope, addr, v) };
-                }
-            }
-            impl AtomicSwap for $t {
-                #[inline(always)]
-                unsafe fn __swap(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    <$t>::from_bits(unsafe { $a::from_ptr(host(space, addr)) }.swap(v.to_bits(), Relaxed))
-                }
-                #[inline(always)]
-                unsafe fn __cas(space: Space, _scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
-                    // SAFETY: as in `__fetch_add`.
-                    let a = unsafe { $a::from_ptr(host(space, addr)) };
-                    match a.compare_exchange(current.to_bits(), new.to_bits(), Relaxed, Relaxed) {
-                        Ok(v) | Err(v) => <$t>::from_bits(v),
-                    }
-                }
-                #[inline(always)]
-                fn __same_bits(a: Self, b: Self) -> bool {
-                    a.to_bits() == b.to_bits()
-                }
-            }
-        )*};
-    }
-    float_impls! {
-        f32 => AtomicU32;
-        f64 => AtomicU64;
-    }
-}
+// The backend, chosen once: `atom`/`red`/`ld`/`st` instructions on the GPU, host
+// atomics on the CPU.
+#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
+#[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
+mod imp;
 
 /// Generates the public functions of one address space. `$ptr` is the
 /// pointer type, `$addr` turns it into the `u64` operand.

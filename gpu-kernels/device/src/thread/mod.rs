@@ -4,8 +4,27 @@
 //! Each function reads one or a few special registers (`%tid`, `%ctaid`,
 //! `%ntid`, `%nctaid`); they cost a cycle or two and need no `unsafe`.
 //! [`Dim3`] and [`WARP_SIZE`] are plain data (launch configurations use
-//! them); on the host the functions read the GPU thread that the CPU runtime
-//! ([`crate::cpu`]) runs, and panic outside a launch.
+//! them; they live in [`crate::spec::thread`]).
+//!
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`thread_idx`], [`thread_idx_x`] ... | `threadIdx`, `threadIdx.x` ... | `mov.u32 %r, %tid.x` ... |
+//! | [`block_idx`], [`block_dim`], [`grid_dim`] ... | `blockIdx`, `blockDim`, `gridDim` | `%ctaid`, `%ntid`, `%nctaid` |
+//! | [`warp_size`] | `warpSize` | `mov.u32 %r, WARP_SZ` |
+//! | [`nanosleep`] | `__nanosleep(ns)` | `nanosleep.u32` (sm_70+) |
+//! | [`index_1d`], [`global_rank`] ... | (arithmetic on the above) | |
+//!
+//! # Hardware support
+//!
+//! Every architecture (`nanosleep`: sm_70+, which is every architecture sluice builds for).
+//!
+//! # On the CPU
+//!
+//! The functions read the GPU thread the CPU runtime ([`crate::cpu`]) runs
+//! (`gpu.rs` reads special registers, `cpu.rs` the runtime's current thread), and
+//! panic outside a launch. `nanosleep` lets the other threads of the block run and
+//! sleeps not at all. Nothing here touches memory, so the race checker has nothing
+//! to see.
 //!
 //! # Which index to use
 //!
@@ -30,176 +49,72 @@
 //! }
 //! ```
 
-/// Threads per warp on every NVIDIA architecture sluice targets.
-pub const WARP_SIZE: u32 = 32;
+pub use crate::spec::thread::{global_coord_u32, Dim2, Dim3, WARP_SIZE};
 
-/// A 3-component index or size, as CUDA's `dim3`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Dim3 {
-    /// x component.
-    pub x: u32,
-    /// y component.
-    pub y: u32,
-    /// z component.
-    pub z: u32,
-}
-
-impl Dim3 {
-    /// `(x, y, z)`.
-    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
-        Dim3 { x, y, z }
-    }
-
-    /// `(x, 1, 1)`.
-    pub const fn x(x: u32) -> Dim3 {
-        Dim3 { x, y: 1, z: 1 }
-    }
-
-    /// `(x, y, 1)`.
-    pub const fn xy(x: u32, y: u32) -> Dim3 {
-        Dim3 { x, y, z: 1 }
-    }
-
-    /// `x * y * z` in 64 bits.
-    pub const fn volume(self) -> u64 {
-        self.x as u64 * self.y as u64 * self.z as u64
-    }
-}
-
-/// A 2-component index or size (x, y): the 2-D global index of a thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Dim2 {
-    /// x component.
-    pub x: u32,
-    /// y component.
-    pub y: u32,
-}
-
-impl Dim2 {
-    /// `(x, y)`.
-    pub const fn new(x: u32, y: u32) -> Dim2 {
-        Dim2 { x, y }
-    }
-
-    /// `x * y` in 64 bits.
-    pub const fn area(self) -> u64 {
-        self.x as u64 * self.y as u64
-    }
-}
-
-impl From<Dim2> for (u32, u32) {
-    fn from(d: Dim2) -> (u32, u32) {
-        (d.x, d.y)
-    }
-}
-
-impl From<Dim3> for (u32, u32, u32) {
-    fn from(d: Dim3) -> (u32, u32, u32) {
-        (d.x, d.y, d.z)
-    }
-}
-
-impl From<Dim3> for [u32; 3] {
-    fn from(d: Dim3) -> [u32; 3] {
-        [d.x, d.y, d.z]
-    }
-}
-
-impl From<Dim2> for [u32; 2] {
-    fn from(d: Dim2) -> [u32; 2] {
-        [d.x, d.y]
-    }
-}
-
-/// `blockIdx * blockDim + threadIdx` along one axis in 32-bit wrapping
-/// arithmetic, as CUDA C++ computes it with `unsigned` (pure logic, shared by
-/// the device functions and the host tests).
-#[inline(always)]
-pub const fn global_coord_u32(block_idx: u32, block_dim: u32, thread_idx: u32) -> u32 {
-    block_idx.wrapping_mul(block_dim).wrapping_add(thread_idx)
-}
-
-#[cfg(target_arch = "nvptx64")]
-use core::arch::nvptx;
-
-/// The host reads the current GPU thread's context (see [`crate::cpu`]).
-#[cfg(not(target_arch = "nvptx64"))]
-#[inline(always)]
-#[track_caller]
-fn ctx(what: &'static str) -> &'static crate::cpu::block::ThreadCtx {
-    crate::cpu::block::current(what)
-}
+// The backend, chosen once: special registers on the GPU, the CPU runtime's
+// current thread on the host.
+#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
+#[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
+mod imp;
 
 macro_rules! special {
-    ($(#[$doc:meta] $name:ident => $x:ident, $y:ident, $z:ident, $field:ident;)*) => {$(
+    ($(#[$doc:meta] $name:ident;)*) => {$(
         #[$doc]
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn $name() -> Dim3 {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: reading a special register has no preconditions inside a kernel.
-            unsafe { Dim3 { x: nvptx::$x() as u32, y: nvptx::$y() as u32, z: nvptx::$z() as u32 } }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                ctx(concat!("thread::", stringify!($name))).$field
-            }
+            imp::$name()
         }
     )*};
 }
 
 special! {
     /// This thread's index within its block (`threadIdx`).
-    thread_idx => _thread_idx_x, _thread_idx_y, _thread_idx_z, thread_idx;
+    thread_idx;
     /// This block's index within the grid (`blockIdx`).
-    block_idx => _block_idx_x, _block_idx_y, _block_idx_z, block_idx;
+    block_idx;
     /// The block's size in threads (`blockDim`).
-    block_dim => _block_dim_x, _block_dim_y, _block_dim_z, block_dim;
+    block_dim;
     /// The grid's size in blocks (`gridDim`).
-    grid_dim => _grid_dim_x, _grid_dim_y, _grid_dim_z, grid_dim;
+    grid_dim;
 }
 
 macro_rules! component {
-    ($(#[$doc:meta] $name:ident => $intr:ident, $field:ident . $c:ident;)*) => {$(
+    ($(#[$doc:meta] $name:ident;)*) => {$(
         #[$doc]
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn $name() -> u32 {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: reading a special register has no preconditions inside a kernel.
-            unsafe { nvptx::$intr() as u32 }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                ctx(concat!("thread::", stringify!($name))).$field.$c
-            }
+            imp::$name()
         }
     )*};
 }
 
 component! {
     /// `threadIdx.x`.
-    thread_idx_x => _thread_idx_x, thread_idx.x;
+    thread_idx_x;
     /// `threadIdx.y`.
-    thread_idx_y => _thread_idx_y, thread_idx.y;
+    thread_idx_y;
     /// `threadIdx.z`.
-    thread_idx_z => _thread_idx_z, thread_idx.z;
+    thread_idx_z;
     /// `blockIdx.x`.
-    block_idx_x => _block_idx_x, block_idx.x;
+    block_idx_x;
     /// `blockIdx.y`.
-    block_idx_y => _block_idx_y, block_idx.y;
+    block_idx_y;
     /// `blockIdx.z`.
-    block_idx_z => _block_idx_z, block_idx.z;
+    block_idx_z;
     /// `blockDim.x`.
-    block_dim_x => _block_dim_x, block_dim.x;
+    block_dim_x;
     /// `blockDim.y`.
-    block_dim_y => _block_dim_y, block_dim.y;
+    block_dim_y;
     /// `blockDim.z`.
-    block_dim_z => _block_dim_z, block_dim.z;
+    block_dim_z;
     /// `gridDim.x`.
-    grid_dim_x => _grid_dim_x, grid_dim.x;
+    grid_dim_x;
     /// `gridDim.y`.
-    grid_dim_y => _grid_dim_y, grid_dim.y;
+    grid_dim_y;
     /// `gridDim.z`.
-    grid_dim_z => _grid_dim_z, grid_dim.z;
+    grid_dim_z;
 }
 
 /// The global 1-D index of this thread: `blockIdx.x * blockDim.x + threadIdx.x`,
@@ -256,20 +171,7 @@ pub fn index_3d_u32() -> Dim3 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn warp_size() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // SAFETY: reads a special register.
-        unsafe {
-            core::arch::asm!("mov.u32 {r}, WARP_SZ;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags))
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        ctx("thread::warp_size");
-        WARP_SIZE
-    }
+    imp::warp_size()
 }
 
 /// Suspends the calling thread for about `ns` nanoseconds (`nanosleep.u32`,
@@ -282,16 +184,7 @@ pub fn warp_size() -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn nanosleep(ns: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands besides the delay; no memory is accessed.
-    unsafe {
-        core::arch::asm!("nanosleep.u32 {n};", n = in(reg32) ns, options(nomem, nostack, preserves_flags))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = ns;
-        crate::cpu::block::yield_now("thread::nanosleep");
-    }
+    imp::nanosleep(ns)
 }
 
 /// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
@@ -376,19 +269,4 @@ pub fn warp_idx() -> u32 {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
     crate::sync::sync_threads()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thirty_two_bit_indices_wrap_as_cuda_cs_unsigned() {
-        assert_eq!(global_coord_u32(3, 256, 17), 785);
-        assert_eq!(global_coord_u32(u32::MAX / 1024 + 1, 1024, 5), 5);
-        let d: (u32, u32) = Dim2::new(4, 5).into();
-        assert_eq!(d, (4, 5));
-        assert_eq!(Dim2::new(70_000, 70_000).area(), 4_900_000_000);
-        assert_eq!(<[u32; 3]>::from(Dim3::new(1, 2, 3)), [1, 2, 3]);
-    }
 }

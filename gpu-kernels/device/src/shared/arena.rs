@@ -1,13 +1,14 @@
-//! A block's shared memory on the CPU: one buffer per block, addressed like
-//! PTX's `.shared` window (a 32-bit offset, [`SharedPtr`](crate::shared::SharedPtr)'s
-//! `addr`), the same for every thread of the block.
+//! A block's shared memory on the CPU (the `shared` family's per-block state in
+//! the CPU runtime): one buffer per block, addressed like PTX's `.shared` window
+//! (a 32-bit offset, [`SharedPtr`](crate::shared::SharedPtr)'s `addr`), the same
+//! for every thread of the block.
 //!
 //! Layout: the dynamic region at window address 0 (16-aligned, the size given
 //! at launch), then the static variables (`shared_array!`, `shared_static!`)
 //! in the order the block first uses them, each aligned as on the device. A
 //! static variable is allocated by the first thread of the block that reaches
 //! it, keyed by its declaration's hash, and keeps its address for the rest of
-//! the block. Every byte starts as [`POISON`](super::SHARED_POISON): on a GPU
+//! the block. Every byte starts as [`SHARED_POISON`](crate::cpu::SHARED_POISON): on a GPU
 //! shared memory starts with whatever the previous block left, and a read of
 //! an unwritten element must not look plausible.
 
@@ -15,30 +16,49 @@ use core::cell::{Cell, RefCell};
 use std::alloc::{self, Layout};
 use std::vec::Vec;
 
+use crate::cpu::block::{Launch, Local};
+use crate::cpu::SHARED_POISON;
+
 /// Static shared memory per block, at most (as ptxas: 48 KiB).
-pub(crate) const STATIC_LIMIT: usize = 48 * 1024;
+const STATIC_LIMIT: usize = 48 * 1024;
 
 /// Alignment of the buffer (the largest a variable may ask for on the CPU).
 const BASE_ALIGN: usize = 4096;
 
 /// One block's shared memory. Reused for the blocks one runner executes.
-pub(crate) struct Arena {
+pub(super) struct Arena {
     base: *mut u8,
     cap: usize,
     /// End of the allocated part (dynamic region + statics so far).
     used: Cell<usize>,
     dynamic: u32,
     static_bytes: Cell<usize>,
-    /// (declaration hash, window address, bytes) of the statics allocated so far.
-    symbols: RefCell<Vec<(u64, u32, u32)>>,
+    /// (declaration hash, type name, window address, bytes) of the statics allocated so far.
+    symbols: RefCell<Vec<(u64, &'static str, u32, u32)>>,
 }
 
 const fn round_up(x: usize, a: usize) -> usize {
     (x + a - 1) & !(a - 1)
 }
 
+impl Local for Arena {
+    fn new(launch: &Launch) -> Arena {
+        Arena::with_dynamic(launch.dynamic_shared_bytes)
+    }
+
+    /// Starts a block: the dynamic region poisoned, no static variable yet.
+    fn reset(&mut self) {
+        let d = self.dynamic as usize;
+        // SAFETY: `d <= cap`, inside the allocation.
+        unsafe { self.base.write_bytes(SHARED_POISON, d) };
+        self.used.set(round_up(d, 16));
+        self.static_bytes.set(0);
+        self.symbols.get_mut().clear();
+    }
+}
+
 impl Arena {
-    pub(crate) fn new(dynamic: u32) -> Arena {
+    fn with_dynamic(dynamic: u32) -> Arena {
         let cap = round_up(dynamic as usize, 16) + STATIC_LIMIT + BASE_ALIGN;
         let layout = Layout::from_size_align(cap, BASE_ALIGN).expect("shared memory layout");
         // SAFETY: `layout` has a non-zero size (at least STATIC_LIMIT).
@@ -49,23 +69,13 @@ impl Arena {
         Arena { base, cap, used: Cell::new(0), dynamic, static_bytes: Cell::new(0), symbols: RefCell::new(Vec::new()) }
     }
 
-    /// Starts a block: the dynamic region poisoned, no static variable yet.
-    pub(crate) fn reset(&mut self) {
-        let d = self.dynamic as usize;
-        // SAFETY: `d <= cap`, inside the allocation.
-        unsafe { self.base.write_bytes(super::SHARED_POISON, d) };
-        self.used.set(round_up(d, 16));
-        self.static_bytes.set(0);
-        self.symbols.get_mut().clear();
-    }
-
     /// Bytes of dynamic shared memory of the launch.
-    pub(crate) fn dynamic_bytes(&self) -> u32 {
+    pub(super) fn dynamic_bytes(&self) -> u32 {
         self.dynamic
     }
 
     /// Dynamic plus the static variables allocated so far.
-    pub(crate) fn total_bytes(&self) -> u32 {
+    pub(super) fn total_bytes(&self) -> u32 {
         self.dynamic + self.static_bytes.get() as u32
     }
 
@@ -76,9 +86,15 @@ impl Arena {
     ///
     /// If the block's static shared memory would pass 48 KiB, or the hash was
     /// declared with another size.
-    pub(crate) fn declare(&self, hash: u64, bytes: usize, align: usize) -> u32 {
+    ///
+    /// A variable is its hash *and* its type (`ty`, the type's name), as on the GPU, where
+    /// `declare::<T, H>` is a function of its own per `T`: two declarations that share a
+    /// hash (one macro expanding `shared_array!` twice) get one variable each when their
+    /// types differ.
+    pub(super) fn declare(&self, hash: u64, ty: &'static str, bytes: usize, align: usize) -> u32 {
         let bytes = bytes.max(1);
-        if let Some(&(_, addr, n)) = self.symbols.borrow().iter().find(|s| s.0 == hash) {
+        let same = |s: &&(u64, &'static str, u32, u32)| s.0 == hash && (core::ptr::eq(s.1, ty) || s.1 == ty);
+        if let Some(&(_, _, addr, n)) = self.symbols.borrow().iter().find(same) {
             assert_eq!(n as usize, bytes, "shared memory: one declaration used with two sizes");
             return addr;
         }
@@ -92,17 +108,17 @@ impl Arena {
             );
         }
         // SAFETY: `addr + bytes <= cap` (checked above), inside the allocation.
-        unsafe { self.base.add(addr).write_bytes(super::SHARED_POISON, bytes) };
+        unsafe { self.base.add(addr).write_bytes(SHARED_POISON, bytes) };
         self.used.set(addr + bytes);
         self.static_bytes.set(total);
-        self.symbols.borrow_mut().push((hash, addr as u32, bytes as u32));
+        self.symbols.borrow_mut().push((hash, ty, addr as u32, bytes as u32));
         addr as u32
     }
 
     /// The host address of window address `addr` (no check: making a pointer
     /// is safe, using it is the caller's business, as on the device).
     #[inline(always)]
-    pub(crate) fn generic(&self, addr: u32) -> *mut u8 {
+    pub(super) fn generic(&self, addr: u32) -> *mut u8 {
         self.base.wrapping_add(addr as usize)
     }
 
@@ -114,7 +130,7 @@ impl Arena {
     /// GPU such an access reads or writes another variable, or faults).
     #[inline(always)]
     #[track_caller]
-    pub(crate) fn checked(&self, addr: u32, len: usize) -> *mut u8 {
+    pub(super) fn checked(&self, addr: u32, len: usize) -> *mut u8 {
         let end = addr as usize + len;
         if end > self.used.get() {
             out_of_bounds(addr, len, self.used.get());

@@ -17,8 +17,8 @@
 //! names std lacks (`x.erfcx()`, `x.sin_pi()`, ...) and calls through the
 //! trait (`DeviceFloat::exp(x)`).
 
-use super::euclid;
 use super::{DeviceFloat, FastFloat};
+use crate::spec::math as euclid;
 use core::f64::consts::{FRAC_1_SQRT_2, PI};
 
 /// The low part of 1/√2 (`FRAC_1_SQRT_2` + this is 1/√2 to about 2^-106).

@@ -26,6 +26,24 @@
 //! The constructors are `unsafe`: they trust the (pointer, length) pair and the
 //! host's promise that no other work uses the memory during the launch.
 //!
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`DeviceSliceMut::for_thread`], [`DeviceSliceMut::grid_stride`] | `p[i]` with `i` this thread's own index | `ld.global`/`st.global` (generic where LLVM cannot tell) |
+//! | [`DeviceSliceMut::write`] | `p[i] = v` | `st.global` after a bounds check |
+//! | [`slice`](fn@slice), [`slice_mut`] | `const T* p, size_t n` | (none: a pointer and a length) |
+//!
+//! # Hardware support
+//!
+//! Every architecture.
+//!
+//! # On the CPU
+//!
+//! The same pointers, to host memory: every element a thread reaches goes through
+//! the backend's `element`/`write` (`cpu.rs`), the one place where a race checker
+//! sees which thread touches which element of a slice parameter. What it cannot
+//! see: a `&mut T` already handed out (writes through it are invisible), and raw
+//! pointers taken with [`DeviceSliceMut::as_mut_ptr`].
+//!
 //! # Example (device code)
 //!
 //! ```ignore
@@ -44,6 +62,12 @@
 //! ```
 
 use core::marker::PhantomData;
+
+// The backend, chosen once: plain pointer accesses on the GPU; on the CPU the same,
+// at the point where a race checker records them.
+#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
+#[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
+mod imp;
 
 /// A kernel's mutable slice parameter, seen from one thread: it can only
 /// reach the elements that belong to this thread (see the module docs).
@@ -149,7 +173,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     pub unsafe fn get_unchecked_mut(&mut self, i: usize) -> &mut T {
         // SAFETY: in bounds and exclusive to this thread (caller); valid memory
         // (constructor's contract).
-        unsafe { &mut *self.ptr.add(i) }
+        unsafe { imp::element(self.ptr, i) }
     }
 
     /// Writes `v` to element `i` (panics if `i >= len`): the general indexed
@@ -171,7 +195,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         }
         // SAFETY: in bounds (checked); one writer per element (caller);
         // valid memory (constructor's contract).
-        unsafe { self.ptr.add(i).write(v) }
+        unsafe { imp::write(self.ptr, i, v) }
     }
 }
 
@@ -185,7 +209,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         if i < self.len as u64 {
             // SAFETY: i < len, and element i belongs to this thread only
             // (global ranks are unique), borrowed through `&mut self`.
-            Some(unsafe { &mut *self.ptr.add(i as usize) })
+            Some(unsafe { imp::element(self.ptr, i as usize) })
         } else {
             None
         }
@@ -203,7 +227,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         let i = index_1d();
         if one_d && i < self.len as u64 {
             // SAFETY: in a 1-D launch `index_1d` is unique per thread; i < len.
-            Some(unsafe { &mut *self.ptr.add(i as usize) })
+            Some(unsafe { imp::element(self.ptr, i as usize) })
         } else {
             None
         }
@@ -224,6 +248,9 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     }
 }
 
+// Here, not in a backend: its path (`sluice_device::slice::write_out_of_bounds`) is
+// in the PTX when LLVM keeps it out of line. The fault is located at the caller's
+// caller (`#[track_caller]`): the kernel's own line, so the host names the kernel.
 #[cold]
 #[track_caller]
 fn write_out_of_bounds() -> ! {
@@ -253,6 +280,6 @@ impl<'s, T> Iterator for GridStride<'s, T> {
         // SAFETY: i < len; the indices `rank + k * total_threads` of distinct
         // threads are disjoint, and this iterator yields each of its own once,
         // while it holds the slice's unique borrow.
-        Some((i as usize, unsafe { &mut *self.ptr.add(i as usize) }))
+        Some((i as usize, unsafe { imp::element(self.ptr, i as usize) }))
     }
 }

@@ -1,5 +1,6 @@
 //! How a C++/Rust memory ordering maps to PTX (sm_70+), as pure logic that the
-//! device code and the host tests share.
+//! GPU code emits, the CPU runtime checks against, and the host tests pin (public as
+//! [`atomic::ordering`](crate::atomic::ordering)).
 //!
 //! | operation | `Relaxed` | `Acquire` | `Release` | `AcqRel` | `SeqCst` |
 //! | --- | --- | --- | --- | --- | --- |
