@@ -200,8 +200,9 @@ fn the_checker_recognises_blocks_and_skips_docs() {
 
 /// The files of `host/src`, lowest layer first: each may use only the ones before it.
 const HOST_LAYERS: &[&str] = &[
-    "driver", "nccl", "error", "cpu", "handle", "ptx", "span", "module", "device", "trace", "capture", "matrix",
-    "pinned", "view", "kernel", "lane", "launch", "fence", "copy", "scope", "graph", "multi", "lib",
+    "driver", "nccl", "error", "cpu", "handle", "ptx", "span", "module", "plan", "device", "trace", "capture",
+    "submit", "matrix", "pinned", "view", "kernel", "lane", "launch", "fence", "copy", "scope", "graph", "multi",
+    "lib",
 ];
 
 /// The `crate::` paths a line of code names: `(module or item, is_module)`.

@@ -9,6 +9,7 @@ use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, 
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
 use crate::module::ModuleCache;
+use crate::plan::{CachedGraph, GraphCache, Key, Submission, SubmitConfig, SubmitStats};
 
 /// One CUDA device, ready for work: the std analogue is a thread pool you hand work to.
 ///
@@ -45,6 +46,13 @@ pub(crate) struct GpuInner {
     event_pool: Mutex<Vec<Event>>,
     /// Timing events (timestamps), reused the same way.
     timing_pool: Mutex<Vec<Event>>,
+    /// Idle lanes and events of the last scope that ended (type-erased: the scope room's
+    /// `LaneCache`), so that a fresh `scope` starts from them as a `LaneSet`'s does.
+    kept_lanes: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// Executable graphs of repeated scopes, by shape (none while a scope runs it).
+    graphs: Mutex<GraphCache>,
+    /// How scopes submit their work, and what they submitted.
+    submit: Mutex<(SubmitConfig, SubmitStats)>,
     /// Loaded modules and resolved kernel functions.
     pub(crate) modules: ModuleCache,
     /// The stream-ordered allocator behind every device allocation.
@@ -335,6 +343,9 @@ impl Gpu {
                 stream_pool: Mutex::new(Vec::new()),
                 event_pool: Mutex::new(Vec::new()),
                 timing_pool: Mutex::new(Vec::new()),
+                kept_lanes: Mutex::new(None),
+                graphs: Mutex::new(GraphCache::default()),
+                submit: Mutex::new((SubmitConfig::from_env(), SubmitStats::default())),
                 modules: ModuleCache::new(),
                 allocator,
                 info,
@@ -512,6 +523,106 @@ impl Gpu {
         let Allocator::Cuda { pool, stream } = &self.inner.allocator else { return Ok(()) };
         stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
         self.inner.ctx.trim_pool(*pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
+    }
+
+    /// How this device's scopes submit their work: deferred, with merged copies and cached
+    /// graphs, by default (see [`SubmitConfig`]).
+    ///
+    /// ```
+    /// let gpu = sluice_host::Gpu::cpu();
+    /// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+    /// assert!(gpu.submit_config().defer);
+    /// ```
+    pub fn submit_config(&self) -> SubmitConfig {
+        lock(&self.inner.submit).0
+    }
+
+    /// Changes how this device's scopes submit their work, from the next scope on (a scope
+    /// running now keeps the configuration it started with). Turning graphs off drops the
+    /// cached ones.
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig::direct());   // one driver call per operation, as asked
+    /// assert!(!gpu.submit_config().defer);
+    /// ```
+    pub fn set_submit_config(&self, config: SubmitConfig) {
+        lock(&self.inner.submit).0 = config;
+        if !config.graphs || config.graph_cache == 0 {
+            drop(lock(&self.inner.graphs).drain());
+        }
+    }
+
+    /// What this device's scopes have submitted so far, and how (direct, graphs captured,
+    /// graphs replayed, copies merged, fence records left out).
+    ///
+    /// ```
+    /// # fn demo() -> sluice_host::Result<()> {
+    /// let gpu = sluice_host::Gpu::cpu();
+    /// let mut m = gpu.alloc_buffer::<u32>(64)?;
+    /// for _ in 0..3 {
+    ///     sluice_host::scope(&gpu, |s| {
+    ///         let lanes = s.lanes(2)?;
+    ///         let (a, b) = m.split_columns_mut(0).unwrap();
+    ///         # let _ = a;
+    ///         lanes[0].enter(|st| { let mut v = st.bind(b); st.zero(&mut v) })?;
+    ///         lanes[1].enter(|st| st.record().map(drop))
+    ///     })?;
+    /// }
+    /// let stats = gpu.submit_stats();
+    /// assert_eq!(stats.direct + stats.graphs_captured + stats.graphs_replayed, 3);
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
+    pub fn submit_stats(&self) -> SubmitStats {
+        lock(&self.inner.submit).1
+    }
+
+    /// Counts a submission.
+    pub(crate) fn note_submission(&self, s: &Submission) {
+        lock(&self.inner.submit).1.add(s);
+    }
+
+    /// The cached graph of `key` (taken out: the caller puts it back once no launch of it
+    /// is pending), or whether the shape was seen before (`Err(true)`: make its graph now).
+    pub(crate) fn take_graph(&self, key: &Key) -> std::result::Result<CachedGraph, bool> {
+        let mut cache = lock(&self.inner.graphs);
+        cache.take(key).ok_or_else(|| cache.seen_before(key))
+    }
+
+    /// Puts a graph back into the cache once no launch of it is pending (or drops it when
+    /// graphs were turned off meanwhile).
+    pub(crate) fn put_graph(&self, g: CachedGraph) {
+        let config = self.submit_config();
+        if !config.graphs || config.graph_cache == 0 {
+            return;
+        }
+        let dropped = lock(&self.inner.graphs).put(g, config.graph_cache);
+        lock(&self.inner.submit).1.graphs_evicted += dropped as u64;
+    }
+
+    /// Counts a graph dropped because its update failed.
+    pub(crate) fn note_evicted(&self) {
+        lock(&self.inner.submit).1.graphs_evicted += 1;
+    }
+
+    /// The idle lanes the last scope left, if no other scope took them.
+    pub(crate) fn take_kept_lanes(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        lock(&self.inner.kept_lanes).take()
+    }
+
+    /// Keeps a scope's idle lanes for the next scope; gives them back if some are kept
+    /// already (another scope ended first).
+    pub(crate) fn keep_lanes(&self, kept: Box<dyn std::any::Any + Send>) -> Option<Box<dyn std::any::Any + Send>> {
+        let mut slot = lock(&self.inner.kept_lanes);
+        match *slot {
+            Some(_) => Some(kept),
+            None => {
+                *slot = Some(kept);
+                None
+            }
+        }
     }
 
     /// The errors sluice found where it could not return them, oldest first: releasing a

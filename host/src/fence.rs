@@ -16,13 +16,14 @@
 //! [`LaneStats`](crate::LaneStats) counts both, per lane.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use bytemuck::Pod;
 
 use crate::error::{Error, Result};
 use crate::handle::Event;
 use crate::lane::{Cover, LaneInner, LaneShared, Stream};
-use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::matrix::{ColumnsMut, ColumnsRef, DeviceMatrix};
 use crate::pinned::PendingUpload;
 use crate::span::Span;
 use crate::trace::SpanKind;
@@ -45,7 +46,10 @@ use crate::view::{ColumnView, ColumnViewMut};
 pub struct Fence<'scope> {
     shared: &'scope LaneShared,
     /// Always `Some` until the fence is dropped, which gives the event back to its scope.
-    event: Option<Event>,
+    event: Option<Arc<Event>>,
+    /// In a deferred scope: where the record is in the scope's log (its generation and
+    /// index) until it is submitted.
+    rec: Option<(u64, u32)>,
     /// The stream that recorded it: awaiting on that lane needs no wait.
     stream: usize,
     /// The lane that recorded it and how many operations it had enqueued then: awaiting it
@@ -76,6 +80,10 @@ impl<'scope> Fence<'scope> {
     /// [`wait`](Fence::wait), refused while the scope is being recorded (`what` says who asked).
     pub(crate) fn wait_for(&self, what: &'static str) -> Result<()> {
         self.shared.refuse_while_recording(what)?;
+        if self.shared.is_pending(self.rec) {
+            // The host needs the record: what the scope has logged goes to the GPU now.
+            self.shared.flush(false, "a host wait")?;
+        }
         self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })?;
         if let Some((lane, at)) = self.origin {
             lane.note_awaited(at, Cover::Host);
@@ -84,15 +92,29 @@ impl<'scope> Fence<'scope> {
     }
 
     /// Enqueues on `st` a wait for this fence, unless `st` recorded it.
+    ///
+    /// In a deferred scope a wait for a fence of the same scope is logged like any operation
+    /// (submitted in program order, after the record it waits for). A wait for another
+    /// scope's fence goes to the driver at once, after both scopes have submitted what they
+    /// logged (the record first): the other scope may reuse the event once it is submitted.
     fn enqueue_wait(&self, st: &Stream<'scope, '_>) -> Result<()> {
         if st.handle().id() == self.stream {
             return Ok(()); // rule 7: stream order already puts later work after the fence
         }
-        st.traced(
-            SpanKind::Wait,
-            || "await fence".to_string(),
-            || st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
-        )?;
+        let same_scope = std::ptr::eq(self.shared, st.lane.shared);
+        let event = self.event.as_ref().expect("a fence holds its event until it is dropped");
+        if same_scope && st.defers() {
+            st.log_wait(event.clone(), self.rec);
+        } else {
+            if !same_scope {
+                self.shared.flush(false, "another scope awaits a fence")?;
+            }
+            st.traced(
+                SpanKind::Wait,
+                || "await fence".to_string(),
+                || st.handle().wait(event).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
+            )?;
+        }
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         // A cover names a lane of this scope, which this scope joins; a fence awaited in
         // another (nested) scope or in a recording (whose wait never runs) covers nothing.
@@ -108,7 +130,8 @@ impl<'scope> Fence<'scope> {
 impl Drop for Fence<'_> {
     fn drop(&mut self) {
         if let Some(e) = self.event.take() {
-            self.shared.recycle_event(e);
+            // No one can await the record any more; the event is idle once it is submitted.
+            self.shared.retire_fence(self.rec, e);
         }
     }
 }
@@ -312,7 +335,7 @@ pub trait Awaitable<'scope>: sealed::Sealed {
     /// What the awaiting lane gets: a view branded with its `'lane`, or `()`.
     type Output<'lane>;
     #[doc(hidden)]
-    fn fence_ref(&self) -> &Fence<'scope>;
+    fn fence_ref(&self) -> Option<&Fence<'scope>>;
     #[doc(hidden)]
     fn into_output<'lane>(self, token: Token) -> Self::Output<'lane>;
 }
@@ -320,8 +343,8 @@ pub trait Awaitable<'scope>: sealed::Sealed {
 impl<T> sealed::Sealed for Fenced<'_, ColumnsMut<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsMut<'scope, T>> {
     type Output<'lane> = ColumnViewMut<'scope, 'lane, T>;
-    fn fence_ref(&self) -> &Fence<'scope> {
-        &self.fence
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(&self.fence)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnViewMut::new(self.value.span())
@@ -331,8 +354,8 @@ impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsMut<'scope, T>> {
 impl<T> sealed::Sealed for &Fenced<'_, ColumnsRef<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for &Fenced<'scope, ColumnsRef<'scope, T>> {
     type Output<'lane> = ColumnView<'scope, 'lane, T>;
-    fn fence_ref(&self) -> &Fence<'scope> {
-        &self.fence
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(&self.fence)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.value.span())
@@ -342,8 +365,8 @@ impl<'scope, T> Awaitable<'scope> for &Fenced<'scope, ColumnsRef<'scope, T>> {
 impl<T> sealed::Sealed for Fenced<'_, ColumnsRef<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsRef<'scope, T>> {
     type Output<'lane> = ColumnView<'scope, 'lane, T>;
-    fn fence_ref(&self) -> &Fence<'scope> {
-        &self.fence
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(&self.fence)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.value.span())
@@ -353,10 +376,25 @@ impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsRef<'scope, T>> {
 impl sealed::Sealed for &Fence<'_> {}
 impl<'scope> Awaitable<'scope> for &Fence<'scope> {
     type Output<'lane> = ();
-    fn fence_ref(&self) -> &Fence<'scope> {
-        self
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(self)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {}
+}
+
+/// Persistent device memory ([`Gpu::upload`](crate::Gpu::upload), a matrix owned outside the
+/// scope) has no pending work: awaiting it enqueues nothing and binds it read-only, as
+/// [`Stream::bind_ref`] does. So a program written with `s.upload(&data)` inside a loop of
+/// scopes keeps its lanes unchanged when the upload moves out of the loop (`gpu.upload`).
+impl<T> sealed::Sealed for &DeviceMatrix<T> {}
+impl<'scope, T: Pod> Awaitable<'scope> for &'scope DeviceMatrix<T> {
+    type Output<'lane> = ColumnView<'scope, 'lane, T>;
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        None
+    }
+    fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
+        ColumnView::new(self.as_columns().span())
+    }
 }
 
 /// A view a lane can fence: its columns leave the lane unbranded, behind the fence.
@@ -422,7 +460,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// # }
     /// ```
     pub fn await_fence<A: Awaitable<'scope>>(&self, a: A) -> Result<A::Output<'lane>> {
-        a.fence_ref().enqueue_wait(self)?;
+        if let Some(fence) = a.fence_ref() {
+            fence.enqueue_wait(self)?;
+        }
         Ok(a.into_output(Token(())))
     }
 
@@ -597,19 +637,26 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         self.record_fence(false)
     }
 
-    /// A fence of a fresh (or, `timing`, timestamping) event recorded on this lane now.
+    /// A fence of a fresh (or, `timing`, timestamping) event recorded on this lane now (in
+    /// a deferred scope: logged, and submitted only if someone may await it).
     fn record_fence(&self, timing: bool) -> Result<Fence<'scope>> {
         let shared = self.lane.shared;
         let e = shared.take_event(timing)?;
         // Read before the record: whatever is counted now was enqueued before the event.
         let at = self.lane.inner.enqueued.load(Ordering::Acquire);
-        if let Err(error) = e.record(self.handle()) {
-            shared.recycle_event(e);
-            return Err(Error::Event { call: "cuEventRecord", error });
+        let rec = match self.defers() {
+            true => shared.log_record(self.lane.inner, e.clone()),
+            false => None,
+        };
+        if rec.is_none() {
+            if let Err(error) = e.record(self.handle()) {
+                shared.recycle_event(e);
+                return Err(Error::Event { call: "cuEventRecord", error });
+            }
         }
         self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
         let origin = Some((self.lane.inner, at));
-        Ok(Fence { shared, event: Some(e), stream: self.handle().id(), origin })
+        Ok(Fence { shared, event: Some(e), rec, stream: self.handle().id(), origin })
     }
 }
 

@@ -152,9 +152,11 @@ mod module;
 mod multi;
 mod nccl;
 mod pinned;
+mod plan;
 mod ptx;
 mod scope;
 mod span;
+mod submit;
 mod trace;
 mod view;
 
@@ -177,6 +179,7 @@ pub use multi::{
     MultiScope, OnDevice, OnDeviceIter, PeerDestination, PeerLink, PeerPath, Rank, ReduceOp, Reducible,
 };
 pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use plan::{Submission, SubmitConfig, SubmitPath, SubmitStats};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
 pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

@@ -28,7 +28,7 @@
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 
@@ -37,12 +37,12 @@ use crate::device::{lock, Gpu};
 use crate::driver::DriverError;
 use crate::error::{Error, LaneId, Result};
 use crate::fence::{Fenced, Timestamp};
-use crate::handle::GraphExec;
-use crate::handle::StreamHandle;
+use crate::handle::{Event, GraphExec, StreamHandle};
 use crate::lane::{Cover, Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::module::SourceSpan;
 use crate::pinned::PinnedMatrix;
+use crate::plan::{Submission, SubmitConfig};
 use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
@@ -140,8 +140,8 @@ pub fn scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<R>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: false }, f);
-    kept.release(gpu);
+    let (result, kept) = run(gpu, LaneCache::pooled(gpu), Mode::Run { traced: false }, f);
+    kept.keep(gpu);
     result.map(|(r, _)| r)
 }
 
@@ -165,8 +165,8 @@ pub fn traced_scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<(R, Trace)>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: true }, f);
-    kept.release(gpu);
+    let (result, kept) = run(gpu, LaneCache::pooled(gpu), Mode::Run { traced: true }, f);
+    kept.keep(gpu);
     result.map(|(r, ended)| (r, ended.trace()))
 }
 
@@ -267,7 +267,7 @@ pub(crate) struct LaneCache {
     /// Idle lanes, the one to hand out first last (`pop`).
     lanes: Vec<Box<LaneInner>>,
     upload: Option<Box<LaneInner>>,
-    events: Vec<crate::handle::Event>,
+    events: Vec<Arc<Event>>,
 }
 
 impl LaneCache {
@@ -276,7 +276,27 @@ impl LaneCache {
         for lane in self.lanes.into_iter().chain(self.upload) {
             gpu.recycle_stream(lane.stream);
         }
-        gpu.recycle_events(self.events);
+        // Every event is idle (its scope joined): no one else holds it.
+        gpu.recycle_events(self.events.into_iter().filter_map(|e| Arc::try_unwrap(e).ok()));
+    }
+
+    /// The idle lanes and events the device kept from the last scope that ended (so that a
+    /// fresh [`scope`] starts as a [`LaneSet`]'s does), or none.
+    fn pooled(gpu: &Gpu) -> LaneCache {
+        match gpu.take_kept_lanes().map(|b| b.downcast::<LaneCache>()) {
+            Some(Ok(kept)) => *kept,
+            _ => LaneCache::default(),
+        }
+    }
+
+    /// Leaves the lanes and events with the device for the next scope (or, if another scope
+    /// left some first, gives them to the device's pools).
+    fn keep(self, gpu: &Gpu) {
+        if let Some(extra) = gpu.keep_lanes(Box::new(self)) {
+            if let Ok(extra) = extra.downcast::<LaneCache>() {
+                extra.release(gpu);
+            }
+        }
     }
 }
 
@@ -337,7 +357,7 @@ where
         // Lost by an earlier fault: nothing can run; say so before touching the driver.
         return (Err(Error::ContextLost { error, lane: None, fault: None }), kept);
     }
-    let shared = match ScopeShared::new(gpu.clone(), kept, mode) {
+    let shared = match ScopeShared::new(gpu.clone(), kept, mode, None) {
         Ok(shared) => shared,
         Err((e, kept)) => return (Err(e), kept),
     };
@@ -713,6 +733,33 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         }
     }
 
+    /// How this scope's work has reached the GPU so far: one [`Submission`] per host wait
+    /// that needed pending work (the scope's end adds the last one after the closure, which
+    /// [`traced_scope`]'s [`Trace::submissions`] shows). Empty in a scope that submits every
+    /// operation as it is asked for ([`SubmitConfig::direct`]).
+    ///
+    /// ```
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(256)?;
+    ///     let h = s.pinned_buffer::<f32>(256)?;
+    ///     let pending = s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.zero(&mut v)?;
+    ///         st.copy_to_host(&v, h.as_pinned_mut())
+    ///     })?;
+    ///     assert!(s.submissions().is_empty());     // logged, not submitted yet
+    ///     pending.wait()?;                          // the host needs the copy: submitted now
+    ///     assert_eq!(s.submissions().len(), 1);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// # demo(&sluice_host::Gpu::cpu()).unwrap();
+    /// ```
+    pub fn submissions(&self) -> Vec<Submission> {
+        self.shared.lanes.submissions()
+    }
+
     /// The device this scope runs on.
     ///
     /// ```no_run
@@ -756,7 +803,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// keeps every borrow of `'scope` alive until it has joined this scope and frees the
     /// memory `join` returns only after every scope whose lanes may use it has joined too.
     pub(crate) fn start(gpu: &Gpu, traced: bool) -> Result<Scope<'scope, 'env>> {
-        match ScopeShared::new(gpu.clone(), LaneCache::default(), Mode::Run { traced }) {
+        match ScopeShared::new(gpu.clone(), LaneCache::default(), Mode::Run { traced }, Some(SubmitConfig::direct())) {
             Ok(shared) => Ok(Scope { shared, _scope: PhantomData, _env: PhantomData }),
             Err((e, kept)) => {
                 kept.release(gpu);
@@ -784,7 +831,12 @@ impl std::fmt::Debug for Scope<'_, '_> {
 impl ScopeShared {
     /// A scope's state starting from `kept` lanes; traced if asked (the trace's reference
     /// event is recorded on an idle kept stream, or one from the pool).
-    fn new(gpu: Gpu, kept: LaneCache, mode: Mode) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
+    fn new(
+        gpu: Gpu,
+        kept: LaneCache,
+        mode: Mode,
+        config: Option<SubmitConfig>,
+    ) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
         let LaneCache { mut lanes, upload, mut events } = kept;
         let mut trace = None;
         let mut capture = None;
@@ -802,9 +854,10 @@ impl ScopeShared {
                 started.map(|rec| trace = Some(rec))
             }
             Mode::Record => gpu.take_stream().and_then(|origin| {
-                let fork = match events.iter().position(|e| !e.timing()) {
-                    Some(i) => events.swap_remove(i),
-                    None => gpu.take_event(false)?,
+                let pooled = events.iter().position(|e| !e.timing()).map(|i| events.swap_remove(i));
+                let fork = match pooled.map(Arc::try_unwrap) {
+                    Some(Ok(e)) => e,
+                    _ => gpu.take_event(false)?,
                 };
                 Capture::begin(origin, fork).map(|c| capture = Some(c))
             }),
@@ -812,8 +865,13 @@ impl ScopeShared {
         if let Err(e) = started {
             return Err((e, LaneCache { lanes, upload, events }));
         }
+        // Recordings capture as they go; multi-GPU scopes (`Scope::start`) submit as asked too.
+        let config = match mode {
+            Mode::Run { .. } => config.unwrap_or_else(|| gpu.submit_config()),
+            Mode::Record => SubmitConfig::direct(),
+        };
         let state = State { kept: lanes, kept_upload: upload, ..State::default() };
-        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture), state: Mutex::new(state) })
+        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture, config), state: Mutex::new(state) })
     }
 
     /// Draws a new lane into the recording, if this scope is recorded.
@@ -850,7 +908,13 @@ impl ScopeShared {
         if let Some(capture) = self.lanes.capture() {
             return self.finish_recording(capture);
         }
+        // What the closure logged reaches the GPU now (merged, or as a graph if repeated),
+        // before any lane is joined.
+        let submitted = self.lanes.flush(true, "the scope's end");
         let (mut errors, kept, trace, memory) = self.join_lanes();
+        if let Err(e) = submitted {
+            errors.insert(0, e);
+        }
         if let Some(memory) = memory {
             // Every lane that could use the memory has been joined.
             errors.extend(memory.release());
@@ -881,7 +945,10 @@ impl ScopeShared {
             // The box is host memory the GPU never touches.
             .map(|lane| unsafe { Box::from_raw(lane.0.as_ptr()) })
             .collect();
-        for (inner, through) in join_order(all, shared.gpu.context().is_cpu()) {
+        // A lane is joined through a fence's awaiter only if every wait the scope logged was
+        // submitted (a submission that failed part way may have left some out).
+        let sync_all = shared.gpu.context().is_cpu() || shared.submission_failed();
+        for (inner, through) in join_order(all, sync_all) {
             // A lane whose last operation was awaited by the host, or by a lane joined before
             // it, is idle: no need to synchronize its stream (one call per lane saved).
             let result = match through {
@@ -913,7 +980,10 @@ impl ScopeShared {
             }
         }
         let (gpu, events) = (&shared.gpu, shared.take_idle_events());
+        let graph = shared.take_graph();
         if lost.is_some() {
+            // The graph's executable goes with the context (destroying it would only fail).
+            std::mem::forget(graph);
             attribute_fault(&mut errors, gpu.context().device_fault(), &launched);
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
@@ -922,10 +992,15 @@ impl ScopeShared {
             std::mem::forget(st.owned);
             return (errors, LaneCache::default(), None, None);
         }
+        // Every lane is joined: no launch of the scope's graph is pending any more.
+        if let Some(g) = graph {
+            gpu.put_graph(g);
+        }
         let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
             errors.push(e);
             None
         });
+        let trace = trace.map(|t| Trace { submissions: shared.submissions(), ..t });
         let memory = ScopeMemory(
             st.owned
                 .into_iter()
@@ -964,7 +1039,7 @@ impl ScopeShared {
             let joined = gpu.take_event(false).and_then(|e| {
                 e.record(&inner.stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
                 capture.origin.wait(&e).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
-                events.push(e);
+                events.push(Arc::new(e));
                 Ok(())
             });
             if let Err(e) = joined {
