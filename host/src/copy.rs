@@ -208,7 +208,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         // Host side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
         // 'scope and moved into the `Pending`, so the host cannot touch it before `wait` (which
         // submits the copy first) or before the scope has joined, if the `Pending` is leaked.
-        unsafe { self.submit(work, merge) }?;
+        let fence = unsafe { self.submit_fenced(work, merge) }?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         if let Some(capture) = self.lane.shared.capture() {
             // Recorded: the graph writes `dst` at every replay and hands it to the host through
@@ -221,7 +221,6 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
                 elem_name: std::any::type_name::<T>(),
             });
         }
-        let fence = self.record()?;
         Ok(Pending { dst, fence })
     }
 

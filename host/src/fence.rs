@@ -25,7 +25,9 @@ use crate::handle::Event;
 use crate::lane::{Cover, LaneInner, LaneShared, Stream};
 use crate::matrix::{ColumnsMut, ColumnsRef, DeviceMatrix};
 use crate::pinned::PendingUpload;
+use crate::plan::MergeSide;
 use crate::span::Span;
+use crate::submit::Work;
 use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
@@ -635,6 +637,31 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// ```
     pub fn record(&self) -> Result<Fence<'scope>> {
         self.record_fence(false)
+    }
+
+    /// Submits `work` ([`Stream::submit`]) and records a fence after it: what a copy to the
+    /// host does for its [`Pending`](crate::Pending), logged together in a deferred scope.
+    ///
+    /// # Safety
+    /// As [`Stream::submit`].
+    pub(crate) unsafe fn submit_fenced(&self, work: Work<'_>, merge: Option<MergeSide>) -> Result<Fence<'scope>> {
+        let shared = self.lane.shared;
+        let e = shared.take_event(false)?;
+        // Read before the work is counted: the fence follows the work, so it covers the count
+        // read now plus the work itself (another thread's operation can only make it smaller
+        // than the lane's count, which makes a join more careful, never less).
+        let before = self.lane.inner.enqueued.load(Ordering::Acquire);
+        // SAFETY: the caller's duties.
+        let rec = match unsafe { self.submit_then_record(work, merge, Some(&e)) } {
+            Ok(rec) => rec,
+            Err(error) => {
+                shared.recycle_event(e);
+                return Err(error);
+            }
+        };
+        self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
+        let origin = Some((self.lane.inner, before + 1));
+        Ok(Fence { shared, event: Some(e), rec, stream: self.handle().id(), origin })
     }
 
     /// A fence of a fresh (or, `timing`, timestamping) event recorded on this lane now (in

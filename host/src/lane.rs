@@ -342,7 +342,8 @@ impl LaneInner {
     pub(crate) fn note_launch(&self, f: &LaunchTarget) {
         self.launches.fetch_add(1, Ordering::Relaxed);
         let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        if !kernels.iter().any(|(name, _)| std::ptr::eq(*name, f.name) || *name == f.name) {
+        // The last kernel first: a lane usually launches the same kernel again.
+        if !kernels.iter().rev().any(|(name, _)| std::ptr::eq(*name, f.name) || *name == f.name) {
             kernels.push((f.name, f.source));
         }
     }
@@ -607,20 +608,31 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     ///   lanes in a conflicting way, until the lane has passed it (the typed callers borrow it
     ///   for `'scope`, and the scope submits its log before it joins); a launch's arguments
     ///   are lowered for its function.
-    pub(crate) unsafe fn submit(&self, mut work: Work<'_>, merge: Option<MergeSide>) -> Result<()> {
+    pub(crate) unsafe fn submit(&self, work: Work<'_>, merge: Option<MergeSide>) -> Result<()> {
+        // SAFETY: the caller's duties.
+        unsafe { self.submit_then_record(work, merge, None) }.map(drop)
+    }
+
+    /// [`submit`](Stream::submit), then (with `event`) a record of `event` after it — both
+    /// logged together in a deferred scope (one lock), or both handed to the driver now.
+    /// Returns where the record is in the log (`None`: submitted already).
+    ///
+    /// # Safety
+    /// As [`submit`](Stream::submit).
+    pub(crate) unsafe fn submit_then_record(
+        &self,
+        mut work: Work<'_>,
+        merge: Option<MergeSide>,
+        event: Option<&Arc<Event>>,
+    ) -> Result<Option<(u64, u32)>> {
         let _count = Count(&self.lane.inner.enqueued);
         if self.defers() {
             if let Some(mut d) = self.lane.shared.log() {
                 let slot = d.slot(self.lane.inner);
                 let kind = match work {
                     Work::Launch { func, name, grid, block, shared_mem_bytes, ptrs, sizes } => {
-                        let values: Vec<&[u8]> = ptrs
-                            .iter()
-                            .zip(sizes)
-                            // SAFETY: `ptrs[i]` points to `sizes[i]` bytes (the caller's duty).
-                            .map(|(p, &n)| unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) })
-                            .collect();
-                        let (words, sizes) = d.batch.store_args(&values);
+                        // SAFETY: `ptrs[i]` points to `sizes[i]` bytes (the caller's duty).
+                        let (words, sizes) = unsafe { d.batch.store_raw(ptrs, sizes) };
                         OpKind::Launch { func, name, grid, block, shared_mem_bytes, words, sizes }
                     }
                     Work::Copy { dir, device, host, span, elem } => {
@@ -630,20 +642,26 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
                     Work::Record(_) | Work::Wait(_) => unreachable!("fences log their own records and waits"),
                 };
                 d.batch.push(slot, kind);
-                return Ok(());
+                let rec = event.map(|e| {
+                    let at = d.batch.push(slot, OpKind::Record { event: e.clone(), live: true, awaited: false });
+                    (d.batch.generation, at)
+                });
+                let full = d.batch.ops.len() >= self.lane.shared.config.max_deferred;
+                drop(d);
+                if full {
+                    // A long scope: what it holds goes to the GPU now, which would idle otherwise.
+                    self.lane.shared.flush(false, "the log reached SubmitConfig::max_deferred")?;
+                }
+                return Ok(rec);
             }
         }
+        let (gpu, trace, stream, id) = (self.gpu(), self.lane.shared.trace.as_ref(), self.handle(), self.lane.inner.id);
         // SAFETY: the caller's duties.
-        unsafe {
-            submit::run_traced(
-                self.gpu(),
-                self.lane.shared.trace.as_ref(),
-                self.handle(),
-                self.lane.inner.id,
-                &mut work,
-                1,
-            )
+        unsafe { submit::run_traced(gpu, trace, stream, id, &mut work, 1) }?;
+        if let Some(e) = event {
+            e.record(stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
         }
+        Ok(None)
     }
 
     /// Logs a wait of this lane for `event` (recorded at `rec` in this scope's log, if it

@@ -27,7 +27,6 @@
 //! one replays that one's graph, with the changed values written into its nodes.
 
 use std::collections::VecDeque;
-use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -75,11 +74,16 @@ pub struct SubmitConfig {
     /// Merge adjacent column copies of lanes with the same work into copies of about this
     /// many bytes (columns larger than a quarter of this are never merged); `0`: never.
     pub merge_copy_bytes: usize,
+    /// Most operations a scope holds back: once its log reaches this many, it is submitted
+    /// (directly) without waiting for a host wait or the scope's end, so that a long scope — a
+    /// stream of batches — keeps the GPU busy. A scope with more operations than this never
+    /// runs as a graph.
+    pub max_deferred: usize,
 }
 
 impl Default for SubmitConfig {
     fn default() -> SubmitConfig {
-        SubmitConfig { defer: true, graphs: true, graph_cache: 32, merge_copy_bytes: 512 << 10 }
+        SubmitConfig { defer: true, graphs: true, graph_cache: 32, merge_copy_bytes: 512 << 10, max_deferred: 1024 }
     }
 }
 
@@ -297,6 +301,7 @@ impl Batch {
 
     /// Stores lowered kernel arguments (`values[i]`: `sizes[i]` bytes each), one value per
     /// run of words; returns their ranges for [`OpKind::Launch`].
+    #[cfg(test)]
     pub(crate) fn store_args(&mut self, values: &[&[u8]]) -> (Range<u32>, Range<u32>) {
         let (w0, s0) = (self.words.len() as u32, self.sizes.len() as u32);
         for v in values {
@@ -304,6 +309,28 @@ impl Batch {
             self.words.resize(at + v.len().div_ceil(8).max(1), 0);
             bytemuck::cast_slice_mut::<u64, u8>(&mut self.words[at..])[..v.len()].copy_from_slice(v);
             self.sizes.push(v.len() as u32);
+        }
+        (w0..self.words.len() as u32, s0..self.sizes.len() as u32)
+    }
+
+    /// Stores lowered kernel arguments given as pointers to their values (`ptrs[i]` to
+    /// `sizes[i]` bytes), as [`store_args`](Batch::store_args).
+    ///
+    /// # Safety
+    /// - `ptrs[i]` points to `sizes[i]` readable bytes, for every `i < sizes.len()`.
+    pub(crate) unsafe fn store_raw(
+        &mut self,
+        ptrs: &[*mut std::ffi::c_void],
+        sizes: &[usize],
+    ) -> (Range<u32>, Range<u32>) {
+        let (w0, s0) = (self.words.len() as u32, self.sizes.len() as u32);
+        for (p, &n) in ptrs.iter().zip(sizes) {
+            let at = self.words.len();
+            self.words.resize(at + n.div_ceil(8).max(1), 0);
+            // SAFETY: the caller's duty: `p` points to `n` readable bytes.
+            let v = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+            bytemuck::cast_slice_mut::<u64, u8>(&mut self.words[at..])[..n].copy_from_slice(v);
+            self.sizes.push(n as u32);
         }
         (w0..self.words.len() as u32, s0..self.sizes.len() as u32)
     }
@@ -387,23 +414,40 @@ fn lane_word(id: LaneId) -> u64 {
     }
 }
 
-/// The shape of a lane's work before its last copy, for "lanes whose work is the same".
-fn work_shape(batch: &Batch, ops: &[u32]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for &i in ops {
-        match &batch.ops[i as usize].kind {
-            OpKind::Launch { func, grid, block, shared_mem_bytes, .. } => {
-                (1u8, func_word(func), grid, block, shared_mem_bytes).hash(&mut h)
-            }
-            OpKind::Copy { dir, span, .. } => {
-                (2u8, *dir == Direction::DeviceToHost, span.width_bytes, span.height, span.device_pitch).hash(&mut h)
-            }
-            OpKind::Zero { width_bytes, height, .. } => (3u8, width_bytes, height).hash(&mut h),
-            OpKind::Wait { .. } => 4u8.hash(&mut h),
-            OpKind::Record { .. } => 5u8.hash(&mut h),
-        }
+/// A fast word hash (FxHash's step): keys and lane shapes are hashed at every scope's end,
+/// where SipHash would cost microseconds.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
-    h.finish()
+}
+
+/// One operation's part of its lane's shape, for "lanes whose work is the same".
+fn op_shape(h: &mut Fx, kind: &OpKind) {
+    match kind {
+        OpKind::Launch { func, grid, block, shared_mem_bytes, .. } => {
+            for w in [1, func_word(func), grid.0 as u64, grid.1 as u64, grid.2 as u64, block.0 as u64] {
+                h.add(w);
+            }
+            h.add(block.1 as u64 | (block.2 as u64) << 32);
+            h.add(*shared_mem_bytes as u64);
+        }
+        OpKind::Copy { dir, span, .. } => {
+            h.add(2 + (*dir == Direction::DeviceToHost) as u64);
+            h.add(span.width_bytes as u64);
+            h.add(span.height as u64);
+        }
+        OpKind::Zero { width_bytes, height, .. } => {
+            h.add(4);
+            h.add(*width_bytes as u64);
+            h.add(*height as u64);
+        }
+        OpKind::Wait { .. } => h.add(5),
+        OpKind::Record { .. } => h.add(6),
+    }
 }
 
 /// Columns merge only where at least this many fit a merged copy: merging two or three large
@@ -437,41 +481,44 @@ impl Candidate {
 /// submission, with `merge_bytes > 0` — adjacent column copies merge (see the module docs).
 pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
     let mut plan = Plan::default();
-    // Each lane's kept operations, in order.
-    let mut lane_ops: Vec<Vec<u32>> = vec![Vec::new(); batch.lanes.len()];
+    // Each lane's last kept operation, and the shape of its kept operations before it.
+    let lanes = batch.lanes.len();
+    let (mut last_op, mut shape) = (vec![u32::MAX; lanes], vec![Fx::default(); lanes]);
     for (i, op) in batch.ops.iter().enumerate() {
-        if keeps(&op.kind, last) {
-            lane_ops[op.lane as usize].push(i as u32);
-        } else {
+        if !keeps(&op.kind, last) {
             plan.elided += 1;
+            continue;
         }
+        let l = op.lane as usize;
+        if let Some(prev) = batch.ops.get(last_op[l] as usize) {
+            op_shape(&mut shape[l], &prev.kind);
+        }
+        last_op[l] = i as u32;
     }
     // What replaces a merged copy: its fan-in slot, or (the collector) the merged copy.
     let mut replaced: Vec<Option<Replace>> = Vec::new();
     if last && merge_bytes > 0 {
-        let mut candidates: Vec<Candidate> = lane_ops
-            .iter()
-            .enumerate()
-            .filter_map(|(lane, ops)| {
-                let (&last_op, before) = ops.split_last()?;
+        let mut candidates: Vec<Candidate> = (0..lanes)
+            .filter_map(|lane| {
+                let at = last_op[lane];
                 let OpKind::Copy { dir: Direction::DeviceToHost, host, span, merge: Some(m), .. } =
-                    batch.ops[last_op as usize].kind
+                    batch.ops.get(at as usize)?.kind
                 else {
                     return None;
                 };
                 let bytes = span.width_bytes * span.height;
                 (bytes * MIN_PARTS <= merge_bytes).then(|| Candidate {
-                    op: last_op,
+                    op: at,
                     lane: lane as u32,
                     src: m.src,
                     host,
                     host_alloc: m.host_alloc,
                     bytes,
-                    shape: work_shape(batch, before),
+                    shape: shape[lane].0,
                 })
             })
             .collect();
-        candidates.sort_by_key(|c| c.src.ptr);
+        candidates.sort_unstable_by_key(|c| c.src.ptr);
         let mut run: Vec<Candidate> = Vec::new();
         let mut groups: Vec<Vec<Candidate>> = Vec::new();
         for c in candidates {
@@ -513,6 +560,7 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
             });
         }
     }
+    plan.steps.reserve(batch.ops.len() - plan.elided + plan.fan_ins as usize);
     for (i, op) in batch.ops.iter().enumerate() {
         if !keeps(&op.kind, last) {
             continue;
@@ -561,8 +609,11 @@ pub(crate) struct Key {
 /// Why a plan cannot run as a graph (or `Ok` with its key and its values): an operation a
 /// graph cannot hold, or a wait for a record outside the batch.
 pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static str> {
-    let mut words = Vec::with_capacity(plan.steps.len() * 8);
-    let mut values = Values::default();
+    let mut words = Vec::with_capacity(plan.steps.len() * 10);
+    let mut values = Values {
+        nodes: Vec::with_capacity(plan.steps.len()),
+        words: Vec::with_capacity(batch.words.len() + 2 * plan.steps.len()),
+    };
     // Where each kept record of the batch is among the steps.
     let mut record_step = vec![u32::MAX; batch.ops.len()];
     for (n, step) in plan.steps.iter().enumerate() {
@@ -616,9 +667,11 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
             }
         }
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    words.hash(&mut h);
-    Ok((Key { hash: h.finish(), words }, values))
+    let mut h = Fx::default();
+    for &w in &words {
+        h.add(w);
+    }
+    Ok((Key { hash: h.0, words }, values))
 }
 
 /// The values of a plan that a cached graph's nodes may need changed: for each launch its

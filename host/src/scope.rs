@@ -1086,14 +1086,22 @@ impl ScopeShared {
 /// The lanes in the order the scope joins them, each with how it is known idle without
 /// synchronizing its stream (`Some`: its last operation was awaited by the host, or by a
 /// lane that comes earlier in the order and is synchronized or known idle itself), or
-/// `None` (its stream is synchronized). The CPU backend synchronizes every lane (a faulted
-/// lane is found by its own stream there).
+/// `None` (its stream is synchronized). With `sync_all` every lane is synchronized: on the
+/// CPU backend (a faulted lane is found by its own stream there), and after a submission that
+/// failed part way (a cover may name a wait that was never submitted).
 // Boxed: the boxes are the lanes' homes (leaked during the scope, kept for the next one).
 #[allow(clippy::vec_box)]
-fn join_order(lanes: Vec<Box<LaneInner>>, cpu: bool) -> Vec<(Box<LaneInner>, Option<Cover>)> {
+fn join_order(lanes: Vec<Box<LaneInner>>, sync_all: bool) -> Vec<(Box<LaneInner>, Option<Cover>)> {
     let (mut pending, mut order): (Vec<_>, Vec<_>) =
-        lanes.into_iter().map(|l| (l.covered_by().filter(|_| !cpu), l)).partition(|(c, _)| c.is_some());
+        lanes.into_iter().map(|l| (l.covered_by().filter(|_| !sync_all), l)).partition(|(c, _)| c.is_some());
     let mut order: Vec<(Box<LaneInner>, Option<Cover>)> = order.drain(..).map(|(_, l)| (l, None)).collect();
+    // Which lanes are in the order so far (by index; the upload lane last).
+    let slot = |id: LaneId| match id {
+        LaneId::Lane(n) => n,
+        LaneId::Upload => usize::MAX,
+    };
+    let mut ordered = std::collections::HashSet::with_capacity(order.len() + pending.len());
+    ordered.extend(order.iter().map(|(l, _)| slot(l.id)));
     // Lanes covered by the host, or by a lane already in the order, follow it; repeat until
     // nothing moves (covers form no cycle: awaiting a fence is an operation of the awaiter,
     // after which its own earlier fences no longer cover it).
@@ -1103,10 +1111,11 @@ fn join_order(lanes: Vec<Box<LaneInner>>, cpu: bool) -> Vec<(Box<LaneInner>, Opt
         for (cover, lane) in pending {
             let known = match cover {
                 Some(Cover::Host) => true,
-                Some(Cover::Lane(id)) => order.iter().any(|(l, _)| l.id == id),
+                Some(Cover::Lane(id)) => ordered.contains(&slot(id)),
                 None => false,
             };
             if known {
+                ordered.insert(slot(lane.id));
                 order.push((lane, cover));
             } else {
                 rest.push((cover, lane));

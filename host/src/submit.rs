@@ -270,10 +270,11 @@ fn step_lane(batch: &Batch, step: &Step) -> u32 {
 
 /// The batch lanes the plan's steps run on, in order of their first step.
 fn used_lanes(plan: &Plan, batch: &Batch) -> Vec<u32> {
+    let mut seen = vec![false; batch.lanes.len()];
     let mut lanes = Vec::new();
     for s in &plan.steps {
         let l = step_lane(batch, s);
-        if !lanes.contains(&l) {
+        if !std::mem::replace(&mut seen[l as usize], true) {
             lanes.push(l);
         }
     }
