@@ -535,6 +535,7 @@ def natural_section(work, res, md, console):
         cb = min(((r["median_ms"], v) for v, r in progs.items()), default=(None, None))
         cb_min = min((r["min_ms"] for r in progs.values()), default=None)
         nat = {v: rv[v] for v in NATURAL_VARIANTS if v in rv}
+        sweep = {v[len("natural-merge-"):]: rv[v] for v in rv if v.startswith("natural-merge-")}
         n_med, n_min = nat["natural"]["median_ms"], nat["natural"]["min_ms"]
         q, q_min = ratio(n_med, cb[0]), ratio(n_min, cb_min)
         hand = min(((r["median_ms"], v) for v, r in rv.items() if is_host_variant(v, SLUICE_HOST_VARIANTS) and r["samples"]), default=(None, None))
@@ -551,6 +552,7 @@ def natural_section(work, res, md, console):
             "best_cuda_median_ms": cb[0],
             "best_cuda_min_ms": cb_min,
             "natural": {v: strip(r) for v, r in nat.items()},
+            "natural_merge_sweep": {k: strip(r) for k, r in sweep.items()},
             "natural_median_ms": n_med,
             "natural_min_ms": n_min,
             "natural_over_cuda_median": q,
@@ -564,15 +566,17 @@ def natural_section(work, res, md, console):
             "verdict": verdict,
         }
         nd = lambda v: f"{fmt(nat[v]['median_ms'])} ({fmt(ratio(nat[v]['median_ms'], cb[0]))})" if v in nat else "-"
+        sw = ", ".join(f"{k} {fmt(r['median_ms'])}" for k, r in sorted(sweep.items(), key=lambda kv: (kv[0] != "none", len(kv[0]), kv[0]))) or "-"
         rows.append([c, f"{cb[1]} {fmt(cb[0])} / {fmt(cb_min)}", f"{fmt(n_med)} / {fmt(n_min)}", f"{fmt(q)} / {fmt(q_min)}",
-                     nd("natural-nograph"), nd("natural-direct"), f"{hand[1]} {fmt(hand[0])}",
+                     nd("natural-nograph"), nd("natural-direct"), sw, f"{hand[1]} {fmt(hand[0])}",
                      ("ok" if checks else "FAIL") + ("" if same in (None, True) else " (sums differ)"), verdict])
     if not out:
         return None
     res["natural"] = out
     h = ["config", "best C++ (any, graphs included) med / min ms", "natural med / min ms", "natural/C++ med / min",
-         "no graphs ms (/C++)", "direct ms (/C++)", "sluice best hand-written ms", "checks", f"goal <= {GOAL_NATURAL}x"]
-    al = ["l", "l", "r", "r", "r", "r", "l", "l", "l"]
+         "no graphs ms (/C++)", "direct ms (/C++)", "other merge sizes, med ms", "sluice best hand-written ms", "checks",
+         f"goal <= {GOAL_NATURAL}x"]
+    al = ["l", "l", "r", "r", "r", "r", "l", "l", "l", "l"]
     md.append("### The natural program against the best hand-written C++ (issue 23)\n\n"
               "The README's program as a user runs it: a fresh `scope` per repetition, per-lane copies, the output "
               "allocated in the scope, inputs uploaded once. *no graphs*: deferred submission and merged copies only; "

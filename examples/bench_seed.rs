@@ -79,7 +79,7 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &bench_common::Config, args: &A
     let mut b = Bench::new(gpu, c, args.seed)?;
     let mut all_ok = true;
     let mut medians = Vec::new();
-    for v in Variant::all(c.cols).into_iter().chain(Variant::naturals()) {
+    for v in Variant::all(c.cols).into_iter().chain(Variant::naturals(c.rows)) {
         let name = v.name(c.cols);
         let mut samples = Vec::with_capacity(c.reps);
         let mut verified = Ok(());

@@ -377,7 +377,72 @@ fn lane_counters_count_what_the_program_asked_for_and_submissions_what_ran(gpu: 
     }
 }
 
+/// A slot of the stream below: fresh, or handed back by the lane that used it last.
+enum Slot<'s> {
+    Fresh(sluice::ColumnsMut<'s, f32>),
+    Handed(sluice::Fenced<'s, sluice::ColumnsMut<'s, f32>>),
+}
+
+fn a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly(gpu: Gpu) {
+    gpu.set_submit_config(SubmitConfig { max_deferred: 32, ..SubmitConfig::default() });
+    let (rows, batches, n_slots) = (4096, 24, 3);
+    let mut input = gpu.pinned_matrix::<f32>(rows, batches).expect("pinned");
+    for (i, x) in input.iter_mut().enumerate() {
+        *x = i as f32 * 0.5;
+    }
+    let mut output = gpu.pinned_matrix::<f32>(rows, batches).expect("pinned");
+    poison(&mut output);
+    let cfg = LaunchConfig::for_elements(rows, 256);
+    let ((), trace) = traced_scope(&gpu, |s| {
+        let (up, compute, down) = (s.lane()?, s.lane()?, s.lane()?);
+        let (ins, outs) = (s.alloc_matrix::<f32>(rows, n_slots)?, s.alloc_matrix::<f32>(rows, n_slots)?);
+        let mut in_slots: Vec<Option<Slot>> = ins.columns_mut().map(|c| Some(Slot::Fresh(c))).collect();
+        let mut out_slots: Vec<Option<Slot>> = outs.columns_mut().map(|c| Some(Slot::Fresh(c))).collect();
+        for (k, dst) in output.columns_mut().enumerate() {
+            let r = k % n_slots;
+            let src = input.column(k).expect("column");
+            let slot = in_slots[r].take().expect("back");
+            let uploaded = up.enter(|st| {
+                let mut v = match slot {
+                    Slot::Fresh(c) => st.bind(c),
+                    Slot::Handed(f) => st.await_fence(f)?,
+                };
+                st.copy_to_device(src, &mut v)?;
+                st.fence(v)
+            })?;
+            let slot = out_slots[r].take().expect("back");
+            let (read, written) = compute.enter(|st| {
+                let x = st.await_fence(uploaded)?;
+                let mut y = match slot {
+                    Slot::Fresh(c) => st.bind(c),
+                    Slot::Handed(f) => st.await_fence(f)?,
+                };
+                st.zero(&mut y)?;
+                st.launch(&kernels::saxpy, cfg, (&mut y, &x, 2.0))?;
+                Ok::<_, sluice::Error>((st.fence(x)?, st.fence(y)?))
+            })?;
+            in_slots[r] = Some(Slot::Handed(read));
+            let copied = down.enter(|st| {
+                let y = st.await_fence(written)?;
+                st.copy_to_host(&y, dst)?;
+                st.fence(y)
+            })?;
+            out_slots[r] = Some(Slot::Handed(copied));
+        }
+        Ok(())
+    })
+    .expect("stream");
+    gpu.set_submit_config(SubmitConfig::default());
+    let grown = trace.submissions.iter().filter(|s| s.reason == "the log reached SubmitConfig::max_deferred").count();
+    assert!(grown >= 4, "the scope was submitted as it grew: {:?}", trace.submissions);
+    assert!(trace.submissions.iter().all(|s| s.path == SubmitPath::Direct));
+    for (i, (x, y)) in input.iter().zip(output.iter()).enumerate() {
+        assert_eq!(*y, 2.0 * x, "element {i}");
+    }
+}
+
 on_every_backend!(
+    a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly,
     the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission,
     a_changed_program_never_replays_a_stale_graph,
     merged_copies_deliver_every_column_and_never_delay_one_the_host_awaits,

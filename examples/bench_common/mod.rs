@@ -210,6 +210,9 @@ pub enum Submit {
     NoGraph,
     /// One driver call per operation as it is asked for (sluice before issue 23).
     Direct,
+    /// The default with another merged-copy size (`SubmitConfig::merge_copy_bytes`; 0: no
+    /// merging): where the default's size stands among its neighbours.
+    Merge(usize),
 }
 
 impl Submit {
@@ -218,6 +221,7 @@ impl Submit {
             Submit::Auto => SubmitConfig::default(),
             Submit::NoGraph => SubmitConfig::deferred(),
             Submit::Direct => SubmitConfig::direct(),
+            Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
         }
     }
 }
@@ -258,9 +262,16 @@ impl Variant {
         v
     }
 
-    /// The natural program, submitted each way.
-    pub fn naturals() -> Vec<Variant> {
-        vec![Variant::Natural(Submit::Auto), Variant::Natural(Submit::NoGraph), Variant::Natural(Submit::Direct)]
+    /// The natural program, submitted each way; for columns small enough to merge (`rows`
+    /// `f32`s), also with other merged-copy sizes.
+    pub fn naturals(rows: usize) -> Vec<Variant> {
+        let mut v =
+            vec![Variant::Natural(Submit::Auto), Variant::Natural(Submit::NoGraph), Variant::Natural(Submit::Direct)];
+        let default = SubmitConfig::default().merge_copy_bytes;
+        if rows * 4 * 4 <= default {
+            v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
+        }
+        v
     }
 
     /// How the variant's scopes are submitted.
@@ -277,6 +288,8 @@ impl Variant {
             Variant::Natural(Submit::Auto) => "natural".into(),
             Variant::Natural(Submit::NoGraph) => "natural-nograph".into(),
             Variant::Natural(Submit::Direct) => "natural-direct".into(),
+            Variant::Natural(Submit::Merge(0)) => "natural-merge-none".into(),
+            Variant::Natural(Submit::Merge(b)) => format!("natural-merge-{}k", b >> 10),
             Variant::PerLane => "per-lane".into(),
             Variant::Chunked(k) if k == cols => "fan-in".into(),
             Variant::Chunked(k) => format!("chunked-k{k}"),

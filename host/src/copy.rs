@@ -164,8 +164,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] if `dst` has not exactly `src.len()` elements,
-    /// [`Error::ZeroSized`] for empty views; [`Error::Copy`] from the driver. Nothing is
-    /// enqueued on a length error.
+    /// [`Error::ZeroSized`] for empty views; [`Error::Copy`] from the driver (in a deferred
+    /// scope, where the copy is submitted: the host wait that needs it, or the scope's end).
+    /// Nothing is enqueued on a length error.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {

@@ -560,18 +560,19 @@ impl Gpu {
     /// ```
     /// # fn demo() -> sluice_host::Result<()> {
     /// let gpu = sluice_host::Gpu::cpu();
-    /// let mut m = gpu.alloc_buffer::<u32>(64)?;
+    /// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+    /// let mut m = gpu.alloc_matrix::<u32>(64, 2)?;
     /// for _ in 0..3 {
     ///     sluice_host::scope(&gpu, |s| {
-    ///         let lanes = s.lanes(2)?;
-    ///         let (a, b) = m.split_columns_mut(0).unwrap();
-    ///         # let _ = a;
-    ///         lanes[0].enter(|st| { let mut v = st.bind(b); st.zero(&mut v) })?;
-    ///         lanes[1].enter(|st| st.record().map(drop))
+    ///         for (lane, col) in s.lanes(2)?.into_iter().zip(m.columns_mut()) {
+    ///             lane.enter(|st| { let mut v = st.bind(col); st.zero(&mut v) })?;
+    ///         }
+    ///         Ok(())
     ///     })?;
     /// }
     /// let stats = gpu.submit_stats();
-    /// assert_eq!(stats.direct + stats.graphs_captured + stats.graphs_replayed, 3);
+    /// // The first scope ran directly, the second captured its shape, the third replayed it.
+    /// assert_eq!((stats.direct, stats.graphs_captured, stats.graphs_replayed), (1, 1, 1));
     /// # Ok(()) }
     /// # demo().unwrap();
     /// ```

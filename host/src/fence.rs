@@ -10,10 +10,20 @@
 //!
 //! # Rule 7
 //!
-//! The events and waits sluice enqueues are exactly those the program asks for: one event per
-//! fence, pending copy or timestamp; one `cuStreamWaitEvent` per await on another lane than the
-//! fence's — and none when a lane awaits its own fence (stream order already covers it).
-//! [`LaneStats`](crate::LaneStats) counts both, per lane.
+//! The program asks for one event per fence, pending copy or timestamp, and one
+//! `cuStreamWaitEvent` per await on another lane than the fence's — none when a lane awaits
+//! its own fence (stream order already covers it). [`LaneStats`](crate::LaneStats) counts what
+//! it asked for, per lane, as it asks.
+//!
+//! What reaches the GPU is no more than that, and derived from it alone, never from tracking
+//! memory: a scope that submits as asked ([`SubmitConfig::direct`](crate::SubmitConfig::direct))
+//! enqueues exactly these; a deferred scope ([`plan`](crate::plan)) leaves out the records of
+//! fences no one can await any more (dropped unawaited, or at the scope's end), adds for a
+//! merged copy one fan-in event and one wait per copy it absorbed (the copying lane waits
+//! for the lanes whose copies it does — the edges the copies had to their kernels), and in a
+//! graph the same records and waits are the graph's edges. Each
+//! [`Submission`](crate::Submission) counts what it submitted (`events_recorded`, `waits`,
+//! `fences_elided`, `merged_copies`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

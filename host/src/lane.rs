@@ -372,10 +372,12 @@ impl LaneInner {
     }
 }
 
-/// What sluice enqueued on one lane so far (rule 7: no hidden work). Every event and
-/// every wait counted here was asked for by the program: a fence, a pending copy, a
-/// timestamp, an await of another lane's fence. Awaiting a fence on the lane that
-/// recorded it enqueues nothing and counts nothing.
+/// What the program asked this lane to enqueue so far (rule 7: no hidden work). Every event
+/// and every wait counted here was asked for by the program: a fence, a pending copy, a
+/// timestamp, an await of another lane's fence. Awaiting a fence on the lane that recorded
+/// it enqueues nothing and counts nothing. They are counted as they are asked for; a deferred
+/// scope submits them later, and may leave out a fence's record no one can await (what it
+/// submitted: [`Submission`]).
 ///
 /// ```no_run
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {

@@ -378,7 +378,8 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// # Errors
     /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's or the
     /// kernel's limits (checked before calling the driver); module and lookup errors on
-    /// first use of the kernel on this device; [`Error::Launch`].
+    /// first use of the kernel on this device; [`Error::Launch`] (in a deferred scope, where
+    /// the launch is submitted: the host wait that needs it, or the scope's end).
     ///
     /// ```no_run
     /// # use sluice_host::{Kernel, LaunchConfig, Mut};

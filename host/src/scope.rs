@@ -51,8 +51,12 @@ use crate::view::Invariant;
 /// streams.
 ///
 /// The join happens here, in `scope`'s own frame, after `f` returns — also when `f`
-/// returns an error or panics (the panic is resumed after the join). It waits on each lane
-/// (`cuStreamSynchronize`), never on the whole device.
+/// returns an error or panics (the panic is resumed after the join). First what the closure
+/// logged is submitted (see the crate docs, "Submission": merged copies, or a cached graph if
+/// the scope repeats an earlier one's shape); then each lane is joined (`cuStreamSynchronize`,
+/// or known idle through the lane that awaited its last fence or ran its graph), never the
+/// whole device. A fresh scope starts from the lanes and events the device kept from the
+/// last scope that ended, as a [`LaneSet`]'s scope does.
 ///
 /// Returns `f`'s result; if `f` succeeded but a lane failed to join or memory failed to
 /// free, that error instead. If `f` returned an error *and* ending the scope failed, both
