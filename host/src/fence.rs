@@ -321,7 +321,9 @@ mod sealed {
 use sealed::Token;
 
 /// Something a lane can await: a hand-off `Fenced<ColumnsMut>` (by value), shared data
-/// `&Fenced<ColumnsRef>` (by reference), or a plain `&Fence`.
+/// `&Fenced<ColumnsRef>` (by reference), a plain `&Fence`, or persistent device memory
+/// `&DeviceMatrix` (an upload made once outside the scope: nothing to wait for, bound
+/// read-only).
 ///
 /// ```no_run
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -456,7 +458,24 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Awaits a fence on this lane and returns what it guards, bound to this lane.
     ///
     /// Enqueues one `cuStreamWaitEvent` if the fence was recorded on another lane — the GPU
-    /// waits, this host thread does not — and nothing if it was recorded on this lane.
+    /// waits, this host thread does not — and nothing if it was recorded on this lane, or if
+    /// it is persistent memory uploaded before the scope:
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+    /// let shared = gpu.upload(data)?;                   // once, before a loop of scopes
+    /// for _step in 0..100 {
+    ///     sluice_host::scope(gpu, |s| {
+    ///         s.lane()?.enter(|st| {
+    ///             let view = st.await_fence(&shared)?;  // as for `s.upload`: no wait needed
+    ///             assert_eq!(st.stats().waits_enqueued, 0);
+    ///             # let _ = view;
+    ///             Ok(())
+    ///         })
+    ///     })?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {

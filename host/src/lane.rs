@@ -140,9 +140,7 @@ impl LaneShared {
                 lane.note_awaited(lane.enqueued.load(Ordering::Acquire), Cover::Lane(by.id));
             }
             let empty = s.is_empty();
-            for e in s.events {
-                self.recycle_event(e);
-            }
+            self.recycle_events(s.events);
             if !empty {
                 d.submissions.push(s.submission);
             }
@@ -273,6 +271,14 @@ impl LaneShared {
     /// already enqueued keep waiting on the record they saw, so re-recording is safe.
     pub(crate) fn recycle_event(&self, e: Arc<Event>) {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())[e.timing() as usize].push(e);
+    }
+
+    /// [`recycle_event`](LaneShared::recycle_event) for many (one lock).
+    fn recycle_events(&self, events: Vec<Arc<Event>>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        for e in events {
+            idle[e.timing() as usize].push(e);
+        }
     }
 }
 

@@ -495,8 +495,9 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
         }
         last_op[l] = i as u32;
     }
-    // What replaces a merged copy: its fan-in slot, or (the collector) the merged copy.
-    let mut replaced: Vec<Option<Replace>> = Vec::new();
+    // What replaces a merged copy: its fan-in slot, or (the collector) the merged copy, by
+    // operation (`replacements[mark[op]]`; `u32::MAX`: none).
+    let (mut mark, mut replacements): (Vec<u32>, Vec<Option<Replace>>) = (Vec::new(), Vec::new());
     if last && merge_bytes > 0 {
         let mut candidates: Vec<Candidate> = (0..lanes)
             .filter_map(|lane| {
@@ -532,14 +533,18 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
         }
         split_run(&mut groups, run, merge_bytes);
         if !groups.is_empty() {
-            replaced = vec![None; batch.ops.len()];
+            mark = vec![u32::MAX; batch.ops.len()];
         }
+        let mut replace = |op: u32, r: Replace| {
+            mark[op as usize] = replacements.len() as u32;
+            replacements.push(Some(r));
+        };
         for g in groups {
             let collector = g.iter().max_by_key(|c| c.op).copied().expect("a group has members");
             let mut slots = Vec::with_capacity(g.len() - 1);
             for c in &g {
                 if c.op != collector.op {
-                    replaced[c.op as usize] = Some(Replace::FanIn(plan.fan_ins));
+                    replace(c.op, Replace::FanIn(plan.fan_ins));
                     slots.push(plan.fan_ins);
                     plan.covers.push((c.lane, collector.lane));
                     plan.fan_ins += 1;
@@ -550,14 +555,10 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
             let span = Span { cols, ..first.src }.to_2d();
             plan.merged_copies += g.len();
             let elem = first.src.elem_size;
-            replaced[collector.op as usize] = Some(Replace::Collect {
-                slots,
-                device: first.src.ptr,
-                host: first.host,
-                span,
-                elem,
-                parts: g.len() as u32,
-            });
+            replace(
+                collector.op,
+                Replace::Collect { slots, device: first.src.ptr, host: first.host, span, elem, parts: g.len() as u32 },
+            );
         }
     }
     plan.steps.reserve(batch.ops.len() - plan.elided + plan.fan_ins as usize);
@@ -565,7 +566,8 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
         if !keeps(&op.kind, last) {
             continue;
         }
-        match replaced.get_mut(i).and_then(Option::take) {
+        let r = mark.get(i).filter(|&&m| m != u32::MAX).and_then(|&m| replacements[m as usize].take());
+        match r {
             None => plan.steps.push(Step::Op(i as u32)),
             Some(Replace::FanIn(slot)) => plan.steps.push(Step::FanInRecord { lane: op.lane, slot }),
             Some(Replace::Collect { slots, device, host, span, elem, parts }) => {
