@@ -19,7 +19,7 @@
 //! A slot is a `ColumnsMut` of a scope matrix: it moves between lanes only as a `Fenced` value
 //! awaited by the next lane (rule 1), and two lanes never hold the same slot (rule 2). Nothing
 //! waits on the host inside the stream: the scope's end joins the lanes, then the host checks
-//! every element (`out == a * in`, exact). The program is written as it reads, with the
+//! every element of the first and the last repetition (`out == a * in`, exact). The program is written as it reads, with the
 //! default submission (deferred; a long scope is submitted as it grows:
 //! `SubmitConfig::max_deferred`).
 //!
@@ -116,7 +116,8 @@ fn run(gpu: &Gpu, mib: usize, batches: usize, slots: usize, reps: usize) -> Resu
         if r > 0 {
             times.push(ms);
         }
-        if verified.is_ok() {
+        // Every element of the first and the last repetition (each one's output was poisoned).
+        if verified.is_ok() && (r == 0 || r == reps) {
             verified = check(&input, &output);
         }
     }
