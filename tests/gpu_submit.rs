@@ -441,7 +441,35 @@ fn a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly(gpu: Gpu) {
     }
 }
 
+fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
+    let (rows, n) = (128, 24);
+    let mut outs = [gpu.alloc_matrix::<f32>(rows, n).expect("alloc"), gpu.alloc_matrix::<f32>(rows, n).expect("alloc")];
+    let mut hosts =
+        [gpu.pinned_matrix::<f32>(rows, n).expect("pinned"), gpu.pinned_matrix::<f32>(rows, n).expect("pinned")];
+    let before = gpu.submit_stats();
+    for k in 0..10 {
+        let (out, host) = (&mut outs[k % 2], &mut hosts[k % 2]);
+        step(&gpu, None, out, host, (k % 2) as f32);
+    }
+    let after = gpu.submit_stats();
+    // Buffers A: seen once (direct); B: captured; A again (a buffer set the shape used
+    // before): captured for A; from then on each scope replays the graph of its buffers,
+    // nothing rewritten.
+    assert_eq!(after.graphs_captured - before.graphs_captured, 2, "{after:?}");
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 7, "{after:?}");
+    assert_eq!(after.nodes_updated, before.nodes_updated, "{after:?}");
+    // Scalars that change every step are written into the graph's nodes instead.
+    for k in 10..14 {
+        let (out, host) = (&mut outs[k % 2], &mut hosts[k % 2]);
+        step(&gpu, None, out, host, k as f32);
+    }
+    let last = gpu.submit_stats();
+    assert_eq!((last.graphs_captured, last.graphs_replayed - after.graphs_replayed), (after.graphs_captured, 4));
+    assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
+}
+
 on_every_backend!(
+    a_program_alternating_between_buffers_keeps_a_graph_for_each,
     a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly,
     the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission,
     a_changed_program_never_replays_a_stale_graph,

@@ -9,7 +9,7 @@ use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, 
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
 use crate::module::ModuleCache;
-use crate::plan::{CachedGraph, GraphCache, Key, Submission, SubmitConfig, SubmitStats};
+use crate::plan::{CachedGraph, GraphCache, Key, Submission, SubmitConfig, SubmitStats, Values};
 
 /// One CUDA device, ready for work: the std analogue is a thread pool you hand work to.
 ///
@@ -585,11 +585,17 @@ impl Gpu {
         lock(&self.inner.submit).1.add(s);
     }
 
-    /// The cached graph of `key` (taken out: the caller puts it back once no launch of it
-    /// is pending), or whether the shape was seen before (`Err(true)`: make its graph now).
-    pub(crate) fn take_graph(&self, key: &Key) -> std::result::Result<CachedGraph, bool> {
+    /// A cached graph of `key`, one holding `values` if there is one (taken out: the caller
+    /// puts it back once no launch of it is pending), with how many other graphs of `key` are
+    /// cached; or whether the shape was seen before (`Err(true)`: make its graph now).
+    pub(crate) fn take_graph(&self, key: &Key, values: &Values) -> std::result::Result<(CachedGraph, usize), bool> {
         let mut cache = lock(&self.inner.graphs);
-        cache.take(key).ok_or_else(|| cache.seen_before(key))
+        cache.take(key, values).ok_or_else(|| cache.seen_before(key))
+    }
+
+    /// Whether a plan of `key`'s shape copied these buffers before (noting that it has now).
+    pub(crate) fn buffers_seen_before(&self, key: &Key, values: &Values) -> bool {
+        lock(&self.inner.graphs).buffers_seen_before(key, values)
     }
 
     /// Puts a graph back into the cache once no launch of it is pending (or drops it when

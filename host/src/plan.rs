@@ -121,6 +121,27 @@ impl SubmitConfig {
 }
 
 /// How one submission of a scope reached the GPU.
+///
+/// ```
+/// # fn demo() -> sluice_host::Result<()> {
+/// use sluice_host::{traced_scope, Gpu, SubmitPath};
+/// let gpu = Gpu::cpu();
+/// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+/// let mut m = gpu.alloc_matrix::<f32>(256, 2)?;
+/// let mut paths = Vec::new();
+/// for _ in 0..3 {
+///     let ((), trace) = traced_scope(&gpu, |s| {
+///         for (lane, col) in s.lanes(2)?.into_iter().zip(m.columns_mut()) {
+///             lane.enter(|st| { let mut v = st.bind(col); st.zero(&mut v) })?;
+///         }
+///         Ok(())
+///     })?;
+///     paths.push(trace.submissions[0].path);
+/// }
+/// assert_eq!(paths, [SubmitPath::Direct, SubmitPath::GraphCaptured, SubmitPath::GraphReplayed]);
+/// # Ok(()) }
+/// # demo().unwrap();
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SubmitPath {
@@ -615,6 +636,7 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
     let mut values = Values {
         nodes: Vec::with_capacity(plan.steps.len()),
         words: Vec::with_capacity(batch.words.len() + 2 * plan.steps.len()),
+        buffers: 0,
     };
     // Where each kept record of the batch is among the steps.
     let mut record_step = vec![u32::MAX; batch.ops.len()];
@@ -637,7 +659,7 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
                     OpKind::Copy { device, host, span, .. } => {
                         words.extend([2, lane, span.width_bytes as u64, span.height as u64]);
                         words.extend([span.device_pitch as u64, span.host_pitch as u64]);
-                        values.push(n, &[*device, *host as u64]);
+                        values.push_copy(n, *device, *host as u64);
                     }
                     OpKind::Zero { dst, pitch, width_bytes, height } => {
                         words.extend([3, lane, *dst, *pitch as u64, *width_bytes as u64, *height as u64]);
@@ -665,7 +687,7 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
                     span.height as u64,
                 ]);
                 words.extend([span.device_pitch as u64, span.host_pitch as u64, parts as u64]);
-                values.push(n, &[device, host as u64]);
+                values.push_copy(n, device, host as u64);
             }
         }
     }
@@ -677,12 +699,15 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
 }
 
 /// The values of a plan that a cached graph's nodes may need changed: for each launch its
-/// argument words, for each copy its device and host addresses, in step order.
+/// argument words, for each copy its device and host addresses, in step order; and a hash of
+/// the copies' addresses alone (which buffers the plan copies: a program that alternates
+/// between buffer sets alternates it, one whose scalars change does not).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Values {
     /// `(step, range in words)` per node.
     pub(crate) nodes: Vec<(u32, Range<u32>)>,
     pub(crate) words: Vec<u64>,
+    pub(crate) buffers: u64,
 }
 
 impl Values {
@@ -690,6 +715,15 @@ impl Values {
         let at = self.words.len() as u32;
         self.words.extend_from_slice(w);
         self.nodes.push((step as u32, at..self.words.len() as u32));
+    }
+
+    /// A copy's addresses: a node's values, and part of the buffer hash.
+    fn push_copy(&mut self, step: usize, device: u64, host: u64) {
+        self.push(step, &[device, host]);
+        let mut h = Fx(self.buffers);
+        h.add(device);
+        h.add(host);
+        self.buffers = h.0;
     }
 
     /// Node `i`'s values.
@@ -726,14 +760,43 @@ const SEEN: usize = 256;
 pub(crate) struct GraphCache {
     graphs: Vec<CachedGraph>,
     seen: VecDeque<u64>,
+    /// Shapes with the buffers their copies used, recently.
+    buffers: VecDeque<(u64, u64)>,
     tick: u64,
 }
 
 impl GraphCache {
-    /// The graph of `key`, taken out of the cache.
-    pub(crate) fn take(&mut self, key: &Key) -> Option<CachedGraph> {
-        let i = self.graphs.iter().position(|g| g.key == *key)?;
-        Some(self.graphs.swap_remove(i))
+    /// A graph of `key`, taken out of the cache: the one whose nodes hold `values` already,
+    /// else one that copies the same buffers, else the most recently used; and how many other
+    /// graphs of `key` stay cached.
+    pub(crate) fn take(&mut self, key: &Key, values: &Values) -> Option<(CachedGraph, usize)> {
+        let mut same_key = 0;
+        let mut pick: Option<(usize, (bool, bool, u64))> = None;
+        for (i, g) in self.graphs.iter().enumerate() {
+            if g.key != *key {
+                continue;
+            }
+            same_key += 1;
+            let rank = (g.values == *values, g.values.buffers == values.buffers, g.last_used);
+            if pick.is_none_or(|(_, best)| rank > best) {
+                pick = Some((i, rank));
+            }
+        }
+        pick.map(|(i, _)| (self.graphs.swap_remove(i), same_key - 1))
+    }
+
+    /// Whether a plan of this shape copied these buffers before (and notes that it has now):
+    /// a program that comes back to a buffer set gets a graph of its own for it.
+    pub(crate) fn buffers_seen_before(&mut self, key: &Key, values: &Values) -> bool {
+        let seen = (key.hash, values.buffers);
+        if self.buffers.contains(&seen) {
+            return true;
+        }
+        if self.buffers.len() == SEEN {
+            self.buffers.pop_front();
+        }
+        self.buffers.push_back(seen);
+        false
     }
 
     /// Whether a plan of this shape was seen before (and notes that it has been now).
@@ -766,6 +829,7 @@ impl GraphCache {
     /// Every graph, for the device to drop (or leak, with a lost context).
     pub(crate) fn drain(&mut self) -> Vec<CachedGraph> {
         self.seen.clear();
+        self.buffers.clear();
         std::mem::take(&mut self.graphs)
     }
 }
@@ -926,6 +990,6 @@ mod tests {
         let k = Key { words: vec![1, 2], hash: 9 };
         assert!(!c.seen_before(&k));
         assert!(c.seen_before(&k));
-        assert!(c.take(&k).is_none());
+        assert!(c.take(&k, &Values::default()).is_none());
     }
 }

@@ -431,8 +431,18 @@ unsafe fn as_graph(
         }
     };
     let on = step_lane(batch, &plan.steps[0]);
-    let mut g = match f.gpu.take_graph(&key) {
-        Ok(g) => g,
+    let recurring = f.gpu.buffers_seen_before(&key, &values);
+    let taken = match f.gpu.take_graph(&key, &values) {
+        // The program came back to buffers no cached graph copies (it alternates between buffer
+        // sets): keep that graph for its buffers and capture one for these, a few per shape.
+        Ok((g, others)) if recurring && g.values.buffers != values.buffers && others + 1 < GRAPHS_PER_SHAPE => {
+            f.gpu.put_graph(g);
+            Err(true)
+        }
+        other => other,
+    };
+    let mut g = match taken {
+        Ok((g, _)) => g,
         Err(false) => {
             sub.reason = "the first time this shape was seen";
             return Ok(None);
@@ -486,6 +496,10 @@ unsafe fn as_graph(
     batch.lanes[on as usize].submitted = true;
     Ok(Some((g, on)))
 }
+
+/// Most graphs of one shape the cache makes, each for the buffers of a program that
+/// alternates between buffer sets (beyond it, a cached graph's copies are pointed elsewhere).
+const GRAPHS_PER_SHAPE: usize = 4;
 
 /// Writes the values that differ from the graph's into its nodes; returns how many nodes.
 ///
