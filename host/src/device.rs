@@ -46,6 +46,9 @@ pub(crate) struct GpuInner {
     event_pool: Mutex<Vec<Event>>,
     /// Timing events (timestamps), reused the same way.
     timing_pool: Mutex<Vec<Event>>,
+    /// Device memory scopes allocated, given back when they ended (their lanes joined), for
+    /// a later scope's allocation of the same size: `(bytes, address)`, most recent last.
+    reuse: Mutex<Vec<(usize, DevicePtr)>>,
     /// Idle lanes and events of the last scope that ended (type-erased: the scope room's
     /// `LaneCache`), so that a fresh `scope` starts from them as a `LaneSet`'s does.
     kept_lanes: Mutex<Option<Box<dyn std::any::Any + Send>>>,
@@ -144,6 +147,10 @@ impl std::fmt::Display for Backend {
 
 /// Most idle streams a device keeps for later scopes.
 const STREAM_POOL_LIMIT: usize = 1024;
+
+/// Most scope allocations a device keeps for later scopes, and their most bytes.
+const REUSE_ENTRIES: usize = 64;
+const REUSE_BYTES: usize = 1 << 30;
 
 /// Most idle events (of each kind) a device keeps for later scopes.
 const EVENT_POOL_LIMIT: usize = 4096;
@@ -343,6 +350,7 @@ impl Gpu {
                 stream_pool: Mutex::new(Vec::new()),
                 event_pool: Mutex::new(Vec::new()),
                 timing_pool: Mutex::new(Vec::new()),
+                reuse: Mutex::new(Vec::new()),
                 kept_lanes: Mutex::new(None),
                 graphs: Mutex::new(GraphCache::default()),
                 submit: Mutex::new((SubmitConfig::from_env(), SubmitStats::default())),
@@ -481,8 +489,9 @@ impl Gpu {
     /// Free and total device memory now.
     ///
     /// Memory freed by sluice stays reserved in the device's memory pool for reuse and
-    /// counts as used here; call [`trim_memory_pool`](Gpu::trim_memory_pool) first to see
-    /// it as free.
+    /// counts as used here, and so does the memory of ended scopes that the device keeps for
+    /// later scopes' allocations of the same size (at most 64 allocations, 1 GiB); call
+    /// [`trim_memory_pool`](Gpu::trim_memory_pool) first to see it as free.
     ///
     /// ```no_run
     /// let gpu = sluice_host::Gpu::new(0)?;
@@ -497,7 +506,9 @@ impl Gpu {
 
     /// Returns the device memory that sluice has freed but the device's memory pool keeps
     /// for reuse to the driver, so that it shows as free in [`mem_info`](Gpu::mem_info) and
-    /// other processes (or allocators) can have it.
+    /// other processes (or allocators) can have it — with the memory of ended scopes kept for
+    /// later scopes' allocations of the same size (which keeps a loop of scopes at the same
+    /// addresses, and its cached graph unchanged).
     ///
     /// sluice frees device memory into a pool (stream-ordered, so freeing never waits for the
     /// device) and keeps it there: the next allocation, e.g. by the next scope, reuses it
@@ -521,6 +532,8 @@ impl Gpu {
     /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
         let Allocator::Cuda { pool, stream } = &self.inner.allocator else { return Ok(()) };
+        // What ended scopes kept for later ones goes back to the pool first.
+        self.inner.release_reused().map_err(|error| Error::Free { what: "device memory", error })?;
         stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
         self.inner.ctx.trim_pool(*pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
     }
@@ -712,6 +725,40 @@ impl Gpu {
         Ok(ptr)
     }
 
+    /// [`alloc_device`](Gpu::alloc_device) for a scope: the most recent allocation of exactly
+    /// `bytes` an ended scope gave back ([`recycle_device`](Gpu::recycle_device)), if any —
+    /// so that a loop of scopes finds its memory at the same address every time (and a
+    /// repeated scope's cached graph needs no new addresses), without a driver call.
+    pub(crate) fn alloc_device_for_scope(&self, bytes: usize) -> Result<DevicePtr> {
+        if let Allocator::Cuda { .. } = &self.inner.allocator {
+            let mut reuse = lock(&self.inner.reuse);
+            if let Some(i) = reuse.iter().rposition(|(b, _)| *b == bytes) {
+                return Ok(reuse.remove(i).1);
+            }
+        }
+        self.alloc_device(bytes)
+    }
+
+    /// Gives a scope's allocation of `bytes` back for a later scope's (up to a bound), or
+    /// frees it ([`free_device`](Gpu::free_device)). The CPU backend frees it (its fresh
+    /// allocations are poisoned, which its tests of unwritten memory rely on).
+    ///
+    /// # Safety
+    /// As [`free_device`](Gpu::free_device): `ptr` came from an allocation of `bytes` on a `Gpu`
+    /// of this context, is given back once, and no work that may use it is pending.
+    pub(crate) unsafe fn recycle_device(&self, ptr: DevicePtr, bytes: usize) -> std::result::Result<(), DriverError> {
+        if let Allocator::Cuda { .. } = &self.inner.allocator {
+            let mut reuse = lock(&self.inner.reuse);
+            let held: usize = reuse.iter().map(|(b, _)| b).sum();
+            if reuse.len() < REUSE_ENTRIES && held + bytes <= REUSE_BYTES {
+                reuse.push((bytes, ptr));
+                return Ok(());
+            }
+        }
+        // SAFETY: the caller's duties are `free_device`'s.
+        unsafe { self.free_device(ptr) }
+    }
+
     /// Returns device memory to the pool (stream-ordered on the allocator stream; does not
     /// wait).
     ///
@@ -791,6 +838,36 @@ impl Gpu {
     pub(crate) fn next_alloc_id(&self) -> u64 {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         NEXT.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+impl GpuInner {
+    /// Frees the scope allocations kept for later scopes (stream-ordered, on the allocator
+    /// stream). The first error is returned; the rest of the memory is freed anyway.
+    fn release_reused(&self) -> std::result::Result<(), DriverError> {
+        let Allocator::Cuda { stream, .. } = &self.allocator else { return Ok(()) };
+        let kept = std::mem::take(&mut *lock(&self.reuse));
+        let mut first = Ok(());
+        for (_, ptr) in kept {
+            // SAFETY: each came from `alloc_device` in this context and was given back by a
+            // scope whose lanes had joined (`recycle_device`'s duty); it leaves the list here,
+            // so it is freed once, and no work can use it any more.
+            let freed = unsafe { stream.free_async(ptr) };
+            if first.is_ok() {
+                first = freed;
+            }
+        }
+        first
+    }
+}
+
+impl Drop for GpuInner {
+    fn drop(&mut self) {
+        if self.ctx.lost().is_none() {
+            if let Err(error) = self.release_reused() {
+                self.ctx.errors().record(Error::Free { what: "device memory", error });
+            }
+        }
     }
 }
 

@@ -453,7 +453,9 @@ pub(crate) trait ScopeOwned: Send + Sync {
 
 impl<T: Pod> ScopeOwned for DeviceMatrix<T> {
     fn release(self: Box<Self>) -> Result<()> {
-        (*self).free()
+        // Kept for the next scope's matrix of the same size: a loop of scopes finds its
+        // memory at the same address (and a cached graph of it needs no new addresses).
+        (*self).recycle()
     }
 }
 
@@ -534,7 +536,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     pub fn alloc_matrix<T: Pod>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut DeviceMatrix<T>> {
-        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.lanes.gpu, rows, cols, rows)?))
+        Ok(self.shared.keep(DeviceMatrix::alloc_for_scope(&self.shared.lanes.gpu, rows, cols, rows)?))
     }
 
     /// As [`alloc_matrix`](Scope::alloc_matrix) with leading dimension `ld >= rows`.
@@ -554,7 +556,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         cols: usize,
         ld: usize,
     ) -> Result<&'scope mut DeviceMatrix<T>> {
-        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.lanes.gpu, rows, cols, ld)?))
+        Ok(self.shared.keep(DeviceMatrix::alloc_for_scope(&self.shared.lanes.gpu, rows, cols, ld)?))
     }
 
     /// A device buffer of `len` elements (one column) that lives until the scope ends.
