@@ -50,12 +50,19 @@ pub use sluice_host::*;
 /// truth: the entries are those of the PTX, each paired with the `#[kernel]` declaration of
 /// the same name in `krate` (an entry without one does not compile).
 ///
-/// For each entry `e` it declares, in the module where it is called:
+/// Pairing a declaration with a PTX text is what no type can check: another module may
+/// hold an entry of the same name and parameter sizes that writes through a read-only
+/// parameter. So the call is `unsafe`: its body is `unsafe { .. }`, and the caller vouches
+/// that `ptx` is `krate` compiled by sluice-builder. [`include_kernels!`] is the safe way:
+/// the builder wrote the file it includes from the crate it compiled.
+///
+/// For each entry `e` (whose `#[kernel]` declaration is the type `d`, `__sluice_kernel_e`)
+/// it declares, in the module where it is called:
 /// * `e`: a `const` [`Kernel`] typed by the kernel's own signature and kind (the
 ///   declaration's [`KernelDecl::Signature`] and [`KernelDecl::Kind`]: a `#[kernel(unchecked)]`
 ///   one launches only through the `unsafe` `launch_unchecked`), in the value namespace;
-/// * `pub use krate::e`: the declaration itself (a braced struct, type namespace only), so
-///   that `e::args(..)` passes the arguments by name;
+/// * `pub use krate::d as e`: the declaration itself (a braced struct, type namespace only),
+///   so that `e::args(..)` passes the arguments by name;
 ///
 /// and once: `PTX` (the module's text), `ARCH` (its architecture), `ENTRIES` (the entry
 /// names) and `check_signatures()`, which checks every handle against the PTX.
@@ -66,10 +73,13 @@ pub use sluice_host::*;
 /// # #[cfg(feature = "kernels")] {
 /// mod my_kernels {
 ///     sluice::kernel_handles! {
-///         krate: gpu_kernels,
-///         ptx: concat!(env!("OUT_DIR"), "/sluice-kernels/gpu_kernels.sm_90.ptx"),
-///         arch: "sm_90",
-///         entries: [saxpy, fill_column],
+///         // SAFETY: the build script compiled `gpu_kernels` into this file.
+///         unsafe {
+///             krate: gpu_kernels,
+///             ptx: concat!(env!("OUT_DIR"), "/sluice-kernels/gpu_kernels.sm_90.ptx"),
+///             arch: "sm_90",
+///             entries: [saxpy = __sluice_kernel_saxpy, fill_column = __sluice_kernel_fill_column],
+///         }
 ///     }
 /// }
 /// assert_eq!(my_kernels::saxpy.name(), "saxpy");
@@ -77,13 +87,32 @@ pub use sluice_host::*;
 /// assert_eq!(my_kernels::check_signatures(), Ok(()));
 /// # }
 /// ```
+///
+/// Without `unsafe` it does not compile:
+///
+/// ```compile_fail
+/// # #[cfg(feature = "kernels")] {
+/// mod my_kernels {
+///     sluice::kernel_handles! {
+///         krate: gpu_kernels,
+///         ptx: concat!(env!("OUT_DIR"), "/sluice-kernels/gpu_kernels.sm_90.ptx"),
+///         arch: "sm_90",
+///         entries: [saxpy = __sluice_kernel_saxpy],
+///     }
+/// }
+/// # }
+/// # #[cfg(not(feature = "kernels"))] compile_error!("needs the kernels");
+/// ```
 #[macro_export]
 macro_rules! kernel_handles {
     (
-        krate: $krate:ident,
-        ptx: $ptx:expr,
-        arch: $arch:literal,
-        entries: [$($e:ident),* $(,)?] $(,)?
+        // SAFETY: not a block: the `unsafe` the caller must write, vouching for the PTX.
+        unsafe {
+            krate: $krate:ident,
+            ptx: $ptx:expr,
+            arch: $arch:literal,
+            entries: [$($e:ident = $d:ident),* $(,)?] $(,)?
+        }
     ) => {
         /// The PTX module (text) of the kernel crate, built for [`ARCH`] and embedded.
         pub const PTX: &str = include_str!($ptx);
@@ -93,34 +122,45 @@ macro_rules! kernel_handles {
         pub const ENTRIES: &[&str] = &[$(stringify!($e)),*];
         $(
             #[doc = concat!(
-                "Typed handle of [`struct@", stringify!($e), "`], the `#[kernel]` of the same name in `",
+                "Typed handle of the `#[kernel]` `", stringify!($e), "` of `",
                 stringify!($krate), "`, in [`PTX`]. Launch it with `Stream::launch`; `",
                 stringify!($e), "::args(..)` passes its arguments by name."
             )]
             #[allow(non_upper_case_globals)]
             pub const $e: $crate::Kernel<
-                <$krate::$e as $crate::KernelDecl>::Signature,
-                <$krate::$e as $crate::KernelDecl>::Kind,
+                <$krate::$d as $crate::KernelDecl>::Signature,
+                <$krate::$d as $crate::KernelDecl>::Kind,
             > =
-                // SAFETY: `PTX` is the compilation of `$krate` itself by sluice-builder (the
-                // generated file names the crate and the PTX it built from it together), and
-                // `$krate::$e` is the `#[kernel]` declaration of the entry of that name in the
-                // same crate: the entry is the kernel the declaration describes.
-                unsafe { $crate::Kernel::of::<$krate::$e>(PTX) };
+                // SAFETY: the caller of `kernel_handles!` wrote `unsafe`, vouching that `PTX` is
+                // the compilation of `$krate` itself by sluice-builder; `$krate::$d` is the
+                // `#[kernel]` declaration of the entry of that name in the same crate, so the
+                // entry is the kernel the declaration describes.
+                unsafe { $crate::Kernel::of::<$krate::$d>(PTX) };
             #[doc(inline)]
-            pub use $krate::$e;
+            #[allow(non_camel_case_types)]
+            pub use $krate::$d as $e;
         )*
 
         /// Checks every handle against [`PTX`] (entry present, parameter sizes as the
-        /// declaration lowers them), as loading the module does, without a GPU.
+        /// declaration lowers them, element types as the device recorded them), as loading
+        /// the module does, without a GPU.
         ///
         /// # Errors
-        /// The first handle's error: `Error::KernelNotFound`,
-        /// `Error::KernelParamsUnreadable` or `Error::KernelSignature`.
+        /// The first handle's error: `Error::KernelNotFound`, `Error::KernelParamsUnreadable`,
+        /// `Error::KernelSignature` or `Error::KernelParamType`.
         pub fn check_signatures() -> ::core::result::Result<(), $crate::Error> {
             $($e.check_signature()?;)*
             ::core::result::Result::Ok(())
         }
+    };
+    ($($rest:tt)*) => {
+        ::core::compile_error!(
+            "`kernel_handles!` pairs a kernel crate with a PTX text, which only its caller can vouch for: \
+             write `sluice::kernel_handles! { unsafe \
+             { krate: .., ptx: .., arch: .., entries: [e = __sluice_kernel_e, ..] } }` \
+             with a `// SAFETY:` comment saying where the PTX comes from, or use `sluice::include_kernels!`, whose file \
+             the builder generates from the crate it compiled"
+        );
     };
 }
 

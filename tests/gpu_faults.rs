@@ -150,6 +150,35 @@ fn child_same_kernel() {
     after_the_fault(gpu);
 }
 
+/// One lane runs `write_at` past the end of its column (a `DeviceSliceMut::write` out of
+/// bounds, in a kernel with no `dfail!` of its own).
+fn write_past_the_end(gpu: &Gpu) -> Result<()> {
+    scope(gpu, |s| {
+        let out = s.alloc_matrix::<u32>(256, 2)?;
+        for (lane, col) in s.lanes(2)?.into_iter().zip(out.columns_mut()) {
+            lane.enter(|st| {
+                let mut c = st.bind(col);
+                st.launch(&kernels::write_at, LaunchConfig::for_elements(256, 256), (&mut c, 1000))
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// Child: a `DeviceSliceMut::write` out of bounds is attributed to its kernel (the fault is
+/// located at the kernel's line, not in the device std), and the location is the kernel
+/// crate's path, relative (not the build machine's absolute path).
+fn child_write_out_of_bounds() {
+    let gpu = common::gpu();
+    let e = write_past_the_end(&gpu).expect_err("the scope reports the fault");
+    println!("the error: {e}");
+    let Error::ContextLost { fault: Some(fault), .. } = context_lost(&e) else { panic!("{e:?}") };
+    assert_eq!(fault.kernel, Some("write_at"), "{}", fault.message);
+    assert!(fault.message.contains("DeviceSliceMut::write out of bounds"), "{}", fault.message);
+    assert!(fault.message.starts_with("kernel failed at gpu-kernels/src/probe.rs:"), "{}", fault.message);
+    after_the_fault(gpu);
+}
+
 /// Runs `--child name` of this binary; its output is printed; `Err` if it failed.
 fn in_child(name: &str) -> std::result::Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -169,6 +198,19 @@ fn a_kernel_failing_on_one_of_four_lanes_is_named() -> std::result::Result<(), S
 
 fn the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes() -> std::result::Result<(), String> {
     in_child("same_kernel")
+}
+
+fn a_write_out_of_bounds_names_its_kernel_and_a_relative_path() -> std::result::Result<(), String> {
+    in_child("write_out_of_bounds")
+}
+
+fn on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel() -> std::result::Result<(), String> {
+    let e = write_past_the_end(&common::cpu()).expect_err("the scope reports the fault");
+    let Error::KernelFault { message, .. } = e.primary() else { return Err(format!("{e:?}")) };
+    if !message.contains("DeviceSliceMut::write out of bounds") || !message.contains("gpu-kernels/src/probe.rs:") {
+        return Err(message.clone());
+    }
+    Ok(())
 }
 
 fn a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed() -> std::result::Result<(), String> {
@@ -213,6 +255,7 @@ fn main() -> ExitCode {
         match args.get(i + 1).map(String::as_str) {
             Some("one_of_four") => child_one_of_four(),
             Some("same_kernel") => child_same_kernel(),
+            Some("write_out_of_bounds") => child_write_out_of_bounds(),
             other => panic!("unknown child {other:?}"),
         }
         return ExitCode::SUCCESS;
@@ -220,15 +263,25 @@ fn main() -> ExitCode {
     let gpu_tests = args.iter().any(|a| a == "--ignored" || a == "--include-ignored");
     let cpu_tests = !args.iter().any(|a| a == "--ignored");
     let filter: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
-    let cpu: &[Test] = &[(
-        "on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish",
-        on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish,
-    )];
+    let cpu: &[Test] = &[
+        (
+            "on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish",
+            on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish,
+        ),
+        (
+            "on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel",
+            on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel,
+        ),
+    ];
     let cuda: &[Test] = &[
         ("a_kernel_failing_on_one_of_four_lanes_is_named", a_kernel_failing_on_one_of_four_lanes_is_named),
         (
             "the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes",
             the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes,
+        ),
+        (
+            "a_write_out_of_bounds_names_its_kernel_and_a_relative_path",
+            a_write_out_of_bounds_names_its_kernel_and_a_relative_path,
         ),
         (
             "a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed",

@@ -79,21 +79,27 @@ fn owned_device_memory_outlives_scopes(gpu: Gpu) {
 
 fn timestamps_and_resolved_functions(gpu: Gpu) {
     let fill = gpu.function(&kernels::fill_column).expect("resolve");
-    let (kernel_ms, total_ms) = scope(&gpu, |s| {
-        let start = s.timestamp()?;
+    let (kernel_ms, total_ms, across_lanes_ms) = scope(&gpu, |s| {
+        // On the scope's upload lane: not ordered with the lane below (nothing awaits it),
+        // so the time between the two may have either sign; only its being a number is
+        // checked. The order asserted below is within one lane, where it holds.
+        let scope_start = s.timestamp()?;
         let m = s.alloc_buffer::<f32>(N)?;
-        let (t0, t1) = s.lane()?.enter(|st| {
+        let (start, t0, t1) = s.lane()?.enter(|st| {
             let mut v = st.bind(m.as_columns_mut());
+            let start = st.timestamp()?;
+            st.launch(&fill, cfg(), (&mut v, 0.0))?;
             let t0 = st.timestamp()?;
             for _ in 0..10 {
                 st.launch(&fill, cfg(), (&mut v, 1.0))?;
             }
-            Ok::<_, sluice::Error>((t0, st.timestamp()?))
+            Ok::<_, sluice::Error>((start, t0, st.timestamp()?))
         })?;
-        Ok((t1.elapsed_ms_since(&t0)?, t1.elapsed_ms_since(&start)?))
+        Ok((t1.elapsed_ms_since(&t0)?, t1.elapsed_ms_since(&start)?, t1.elapsed_ms_since(&scope_start)?))
     })
     .expect("scope");
     assert!(kernel_ms > 0.0 && kernel_ms <= total_ms, "kernel {kernel_ms} ms, total {total_ms} ms");
+    assert!(across_lanes_ms.is_finite(), "{across_lanes_ms}");
 }
 
 fn lanes_entered_from_several_host_threads(gpu: Gpu) {

@@ -33,3 +33,14 @@ pub fn tag_and_print(mut out: DeviceSliceMut<u32>, tag: u32) {
         *o = tag;
     }
 }
+
+/// Thread 0 writes `1` at index `at` with `DeviceSliceMut::write` (the general indexed
+/// write); past the end that is a fault, located at this line (the kernel's, not the
+/// device std's), so the host names this kernel and its lane. Any 1-D launch.
+#[kernel]
+pub fn write_at(out: DeviceSliceMut<u32>, at: u32) {
+    if thread::index_1d() == 0 {
+        // SAFETY: only thread 0 writes, one element: no other thread touches it.
+        unsafe { out.write(at as usize, 1) };
+    }
+}

@@ -163,7 +163,7 @@ pub fn device_selftest(out: DeviceSliceMut<u32>) {
 /// Launch: grid 1, block `sluice_device::selftest::THREADS` (64), no dynamic shared memory,
 /// `out` of at least `sluice_device::selftest::LEN` elements (it does nothing otherwise).
 #[kernel]
-pub fn device_selftest_v2(mut out: DeviceSliceMut<u32>) {
+pub fn device_selftest_v2(out: DeviceSliceMut<u32>) {
     use sluice_device::selftest::{LEN, THREADS};
     if out.len() < LEN || thread::block_dim_x() as usize != THREADS || thread::grid_dim_x() != 1 {
         return;

@@ -17,6 +17,59 @@ use crate::driver::DriverError;
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// One kernel parameter as a side of [`Error::KernelParamType`] sees it: its kind, and the
+/// size and alignment of its element type (slices, pointers) or value type.
+///
+/// ```
+/// use sluice_host::{ParamKind, ParamLayout};
+/// // A written slice of `f32` (`DeviceSliceMut<f32>` in the kernel, `Mut<f32>` on the host).
+/// let out = ParamLayout { kind: ParamKind::WrittenSlice, size: 4, align: 4 };
+/// assert_eq!(out.kind, ParamKind::WrittenSlice);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamLayout {
+    /// What the parameter is.
+    pub kind: ParamKind,
+    /// `align_of` of the element or value type.
+    pub align: u16,
+    /// `size_of` of the element or value type.
+    pub size: u32,
+}
+
+/// The kind of a kernel parameter (see [`ParamLayout`]).
+///
+/// ```
+/// use sluice_host::ParamKind;
+/// assert_eq!(ParamKind::from_letter(b'r'), Some(ParamKind::ReadSlice));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// `&[T]` in the kernel, [`Ref<T>`](crate::Ref) on the host.
+    ReadSlice,
+    /// `DeviceSliceMut<T>` (or an unchecked kernel's `&mut [T]`), [`Mut<T>`](crate::Mut).
+    WrittenSlice,
+    /// `*const T` or `&T` (unchecked kernels), [`Ptr<T>`](crate::Ptr).
+    ConstPtr,
+    /// `*mut T` (unchecked kernels), [`PtrMut<T>`](crate::PtrMut).
+    MutPtr,
+    /// A value passed as its bits.
+    Value,
+}
+
+impl ParamKind {
+    /// The kind a letter of `#[kernel]`'s record stands for (`r`, `m`, `p`, `q`, `v`).
+    pub fn from_letter(letter: u8) -> Option<ParamKind> {
+        Some(match letter {
+            b'r' => ParamKind::ReadSlice,
+            b'm' => ParamKind::WrittenSlice,
+            b'p' => ParamKind::ConstPtr,
+            b'q' => ParamKind::MutPtr,
+            b'v' => ParamKind::Value,
+            _ => return None,
+        })
+    }
+}
+
 /// Everything that can go wrong in sluice, by the step that failed.
 ///
 /// Driver failures keep the raw [`DriverError`] (code, name, message); the other
@@ -111,6 +164,25 @@ pub enum Error {
         expected: Vec<usize>,
         /// Parameter sizes in bytes, as the PTX declares them.
         found: Vec<usize>,
+    },
+    /// A kernel parameter's element (or value) type differs between the host declaration and
+    /// the device build: `#[kernel]`'s record in the PTX says what the device compiled (its
+    /// kind, size and alignment), and they disagree though the lowered parameter sizes agree
+    /// (a `u64` slice and a `u32` slice are both an address and a length). Typically a type
+    /// chosen by `cfg(target_arch = "nvptx64")`, or a `#[repr(C)]` struct whose fields depend
+    /// on the target. Nothing is launched.
+    KernelParamType {
+        /// The kernel.
+        name: &'static str,
+        /// The parameter's position (0-based) in the kernel's signature.
+        index: u32,
+        /// Its name, as the device record gives it (`None` past the record's end).
+        param: Option<Box<str>>,
+        /// What the host declares (`None`: the host declares fewer parameters than the
+        /// device record).
+        host: Option<ParamLayout>,
+        /// What the device compiled (`None`: the device record has fewer parameters).
+        device: Option<ParamLayout>,
     },
     /// The PTX declares the kernel, but its parameter list there could not be read, so the
     /// declaration could not be checked against it (and is not launched unchecked).
@@ -547,6 +619,32 @@ impl fmt::Display for Error {
                 "kernel `{name}`: its declaration lowers to parameters of {expected:?} bytes, the PTX has {found:?}: \
                  fix the declaration (each slice is two u64 parameters: address, length)"
             ),
+            Error::KernelParamType { name, index, param, host, device } => {
+                let param = param.as_deref().map_or_else(|| format!("#{index}"), |p| format!("`{p}` (#{index})"));
+                let side = |s: &Option<ParamLayout>| match s {
+                    None => "no parameter".to_string(),
+                    Some(ParamLayout { kind, size, align }) => {
+                        let what = match kind {
+                            ParamKind::ReadSlice => "a read-only slice of",
+                            ParamKind::WrittenSlice => "a written slice of",
+                            ParamKind::ConstPtr => "a const pointer to",
+                            ParamKind::MutPtr => "a mutable pointer to",
+                            ParamKind::Value => "a value of",
+                        };
+                        let noun = if *kind == ParamKind::Value { "type" } else { "elements" };
+                        format!("{what} {size}-byte {noun} (align {align})")
+                    }
+                };
+                write!(
+                    f,
+                    "kernel `{name}`, parameter {param}: the host declares {}, the device build compiled {}: \
+                     the element types differ between the two builds (a type chosen by `cfg(target_arch)`, or a \
+                     `#[repr(C)]` struct whose fields depend on the target?); declare the same type for both. \
+                     Nothing was launched",
+                    side(host),
+                    side(device)
+                )
+            }
             Error::KernelParamsUnreadable { name, reason } => write!(
                 f,
                 "kernel `{name}`: its parameter list in the PTX cannot be read ({reason}), so its declaration \

@@ -26,9 +26,9 @@ use bytemuck::Pod;
 use crate::capture::ParamSlot;
 pub use crate::cpu::CpuEntry;
 use crate::device::Gpu;
-use crate::error::{Error, Result};
+use crate::error::{Error, ParamKind, ParamLayout, Result};
 use crate::module::{EntryPoint, LaunchTarget, PtxText, SourceSpan};
-use crate::ptx;
+use crate::ptx::{self, AbiParam, EntryParams};
 
 /// Parameter marker: a slice the kernel may write (`DeviceSliceMut<T>` in a `#[kernel]`).
 /// Passed as `&mut ColumnViewMut<T>` bound to the launching lane.
@@ -145,10 +145,33 @@ pub trait Param: sealed::ParamSealed {
     fn scalar() -> Option<(TypeId, &'static str)> {
         None
     }
+    /// This parameter as `#[kernel]`'s record in the PTX describes it: kind letter (`r`,
+    /// `m`, `p`, `q`, `v`), then the size and alignment of the element or value type.
+    #[doc(hidden)]
+    fn abi() -> (u8, usize, usize);
+}
+
+/// A parameter's record as the error reports it (sizes of over 4 GiB saturate: no
+/// parameter type is that large).
+fn layout_of((kind, size, align): (u8, usize, usize)) -> ParamLayout {
+    ParamLayout {
+        kind: ParamKind::from_letter(kind).unwrap_or(ParamKind::Value),
+        size: u32::try_from(size).unwrap_or(u32::MAX),
+        align: u16::try_from(align).unwrap_or(u16::MAX),
+    }
+}
+
+/// Size and alignment of `T`.
+fn layout<T>() -> (usize, usize) {
+    (std::mem::size_of::<T>(), std::mem::align_of::<T>())
 }
 
 impl<T: Pod> sealed::ParamSealed for Mut<T> {}
 impl<T: Pod> Param for Mut<T> {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b'm', size, align)
+    }
     fn sizes(out: &mut Vec<usize>) {
         out.extend([8, 8]);
     }
@@ -158,6 +181,10 @@ impl<T: Pod> Param for Mut<T> {
 }
 impl<T: Pod> sealed::ParamSealed for Ref<T> {}
 impl<T: Pod> Param for Ref<T> {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b'r', size, align)
+    }
     fn sizes(out: &mut Vec<usize>) {
         out.extend([8, 8]);
     }
@@ -167,6 +194,10 @@ impl<T: Pod> Param for Ref<T> {
 }
 impl<T: Pod> sealed::ParamSealed for PtrMut<T> {}
 impl<T: Pod> Param for PtrMut<T> {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b'q', size, align)
+    }
     fn sizes(out: &mut Vec<usize>) {
         out.push(8);
     }
@@ -176,6 +207,10 @@ impl<T: Pod> Param for PtrMut<T> {
 }
 impl<T: Pod> sealed::ParamSealed for Ptr<T> {}
 impl<T: Pod> Param for Ptr<T> {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b'p', size, align)
+    }
     fn sizes(out: &mut Vec<usize>) {
         out.push(8);
     }
@@ -185,6 +220,10 @@ impl<T: Pod> Param for Ptr<T> {
 }
 impl<T: Copy + 'static> sealed::ParamSealed for ByValue<T> {}
 impl<T: Copy + 'static> Param for ByValue<T> {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b'v', size, align)
+    }
     fn sizes(out: &mut Vec<usize>) {
         out.push(std::mem::size_of::<T>());
     }
@@ -200,6 +239,10 @@ impl<T: Copy + 'static> Param for ByValue<T> {
 }
 impl<T: Pod> sealed::ParamSealed for T {}
 impl<T: Pod> Param for T {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b'v', size, align)
+    }
     fn sizes(out: &mut Vec<usize>) {
         out.push(std::mem::size_of::<T>());
     }
@@ -240,6 +283,11 @@ pub trait Signature: sealed::SignatureSealed {
     /// Each declared parameter's first lowered slot and scalar type (for recorded graphs).
     #[doc(hidden)]
     fn slots(out: &mut Vec<ParamSlot>);
+    /// The first declared parameter whose kind, element size or alignment differs from the
+    /// device's record (`found`), with what the host declares; `None` if all agree.
+    /// Allocates nothing, so a launch can check every time.
+    #[doc(hidden)]
+    fn abi_mismatch(found: &[AbiParam]) -> Option<(usize, Option<ParamLayout>)>;
 }
 
 /// Calls `$m!` with every parameter-tuple shape sluice supports (0 to 12 parameters):
@@ -277,6 +325,19 @@ macro_rules! signature_impls {
                 let rest = found;
                 $(let Some(rest) = $P::strip(rest) else { return false };)*
                 rest.is_empty()
+            }
+            #[allow(unused_variables, unused_mut, unused_assignments)]
+            fn abi_mismatch(found: &[AbiParam]) -> Option<(usize, Option<ParamLayout>)> {
+                let mut i = 0;
+                $(
+                    let host = $P::abi();
+                    match found.get(i) {
+                        Some(f) if (f.kind, f.size, f.align) == host => {}
+                        _ => return Some((i, Some(layout_of(host)))),
+                    }
+                    i += 1;
+                )*
+                if i == found.len() { None } else { Some((i, None)) }
             }
             #[allow(unused_variables, unused_mut, unused_assignments)]
             fn slots(out: &mut Vec<ParamSlot>) {
@@ -593,22 +654,34 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// [`Error::KernelParamsUnreadable`] (the entry's parameter list is not understood, so
     /// nothing could be checked), [`Error::KernelSignature`] (the sizes differ).
     pub fn check_signature(&self) -> Result<()> {
-        let found = ptx::param_sizes(self.ptx, self.name).map_err(|e| match e {
+        let found = ptx::entry_params(self.ptx, self.name).map_err(|e| match e {
             ptx::ParamsError::NoEntry => Error::KernelNotFound { name: self.name },
             ptx::ParamsError::Unreadable(reason) => Error::KernelParamsUnreadable { name: self.name, reason },
         })?;
-        check_sizes::<S>(self.name, &found)
+        check_params::<S>(self.name, &found)
     }
 }
 
-/// `Ok` if `found` (an entry's parameter sizes in the PTX) are those `S` lowers to.
-fn check_sizes<S: Signature>(name: &'static str, found: &[usize]) -> Result<()> {
-    if S::matches(found) {
-        return Ok(());
+/// `Ok` if `found` (what the PTX says of an entry's parameters) agrees with `S`: the sizes
+/// the parameters lower to, and, where `#[kernel]` left its record, each parameter's kind
+/// and the size and alignment of its element or value type.
+pub(crate) fn check_params<S: Signature>(name: &'static str, found: &EntryParams) -> Result<()> {
+    if !S::matches(&found.sizes) {
+        let mut expected = Vec::new();
+        S::sizes(&mut expected);
+        return Err(Error::KernelSignature { name, expected, found: found.sizes.clone() });
     }
-    let mut expected = Vec::new();
-    S::sizes(&mut expected);
-    Err(Error::KernelSignature { name, expected, found: found.to_vec() })
+    let Some(abi) = &found.abi else { return Ok(()) };
+    match S::abi_mismatch(abi) {
+        None => Ok(()),
+        Some((index, host)) => Err(Error::KernelParamType {
+            name,
+            index: index as u32,
+            param: abi.get(index).map(|p| p.name.as_str().into()),
+            host,
+            device: abi.get(index).map(|p| layout_of((p.kind, p.size, p.align))),
+        }),
+    }
 }
 
 impl<S, K> Kernel<S, K> {
@@ -859,7 +932,7 @@ impl Gpu {
     /// on every call (the cache is shared by every declaration of the entry).
     fn resolve<S: Signature>(&self, entry: EntryPoint) -> Result<LaunchTarget> {
         let name = entry.name;
-        let check = |found: &[usize]| check_sizes::<S>(name, found);
+        let check = |found: &EntryParams| check_params::<S>(name, found);
         let info = self.info();
         let shared = (info.max_shared_memory_per_block as usize, info.max_shared_memory_per_block_optin as usize);
         self.inner.modules.resolve(self.context(), self.driver_version(), shared, entry, check)
@@ -932,12 +1005,53 @@ mod tests {
     #[test]
     fn a_second_declaration_of_a_cached_entry_is_checked_too() {
         // What a launch of a cached entry runs: the cached sizes against this declaration.
-        let found = ptx::param_sizes(PTX, "fill_column").unwrap();
-        assert_eq!(check_sizes::<(Mut<f32>, f32)>("fill_column", &found), Ok(()));
+        let found = ptx::entry_params(PTX, "fill_column").unwrap();
+        assert_eq!(check_params::<(Mut<f32>, f32)>("fill_column", &found), Ok(()));
         assert_eq!(
-            check_sizes::<(Mut<f32>, f64)>("fill_column", &found),
+            check_params::<(Mut<f32>, f64)>("fill_column", &found),
             Err(Error::KernelSignature { name: "fill_column", expected: vec![8, 8, 8], found: vec![8, 8, 4] })
         );
+    }
+
+    /// The record `#[kernel]` leaves beside an entry: what the device compiled.
+    fn recorded(params: &[(&str, u8, usize, usize)]) -> EntryParams {
+        let abi = params.iter().map(|&(n, kind, size, align)| AbiParam { name: n.into(), kind, size, align }).collect();
+        EntryParams { sizes: ptx::param_sizes(PTX, "fill_column").unwrap(), abi: Some(abi) }
+    }
+
+    #[test]
+    fn element_types_are_checked_against_the_device_record() {
+        let agreeing = recorded(&[("out", b'm', 4, 4), ("value", b'v', 4, 4)]);
+        assert_eq!(check_params::<(Mut<f32>, f32)>("fill_column", &agreeing), Ok(()));
+        // The same sizes (two words, four bytes) with another element type: refused, named.
+        assert_eq!(
+            check_params::<(Mut<u16>, f32)>("fill_column", &agreeing),
+            Err(Error::KernelParamType {
+                name: "fill_column",
+                index: 0,
+                param: Some("out".into()),
+                host: Some(ParamLayout { kind: ParamKind::WrittenSlice, size: 2, align: 2 }),
+                device: Some(ParamLayout { kind: ParamKind::WrittenSlice, size: 4, align: 4 }),
+            })
+        );
+        // A read-only slice declared where the device writes: refused.
+        assert!(matches!(
+            check_params::<(Ref<f32>, f32)>("fill_column", &agreeing),
+            Err(Error::KernelParamType { index: 0, .. })
+        ));
+        // A value of another type of the same size (i32 for f32) is the same bits: it passes
+        // the size check; its kind and layout agree, so the record cannot tell them apart.
+        assert_eq!(check_params::<(Mut<f32>, i32)>("fill_column", &agreeing), Ok(()));
+        // A device element of 8 bytes under a host element of 4 (a `cfg` per target).
+        let wide = recorded(&[("out", b'm', 8, 8), ("value", b'v', 4, 4)]);
+        let err = check_params::<(Mut<f32>, f32)>("fill_column", &wide).unwrap_err();
+        assert!(err.to_string().contains("`out`"), "{err}");
+        // A record with a parameter more than the declaration has.
+        let longer = recorded(&[("out", b'm', 4, 4), ("value", b'v', 4, 4), ("x", b'v', 4, 4)]);
+        assert!(matches!(
+            check_params::<(Mut<f32>, f32)>("fill_column", &longer),
+            Err(Error::KernelParamType { index: 2, host: None, .. })
+        ));
     }
 
     #[test]

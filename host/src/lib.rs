@@ -10,8 +10,8 @@
 //!
 //! Kernels written with `#[kernel]` (crate `sluice-macros`) come with a [`KernelDecl`]; the
 //! facade crate `sluice` pairs each with the embedded PTX as a typed [`Kernel`] handle
-//! (`sluice::kernels::<name>`, through the `unsafe` [`Kernel::of`]), and `<name>::args(..)`
-//! passes the arguments by name. [`Kernel::new`] declares a kernel of any PTX by hand.
+//! (`sluice::kernels::<name>`, through `include_kernels!`), and `<name>::args(..)` passes the
+//! arguments by name. [`Kernel::new`] declares a kernel of any PTX by hand (`unsafe`).
 //!
 //! ```no_run
 //! use sluice_host::{scope, Gpu, Kernel, LaunchConfig, Mut, Ref};
@@ -80,6 +80,34 @@
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | the program asks for one event per fence/copy/timestamp and one wait per foreign await ([`LaneStats`] counts what it asked); what is submitted is a subset of those — a fence no one can await is not recorded — plus, for each merged copy, one fan-in event and wait per copy it absorbed; no dependency comes from tracking memory ([`Submission`] counts what was submitted; see "Submission" below) | `fence.rs`, `plan.rs` |
 //!
 //! Every compile error of these rules, of launches and of kernel declarations, next to its fix: `docs/compile-errors.md`.
+//!
+//! # Kernel-side contract
+//!
+//! The rules above hold only if a kernel does what its declaration says: writes through its
+//! written (`Mut`) parameters alone, in bounds, with no two threads racing on an element. For
+//! a `#[kernel]` written without `unsafe`, that is guaranteed by construction; what a safe
+//! kernel can and cannot do, and where each point is enforced:
+//!
+//! | a safe `#[kernel]` body cannot | because | file |
+//! | --- | --- | --- |
+//! | do an unsafe operation (raw pointers, `unsafe fn`s, `static mut`) | the body is compiled as an ordinary safe Rust function, whatever the edition and the crate's lints; `#[kernel] unsafe fn` is refused | `gpu-kernels/macros/src/lib.rs` |
+//! | keep a parameter past its launch | the body's elided lifetimes are its own generic parameters; a named lifetime (`'static`) in a parameter type is refused | `gpu-kernels/macros/src/lib.rs` |
+//! | write through a `&[T]` parameter | it is a shared slice; only a `DeviceSliceMut<T>` parameter writes | `gpu-kernels/device/src/slice.rs` |
+//! | write out of bounds | slices are bounds-checked; `DeviceSliceMut` hands out `&mut` only to elements below its length | `gpu-kernels/device/src/slice.rs` |
+//! | race on an element of a written parameter | `for_thread`, `for_thread_1d` and `grid_stride` give each thread elements no other thread gets (by global rank); any other indexed write (`write`) is `unsafe` | `gpu-kernels/device/src/slice.rs` |
+//! | take a parameter type that holds pointers | every slice element and value type is `bytemuck::Pod`, checked in the host build and the device build | `gpu-kernels/device/src/abi.rs` |
+//! | be launched under a declaration of other element types | the device build records each parameter's kind, size and alignment beside the entry; the host compares the record at load ([`Error::KernelParamType`]) on a GPU and on the CPU backend | `gpu-kernels/device/src/abi.rs`, `ptx.rs`, `kernel.rs` |
+//! | be paired with another module's PTX | [`Kernel::of`] and `kernel_handles!` need `unsafe`; `include_kernels!` includes the builder's file, generated from the crate it compiled | `kernel.rs`, the `sluice` facade |
+//! | reach shared memory as a Rust reference | `shared_array!` arrays are read and written with bounds-checked inline PTX (`get`/`set`, `Pod` elements); `SharedStatic` handles and raw shared pointers are made or used only in `unsafe` | `gpu-kernels/device/src/shared.rs` |
+//! | make a warp operation name lanes that do not take part, or misuse a named barrier | the `*.sync` warp operations, named barriers, atomics on raw pointers and block-scope atomic types are `unsafe fn`s | `gpu-kernels/device/src/warp.rs`, `sync.rs`, `atomic.rs` |
+//! | make `printf` read what was not passed | formats are checked against the arguments at compile time (C strings, no `%n`, no `*`); the argument traits are sealed | `gpu-kernels/device/src/io.rs` |
+//!
+//! What a safe kernel *can* still do wrong, without breaking memory safety: race on a shared
+//! array through `get`/`set` (PTX defines such a race: a read returns some written value),
+//! skip a block barrier that other threads wait at (a hang: sluice emits the non-`.aligned`
+//! `barrier.sync`, defined in divergent code), compute the wrong thing. The CPU backend's
+//! checking mode reports the first two in `cargo test`. A `#[kernel(unchecked)]` (raw
+//! pointers, Rust-CUDA ports) makes no such promise: its launches are `unsafe`.
 //!
 //! # Layers
 //!
@@ -201,11 +229,18 @@ mod submit;
 mod trace;
 mod view;
 
+/// The parameter record `#[kernel]` leaves in the PTX (`sluice_device::abi` writes it), as
+/// the host decodes it. Not an API: the device crate's tests check that the two agree.
+#[doc(hidden)]
+pub mod __abi {
+    pub use crate::ptx::{decode_abi as decode, AbiParam};
+}
+
 pub use capture::KernelNode;
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};
-pub use error::{DeviceFault, Error, LaneId, Result};
+pub use error::{DeviceFault, Error, LaneId, ParamKind, ParamLayout, Result};
 pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{

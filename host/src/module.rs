@@ -13,7 +13,7 @@ use crate::cpu::CpuEntry;
 use crate::driver::{module::FuncAttribute, DriverError};
 use crate::error::{Error, Result};
 use crate::handle::{Context, FunctionHandle, Module};
-use crate::ptx;
+use crate::ptx::{self, EntryParams};
 
 /// What a launch needs of a resolved function: its handle and the limits a launch is
 /// checked against. Nameable only in this crate (a `pub` type in a private module, because
@@ -62,7 +62,7 @@ struct Loaded {
 struct Resolved {
     key: (usize, usize),
     _text: PtxText,
-    params: Box<[usize]>,
+    params: Box<EntryParams>,
     target: LaunchTarget,
 }
 
@@ -103,7 +103,7 @@ impl ModuleCache {
         driver_version: u32,
         (default_shared, optin_shared): (usize, usize),
         EntryPoint { ptx: text, name, cpu, source }: EntryPoint,
-        check: impl FnOnce(&[usize]) -> Result<()>,
+        check: impl FnOnce(&EntryParams) -> Result<()>,
     ) -> Result<LaunchTarget> {
         let ptx = text.as_str();
         let key = (ptx.as_ptr() as usize, ptx.len());
@@ -136,7 +136,7 @@ impl ModuleCache {
         })?;
         // The driver found the entry; if the text cannot show its parameters, they cannot be
         // checked, and an unchecked declaration is not launched.
-        let params = ptx::param_sizes(ptx, name).map_err(|e| Error::KernelParamsUnreadable {
+        let params = ptx::entry_params(ptx, name).map_err(|e| Error::KernelParamsUnreadable {
             name,
             reason: match e {
                 ptx::ParamsError::NoEntry => "no `.entry` of this name in the text, though the driver found one",
@@ -168,7 +168,7 @@ impl ModuleCache {
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
         let checked = check(&params);
-        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: params.into(), target });
+        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: Box::new(params), target });
         checked.map(|()| target)
     }
 
@@ -180,10 +180,10 @@ impl ModuleCache {
         &self,
         key: (usize, usize),
         EntryPoint { ptx: text, name, cpu, source }: EntryPoint,
-        check: impl FnOnce(&[usize]) -> Result<()>,
+        check: impl FnOnce(&EntryParams) -> Result<()>,
     ) -> Result<LaunchTarget> {
         let ptx = text.as_str();
-        let params = ptx::param_sizes(ptx, name);
+        let params = ptx::entry_params(ptx, name);
         // PTX that lacks the entry: the name is wrong, as a GPU would say.
         if cpu.is_none() && !ptx.is_empty() && matches!(params, Err(ptx::ParamsError::NoEntry)) {
             return Err(Error::KernelNotFound { name });
@@ -203,7 +203,7 @@ impl ModuleCache {
         // Without the entry in the PTX, the host declaration is all there is to check.
         let Ok(params) = params else { return Ok(target) };
         let checked = check(&params);
-        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: params.into(), target });
+        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: Box::new(params), target });
         checked.map(|()| target)
     }
 }

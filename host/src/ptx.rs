@@ -1,5 +1,6 @@
-//! Reading PTX text: an entry's parameter sizes (to check a kernel's declaration against
-//! the module it launches from) and the driver version a module's `.version` needs.
+//! Reading PTX text: an entry's parameter sizes and the parameter record `#[kernel]` leaves
+//! beside it (to check a kernel's declaration against the module it launches from), and the
+//! driver version a module's `.version` needs.
 //!
 //! The text may come from anywhere: malformed text is a typed error, never a panic or a
 //! wrapped size (a wrong size here would let a mismatched declaration through).
@@ -50,6 +51,76 @@ pub(crate) fn param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, ParamsErr
         sizes.push(size);
     }
     Ok(sizes)
+}
+
+/// One declared kernel parameter as the device build recorded it (`sluice_device::abi`):
+/// name, kind (`r` read-only slice, `m` written slice, `p`/`q` const/mut pointer, `v`
+/// value) and the size and alignment of its element or value type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbiParam {
+    /// The parameter's name in the kernel's signature.
+    pub name: String,
+    /// Its kind letter.
+    pub kind: u8,
+    /// `size_of` of its element (slices, pointers) or value type, on the device.
+    pub size: usize,
+    /// `align_of` of the same type, on the device.
+    pub align: usize,
+}
+
+/// What the PTX says of one entry's parameters: their sizes, and the record `#[kernel]`
+/// left beside the entry (`None` for PTX written by hand or by another compiler).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EntryParams {
+    pub(crate) sizes: Vec<usize>,
+    pub(crate) abi: Option<Vec<AbiParam>>,
+}
+
+/// The header of the record (`sluice_device::abi::HEADER`).
+const ABI_HEADER: &str = "sluice-abi 1;";
+
+/// The sizes of entry `name`'s parameters and its `#[kernel]` record, if the text has one.
+pub(crate) fn entry_params(ptx: &str, name: &str) -> Result<EntryParams, ParamsError> {
+    let sizes = param_sizes(ptx, name)?;
+    let abi = abi_record(ptx, name)?;
+    Ok(EntryParams { sizes, abi })
+}
+
+/// The record `#[kernel]` emitted for entry `name`: the global
+/// `.visible .global .align 1 .b8 __sluice_abi_NAME[N] = {b0, b1, ...};`, decoded.
+/// `Ok(None)` when the text has no such global; an error when it has one that does not
+/// decode (it is then not trusted, and nothing is launched).
+fn abi_record(ptx: &str, name: &str) -> Result<Option<Vec<AbiParam>>, ParamsError> {
+    let symbol = format!("__sluice_abi_{name}[");
+    let Some(at) = ptx.find(&symbol) else { return Ok(None) };
+    let bad = ParamsError::Unreadable("the kernel's parameter record (`__sluice_abi_*`)");
+    let rest = &ptx[at + symbol.len()..];
+    let open = rest.find('{').ok_or(bad)?;
+    let close = rest[open..].find('}').ok_or(bad)? + open;
+    let mut bytes = Vec::new();
+    for b in rest[open + 1..close].split(',') {
+        bytes.push(b.trim().parse::<u8>().map_err(|_| bad)?);
+    }
+    decode_abi(&bytes).map(Some).ok_or(bad)
+}
+
+/// Decodes a record (`sluice_device::abi`'s format); `None` if it is not one.
+pub fn decode_abi(bytes: &[u8]) -> Option<Vec<AbiParam>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut rest = text.strip_prefix(ABI_HEADER)?;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let (field, tail) = rest.split_once(';')?;
+        rest = tail;
+        let mut parts = field.split(':');
+        let (name, kind, size, align) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() || name.is_empty() || kind.len() != 1 || !b"rmpqv".contains(&kind.as_bytes()[0]) {
+            return None;
+        }
+        let hex = |h: &str| if h.len() == 8 { usize::from_str_radix(h, 16).ok() } else { None };
+        out.push(AbiParam { name: name.to_string(), kind: kind.as_bytes()[0], size: hex(size)?, align: hex(align)? });
+    }
+    Some(out)
 }
 
 /// The names of the `.entry` functions declared in PTX text, in order (malformed
@@ -152,6 +223,45 @@ pub(crate) fn needs_driver(ptx: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernel_record_beside_an_entry_is_read_back() {
+        let ptx = format!(
+            "{PTX}\n.visible .global .align 1 .b8 __sluice_abi_fill_column[{}] = {{{}}};\n",
+            RECORD.len(),
+            RECORD.bytes().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        let found = entry_params(&ptx, "fill_column").unwrap();
+        assert_eq!(found.sizes, vec![8, 8, 4]);
+        let abi = found.abi.expect("a record");
+        assert_eq!(abi[0], AbiParam { name: "out".into(), kind: b'm', size: 4, align: 4 });
+        assert_eq!(abi[1], AbiParam { name: "value".into(), kind: b'v', size: 4, align: 4 });
+        // No record: hand-written PTX; a record that does not decode: refused.
+        assert_eq!(entry_params(PTX, "fill_column").unwrap().abi, None);
+        let broken = format!("{PTX}\n.visible .global .align 1 .b8 __sluice_abi_fill_column[3] = {{1, 2, 3}};\n");
+        assert!(matches!(entry_params(&broken, "fill_column"), Err(ParamsError::Unreadable(_))));
+        let overflow = format!("{PTX}\n.visible .global .align 1 .b8 __sluice_abi_fill_column[1] = {{300}};\n");
+        assert!(matches!(entry_params(&overflow, "fill_column"), Err(ParamsError::Unreadable(_))));
+    }
+
+    const RECORD: &str = "sluice-abi 1;out:m:00000004:00000004;value:v:00000004:00000004;";
+
+    #[test]
+    fn malformed_records_do_not_decode() {
+        assert!(decode_abi(RECORD.as_bytes()).is_some());
+        assert_eq!(decode_abi(b"sluice-abi 1;"), Some(vec![]));
+        for bad in [
+            "sluice-abi 2;",
+            "sluice-abi 1;out:m:00000004:00000004",
+            "sluice-abi 1;out:x:00000004:00000004;",
+            "sluice-abi 1;:m:00000004:00000004;",
+            "sluice-abi 1;out:m:4:4;",
+            "sluice-abi 1;out:m:0000000g:00000004;",
+            "sluice-abi 1;out:m:00000004:00000004:1;",
+        ] {
+            assert_eq!(decode_abi(bad.as_bytes()), None, "{bad}");
+        }
+    }
 
     const PTX: &str = r#"
 .version 7.8

@@ -703,7 +703,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         st.fence(view.into_view())
     }
 
-    /// A timestamp on the scope's upload lane (e.g. a common start for profiles).
+    /// A timestamp on the scope's upload lane. It is ordered with the scope's uploads, not
+    /// with the work of other lanes: the time from it to a lane's timestamp is the time
+    /// between two unordered points (the lane may already have run), and may be negative.
+    /// For a start that precedes a lane's work, take the timestamp on that lane.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {

@@ -256,11 +256,17 @@ fn step(what: &str) {
 
 fn bless() -> Result {
     let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    run(Command::new(cargo_bin)
-        .args(["test", "--test", "compiletest"])
-        .env("TRYBUILD", "overwrite")
-        .current_dir(root()))?;
-    println!("blessed: now read `git diff tests/ui` — each error must point at the misuse its case names");
+    // The workspace's suite (edition 2021), then the kernel cases again as edition 2024.
+    for package in ["sluice", "sluice-kernel-ui-2024"] {
+        run(Command::new(&cargo_bin)
+            .args(["test", "-p", package, "--test", "compiletest"])
+            .env("TRYBUILD", "overwrite")
+            .current_dir(root()))?;
+    }
+    println!(
+        "blessed: now read `git diff tests/ui tests/edition2024/tests/ui` — each error must point at the misuse its \
+         case names"
+    );
     Ok(())
 }
 

@@ -466,7 +466,7 @@ fn vecadd_with_index_1d_matches_the_reference() {
     let grid = (n as u32).div_ceil(block) + 1;
     let (a_ptr, a_len, b_ptr, b_len, c_ptr) = (a.as_ptr(), n as u64, b.as_ptr(), n as u64, c.as_mut_ptr());
     // SAFETY: (pointer, length) of `a` and `b`, alive for the call; `c` has n + 100 elements.
-    unsafe { launch::<vecadd>([grid, 1, 1], [block, 1, 1], &params![a_ptr, a_len, b_ptr, b_len, c_ptr]) }.unwrap();
+    unsafe { launch::<__sluice_kernel_vecadd>([grid, 1, 1], [block, 1, 1], &params![a_ptr, a_len, b_ptr, b_len, c_ptr]) }.unwrap();
     for i in 0..n {
         let want = a[i] as f64 + b[i] as f64;
         assert!(
@@ -490,7 +490,7 @@ fn tiled_gemm_with_shared_tiles_matches_the_reference() {
         let (ap, al, bp, bl, cp) = (a.as_ptr(), a.len() as u64, b.as_ptr(), b.len() as u64, c.as_mut_ptr());
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
         // SAFETY: (pointer, length) of `a` and `b`, alive for the call; `c` has m × n elements.
-        unsafe { launch::<gemm>(grid, [TILE as u32, TILE as u32, 1], &params![ap, al, bp, bl, cp, mu, nu, ku]) }
+        unsafe { launch::<__sluice_kernel_gemm>(grid, [TILE as u32, TILE as u32, 1], &params![ap, al, bp, bl, cp, mu, nu, ku]) }
             .unwrap();
         for r in 0..m {
             for col in 0..n {
@@ -520,7 +520,7 @@ fn warp_shuffle_reduction_and_float_atomics_give_the_dot_product() {
     let mut out = 0.0f64;
     let (xp, xl, yp, yl, op) = (x.as_ptr(), n as u64, y.as_ptr(), n as u64, &raw mut out);
     // SAFETY: (pointer, length) of `x` and `y`; `out` is one f64, untouched by the host meanwhile.
-    unsafe { launch::<dot>([7, 1, 1], [256, 1, 1], &params![xp, xl, yp, yl, op]) }.unwrap();
+    unsafe { launch::<__sluice_kernel_dot>([7, 1, 1], [256, 1, 1], &params![xp, xl, yp, yl, op]) }.unwrap();
     let want: f64 = x.iter().zip(&y).map(|(&a, &b)| a as f64 * b as f64).sum();
     let magnitude: f64 = x.iter().zip(&y).map(|(&a, &b)| (a as f64 * b as f64).abs()).sum();
     assert!((out - want).abs() <= 1e-13 * magnitude, "seed {seed}: dot = {out}, want {want}");
@@ -541,7 +541,7 @@ fn warp_match_ballot_reduce_and_atomics_count_a_histogram() {
         let (kp, kl, bp, tp) = (keys.as_ptr(), n as u64, bins.as_mut_ptr(), &raw mut total);
         // SAFETY: (pointer, length) of `keys`; `bins` has `nbins` elements and `total` is one
         // u32, untouched by the host meanwhile.
-        unsafe { launch::<histogram>([5, 1, 1], [96, 1, 1], &params![kp, kl, nbins, bp, tp]) }.unwrap();
+        unsafe { launch::<__sluice_kernel_histogram>([5, 1, 1], [96, 1, 1], &params![kp, kl, nbins, bp, tp]) }.unwrap();
         let mut want = vec![0u32; nbins as usize];
         for &key in &keys {
             want[(key % nbins) as usize] += 1;
@@ -562,8 +562,8 @@ fn println_prints_from_a_kernel() {
         let (x, long, first) = (1.5f32, 1_000u32, 1u8);
         // SAFETY: the values `say_hello` and `print_pieces` take.
         unsafe {
-            launch::<say_hello>([2, 1, 1], [3, 1, 1], &params![x, long]).unwrap();
-            launch::<print_pieces>([1, 1, 1], [1, 1, 1], &params![first]).unwrap();
+            launch::<__sluice_kernel_say_hello>([2, 1, 1], [3, 1, 1], &params![x, long]).unwrap();
+            launch::<__sluice_kernel_print_pieces>([1, 1, 1], [1, 1, 1], &params![first]).unwrap();
         }
         return;
     }
@@ -609,7 +609,7 @@ fn every_other_api_runs_in_a_kernel_with_cudas_meaning() {
     let (sp, up, hp) = (seen.as_mut_ptr(), sums.as_mut_ptr(), heap.as_ptr());
     // SAFETY: `seen` has one counter per thread, `sums` five cells, `heap` is alive and
     // only compared; the launch has 256 bytes of dynamic shared memory as `dynamic` says.
-    unsafe { launch_dyn::<api_sweep>(grid, block, dynamic, &params![sp, up, hp, dynamic]) }.unwrap();
+    unsafe { launch_dyn::<__sluice_kernel_api_sweep>(grid, block, dynamic, &params![sp, up, hp, dynamic]) }.unwrap();
     assert!(seen.iter().all(|&c| c == 1), "thread::index() is a bijection: {seen:?}");
     let n = threads as f64;
     assert_eq!(f32::from_bits(sums[0] as u32), 0.5 * n as f32);
@@ -624,7 +624,7 @@ fn a_breakpoint_fails_the_launch_with_the_thread_and_the_call_site() {
     let mut hit = 0u32;
     let hp = &raw mut hit;
     // SAFETY: one u32, alive for the call.
-    let err = unsafe { launch::<stops_at_a_breakpoint>([2, 1, 1], [32, 1, 1], &params![hp]) }.unwrap_err();
+    let err = unsafe { launch::<__sluice_kernel_stops_at_a_breakpoint>([2, 1, 1], [32, 1, 1], &params![hp]) }.unwrap_err();
     assert!(err.contains("block (1, 0, 0), thread (5, 0, 0)"), "{err}");
     assert!(err.contains("misc::breakpoint") && err.contains("no debugger"), "{err}");
     assert!(err.contains("tests/cpu.rs"), "the location is the kernel's call: {err}");
@@ -635,11 +635,11 @@ fn a_breakpoint_fails_the_launch_with_the_thread_and_the_call_site() {
 fn profiler_counters_are_no_ops_but_checked() {
     for counter in 0..8u32 {
         // SAFETY: one value.
-        unsafe { launch::<counts_an_event>([2, 1, 1], [64, 1, 1], &params![counter]) }.unwrap();
+        unsafe { launch::<__sluice_kernel_counts_an_event>([2, 1, 1], [64, 1, 1], &params![counter]) }.unwrap();
     }
     let counter = 8u32;
     // SAFETY: one value.
-    let err = unsafe { launch::<counts_an_event>([1, 1, 1], [1, 1, 1], &params![counter]) }.unwrap_err();
+    let err = unsafe { launch::<__sluice_kernel_counts_an_event>([1, 1, 1], [1, 1, 1], &params![counter]) }.unwrap_err();
     assert!(err.contains("profiler_counter: the counter must be in 0..=7"), "{err}");
 }
 
@@ -647,7 +647,7 @@ fn profiler_counters_are_no_ops_but_checked() {
 fn the_shared_window_holds_the_dynamic_region_and_statics_up_to_the_limit() {
     for dynamic in [1u32, 100, 4096 + 3] {
         // SAFETY: one value; the launch has `dynamic` bytes of dynamic shared memory.
-        unsafe { launch_dyn::<shared_window_edges>([2, 1, 1], [32, 1, 1], dynamic, &params![dynamic]) }.unwrap();
+        unsafe { launch_dyn::<__sluice_kernel_shared_window_edges>([2, 1, 1], [32, 1, 1], dynamic, &params![dynamic]) }.unwrap();
     }
 }
 

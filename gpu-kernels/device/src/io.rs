@@ -139,8 +139,16 @@ mod imp {
         Ptr,
     }
 
-    /// A type `dprint!` accepts as an argument; see the module docs.
-    pub trait PrintfArg: Copy {
+    /// Seals [`PrintfArg`] and [`PrintfArgs`]: what `vprintf` reads is decided by the
+    /// impls of this module alone (an impl elsewhere could pass a `%s` argument that points
+    /// to anything).
+    mod sealed {
+        pub trait Sealed {}
+    }
+
+    /// A type `dprint!` accepts as an argument; see the module docs. Sealed: the integers,
+    /// floats, `bool`, `&CStr` and raw pointers (`%p`).
+    pub trait PrintfArg: Copy + sealed::Sealed {
         /// The C type it is promoted to (its size is its alignment).
         #[doc(hidden)]
         type Promoted: Copy;
@@ -152,6 +160,7 @@ mod imp {
 
     macro_rules! arg {
         ($($t:ty => $p:ty, $k:ident, |$x:ident| $e:expr;)*) => {$(
+            impl sealed::Sealed for $t {}
             impl PrintfArg for $t {
                 type Promoted = $p;
                 const KIND: ArgKind = ArgKind::$k;
@@ -181,6 +190,8 @@ mod imp {
         &CStr => *const u8, Str, |x| x.as_ptr() as *const u8;
     }
 
+    impl<T> sealed::Sealed for *const T {}
+    impl<T> sealed::Sealed for *mut T {}
     impl<T> PrintfArg for *const T {
         type Promoted = *const u8;
         const KIND: ArgKind = ArgKind::Ptr;
@@ -199,9 +210,9 @@ mod imp {
         }
     }
 
-    /// A tuple of [`PrintfArg`]s, packed as one `#[repr(C)]` struct (internal).
+    /// A tuple of [`PrintfArg`]s, packed as one `#[repr(C)]` struct (internal; sealed).
     #[doc(hidden)]
-    pub trait PrintfArgs {
+    pub trait PrintfArgs: sealed::Sealed {
         const KINDS: &'static [ArgKind];
         type Packed;
         fn pack(self) -> Self::Packed;
@@ -213,6 +224,7 @@ mod imp {
             #[repr(C)]
             pub struct $s<$($a),*> { $($f: $a),* }
 
+            impl<$($a: PrintfArg),*> sealed::Sealed for ($($a,)*) {}
             impl<$($a: PrintfArg),*> PrintfArgs for ($($a,)*) {
                 const KINDS: &'static [ArgKind] = &[$($a::KIND),*];
                 type Packed = $s<$($a::Promoted),*>;
@@ -226,6 +238,7 @@ mod imp {
         )*};
     }
 
+    impl sealed::Sealed for () {}
     impl PrintfArgs for () {
         const KINDS: &'static [ArgKind] = &[];
         type Packed = ();
@@ -254,13 +267,24 @@ mod imp {
         const FMT: &'static str;
     }
 
-    /// Whether the C format `fmt` consumes exactly `kinds`, in order.
+    /// Whether the C format `fmt` consumes exactly `kinds`, in order, and is a C string:
+    /// NUL-terminated, with no NUL before its end (`vprintf` reads up to the first NUL).
+    /// Length modifiers go with integer conversions only (`%ld`, `%llu`, `%zu`, `%hd`),
+    /// and `l` with floats (`%lf`): a wide `%ls`/`%lc` or a `long double` `%Lf` would read
+    /// other than the argument passed.
     #[doc(hidden)]
     pub const fn format_matches(fmt: &str, kinds: &[ArgKind]) -> bool {
         let b = fmt.as_bytes();
+        if b.is_empty() || b[b.len() - 1] != 0 {
+            return false;
+        }
+        let b = b.split_at(b.len() - 1).0;
         let mut i = 0;
         let mut k = 0;
         while i < b.len() {
+            if b[i] == 0 {
+                return false;
+            }
             if b[i] != b'%' {
                 i += 1;
                 continue;
@@ -276,16 +300,26 @@ mod imp {
             }
             // length
             let mut long = false;
+            let mut modifiers = 0;
+            let mut only_l = true;
             while i < b.len() && matches!(b[i], b'h' | b'l' | b'z' | b'j' | b't' | b'L') {
                 if matches!(b[i], b'l' | b'z' | b'j' | b't') {
                     long = true;
                 }
+                if b[i] != b'l' {
+                    only_l = false;
+                }
+                modifiers += 1;
                 i += 1;
             }
+            let modified = modifiers > 0;
+            let only_l = only_l && modifiers == 1;
             if i >= b.len() {
                 return false;
             }
             let want = match b[i] {
+                b'c' | b's' | b'p' if modified => return false,
+                b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' if modified && !only_l => return false,
                 b'd' | b'i' | b'u' | b'x' | b'X' | b'o' | b'c' => {
                     if long {
                         ArgKind::Int64
@@ -335,6 +369,35 @@ mod imp {
         // reads only these live bytes and, for `%s`, NUL-terminated `CStr`s that
         // outlive the call.
         unsafe { vprintf(F::FMT.as_ptr(), p) };
+    }
+
+    /// `file` (a `file!()`) relative to the folder that holds the crate's own folder
+    /// (`manifest_dir`'s parent): `/home/me/.cargo/git/checkouts/sluice-1/abc/gpu-kernels/device/src/shared.rs`
+    /// becomes `device/src/shared.rs`, so a fault message carries no build machine's absolute
+    /// path. A path that is already relative (a workspace member's) stays as it is.
+    #[doc(hidden)]
+    pub const fn __short_path<'a>(file: &'a str, manifest_dir: &str) -> &'a str {
+        let (f, m) = (file.as_bytes(), manifest_dir.as_bytes());
+        // The manifest dir's parent: up to its last `/` or `\`.
+        let mut cut = m.len();
+        while cut > 0 && m[cut - 1] != b'/' && m[cut - 1] != b'\\' {
+            cut -= 1;
+        }
+        if cut == 0 || f.len() <= cut {
+            return file;
+        }
+        let mut i = 0;
+        while i < cut {
+            if f[i] != m[i] {
+                return file;
+            }
+            i += 1;
+        }
+        let (_, rest) = f.split_at(cut);
+        match core::str::from_utf8(rest) {
+            Ok(s) => s,
+            Err(_) => file,
+        }
     }
 
     /// Length of the `%`-escaped concatenation of `parts`, plus the NUL.
@@ -397,6 +460,23 @@ mod imp {
     #[cold]
     #[inline(never)]
     pub(crate) fn record_fault(message: &[u8]) {
+        record_fault_parts(&[Part::Text(message.strip_suffix(b"\0").unwrap_or(message))]);
+    }
+
+    /// A piece of a fault message: text, or a number written in decimal.
+    #[cfg(target_arch = "nvptx64")]
+    #[derive(Clone, Copy)]
+    pub(crate) enum Part<'a> {
+        Text(&'a [u8]),
+        Number(u32),
+    }
+
+    /// [`record_fault`] of the concatenation of `parts` (numbers in decimal), without a
+    /// buffer of its own: the bytes go straight into the record.
+    #[cfg(target_arch = "nvptx64")]
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn record_fault_parts(parts: &[Part<'_>]) {
         use crate::{atomic, thread, MemoryScope};
         // SAFETY: a plain 8-byte global the host writes before launching anything of this
         // module; read volatile, as the host changes it behind the compiler's back.
@@ -417,23 +497,50 @@ mod imp {
             thread::thread_idx_y(),
             thread::thread_idx_z(),
         ];
-        let text = message.strip_suffix(b"\0").unwrap_or(message);
-        let n = if text.len() < FAULT_RECORD_BYTES - 32 { text.len() } else { FAULT_RECORD_BYTES - 32 };
+        let room = FAULT_RECORD_BYTES - 32;
         // SAFETY: this thread claimed the record (state 1): no one else writes it; every
-        // offset is inside its FAULT_RECORD_BYTES bytes.
+        // offset is inside its FAULT_RECORD_BYTES bytes (`n < room` before each byte).
         unsafe {
             let mut i = 0;
             while i < 6 {
                 record.add(1 + i).write_volatile(words[i]);
                 i += 1;
             }
-            record.add(7).write_volatile(n as u32);
             let bytes = record.add(8) as *mut u8;
-            let mut i = 0;
-            while i < n {
-                bytes.add(i).write_volatile(text[i]);
-                i += 1;
+            let mut n = 0usize;
+            let mut p = 0;
+            while p < parts.len() {
+                match parts[p] {
+                    Part::Text(text) => {
+                        let mut i = 0;
+                        while i < text.len() && n < room {
+                            bytes.add(n).write_volatile(text[i]);
+                            n += 1;
+                            i += 1;
+                        }
+                    }
+                    Part::Number(v) => {
+                        let mut digits = 1;
+                        let mut rest = v / 10;
+                        while rest > 0 {
+                            digits += 1;
+                            rest /= 10;
+                        }
+                        let mut rest = v;
+                        let mut d = digits;
+                        while d > 0 {
+                            d -= 1;
+                            if n + d < room {
+                                bytes.add(n + d).write_volatile(b'0' + (rest % 10) as u8);
+                            }
+                            rest /= 10;
+                        }
+                        n = if n + digits < room { n + digits } else { room };
+                    }
+                }
+                p += 1;
             }
+            record.add(7).write_volatile(n as u32);
         }
         // The record's contents before its state, for the host (system scope).
         crate::sync::fence(MemoryScope::System);
@@ -442,13 +549,59 @@ mod imp {
         crate::sync::fence(MemoryScope::System);
     }
 
+    /// Ends the kernel with `message`, located at the caller (through `#[track_caller]`
+    /// device functions: the kernel's own line, so the host names the kernel that failed,
+    /// and the path is the kernel crate's, not the device std's). The fault record gets
+    /// `kernel failed at FILE:LINE:COL: MESSAGE`; stdout gets the message (the launch's
+    /// error carries the location). Internal: the device std's own checks
+    /// (`DeviceSliceMut::write`, shared-memory bounds) use it.
+    #[doc(hidden)]
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    #[cfg(target_arch = "nvptx64")]
+    pub fn __fail_at(message: &'static CStr) -> ! {
+        let at = core::panic::Location::caller();
+        record_fault_parts(&[
+            Part::Text(b"kernel failed at "),
+            Part::Text(at.file().as_bytes()),
+            Part::Text(b":"),
+            Part::Number(at.line()),
+            Part::Text(b":"),
+            Part::Number(at.column()),
+            Part::Text(b": "),
+            Part::Text(message.to_bytes()),
+        ]);
+        static FORMAT: &CStr = c"kernel failed (the launch's error says where): %s\n";
+        let args = message.as_ptr();
+        // SAFETY: a constant NUL-terminated format whose only conversion, `%s`, reads the
+        // one argument passed: a pointer to a NUL-terminated string (`message`).
+        unsafe { vprintf(FORMAT.as_ptr().cast(), (&args as *const *const core::ffi::c_char).cast()) };
+        // SAFETY: `trap` has no preconditions; it aborts this kernel launch.
+        unsafe { core::arch::nvptx::trap() }
+    }
+
+    /// The host's `__fail_at`: a panic with the message at the caller's location (the CPU
+    /// runtime reports it with the thread and that location).
+    #[doc(hidden)]
+    #[cold]
+    #[track_caller]
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn __fail_at(message: &'static CStr) -> ! {
+        panic!("{}", message.to_str().unwrap_or("a device check failed"))
+    }
+
     /// Prints `format` (NUL-terminated, no conversions) and ends the kernel
     /// with `trap` (internal; use `dassert!`/`dfail!`).
+    ///
+    /// # Safety
+    /// `format` is what `__escape` made: NUL-terminated, every `%` doubled (`vprintf`
+    /// then reads no argument).
     #[doc(hidden)]
     #[inline(always)]
     #[cold]
     #[cfg(target_arch = "nvptx64")]
-    pub fn __fail(format: &'static [u8]) -> ! {
+    pub unsafe fn __fail(format: &'static [u8]) -> ! {
         record_fault(format);
         // SAFETY: made by `__escape`: NUL-terminated, every `%` doubled, so
         // vprintf reads no argument (and none is passed).
@@ -460,11 +613,14 @@ mod imp {
     /// The host's `dfail!`: panics with the message (the CPU runtime reports
     /// it with the thread and the location, that of the `dassert!`/`dfail!`,
     /// or of the caller of a `#[track_caller]` device function that failed).
+    ///
+    /// # Safety
+    /// None on the host (the device's contract is kept for one signature on both).
     #[doc(hidden)]
     #[cold]
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
-    pub fn __fail(format: &'static [u8]) -> ! {
+    pub unsafe fn __fail(format: &'static [u8]) -> ! {
         let text =
             std::string::String::from_utf8_lossy(format.strip_suffix(b"\0").unwrap_or(format)).replace("%%", "%");
         let text = text.trim_end_matches('\n');
@@ -584,11 +740,17 @@ macro_rules! __dprint_impl {
 #[macro_export]
 macro_rules! dfail {
     ($msg:expr) => {{
-        const __SLUICE_PARTS: &[&str] =
-            &[concat!("kernel failed at ", file!(), ":", line!(), ":", column!(), ": "), $msg, "\n"];
+        const __SLUICE_PARTS: &[&str] = &[
+            "kernel failed at ",
+            $crate::io::__short_path(file!(), env!("CARGO_MANIFEST_DIR")),
+            concat!(":", line!(), ":", column!(), ": "),
+            $msg,
+            "\n",
+        ];
         const __SLUICE_LEN: usize = $crate::io::__escaped_len(__SLUICE_PARTS);
         const __SLUICE_FMT: [u8; __SLUICE_LEN] = $crate::io::__escape::<__SLUICE_LEN>(__SLUICE_PARTS);
-        $crate::io::__fail(&__SLUICE_FMT)
+        // SAFETY: `__escape` made the format: NUL-terminated, every `%` doubled.
+        unsafe { $crate::io::__fail(&__SLUICE_FMT) }
     }};
 }
 
@@ -611,4 +773,23 @@ macro_rules! dassert {
             $crate::dfail!($msg)
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::__short_path;
+
+    #[test]
+    fn fault_paths_are_relative_to_the_crates_folder() {
+        let dir = "/home/me/.cargo/git/checkouts/sluice-1/abc/gpu-kernels/device";
+        assert_eq!(
+            __short_path("/home/me/.cargo/git/checkouts/sluice-1/abc/gpu-kernels/device/src/shared.rs", dir),
+            "device/src/shared.rs"
+        );
+        // A workspace member's path is relative already; another folder's stays whole.
+        assert_eq!(__short_path("kernels/src/lib.rs", "/work/app/kernels"), "kernels/src/lib.rs");
+        assert_eq!(__short_path("/elsewhere/src/lib.rs", dir), "/elsewhere/src/lib.rs");
+        assert_eq!(__short_path("C:\\app\\kernels\\src\\lib.rs", "C:\\app\\kernels"), "kernels\\src\\lib.rs");
+        assert_eq!(__short_path("x", ""), "x");
+    }
 }

@@ -15,6 +15,7 @@
 //! | [`misc`] | `clock`, `clock64`, the global timer, SM id, `trap` |
 //! | [`io`] | [`dprint!`]/[`dprintln!`] through `vprintf` (format checked at compile time), the panic handler (trap; messages with `--cfg sluice_panic_messages`) |
 //! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
+//! | [`abi`] | the parameter record `#[kernel]` leaves in the PTX, and the `Pod` checks of parameter types |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
 //! | [`cpu`] (host) | the CPU runtime: [`cpu::launch`] runs kernel bodies over a grid with CUDA's semantics |
 //!
@@ -46,10 +47,16 @@
 //!
 //! # Safety at a glance
 //!
-//! * Indices, barriers, fences, lane queries, math: safe.
+//! A `#[kernel]` body is safe code (the macro compiles it as an ordinary safe function): it
+//! can use everything safe below without `unsafe`, and cannot break memory safety. The
+//! contract, point by point with the file that enforces it, is in the host crate's docs
+//! (`sluice_host`, "Kernel-side contract").
+//!
+//! * Indices, barriers, fences, lane queries, math: safe. Block barriers are PTX's
+//!   non-`.aligned` `barrier.sync`, defined in divergent code ([`sync`]).
 //! * Shared arrays: `get`/`set`/atomics are safe (bounds-checked, `Pod`
 //!   elements, PTX defines racy accesses); barriers are the author's duty
-//!   ([`shared`] explains).
+//!   ([`shared`] explains; the CPU backend's checking mode reports races).
 //! * Warp `.sync` operations and named barriers: `unsafe` — PTX leaves them
 //!   undefined when the lanes/threads named do not all take part.
 //! * Atomics on raw pointers, `SharedPtr::read/write`: `unsafe` (the address
@@ -58,9 +65,11 @@
 //!   touch the value).
 //! * [`shared_static!`] variables: every access is an `unsafe` read of a
 //!   `static mut`, as in Rust-CUDA; the memory is uninitialised (`MaybeUninit`).
+//!   Making a [`shared::SharedStatic`] handle by hand is `unsafe`.
 //! * Slices: per-thread `&mut` is safe ([`slice`](mod@slice)); arbitrary indexed writes
 //!   are `unsafe`.
-//!
+//! * `dprint!`: the format is checked against the arguments at compile time.
+
 //! # Parity with Rust-CUDA's `cuda_std`
 //!
 //! `gpu-kernels/cuda-std` (package `sluice-cuda-std`, library `cuda_std`) puts
@@ -84,6 +93,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod abi;
 pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
@@ -104,6 +114,9 @@ pub fn __linked() {}
 #[doc(hidden)]
 pub mod __host {
     pub use sluice_host::{Arg, ByValue, Checked, CpuEntry, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked};
+    /// What a kernel's CPU entry returns (named here so that the expansion in a `#![no_std]`
+    /// kernel crate needs no `std` path of its own).
+    pub type CpuResult = core::result::Result<(), std::string::String>;
 }
 pub mod io;
 pub mod math;

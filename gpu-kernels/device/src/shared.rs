@@ -218,8 +218,17 @@ pub struct SharedStatic<T, const H: u64, const IN_KERNEL: bool = false> {
 
 impl<T, const H: u64, const IN_KERNEL: bool> SharedStatic<T, H, IN_KERNEL> {
     /// The handle (used by `shared_static!`; creating one allocates nothing).
+    ///
+    /// # Safety
+    ///
+    /// The handle dereferences (`&T`, `&mut T`) to the block's shared variable named `H`,
+    /// which every thread of the block shares and which starts uninitialised. The caller
+    /// keeps every handle where each use is `unsafe` (`shared_static!` declares it as a
+    /// `static mut`), so that whoever dereferences it vouches that no other thread accesses
+    /// the bytes concurrently and that they hold a valid `T`; and `H` names one declaration
+    /// (`shared_static!` hashes the declaration's site).
     #[doc(hidden)]
-    pub const fn __new() -> Self {
+    pub const unsafe fn __new() -> Self {
         SharedStatic { _t: PhantomData }
     }
 }
@@ -950,7 +959,9 @@ macro_rules! shared_array {
     ($t:ty; $n:expr) => {{
         const __SLUICE_SHARED_HASH: u64 =
             $crate::shared::__symbol_hash(concat!(module_path!(), "|", file!(), "|", line!(), "|", column!(), "|[]"));
-        $crate::shared::SharedStatic::<[$t; $n], __SLUICE_SHARED_HASH>::__new().as_mut_ptr() as *mut $t
+        // SAFETY: the handle is used once, for its address only (a raw pointer, whose every
+        // access is `unsafe`); the hash is this invocation's own.
+        unsafe { $crate::shared::SharedStatic::<[$t; $n], __SLUICE_SHARED_HASH>::__new() }.as_mut_ptr() as *mut $t
     }};
 }
 
@@ -1003,7 +1014,9 @@ macro_rules! shared_static {
             true,
         > = {
             let _ = || -> $t { $init };
-            $crate::shared::SharedStatic::__new()
+            // SAFETY: the handle is a `static mut`: every use of it is `unsafe`, and vouches
+            // for the accesses it makes; the hash is this declaration's own.
+            unsafe { $crate::shared::SharedStatic::__new() }
         };
     };
     ($(#[$meta:meta])* $vis:vis static mut $name:ident : $t:ty = $init:expr ;) => {
@@ -1020,7 +1033,9 @@ macro_rules! shared_static {
             // The initializer of a shared variable is discarded (as nvcc and
             // Rust-CUDA discard it); it is still type-checked.
             let _ = || -> $t { $init };
-            $crate::shared::SharedStatic::__new()
+            // SAFETY: the handle is a `static mut`: every use of it is `unsafe`, and vouches
+            // for the accesses it makes; the hash is this declaration's own.
+            unsafe { $crate::shared::SharedStatic::__new() }
         };
     };
 }

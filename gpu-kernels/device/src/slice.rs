@@ -160,7 +160,11 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// No other thread of the launch reads or writes element `i` (except with
     /// atomics) unless ordered by a barrier or fence: the kernel's indexing
     /// must give each element one writer.
+    ///
+    /// An index out of bounds ends the launch with a fault located at the caller's line
+    /// (the kernel's), so the host names the kernel and the lane that failed.
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn write(&self, i: usize, v: T) {
         if i >= self.len {
             write_out_of_bounds();
@@ -220,16 +224,10 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
 #[cold]
+#[track_caller]
 fn write_out_of_bounds() -> ! {
-    crate::dfail!("DeviceSliceMut::write out of bounds")
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-#[cold]
-fn write_out_of_bounds() -> ! {
-    panic!("DeviceSliceMut::write out of bounds")
+    crate::io::__fail_at(c"DeviceSliceMut::write out of bounds")
 }
 
 /// The iterator of [`DeviceSliceMut::grid_stride`].

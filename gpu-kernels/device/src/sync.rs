@@ -2,11 +2,11 @@
 //!
 //! | sluice | CUDA C++ | PTX |
 //! | --- | --- | --- |
-//! | [`sync_threads`] | `__syncthreads()` | `bar.sync 0` |
-//! | [`sync_threads_count`] | `__syncthreads_count(p)` | `bar.red.popc.u32` |
-//! | [`sync_threads_and`] | `__syncthreads_and(p)` | `bar.red.and.pred` |
-//! | [`sync_threads_or`] | `__syncthreads_or(p)` | `bar.red.or.pred` |
-//! | [`barrier_sync`] | `asm("bar.sync id, n;")` | `bar.sync id, n` (named barrier) |
+//! | [`sync_threads`] | `__syncthreads()` | `barrier.sync 0` |
+//! | [`sync_threads_count`] | `__syncthreads_count(p)` | `barrier.red.popc.u32` |
+//! | [`sync_threads_and`] | `__syncthreads_and(p)` | `barrier.red.and.pred` |
+//! | [`sync_threads_or`] | `__syncthreads_or(p)` | `barrier.red.or.pred` |
+//! | [`barrier_sync`] | `asm("bar.sync id, n;")` | `barrier.sync id, n` (named barrier) |
 //! | [`fence`]`(MemoryScope::Block)` | `__threadfence_block()` | `fence.sc.cta` (= `membar.cta`) |
 //! | [`fence`]`(MemoryScope::Device)` | `__threadfence()` | `fence.sc.gpu` (= `membar.gl`) |
 //! | [`fence`]`(MemoryScope::System)` | `__threadfence_system()` | `fence.sc.sys` (= `membar.sys`) |
@@ -21,15 +21,20 @@
 //!
 //! # What the kernel author must still do
 //!
-//! A block barrier must be reached by *every* thread of the block that has
-//! not exited, the same number of times (in CUDA terms: not in divergent
-//! control flow). A thread that skips it makes the block hang or, on older
-//! architectures, makes the barrier count wrong. This is a liveness bug, not
-//! memory unsafety, so the functions are safe; the rule is stated here and on
-//! every kernel that uses them. Threads with no element to work on (the tail
-//! of the last block) must therefore stay in the kernel until the last barrier
-//! and only skip the loads and stores.
-//!
+//! A block barrier must be reached by *every* thread of the block that has not exited, the
+//! same number of times. A thread that skips one while the others wait makes the block hang
+//! (on the CPU backend: a deadlock report; in `cargo test`'s checking mode: a divergent
+//! barrier report naming the threads). That is a liveness bug, not memory unsafety, so the
+//! functions are safe: sluice emits PTX's non-`.aligned` forms (`barrier.sync 0`), which are
+//! defined in divergent code — a thread that returned early no longer counts, and threads in
+//! different branches meet at the same barrier. (CUDA C++'s `__syncthreads()` is
+//! `bar.sync 0`, the `.aligned` form, whose use in divergent code is undefined behaviour in
+//! PTX. ptxas compiles both to the same `BAR.SYNC` for code where every thread reaches the
+//! barrier, as measured on sluice's kernels for sm_90.) Threads with no element to work on
+//! (the tail of the last block) should still stay in the kernel until the last barrier and
+//! only skip their loads and stores: that is what the checking CPU backend accepts without
+//! a report.
+
 //! # Example (device code)
 //!
 //! ```ignore
@@ -52,9 +57,10 @@ mod imp {
     /// Every non-exited thread of the block must call it; see the module docs.
     #[inline(always)]
     pub fn sync_threads() {
-        // SAFETY: `bar.sync 0` has no memory-safety preconditions; reaching it
-        // from all threads is the liveness rule documented in the module docs.
-        unsafe { core::arch::nvptx::_syncthreads() }
+        // SAFETY: `barrier.sync 0` (the non-`.aligned` form) is defined when reached in
+        // divergent code (it waits for every non-exited thread of the block), so it has
+        // no precondition. Not `nomem`: it orders memory like `__syncthreads()`.
+        unsafe { asm!("barrier.sync 0;", options(nostack)) }
     }
 
     /// [`sync_threads`], and returns how many threads of the block passed `true`
@@ -62,11 +68,12 @@ mod imp {
     #[inline(always)]
     pub fn sync_threads_count(predicate: bool) -> u32 {
         let n: u32;
-        // SAFETY: a block barrier with a population count; no memory is accessed
-        // through operands. Not `nomem`: it orders memory like `bar.sync`.
+        // SAFETY: a block barrier with a population count, the non-`.aligned` form (defined
+        // in divergent code); no memory is accessed through operands. Not `nomem`: it
+        // orders memory like `barrier.sync`.
         unsafe {
             asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; bar.red.popc.u32 {n}, 0, p; }}",
+                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; barrier.red.popc.u32 {n}, 0, p; }}",
                 v = in(reg32) predicate as u32,
                 n = out(reg32) n,
                 options(nostack),
@@ -83,7 +90,7 @@ mod imp {
         // SAFETY: as in `sync_threads_count`.
         unsafe {
             asm!(
-                "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; bar.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
                 v = in(reg32) predicate as u32,
                 r = out(reg32) r,
                 options(nostack),
@@ -100,7 +107,7 @@ mod imp {
         // SAFETY: as in `sync_threads_count`.
         unsafe {
             asm!(
-                "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; bar.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                "{{ .reg .pred p, q; setp.ne.u32 p, {v}, 0; barrier.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
                 v = in(reg32) predicate as u32,
                 r = out(reg32) r,
                 options(nostack),
@@ -122,7 +129,7 @@ mod imp {
     #[inline(always)]
     pub unsafe fn barrier_sync(id: u32, threads: u32) {
         // SAFETY: the caller upholds the barrier contract above.
-        unsafe { asm!("bar.sync {id}, {n};", id = in(reg32) id, n = in(reg32) threads, options(nostack)) }
+        unsafe { asm!("barrier.sync {id}, {n};", id = in(reg32) id, n = in(reg32) threads, options(nostack)) }
     }
 
     /// Arrives at named barrier `id` without waiting (producer side of a
@@ -134,7 +141,7 @@ mod imp {
     #[inline(always)]
     pub unsafe fn barrier_arrive(id: u32, threads: u32) {
         // SAFETY: the caller upholds the barrier contract of `barrier_sync`.
-        unsafe { asm!("bar.arrive {id}, {n};", id = in(reg32) id, n = in(reg32) threads, options(nostack)) }
+        unsafe { asm!("barrier.arrive {id}, {n};", id = in(reg32) id, n = in(reg32) threads, options(nostack)) }
     }
 
     /// A sequentially consistent fence at `scope`: CUDA's `__threadfence_block()`

@@ -16,19 +16,29 @@
 //!
 //! # What it expands to
 //!
+//! In both builds: the function as written, under a hidden name
+//! (`__sluice_kernel_body_<name>`), compiled as an ordinary **safe** Rust function: an
+//! unsafe operation in the body needs its own `unsafe` block, whatever the crate's edition
+//! and lints, and the body's elided lifetimes are its own generic parameters, so it cannot
+//! keep a parameter past the launch. A `#[kernel]` cannot be an `unsafe fn` (that is
+//! `#[kernel(unchecked)]`), and its parameter types cannot name a lifetime.
+//!
 //! On `nvptx64` (the kernel build): a `#[no_mangle] extern "ptx-kernel"` entry
 //! with the same name whose slice parameters are lowered to
-//! (pointer, `u64` length) pairs, as sluice's kernel ABI says; the body sees
-//! them again as `&[T]` and `DeviceSliceMut<T>`.
+//! (pointer, `u64` length) pairs, as sluice's kernel ABI says; it rebuilds them as `&[T]`
+//! and `DeviceSliceMut<T>` and calls the body. Beside it, the global
+//! `__sluice_abi_<name>`: each parameter's kind and the size and alignment of its element or
+//! value type as the device build compiled them (`sluice_device::abi`), which the host
+//! compares with its declaration when it loads the module. The device build also checks
+//! that every element and value type is `bytemuck::Pod`.
 //!
-//! On the host: a zero-sized braced struct of the same name (type namespace
-//! only, so a `const` handle can share the name) implementing
-//! `sluice_host::KernelDecl` (reached through `sluice_device`, so a kernel crate
+//! On the host: a zero-sized braced struct `__sluice_kernel_<name>` (named apart from the
+//! kernel so that a module or item of the kernel's name beside it does not collide)
+//! implementing `sluice_host::KernelDecl` (reached through `sluice_device`, so a kernel crate
 //! needs no host-only dependency of its own), whose `Signature` lists the parameters as the
 //! host sees them (`&[T]` → `Ref<T>`, `DeviceSliceMut<T>` → `Mut<T>`, any
-//! other type by value). `unsafe { Kernel::of::<saxpy>(ptx) }` pairs it with
-//! the PTX this crate is compiled into (the caller vouches that `ptx` is
-//! that module; the facade's `sluice::kernels` does so for `gpu-kernels`).
+//! other type by value), and the CPU backend's entry. `sluice::include_kernels!` pairs it
+//! with the PTX this crate is compiled into and re-exports it under the kernel's name.
 //! Launches through it are checked at compile time: argument count, types,
 //! mutability, and the lane each view is bound to. The struct also gets
 //! `args(..)`, the arguments by name (`st.launch(&kernels::saxpy, cfg,
@@ -73,10 +83,17 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let func = parse_macro_input!(item as ItemFn);
-    match expand(func, mode, quote!(::sluice_device)) {
+    match expand(func.clone(), mode, quote!(::sluice_device)) {
         Ok(ts) => ts.into(),
-        Err(e) => e.to_compile_error().into(),
+        Err(e) => with_original(e, &func),
     }
+}
+
+/// The error, and the function as written (unused, so that its names still resolve and the
+/// error is the only one reported).
+fn with_original(e: syn::Error, func: &ItemFn) -> TokenStream {
+    let e = e.to_compile_error();
+    quote!(#e #[allow(dead_code, unused)] #func).into()
 }
 
 /// `cuda_std`'s `#[kernel]`, as the compatibility crate `sluice-cuda-std` (library name
@@ -97,9 +114,9 @@ pub fn cuda_std_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     let prologue = rewrite_shared_statics(&mut func.block);
     func.block.stmts.splice(0..0, prologue);
-    match expand(func, Mode::Unchecked, quote!(::cuda_std::__sluice)) {
+    match expand(func.clone(), Mode::Unchecked, quote!(::cuda_std::__sluice)) {
         Ok(ts) => ts.into(),
-        Err(e) => e.to_compile_error().into(),
+        Err(e) => with_original(e, &func),
     }
 }
 
@@ -192,10 +209,7 @@ enum Kind {
 
 struct Param {
     ident: syn::Ident,
-    mutable: bool,
     kind: Kind,
-    /// The type as written (`DeviceSliceMut<f32>`), so that the rebinding names it.
-    ty: Type,
 }
 
 /// A primitive number type: passed as itself (`Pod`) even by unchecked kernels, so their
@@ -275,6 +289,58 @@ fn classify(ty: &Type, kernel: &str, name: &str, mode: Mode) -> syn::Result<Kind
     }
 }
 
+/// Refuses explicit lifetimes (other than `'_`) in a parameter type: a kernel's parameters
+/// live for one launch, and a lifetime the signature names (`'static` above all) would let
+/// the body keep them past it.
+fn refuse_named_lifetimes(ty: &Type, kernel: &str, name: &str) -> syn::Result<()> {
+    struct Finder(Option<syn::Lifetime>);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_lifetime(&mut self, l: &'ast syn::Lifetime) {
+            if l.ident != "_" && self.0.is_none() {
+                self.0 = Some(l.clone());
+            }
+        }
+    }
+    let mut f = Finder(None);
+    syn::visit::Visit::visit_type(&mut f, ty);
+    match f.0 {
+        None => Ok(()),
+        Some(l) => Err(syn::Error::new_spanned(
+            &l,
+            format!(
+                "kernel `{kernel}`, parameter `{name}`: a kernel parameter cannot name a lifetime (`{l}`): its \
+                 memory is lent for one launch only, and a named lifetime (`'static` above all) would let the \
+                 body keep it past the launch. Leave the lifetime out (`&[f32]`, `DeviceSliceMut<f32>`) or \
+                 write `'_`"
+            ),
+        )),
+    }
+}
+
+/// The attributes of a kernel function, by where the expansion puts them.
+struct Attrs<'a> {
+    /// `#[doc]`: on the device entry and the host declaration.
+    docs: Vec<&'a syn::Attribute>,
+    /// `#[cfg]`: on every item the kernel expands to.
+    cfgs: Vec<&'a syn::Attribute>,
+    /// The rest (`#[allow]`, `#[deny]`, `#[cfg_attr]`, ...): on the body, the user's function.
+    body: Vec<&'a syn::Attribute>,
+}
+
+fn split_attrs(attrs: &[syn::Attribute]) -> Attrs<'_> {
+    let mut out = Attrs { docs: Vec::new(), cfgs: Vec::new(), body: Vec::new() };
+    for a in attrs {
+        if a.path().is_ident("doc") {
+            out.docs.push(a);
+        } else if a.path().is_ident("cfg") {
+            out.cfgs.push(a);
+        } else if !a.path().is_ident("inline") {
+            out.body.push(a);
+        }
+    }
+    out
+}
+
 fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStream2> {
     let sig = &func.sig;
     let name = &sig.ident;
@@ -291,8 +357,19 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             format!("kernel `{kernel}` must return `()`: write results through a `DeviceSliceMut`"),
         ));
     }
-    if sig.asyncness.is_some() || sig.variadic.is_some() {
+    if sig.asyncness.is_some() || sig.variadic.is_some() || sig.constness.is_some() || sig.abi.is_some() {
         return Err(syn::Error::new(sig.span(), format!("kernel `{kernel}` must be a plain `fn`")));
+    }
+    if let (Mode::Checked, Some(unsafety)) = (mode, &sig.unsafety) {
+        return Err(syn::Error::new(
+            unsafety.span(),
+            format!(
+                "kernel `{kernel}`: a `#[kernel]` is a safe function: its launches are safe, so its body cannot \
+                 have preconditions. Remove `unsafe` and put each unsafe operation in an `unsafe {{ }}` block with \
+                 a `// SAFETY:` comment, or declare the kernel `#[kernel(unchecked)]` (launched only through \
+                 `unsafe {{ st.launch_unchecked(..) }}`)"
+            ),
+        ));
     }
     let mut params = Vec::new();
     for input in &sig.inputs {
@@ -305,83 +382,144 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 format!("kernel `{kernel}`: parameters must be plain names (no patterns)"),
             ));
         };
+        if pi.by_ref.is_some() || pi.subpat.is_some() {
+            return Err(syn::Error::new(
+                pt.pat.span(),
+                format!("kernel `{kernel}`: parameters must be plain names (no `ref`, no `@` patterns)"),
+            ));
+        }
         let pname = pi.ident.to_string();
-        params.push(Param {
-            ident: pi.ident.clone(),
-            mutable: pi.mutability.is_some(),
-            kind: classify(&pt.ty, &kernel, &pname, mode)?,
-            ty: (*pt.ty).clone(),
-        });
+        refuse_named_lifetimes(&pt.ty, &kernel, &pname)?;
+        if let Type::ImplTrait(_) = &*pt.ty {
+            return Err(syn::Error::new_spanned(
+                &pt.ty,
+                format!("kernel `{kernel}`, parameter `{pname}`: `impl Trait` has no ABI; name a concrete type"),
+            ));
+        }
+        params.push(Param { ident: pi.ident.clone(), kind: classify(&pt.ty, &kernel, &pname, mode)? });
     }
 
     let vis = &func.vis;
-    let attrs: Vec<_> = func.attrs.iter().filter(|a| !a.path().is_ident("inline")).collect();
-    // The kernel's docs go on its host declaration too (`sluice::kernels::<name>`); the
-    // host's CPU body takes every other attribute (a `cfg`, an `allow`) but no docs.
-    let docs: Vec<_> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
-    let body_attrs: Vec<_> = attrs.iter().filter(|a| !a.path().is_ident("doc")).collect();
-    let body = &func.block;
+    let Attrs { docs, cfgs, body: body_attrs } = split_attrs(&func.attrs);
 
-    // Device: the entry with lowered parameters, rebinding each under its own name.
+    // The user's function itself, as written (signature, patterns and all), under a fixed
+    // name: the body is compiled as the body of an ordinary Rust `fn`, safe for a checked
+    // kernel whatever the edition and lints, and its elided lifetimes are generic
+    // parameters of its own, so nothing in it can keep a parameter past the call.
+    let inner_name = format_ident!("__sluice_kernel_body_{}", name);
+    let mut inner_sig = func.sig.clone();
+    inner_sig.ident = inner_name.clone();
+    let inner_block = &func.block;
+    let inner = quote! {
+        #(#cfgs)*
+        #(#body_attrs)*
+        // `DeviceFloat`'s methods (`erf`, ...) on `f32` may one day collide with std's
+        // inherent ones on the host; the device build has no such methods.
+        #[cfg_attr(not(target_arch = "nvptx64"), allow(unstable_name_collisions))]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #[inline(always)]
+        #inner_sig #inner_block
+    };
+
+    // Device: the entry with lowered parameters, each rebuilt under its own name.
     let mut abi = Vec::new();
     let mut rebind = Vec::new();
+    // Compile-time checks the device build makes of the types it compiled.
+    let mut device_checks = Vec::new();
     // The lowered parameters one by one (name, type), for the CPU entry.
     let mut lowered: Vec<(syn::Ident, TokenStream2)> = Vec::new();
+    // The parameter record left in the PTX: (name, kind letter, the type measured).
+    let mut record: Vec<(String, u8, &Type)> = Vec::new();
     for p in &params {
         let id = &p.ident;
-        let written = &p.ty;
-        let mutability = if p.mutable { quote!(mut) } else { quote!() };
         let (ptr, len) = (format_ident!("{}__ptr", id), format_ident!("{}__len", id));
-        match &p.kind {
-            Kind::Ref(t) | Kind::Mut(t, _) => {
-                let pt = if matches!(p.kind, Kind::Ref(_)) { quote!(*const #t) } else { quote!(*mut #t) };
-                lowered.push((ptr.clone(), pt));
-                lowered.push((len.clone(), quote!(u64)));
-            }
-            Kind::Ptr(t, true) => lowered.push((ptr.clone(), quote!(*const #t))),
-            Kind::Value(t) | Kind::ByValue(t) => lowered.push((id.clone(), quote!(#t))),
-            Kind::PtrMut(t) => lowered.push((id.clone(), quote!(*mut #t))),
-            Kind::Ptr(t, false) => lowered.push((id.clone(), quote!(*const #t))),
-        }
+        let pname = id.to_string();
         match &p.kind {
             Kind::Ref(t) => {
+                lowered.push((ptr.clone(), quote!(*const #t)));
+                lowered.push((len.clone(), quote!(u64)));
                 abi.push(quote!(#ptr: *const #t, #len: u64));
                 rebind.push(quote! {
                     // SAFETY: the host lowers a view of `len` initialised elements, bound to the
                     // launching lane and not written by any work during this launch (sluice's
                     // ownership rules), to (`ptr`, `len`).
-                    let #mutability #id: &[#t] = unsafe { #dev::slice::slice(#ptr, #len) };
+                    let #id = unsafe { #dev::slice::slice::<#t>(#ptr, #len) };
                 });
+                device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#t>();));
+                record.push((pname, b'r', t));
             }
-            Kind::Mut(t, false) => {
+            Kind::Mut(t, unchecked_slice) => {
+                lowered.push((ptr.clone(), quote!(*mut #t)));
+                lowered.push((len.clone(), quote!(u64)));
                 abi.push(quote!(#ptr: *mut #t, #len: u64));
-                rebind.push(quote! {
-                    // SAFETY: as for `&[T]`, and the host hands this launch the only access to
-                    // the view (a `&mut` borrow of it) for the launch's whole duration.
-                    let #mutability #id: #written = unsafe { #dev::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
+                rebind.push(if *unchecked_slice {
+                    quote! {
+                        // SAFETY: an unchecked kernel: the launch's caller vouched (`unsafe
+                        // launch_unchecked`) that the threads' writes through this slice do not race.
+                        let #id = unsafe { #dev::slice::slice_mut::<#t>(#ptr, #len) };
+                    }
+                } else {
+                    quote! {
+                        // SAFETY: as for `&[T]`, and the host hands this launch the only access to
+                        // the view (a `&mut` borrow of it) for the launch's whole duration; this
+                        // thread's `DeviceSliceMut` is the only one made from the parameter.
+                        let #id = unsafe { #dev::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
+                    }
                 });
-            }
-            Kind::Mut(t, true) => {
-                abi.push(quote!(#ptr: *mut #t, #len: u64));
-                rebind.push(quote! {
-                    // SAFETY: an unchecked kernel: the launch's caller vouched (`unsafe
-                    // launch_unchecked`) that the threads' writes through this slice do not race.
-                    let #mutability #id: &mut [#t] = unsafe { #dev::slice::slice_mut(#ptr, #len) };
-                });
+                if !*unchecked_slice {
+                    device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#t>();));
+                }
+                record.push((pname, b'm', t));
             }
             Kind::Ptr(t, true) => {
+                lowered.push((ptr.clone(), quote!(*const #t)));
                 abi.push(quote!(#ptr: *const #t));
                 rebind.push(quote! {
                     // SAFETY: an unchecked kernel: the launch's caller vouched that the view
                     // passed here holds at least one initialised `T`, not written meanwhile.
-                    let #mutability #id: &#t = unsafe { &*#ptr };
+                    let #id: &#t = unsafe { &*#ptr };
                 });
+                record.push((pname, b'p', t));
             }
-            Kind::Value(t) | Kind::ByValue(t) => abi.push(quote!(#mutability #id: #t)),
-            Kind::PtrMut(t) => abi.push(quote!(#mutability #id: *mut #t)),
-            Kind::Ptr(t, false) => abi.push(quote!(#mutability #id: *const #t)),
+            Kind::Value(t) | Kind::ByValue(t) => {
+                lowered.push((id.clone(), quote!(#t)));
+                abi.push(quote!(#id: #t));
+                if matches!(p.kind, Kind::Value(_)) {
+                    device_checks.push(quote_spanned!(t.span()=> #dev::abi::value::<#t>();));
+                }
+                record.push((pname, b'v', t));
+            }
+            Kind::PtrMut(t) => {
+                lowered.push((id.clone(), quote!(*mut #t)));
+                abi.push(quote!(#id: *mut #t));
+                record.push((pname, b'q', t));
+            }
+            Kind::Ptr(t, false) => {
+                lowered.push((id.clone(), quote!(*const #t)));
+                abi.push(quote!(#id: *const #t));
+                record.push((pname, b'p', t));
+            }
         }
     }
+    let arg_names: Vec<&syn::Ident> = params.iter().map(|p| &p.ident).collect();
+    let call = if sig.unsafety.is_some() {
+        quote! {
+            // SAFETY: an unchecked kernel (`unsafe fn`): it is launched only through the
+            // `unsafe` `launch_unchecked`, whose caller vouched for the body's preconditions.
+            unsafe { #inner_name(#(#arg_names),*) }
+        }
+    } else {
+        quote!(#inner_name(#(#arg_names),*))
+    };
+
+    // Device: the record of the parameters' types, beside the entry in the PTX.
+    let abi_static = format_ident!("__sluice_abi_{}", name);
+    let name_lens: Vec<usize> = record.iter().map(|(n, _, _)| n.len()).collect();
+    let record_len = quote!(#dev::abi::record_len(&[#(#name_lens),*]));
+    let record_params = record.iter().map(|(n, k, t)| {
+        let k = proc_macro2::Literal::u8_suffixed(*k);
+        quote!(#dev::abi::Param { name: #n, kind: #k, size: ::core::mem::size_of::<#t>(), align: ::core::mem::align_of::<#t>() })
+    });
 
     // Host: the descriptor.
     let host = quote!(#dev::__host);
@@ -400,10 +538,12 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         Mode::Checked => (quote!(#host::Checked), "`Stream::launch`"),
         Mode::Unchecked => (quote!(#host::Unchecked), "the `unsafe` `Stream::launch_unchecked` (an unchecked kernel)"),
     };
+    let decl = format_ident!("__sluice_kernel_{}", name);
     let host_doc = format!(
         "Host declaration of the kernel `{kernel}` (generated by `#[kernel]`): its parameters are \
-         `{}`. Pair it with the PTX this crate is compiled into through `unsafe {{ Kernel::of::<{kernel}>(ptx) }}` \
-         (as the facade's `sluice::kernels::{kernel}` does) and launch that with {launch_with}.",
+         `{}`. `sluice::include_kernels!` pairs it with the PTX this crate is compiled into, as the \
+         handle `{kernel}` (re-exporting this type under the kernel's name, for `{kernel}::args`); \
+         launch that with {launch_with}.",
         sig_types.iter().map(|t| t.to_string().replace(" ", "")).collect::<Vec<_>>().join(", ")
     );
     let name_lit = syn::LitStr::new(&kernel, Span::call_site());
@@ -424,11 +564,12 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             }
         })
         .collect();
-    let arg_names: Vec<&syn::Ident> = params.iter().map(|p| &p.ident).collect();
     // Spanned at the kernel's name, so "defined here" notes point at the kernel's source.
     let args_ident = syn::Ident::new("args", name.span());
     let args_doc = format!(
-        "The arguments of `{kernel}` by name, for `Stream::launch`:          `st.launch(&kernels::{kernel}, cfg, {kernel}::args({}))`. A view must be bound to the          launching lane; a wrong argument is reported against the named parameter.",
+        "The arguments of `{kernel}` by name, for `Stream::launch`: \
+         `st.launch(&kernels::{kernel}, cfg, kernels::{kernel}::args({}))`. A view must be bound to the \
+         launching lane; a wrong argument is reported against the named parameter.",
         arg_names.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
     );
 
@@ -445,31 +586,48 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     let lowered_index: Vec<usize> = (0..lowered.len()).collect();
 
     Ok(quote! {
+        // The user's function, as written, compiled as an ordinary (safe) Rust function in
+        // both builds; the entries below rebuild its parameters and call it.
+        #inner
+
         #[cfg(target_arch = "nvptx64")]
-        #(#attrs)*
+        #(#cfgs)*
+        #(#docs)*
         #[unsafe(no_mangle)]
         #[allow(non_snake_case)]
         #vis unsafe extern "ptx-kernel" fn #name(#(#abi),*) {
             // Links the device std, and with it the panic handler, even into a kernel crate
             // that names nothing else of it.
             #dev::__linked();
+            #(#device_checks)*
             #(#rebind)*
-            #body
+            #call
         }
+
+        // Device: what the host checks its declaration against when it loads the module
+        // (`sluice_device::abi`): each parameter's kind and the size and alignment of its
+        // element or value type, as this build compiled them.
+        #[cfg(target_arch = "nvptx64")]
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[unsafe(no_mangle)]
+        #[allow(non_upper_case_globals)]
+        #vis static #abi_static: [u8; #record_len] = #dev::abi::encode::<{ #record_len }>(&[#(#record_params),*]);
 
         // Host: the same body, compiled for the CPU backend (`sluice_device::cpu`): the
         // device entry's parameters and rebinding, under a hidden name.
         #[cfg(not(target_arch = "nvptx64"))]
-        #(#body_attrs)*
+        #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, unstable_name_collisions, clippy::too_many_arguments)]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
         #[inline(always)]
         #vis unsafe fn #body_fn(#(#abi),*) {
             #(#rebind)*
-            #body
+            #call
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
+        #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_snake_case)]
         /// # Safety
@@ -481,7 +639,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             grid: [u32; 3],
             block: [u32; 3],
             dynamic_shared_bytes: u32,
-        ) -> ::core::result::Result<(), ::std::string::String> {
+        ) -> #host::CpuResult {
             // The lowered values, shared by every thread of every block as a GPU launch's
             // parameter block is.
             #[allow(non_snake_case)]
@@ -504,21 +662,25 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
+        #(#cfgs)*
         #(#docs)*
         #[doc = ""]
         #[doc = #host_doc]
         #[allow(non_camel_case_types)]
         #[derive(Debug, Clone, Copy)]
-        // Braced, not a unit struct: it lives in the type namespace only, so a facade can
-        // name a `const` handle after the kernel beside it (`kernels::saxpy` the value,
-        // `kernels::saxpy::args` through the type).
-        #vis struct #name {}
+        // Named apart from the kernel, so that a module, a type or a re-export of the kernel's
+        // name beside it does not collide; `include_kernels!` re-exports it under the
+        // kernel's name, beside the `const` handle of the same name.
+        #vis struct #decl {}
 
         #[cfg(not(target_arch = "nvptx64"))]
+        #(#cfgs)*
         // SAFETY: generated from the kernel's own signature: the device entry's parameters are,
-        // in order, exactly what `Signature` lowers to; `&[T]` parameters are shared slices the
-        // kernel cannot write in safe code, so only the `Mut` ones are written.
-        unsafe impl #host::KernelDecl for #name {
+        // in order, exactly what `Signature` lowers to; the body is a safe function (checked
+        // kernels), so it writes only through its `Mut` parameters and only in bounds; the
+        // device build records each parameter's element type beside the entry, and the host
+        // checks the record at load.
+        unsafe impl #host::KernelDecl for #decl {
             const NAME: &'static str = #name_lit;
             type Signature = (#(#sig_types,)*);
             type Kind = #kind;
@@ -528,7 +690,8 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
-        impl #name {
+        #(#cfgs)*
+        impl #decl {
             #[doc = #args_doc]
             #[allow(clippy::too_many_arguments)]
             #[inline(always)]

@@ -3,6 +3,6 @@
 // it is an `unsafe fn`, and calling it outside `unsafe` does not compile.
 use sluice::{kernels, Kernel, Mut};
 
-pub const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<gpu_kernels::fill_column>(kernels::PTX);
+pub const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<kernels::fill_column>(kernels::PTX);
 
 fn main() {}

@@ -1,0 +1,1 @@
+../../../../ui/kernel/checked_kernel_declared_unsafe.rs

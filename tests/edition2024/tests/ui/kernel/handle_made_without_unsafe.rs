@@ -1,0 +1,1 @@
+../../../../ui/kernel/handle_made_without_unsafe.rs

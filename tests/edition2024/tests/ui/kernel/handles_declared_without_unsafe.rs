@@ -1,0 +1,1 @@
+../../../../ui/kernel/handles_declared_without_unsafe.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/mut_slice_parameter.rs

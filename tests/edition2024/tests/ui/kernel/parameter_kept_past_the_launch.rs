@@ -1,0 +1,1 @@
+../../../../ui/kernel/parameter_kept_past_the_launch.rs

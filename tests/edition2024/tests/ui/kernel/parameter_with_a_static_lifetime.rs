@@ -1,0 +1,1 @@
+../../../../ui/kernel/parameter_with_a_static_lifetime.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/raw_pointer_parameter.rs

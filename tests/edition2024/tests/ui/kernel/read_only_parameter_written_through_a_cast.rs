@@ -1,0 +1,1 @@
+../../../../ui/kernel/read_only_parameter_written_through_a_cast.rs

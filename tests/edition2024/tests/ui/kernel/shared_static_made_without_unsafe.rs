@@ -1,0 +1,1 @@
+../../../../ui/kernel/shared_static_made_without_unsafe.rs

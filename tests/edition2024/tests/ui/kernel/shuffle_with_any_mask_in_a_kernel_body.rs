@@ -1,0 +1,1 @@
+../../../../ui/kernel/shuffle_with_any_mask_in_a_kernel_body.rs

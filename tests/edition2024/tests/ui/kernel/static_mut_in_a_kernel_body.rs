@@ -1,0 +1,1 @@
+../../../../ui/kernel/static_mut_in_a_kernel_body.rs

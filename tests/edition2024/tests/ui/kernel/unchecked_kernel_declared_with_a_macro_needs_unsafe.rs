@@ -1,0 +1,1 @@
+../../../../ui/kernel/unchecked_kernel_declared_with_a_macro_needs_unsafe.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/unchecked_kernel_launched_without_unsafe.rs

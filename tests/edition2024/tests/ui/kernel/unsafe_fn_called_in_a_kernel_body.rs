@@ -1,0 +1,1 @@
+../../../../ui/kernel/unsafe_fn_called_in_a_kernel_body.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/unsafe_operation_in_a_kernel_body.rs
