@@ -9,6 +9,8 @@ Reads, from --work (what run.sh wrote there; any may be missing):
   graph-cuda.csv, graph-rust.csv       seed.cu --only graph / bench_graph, every round appended
       (impl,variant,config,rows,cols,sources,median_ms,min_ms,max_ms,reps,check,verified,samples)
   scopes.csv                           bench_scopes (scopes,config,pattern,lanes,scopes_per_round,raw_us;..,sluice_us;..,verified)
+  stream.csv                           stream_batches (stream,batch_mib,batches,slots,gib_each_way,stream_ms,stream_min_ms,
+                                       stream_gbps,bound_ms,bound_gbps,h2d_gbps,d2h_gbps,ratio,verified)
   mem.csv                              bench_graph --leak (mem,config,variant,replays,dev_free_before,dev_free_after,rss_kib_before,rss_kib_after,total_ms,verified)
   launch.txt                           bench_launch (csv-launch,launches,rounds,path,ns,ratio)
   ports-cuda.csv, ports-rust.csv       gemm.cu / sluice-ports bench, every round appended (the kernels' format)
@@ -37,6 +39,10 @@ GOAL_GRAPH = 1.05
 GOAL_GRAPH_ABS_MS = {"many-small": 0.25, "many-small-128": 0.25}
 GOAL_KERNEL = 1.10
 GOAL_PORTS_GEMM = 1.05  # issue 9: the ported Rust-CUDA tiled gemm against the same CUDA C++
+GOAL_NATURAL = 1.05  # issue 23: the README's program within 1.05x the best C++, graphs included
+GOAL_STREAM = 0.95  # issue 23: streaming batches at >= 0.95x the bidirectional pinned-copy bound
+NATURAL_VARIANTS = ("natural", "natural-nograph", "natural-direct")
+CPP_NOT_A_PROGRAM = ("kernels-1", "kernels-n", "copy-only")  # parts of the overlap bound
 CPP_HOST_VARIANTS = ("one-stream", "devsync", "per-stream", "fan-in")  # plus chunked-k*
 SLUICE_HOST_VARIANTS = ("per-lane", "fan-in")  # plus chunked-k*
 
@@ -513,6 +519,98 @@ def seed_section(work, res, md):
     return best_nongraph, detail_console, summary_console, all_goals
 
 
+def natural_section(work, res, md, console):
+    """Issue 23's headline: the README's program (a fresh scope per repetition, per-lane
+    copies, inputs uploaded once), as a user runs it, against the best hand-written CUDA C++
+    of any kind (plain streams, fan-ins, chunked fan-ins, graphs), with the levers taken
+    apart: no graphs (deferred submission and merged copies only), nothing (direct)."""
+    runs = parse_runs([os.path.join(work, "seed-cuda.csv"), os.path.join(work, "seed-rust.csv")])
+    cuda, rust = by_config(runs, "cuda"), by_config(runs, "rust")
+    out, rows = {}, []
+    for c in order(set(cuda) | set(rust)):
+        cv, rv = cuda.get(c, {}), rust.get(c, {})
+        if "natural" not in rv:
+            continue
+        progs = {v: r for v, r in cv.items() if v not in CPP_NOT_A_PROGRAM and r["samples"]}
+        cb = min(((r["median_ms"], v) for v, r in progs.items()), default=(None, None))
+        cb_min = min((r["min_ms"] for r in progs.values()), default=None)
+        nat = {v: rv[v] for v in NATURAL_VARIANTS if v in rv}
+        sweep = {v[len("natural-merge-"):]: rv[v] for v in rv if v.startswith("natural-merge-")}
+        n_med, n_min = nat["natural"]["median_ms"], nat["natural"]["min_ms"]
+        q, q_min = ratio(n_med, cb[0]), ratio(n_min, cb_min)
+        hand = min(((r["median_ms"], v) for v, r in rv.items() if is_host_variant(v, SLUICE_HOST_VARIANTS) and r["samples"]), default=(None, None))
+        checks = all(r["ok"] for r in nat.values()) and (cb[1] is None or progs[cb[1]]["ok"])
+        same = None
+        if cb[1]:
+            a, b = progs[cb[1]]["checks"][-1], nat["natural"]["checks"][-1]
+            same = abs(a - b) <= 1e-6 * max(1.0, abs(a))
+        verdict = "-" if q is None else ("ok (moonshot: <= 1.00)" if q <= 1.0 else "ok" if q <= GOAL_NATURAL else f"MISS {q:.3f}x")
+        if not checks:
+            verdict = "INVALID: a check failed; " + verdict
+        out[c] = {
+            "best_cuda": cb[1],
+            "best_cuda_median_ms": cb[0],
+            "best_cuda_min_ms": cb_min,
+            "natural": {v: strip(r) for v, r in nat.items()},
+            "natural_merge_sweep": {k: strip(r) for k, r in sweep.items()},
+            "natural_median_ms": n_med,
+            "natural_min_ms": n_min,
+            "natural_over_cuda_median": q,
+            "natural_over_cuda_min": q_min,
+            "natural_nograph_over_cuda": ratio(nat.get("natural-nograph", {}).get("median_ms"), cb[0]),
+            "natural_direct_over_cuda": ratio(nat.get("natural-direct", {}).get("median_ms"), cb[0]),
+            "best_sluice_hand_written": hand[1],
+            "best_sluice_hand_written_ms": hand[0],
+            "checks_ok": checks,
+            "checksums_agree": same,
+            "verdict": verdict,
+        }
+        nd = lambda v: f"{fmt(nat[v]['median_ms'])} ({fmt(ratio(nat[v]['median_ms'], cb[0]))})" if v in nat else "-"
+        sw = ", ".join(f"{k} {fmt(r['median_ms'])}" for k, r in sorted(sweep.items(), key=lambda kv: (kv[0] != "none", len(kv[0]), kv[0]))) or "-"
+        rows.append([c, f"{cb[1]} {fmt(cb[0])} / {fmt(cb_min)}", f"{fmt(n_med)} / {fmt(n_min)}", f"{fmt(q)} / {fmt(q_min)}",
+                     nd("natural-nograph"), nd("natural-direct"), sw, f"{hand[1]} {fmt(hand[0])}",
+                     ("ok" if checks else "FAIL") + ("" if same in (None, True) else " (sums differ)"), verdict])
+    if not out:
+        return None
+    res["natural"] = out
+    h = ["config", "best C++ (any, graphs included) med / min ms", "natural med / min ms", "natural/C++ med / min",
+         "no graphs ms (/C++)", "direct ms (/C++)", "other merge sizes, med ms", "sluice best hand-written ms", "checks",
+         f"goal <= {GOAL_NATURAL}x"]
+    al = ["l", "l", "r", "r", "r", "r", "l", "l", "l", "l"]
+    md.append("### The natural program against the best hand-written C++ (issue 23)\n\n"
+              "The README's program as a user runs it: a fresh `scope` per repetition, per-lane copies, the output "
+              "allocated in the scope, inputs uploaded once. *no graphs*: deferred submission and merged copies only; "
+              "*direct*: one driver call per operation (sluice before issue 23).\n\n" + md_table(h, rows, al))
+    return "The natural program (README's, a fresh scope per repetition) against the best C++ of any kind, graphs included:\n" + table(h, rows, al)
+
+
+def stream_section(work, res, md):
+    out = []
+    for l in lines(os.path.join(work, "stream.csv")):
+        if not l.startswith("stream,"):
+            continue
+        f = l.split(",")
+        if len(f) < 14:
+            continue
+        e = {
+            "batch_mib": int(f[1]), "batches": int(f[2]), "slots": int(f[3]), "gib_each_way": float(f[4]),
+            "stream_ms": float(f[5]), "stream_min_ms": float(f[6]), "stream_gbps": float(f[7]), "bound_ms": float(f[8]),
+            "bound_gbps": float(f[9]), "h2d_gbps": float(f[10]), "d2h_gbps": float(f[11]), "ratio": float(f[12]), "verified": f[13],
+        }
+        e["ok"] = e["ratio"] >= GOAL_STREAM and e["verified"] == "ok"
+        out.append(e)
+    if not out:
+        return None
+    res["stream"] = out
+    h = ["batches", "GiB each way", "stream ms", "stream GB/s (both ways)", "bound GB/s (one copy each way at once)",
+         "up / down alone GB/s", "stream/bound", "checks", f"goal >= {GOAL_STREAM}"]
+    rows = [[f"{e['batches']} x {e['batch_mib']} MiB, {e['slots']} slots", fmt(e["gib_each_way"], 2), fmt(e["stream_ms"], 2),
+             fmt(e["stream_gbps"], 1), fmt(e["bound_gbps"], 1), f"{fmt(e['h2d_gbps'], 1)} / {fmt(e['d2h_gbps'], 1)}",
+             fmt(e["ratio"]), e["verified"], "ok" if e["ok"] else "MISS"] for e in out]
+    md.append("### Streaming batches through the GPU against the bidirectional copy bound\n\n" + md_table(h, rows))
+    return "Streaming (stream_batches: upload k+1, compute k, download k-1; one scope) against the copy bound:\n" + table(h, rows)
+
+
 def goals_at_a_glance(res):
     """One line per goal: what, the measured worst case, the verdict."""
     out = []
@@ -520,6 +618,15 @@ def goals_at_a_glance(res):
     def add(what, measured, ok):
         out.append({"what": what, "measured": measured, "verdict": "-" if ok is None else ("ok" if ok else "MISS")})
 
+    natural = res.get("natural", {})
+    if natural:
+        worst = max(((v["natural_over_cuda_median"], c) for c, v in natural.items() if v["natural_over_cuda_median"] is not None), default=None)
+        if worst:
+            add(f"natural program / best C++ (graphs included) <= {GOAL_NATURAL}", f"worst {worst[0]:.3f} ({worst[1]})", worst[0] <= GOAL_NATURAL)
+        valid = all(v["checks_ok"] for v in natural.values())
+        add("natural program: every result checked", "all checks passed" if valid else "a check FAILED", valid)
+    for e in res.get("stream", []):
+        add(f"streaming >= {GOAL_STREAM}x the copy bound", f"{e['ratio']:.3f} ({e['stream_gbps']:.1f} of {e['bound_gbps']:.1f} GB/s)", e["ok"])
     seed = res.get("seed", {})
     if seed:
         worst_c = max(((v["sluice_over_cuda_median"], c) for c, v in seed.items() if v["sluice_over_cuda_median"] is not None), default=None)
@@ -546,7 +653,7 @@ def goals_at_a_glance(res):
             ms = graph.get(c, {}).get("best_sluice_one_scope_per_replay_ms")
             if ms is not None:
                 add(f"graph: {c} <= {limit} ms", f"{ms:.3f} ms", ms <= limit)
-    scopes = res.get("scopes", [])
+    scopes = [e for e in res.get("scopes", []) if e["pattern"] != "natural"]
     if scopes:
         worst = max((e["beyond_raw_us_per_lane_median"], f"{e['config']} {e['pattern']}") for e in scopes)
         add(f"per-scope cost <= {GOAL_SCOPE_US_PER_LANE} us/lane", f"worst {worst[0]:.2f} us ({worst[1]})", worst[0] <= GOAL_SCOPE_US_PER_LANE)
@@ -605,6 +712,9 @@ def main():
     scopes_section(a.work, res, md, console)
     graph_section(a.work, res, md, console, best_nongraph)
     mem_section(a.work, res, md, console)
+    headline_md = []
+    natural = natural_section(a.work, res, headline_md, console)
+    stream = stream_section(a.work, res, headline_md)
     # bench.md: the seed summary first, then the other suites, the seed's every variant last.
     seed_summary = [m for m in seed_md if m.startswith("### Seed workload: sluice's best")]
     seed_detail = [m for m in seed_md if m not in seed_summary]
@@ -616,6 +726,7 @@ def main():
     md = (
         [header]
         + ([goals_md] if goals_md else [])
+        + headline_md
         + seed_summary
         + [m for m in md if not m.startswith("### Kernels")]
         + seed_detail
@@ -633,6 +744,10 @@ def main():
     if summary:
         print(summary)
         print()
+    for headline in (stream, natural):
+        if headline:
+            print(headline)
+            print()
     if goals:
         print("goals at a glance:\n" + table(gh, grows, ["l", "l", "l"]))
     print(f"wrote {os.path.join(a.out, 'bench.json')} and {os.path.join(a.out, 'bench.md')}")

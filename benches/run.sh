@@ -6,10 +6,14 @@
 #
 #   kernels  the Rust kernels (bin/bench_kernels) against the same algorithms in CUDA C++
 #            (cuda/bench.cu, built here with nvcc), CUDA events around each launch;
-#   seed     the seed workload over persistent inputs: every hand-written CUDA C++ variant
-#            (cuda/seed.cu --only plain) and sluice's paths (bin/bench_seed), interleaved
-#            rounds; the per-scope cost against a raw-driver loop (bin/bench_scopes); traces
-#            of sluice's fastest path for many-small and copy-bound;
+#   seed     the seed workload over persistent inputs: every hand-written CUDA C++ variant,
+#            graphs included (cuda/seed.cu), and sluice's paths (bin/bench_seed: the
+#            hand-written schedules, and the README's natural program as a user runs it),
+#            interleaved rounds; the streaming example against the bidirectional copy bound
+#            (bin/stream_batches); the per-scope cost against a raw-driver loop
+#            (bin/bench_scopes); traces of sluice's fastest hand-written path and of the natural
+#            program for many-small and copy-bound. The headline table (the natural program
+#            against the best C++) is printed last;
 #   graph    CUDA graphs captured by hand (seed.cu --only graph) against sluice's recorded
 #            graphs (bin/bench_graph), interleaved rounds; 10,000 replays with memory
 #            before and after (bench_graph --leak);
@@ -28,10 +32,15 @@
 #            pip package under site-packages/nvidia/nccl/lib). Writes multi.csv and
 #            multi-tests.log; SLUICE_BENCH_MULTI_ARGS passes flags to bench_multi.
 #
-# Writes to $OUT (or BUNDLE_DIR/logs), at most 7 files: bench.json (every number and sample),
-# bench.md (the tables, for BENCHMARKS.md), raw.tar.gz (every CSV, stderr log and the console
-# output), trace-many-small.{json,svg} and trace-copy-bound.{json,svg} (seed mode). Prints
-# the tables, the seed summary last (benches/join.py).
+# Writes to $OUT (or BUNDLE_DIR/logs): bench.json (every number and sample), bench.md (the
+# tables, for BENCHMARKS.md), raw.tar.gz (every CSV, stderr log and the console output), and
+# in seed mode trace-{many-small,copy-bound}.{json,svg} (sluice's fastest hand-written path)
+# and trace-{many-small,copy-bound}-natural.{json,svg} (the natural program: how it was
+# submitted). Prints the tables, the seed summary and the natural program's table last
+# (benches/join.py).
+#
+# Knob for the streaming example: SLUICE_BENCH_STREAM_ARGS (default: 128 batches of 16 MiB,
+# 4 slots, 5 repetitions; e.g. "--batch-mib 8 --batches 256").
 #
 # Knobs: SLUICE_BENCH_ARCH (sm_90), SLUICE_BENCH_ROUNDS (2 interleaved rounds per side),
 # SLUICE_BENCH_REPLAYS (10000).
@@ -102,12 +111,17 @@ fi
 if want seed; then
   for r in $(seq 1 "$rounds"); do
     step "seed, round $r of $rounds"
-    [ -x "$cuda_seed" ] && run seed-cuda 240 "$work/seed-cuda.csv" "$cuda_seed" all --only plain
+    # Graphs included: the natural program's peer is the best C++ of any kind.
+    [ -x "$cuda_seed" ] && run seed-cuda 300 "$work/seed-cuda.csv" "$cuda_seed" all
     trace=()
     [ "$r" = "$rounds" ] && trace=(--trace many-small --trace copy-bound --trace-dir "$out")
-    run seed-rust 240 "$work/seed-rust.csv" "$bin/bench_seed" all ${trace[@]+"${trace[@]}"}
+    run seed-rust 300 "$work/seed-rust.csv" "$bin/bench_seed" all ${trace[@]+"${trace[@]}"}
   done
-  grep -h 'traced' "$work/seed-rust.err" 2>/dev/null
+  grep -h 'traced\|natural: submissions' "$work/seed-rust.err" 2>/dev/null
+  step "streaming: batches through the GPU against the bidirectional copy bound"
+  # shellcheck disable=SC2086
+  run stream 300 "$work/stream.csv" "$bin/stream_batches" ${SLUICE_BENCH_STREAM_ARGS:-}
+  grep -v '^stream,' "$work/stream.csv"
   step "per-scope cost, 1000 scopes x 3 rounds"
   run scopes 180 "$work/scopes.csv" "$bin/bench_scopes" many-small many-small-128 --scopes 1000 --rounds 3
 fi

@@ -17,6 +17,17 @@
 //!   launch and a `cuEventRecord` (none on the last), then the last stream waits for each
 //!   event (`cuStreamWaitEvent`), copies the whole matrix, and only it is synchronized.
 //!
+//! * `per-lane-fresh` — `per-lane` in a fresh `sluice::scope` per iteration (its lanes and
+//!   events from what the device kept of the last scope): what a fresh scope costs over a
+//!   kept `LaneSet`.
+//! * `natural` — the README's program (`bench_common::natural`: a fresh scope, the output
+//!   matrix allocated in it, per-lane copies) with the default submission (deferred, merged
+//!   copies, a cached graph from the second scope on), against the raw per-lane loop: what the
+//!   natural program costs, or saves, beyond the calls a hand-written per-stream program makes.
+//!
+//! The first three run with `SubmitConfig::direct()`: one driver call per operation, as the
+//! raw loop makes them, so the difference is what sluice adds around each call.
+//!
 //! Each round times `--scopes` iterations of the raw loop and of the sluice loop (the order
 //! alternating between rounds, after 50 untimed iterations each) on the host clock and
 //! reports µs per iteration. The difference, divided by the number of lanes, is sluice's
@@ -34,10 +45,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use cudarc::driver::{result, sys};
-use sluice::{kernels, Gpu, LaneSet, LaunchConfig, Particle};
+use sluice::{kernels, Gpu, LaneSet, LaunchConfig, Particle, SubmitConfig};
 
 mod bench_common;
-use bench_common::{device_line, enqueue, poison, verify, Args, Bench, Config, Inputs, Variant, BLOCK, EPS2};
+use bench_common::{device_line, enqueue, poison, verify, Args, Bench, Config, Inputs, Submit, Variant, BLOCK, EPS2};
 
 const USAGE: &str = "usage: bench_scopes [CONFIG...] [--scopes N] [--rounds R] [--seed S]";
 
@@ -99,6 +110,15 @@ enum Pattern {
     FanIn,
 }
 
+/// Where a sluice pattern's scopes come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scopes {
+    /// One `LaneSet`, kept across the loop.
+    Kept,
+    /// A fresh `sluice::scope` per iteration (lanes and events from the device's pool).
+    Fresh,
+}
+
 fn run_config(
     gpu: &Gpu,
     lanes: &mut LaneSet,
@@ -110,12 +130,17 @@ fn run_config(
     let mut b = Bench::new(gpu, c, seed).map_err(|e| e.to_string())?;
     let mut raw = Raw::new(c, &b.inputs)?;
     let mut all_ok = true;
-    for (pattern, name, v) in
-        [(Pattern::PerLane, "per-lane", Variant::PerLane), (Pattern::FanIn, "fan-in", Variant::Chunked(c.cols))]
-    {
+    for (pattern, name, v, scopes_of) in [
+        (Pattern::PerLane, "per-lane", Variant::PerLane, Scopes::Kept),
+        (Pattern::FanIn, "fan-in", Variant::Chunked(c.cols), Scopes::Kept),
+        (Pattern::PerLane, "per-lane-fresh", Variant::PerLane, Scopes::Fresh),
+        (Pattern::PerLane, "natural", Variant::Natural(Submit::Auto), Scopes::Fresh),
+    ] {
+        let scopes_kind = scopes_of;
         let (mut raw_us, mut sluice_us) = (Vec::new(), Vec::new());
         let mut problems = Vec::new();
-        sluice_loop(lanes, &mut b, v, 50)?;
+        gpu.set_submit_config(v.submit_config());
+        sluice_loop(gpu, lanes, &mut b, v, scopes_kind, 50)?;
         raw.iterations(pattern, 50)?;
         for round in 0..rounds {
             for side in [round % 2, 1 - round % 2] {
@@ -128,7 +153,7 @@ fn run_config(
                 } else {
                     b.poison_device(lanes).map_err(|e| e.to_string())?;
                     poison(&mut b.host);
-                    sluice_us.push(sluice_loop(lanes, &mut b, v, scopes)?);
+                    sluice_us.push(sluice_loop(gpu, lanes, &mut b, v, scopes_kind, scopes)?);
                     if let Err(e) = verify(&b.host, &b.inputs) {
                         problems.push(format!("sluice_round_{round}_{e}"));
                     }
@@ -143,16 +168,28 @@ fn run_config(
             all_ok = false;
         }
     }
+    gpu.set_submit_config(SubmitConfig::direct());
     raw.free()?;
     Ok(all_ok)
 }
 
-/// `n` scopes of `v` on `lanes`; µs per scope.
-fn sluice_loop(lanes: &mut LaneSet, b: &mut Bench, v: Variant, n: usize) -> Result<f64, Fail> {
+/// `n` scopes of `v` (on `lanes`, or fresh); µs per scope.
+fn sluice_loop(
+    gpu: &Gpu,
+    lanes: &mut LaneSet,
+    b: &mut Bench,
+    v: Variant,
+    scopes: Scopes,
+    n: usize,
+) -> Result<f64, Fail> {
     let Bench { src, tgt, out, host, f, cfg, .. } = b;
     let t0 = Instant::now();
     for _ in 0..n {
-        lanes.scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg)).map_err(|e| e.to_string())?;
+        match scopes {
+            Scopes::Kept => lanes.scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg)),
+            Scopes::Fresh => sluice::scope(gpu, |s| enqueue(s, v, src, tgt, out, host, f, *cfg)),
+        }
+        .map_err(|e| e.to_string())?;
     }
     Ok(t0.elapsed().as_secs_f64() * 1e6 / n as f64)
 }

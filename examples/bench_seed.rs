@@ -28,7 +28,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use sluice::{Gpu, LaneSet, Result};
+use sluice::{Gpu, LaneSet, Result, SubmitConfig};
 
 mod bench_common;
 use bench_common::{
@@ -79,16 +79,21 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &bench_common::Config, args: &A
     let mut b = Bench::new(gpu, c, args.seed)?;
     let mut all_ok = true;
     let mut medians = Vec::new();
-    for v in Variant::all(c.cols) {
+    for v in Variant::all(c.cols).into_iter().chain(Variant::naturals(c.rows)) {
         let name = v.name(c.cols);
         let mut samples = Vec::with_capacity(c.reps);
         let mut verified = Ok(());
+        gpu.set_submit_config(v.submit_config());
         for r in 0..c.warmup + c.reps {
             b.poison_device(lanes)?;
             poison(&mut b.host);
             let Bench { src, tgt, out, host, f, cfg, .. } = &mut b;
             let t0 = Instant::now();
-            lanes.scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg))?;
+            match v {
+                // The README's program: a fresh scope per repetition.
+                Variant::Natural(_) => sluice::scope(gpu, |s| enqueue(s, v, src, tgt, out, host, f, *cfg))?,
+                _ => lanes.scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg))?,
+            }
             let ms = ms_since(t0);
             if r >= c.warmup {
                 samples.push(ms);
@@ -110,36 +115,58 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &bench_common::Config, args: &A
             eprintln!("bench_seed: {} {name}: {e}", c.name);
             all_ok = false;
         }
-        if v.writes_host() {
+        if v.writes_host() && !matches!(v, Variant::Natural(_)) {
             medians.push((stats(&samples).0, v));
+        }
+        if v == Variant::Natural(bench_common::Submit::Auto) {
+            let s = gpu.submit_stats();
+            eprintln!(
+                "bench_seed: {} natural: submissions so far on this device: {} direct, {} graphs captured, {} replayed ({} nodes updated, {} evicted), {} copies merged, {} fence records left out",
+                c.name, s.direct, s.graphs_captured, s.graphs_replayed, s.nodes_updated, s.graphs_evicted, s.copies_merged, s.fences_elided
+            );
         }
     }
     if args.flags("trace").contains(&c.name.as_str()) {
         let best = medians.iter().min_by(|a, b| a.0.total_cmp(&b.0)).map(|m| m.1).unwrap_or(Variant::PerLane);
-        trace(lanes, &mut b, best, args.flag("trace-dir").unwrap_or("."))?;
+        let dir = args.flag("trace-dir").unwrap_or(".");
+        trace(gpu, lanes, &mut b, best, dir)?;
+        trace(gpu, lanes, &mut b, Variant::Natural(bench_common::Submit::Auto), dir)?;
     }
+    gpu.set_submit_config(SubmitConfig::direct());
     Ok(all_ok)
 }
 
-/// The fastest path once more, traced (twice: the first traced scope makes its timing
-/// events); writes the second one's Chrome trace JSON and SVG.
-fn trace(lanes: &mut LaneSet, b: &mut Bench, v: Variant, dir: &str) -> Result<()> {
+/// A path once more, traced (twice: the first traced scope makes its timing events); writes
+/// the second one's Chrome trace JSON and SVG (`trace-CONFIG.*` for the fastest hand-written
+/// path, `trace-CONFIG-natural.*` for the natural program, which shows how it was submitted:
+/// one graph launch when its shape repeats).
+fn trace(gpu: &Gpu, lanes: &mut LaneSet, b: &mut Bench, v: Variant, dir: &str) -> Result<()> {
     let c = b.c.clone();
     let mut wall = 0.0;
     let mut last = None;
+    gpu.set_submit_config(v.submit_config());
     for _ in 0..2 {
         b.poison_device(lanes)?;
         poison(&mut b.host);
         let Bench { src, tgt, out, host, f, cfg, .. } = &mut *b;
         let t0 = Instant::now();
-        let ((), trace) = lanes.traced_scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg))?;
+        let ((), trace) = match v {
+            Variant::Natural(_) => sluice::traced_scope(gpu, |s| enqueue(s, v, src, tgt, out, host, f, *cfg))?,
+            _ => lanes.traced_scope(|s| enqueue(s, v, src, tgt, out, host, f, *cfg))?,
+        };
         wall = ms_since(t0);
         last = Some(trace);
     }
     let trace = last.unwrap_or_default();
     let verified = verify(&b.host, &b.inputs);
     let name = v.name(c.cols);
-    let base = format!("{dir}/trace-{}", c.name);
+    let base = match v {
+        Variant::Natural(_) => format!("{dir}/trace-{}-natural", c.name),
+        _ => format!("{dir}/trace-{}", c.name),
+    };
+    for sub in &trace.submissions {
+        eprintln!("bench_seed: traced {} {name}: submitted {:?} ({}): {sub:?}", c.name, sub.path, sub.reason);
+    }
     let written = std::fs::write(format!("{base}.json"), trace.to_chrome_json())
         .and_then(|()| std::fs::write(format!("{base}.svg"), trace.to_svg()));
     if let Err(e) = written {

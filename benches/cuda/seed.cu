@@ -33,6 +33,8 @@
 //   graph-per-stream  per-stream captured once into a CUDA graph (fork from an origin stream,
 //                     every stream joined back), replayed: cudaGraphLaunch + sync origin
 //   graph-fan-in      fan-in, captured and replayed the same way
+//   graph-chunked-kK  chunked-kK, captured and replayed the same way (the best graph a careful
+//                     C++ programmer could pick at each column size)
 //
 // Output: `# device,...` and `# impl,...` comment lines, then one CSV line per variant:
 //   impl,variant,config,rows,cols,sources,median_ms,min_ms,max_ms,reps,check,verified,samples
@@ -398,6 +400,12 @@ int main(int argc, char** argv) {
         if (only != "plain") {
             variants.push_back({"graph-per-stream", Kind::Graph, 0, Kind::PerStream, b.capture(Kind::PerStream, 0)});
             variants.push_back({"graph-fan-in", Kind::Graph, b.n, Kind::Chunked, b.capture(Kind::Chunked, b.n)});
+            for (int parts : {2, 4, 8}) {
+                int k = b.n / parts;
+                if (k >= 2 && b.n % parts == 0)
+                    variants.push_back({"graph-chunked-k" + std::to_string(k), Kind::Graph, k, Kind::Chunked,
+                                        b.capture(Kind::Chunked, k)});
+            }
         }
         int w = warmup >= 0 ? warmup : c.warmup, r = reps > 0 ? reps : c.reps;
         for (const Variant& v : variants) all_ok &= run_variant(b, v, w, r);

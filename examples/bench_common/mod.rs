@@ -12,7 +12,7 @@ use std::time::Instant;
 pub use gpu_kernels::reference::{potential_at, Rng};
 use sluice::{
     kernels, DeviceMatrix, Error, Function, Gpu, KernelDecl, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result,
-    Scope,
+    Scope, SubmitConfig,
 };
 
 /// The softening of every run (`eps2`), as `seed.cu`'s `EPS2`.
@@ -200,11 +200,43 @@ impl Bench {
     }
 }
 
+/// How the natural program's scopes are submitted (`SubmitConfig`): the levers of issue 23,
+/// for attributing what moved which row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submit {
+    /// The default: deferred, copies merged, repeated scopes replayed as graphs.
+    Auto,
+    /// Deferred and merged, no graphs.
+    NoGraph,
+    /// One driver call per operation as it is asked for (sluice before issue 23).
+    Direct,
+    /// The default with another merged-copy size (`SubmitConfig::merge_copy_bytes`; 0: no
+    /// merging): where the default's size stands among its neighbours.
+    Merge(usize),
+}
+
+impl Submit {
+    pub fn config(self) -> SubmitConfig {
+        match self {
+            Submit::Auto => SubmitConfig::default(),
+            Submit::NoGraph => SubmitConfig::deferred(),
+            Submit::Direct => SubmitConfig::direct(),
+            Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
+        }
+    }
+}
+
 /// How the seed workload is written with sluice. Lane `j` runs column `j`; the inputs are
 /// persistent (`bind_ref`, no wait), the output matrix and its pinned destination are bound
-/// per scope.
+/// per scope. The hand-written variants run with `SubmitConfig::direct()` (each schedule as
+/// written); `Natural` is the README's program, run as a user runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
+    /// The README's program, unchanged but for the inputs uploaded once (`gpu.upload`,
+    /// awaited as the README awaits `s.upload`'s fences): one fresh `sluice::scope` per
+    /// repetition, the output matrix allocated in it, one lane per column, each column copied
+    /// on its own lane ([`natural`]).
+    Natural(Submit),
     /// Per lane: the kernel, then the copy of its column on the same lane.
     PerLane,
     /// Per chunk of `k` adjacent columns: every lane fences its column; the chunk's last lane
@@ -230,9 +262,34 @@ impl Variant {
         v
     }
 
+    /// The natural program, submitted each way; for columns small enough to merge (`rows`
+    /// `f32`s), also with other merged-copy sizes.
+    pub fn naturals(rows: usize) -> Vec<Variant> {
+        let mut v =
+            vec![Variant::Natural(Submit::Auto), Variant::Natural(Submit::NoGraph), Variant::Natural(Submit::Direct)];
+        let default = SubmitConfig::default().merge_copy_bytes;
+        if rows * 4 * 4 <= default {
+            v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
+        }
+        v
+    }
+
+    /// How the variant's scopes are submitted.
+    pub fn submit_config(self) -> SubmitConfig {
+        match self {
+            Variant::Natural(s) => s.config(),
+            _ => SubmitConfig::direct(),
+        }
+    }
+
     /// The name in the CSV (`seed.cu`'s names where the program is the same).
     pub fn name(self, cols: usize) -> String {
         match self {
+            Variant::Natural(Submit::Auto) => "natural".into(),
+            Variant::Natural(Submit::NoGraph) => "natural-nograph".into(),
+            Variant::Natural(Submit::Direct) => "natural-direct".into(),
+            Variant::Natural(Submit::Merge(0)) => "natural-merge-none".into(),
+            Variant::Natural(Submit::Merge(b)) => format!("natural-merge-{}k", b >> 10),
             Variant::PerLane => "per-lane".into(),
             Variant::Chunked(k) if k == cols => "fan-in".into(),
             Variant::Chunked(k) => format!("chunked-k{k}"),
@@ -244,6 +301,29 @@ impl Variant {
     pub fn writes_host(self) -> bool {
         self != Variant::KernelsOnly
     }
+}
+
+/// The README's program (`README.md`, "What it looks like"), the inputs uploaded once: one
+/// repetition, in the fresh scope `s` of `sluice::scope`.
+pub fn natural<'scope, 'env>(
+    s: &'scope Scope<'scope, 'env>,
+    sources: &'scope DeviceMatrix<Particle>,
+    targets: &'scope DeviceMatrix<Particle>,
+    host: &'scope mut PinnedMatrix<f32>,
+    cfg: LaunchConfig,
+) -> Result<()> {
+    let (rows, n) = (host.rows(), host.cols());
+    let out = s.alloc_matrix::<f32>(rows, n)?;
+    for (j, ((lane, col), dst)) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        lane.enter(|st| {
+            let src = st.await_fence(sources)?; // persistent: nothing to wait for
+            let tgt = st.await_fence(targets)?.column(j).ok_or(Error::NotAdjacent)?;
+            let mut col = st.bind(col);
+            st.launch(&kernels::potential_tiled_rsqrt, cfg, (&mut col, &tgt, &src, EPS2))?;
+            st.copy_to_host(&col, dst)
+        })?;
+    }
+    Ok(())
 }
 
 /// Enqueues one repetition of `v` in scope `s` (or records it, in a graph's scope). The host
@@ -259,6 +339,10 @@ pub fn enqueue<'scope, 'env>(
     f: &Potential,
     cfg: LaunchConfig,
 ) -> Result<()> {
+    if let Variant::Natural(_) = v {
+        // Its own output matrix, allocated in the scope, as the README's program does.
+        return natural(s, src, tgt, host, cfg);
+    }
     let cols = out.cols();
     let lanes = s.lanes(cols)?;
     match v {
@@ -297,6 +381,7 @@ pub fn enqueue<'scope, 'env>(
                 })?;
             }
         }
+        Variant::Natural(_) => {}
         Variant::KernelsOnly => {
             for (j, (lane, col)) in lanes.iter().zip(out.columns_mut()).enumerate() {
                 lane.enter(|st| {

@@ -10,7 +10,6 @@
 //! * Host → device: [`Stream::copy_to_device`] takes the source as `&'scope [T]`: the host
 //!   may read it, but cannot change or free it until the scope has joined.
 
-use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
 use bytemuck::Pod;
@@ -23,8 +22,9 @@ use crate::error::{Error, Result};
 use crate::fence::Fence;
 use crate::lane::Stream;
 use crate::pinned::PinnedMut;
+use crate::plan::MergeSide;
 use crate::span::Span;
-use crate::trace::SpanKind;
+use crate::submit::Work;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// A device-to-host copy in flight. Holds the destination until the copy is done:
@@ -164,8 +164,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] if `dst` has not exactly `src.len()` elements,
-    /// [`Error::ZeroSized`] for empty views; [`Error::Copy`] from the driver. Nothing is
-    /// enqueued on a length error.
+    /// [`Error::ZeroSized`] for empty views; [`Error::Copy`] from the driver (in a deferred
+    /// scope, where the copy is submitted: the host wait that needs it, or the scope's end).
+    /// Nothing is enqueued on a length error.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -194,19 +195,21 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         let s = src.into().span();
         let (ptr, len) = dst.raw();
         check_enqueue(self, &s, s.len(), len, "copy")?;
-        self.traced(
-            SpanKind::CopyToHost,
-            || format!("{} x {} to host", s.rows, s.cols),
-            || {
-                // SAFETY: device side: the span is bound to this lane (brand 'lane) and borrowed for
-                // at least the scope, which joins this stream before the memory can be freed. Host
-                // side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
-                // 'scope and moved into the `Pending`, so the host cannot touch it before `wait`
-                // (or before the scope has joined, if the `Pending` is leaked).
-                unsafe { self.handle().copy(Direction::DeviceToHost, s.ptr, ptr.as_ptr().cast::<c_void>(), s.to_2d()) }
-                    .map_err(|error| Error::Copy { direction: "device to host", error })
-            },
-        )?;
+        let work = Work::Copy {
+            dir: Direction::DeviceToHost,
+            device: s.ptr,
+            host: ptr.as_ptr() as usize,
+            span: s.to_2d(),
+            elem: s.elem_size,
+        };
+        // Whole columns may merge with the neighbours' copies at the scope's end (`plan`).
+        let merge = s.whole_columns.then_some(MergeSide { src: s, host_alloc: dst.allocation() });
+        // SAFETY: device side: the span is bound to this lane (brand 'lane) and borrowed for at
+        // least the scope, which submits and joins this stream before the memory can be freed.
+        // Host side: `dst` is pinned memory of exactly `len` elements, borrowed exclusively for
+        // 'scope and moved into the `Pending`, so the host cannot touch it before `wait` (which
+        // submits the copy first) or before the scope has joined, if the `Pending` is leaked.
+        let fence = unsafe { self.submit_fenced(work, merge) }?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         if let Some(capture) = self.lane.shared.capture() {
             // Recorded: the graph writes `dst` at every replay and hands it to the host through
@@ -219,7 +222,6 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
                 elem_name: std::any::type_name::<T>(),
             });
         }
-        let fence = self.record()?;
         Ok(Pending { dst, fence })
     }
 
@@ -239,16 +241,11 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     pub fn zero<T: Pod>(&self, dst: &mut ColumnViewMut<'_, 'lane, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, s.len(), s.len(), "zero")?;
-        self.traced(
-            SpanKind::Fill,
-            || format!("zero {} x {}", s.rows, s.cols),
-            || {
-                // SAFETY: the span is device memory bound to this stream (brand 'lane) and borrowed
-                // exclusively for at least as long as the stream may run (the scope joins it).
-                unsafe { self.handle().zero_2d(s.ptr, s.ld * s.elem_size, s.rows * s.elem_size, s.cols) }
-                    .map_err(|error| Error::Fill { error })
-            },
-        )?;
+        let work =
+            Work::Zero { dst: s.ptr, pitch: s.ld * s.elem_size, width_bytes: s.rows * s.elem_size, height: s.cols };
+        // SAFETY: the span is device memory bound to this stream (brand 'lane) and borrowed
+        // exclusively for at least as long as the stream may run (the scope submits and joins it).
+        unsafe { self.submit(work, None) }?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -319,24 +316,13 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
                 unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), src.len()) }
             }
         };
-        self.traced(
-            SpanKind::CopyToDevice,
-            || format!("{} x {} to device", s.rows, s.cols),
-            || {
-                // SAFETY: device side: bound to this lane and borrowed exclusively for at least as
-                // long as the lane may run. Host side: `src` is `src.len()` elements borrowed
-                // (shared) for 'scope, so nothing writes or frees it before the scope joins.
-                unsafe {
-                    self.handle().copy(
-                        Direction::HostToDevice,
-                        s.ptr,
-                        src.as_ptr().cast_mut().cast::<c_void>(),
-                        s.to_2d(),
-                    )
-                }
-                .map_err(|error| Error::Copy { direction: "host to device", error })
-            },
-        )?;
+        let host = src.as_ptr() as usize;
+        let work = Work::Copy { dir: Direction::HostToDevice, device: s.ptr, host, span: s.to_2d(), elem: s.elem_size };
+        // SAFETY: device side: bound to this lane and borrowed exclusively for at least as long
+        // as the lane may run. Host side: `src` is `src.len()` elements borrowed (shared) for
+        // 'scope (or staged into the recording's own buffer), so nothing writes or frees it
+        // before the scope has submitted and joined the copy.
+        unsafe { self.submit(work, None) }?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

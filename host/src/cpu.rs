@@ -375,12 +375,23 @@ impl CpuStream {
         Ok(r)
     }
 
-    /// The last kernel launch this stream recorded.
-    pub(crate) fn last_kernel(&self) -> Option<Arc<KernelOp>> {
+    /// Enqueues a copy or fill (recorded as a node whose addresses can change, while captured).
+    pub(crate) fn enqueue_mem(&self, m: Arc<MemOp>) {
+        match self.recording() {
+            Some(r) => {
+                r.push(self.id, RecOp::Mem(m));
+            }
+            None => self.send(Op::Work(Arc::new(move || m.run()))),
+        }
+    }
+
+    /// The last kernel launch, copy or fill this stream recorded.
+    pub(crate) fn last_node(&self) -> Option<CpuNode> {
         let r = self.recording()?;
         let st = lock(&r.state);
         st.ops.iter().rev().find_map(|(s, op)| match op {
-            RecOp::Kernel(k) if *s == self.id => Some(k.clone()),
+            RecOp::Kernel(k) if *s == self.id => Some(CpuNode::Kernel(k.clone())),
+            RecOp::Mem(m) if *s == self.id => Some(CpuNode::Mem(m.clone())),
             _ => None,
         })
     }
@@ -439,10 +450,64 @@ impl KernelOp {
     }
 }
 
+/// A copy or fill, as the CPU stream runs it: its addresses behind a lock, so that a
+/// recorded one can be pointed elsewhere before a replay (what `cuGraphExecMemcpyNodeSetParams`
+/// does on a GPU).
+pub(crate) struct MemOp {
+    params: Mutex<MemParams>,
+}
+
+/// What a [`MemOp`] does.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum MemParams {
+    /// A 2-D copy between device memory (a host address here) and host memory.
+    Copy { dir: Direction, device: u64, host: usize, span: Span2d },
+    /// `height` rows of `width_bytes` zero bytes, `pitch` apart.
+    Zero { dst: u64, pitch: usize, width_bytes: usize, height: usize },
+}
+
+impl MemOp {
+    /// A copy or fill of the memory `params` names.
+    ///
+    /// # Safety
+    /// - The memory is valid, and used by nothing else in a conflicting way, until the stream
+    ///   (or every replay of the graph) that runs it has passed it: `copy_2d`'s and `zero_2d`'s
+    ///   duties, for every run.
+    pub(crate) unsafe fn new(params: MemParams) -> Arc<MemOp> {
+        Arc::new(MemOp { params: Mutex::new(params) })
+    }
+
+    /// New addresses for later runs (same kind of operation).
+    ///
+    /// # Safety
+    /// - As [`MemOp::new`], for the new addresses.
+    pub(crate) unsafe fn set(&self, params: MemParams) {
+        *lock(&self.params) = params;
+    }
+
+    fn run(&self) -> Result<(), String> {
+        match *lock(&self.params) {
+            // SAFETY: the duties of `new`/`set` (whoever made or changed this operation
+            // vouched for its memory for every run) hold while the stream passes it, now.
+            MemParams::Copy { dir, device, host, span } => unsafe { copy_2d(dir, device, host as *mut c_void, span) },
+            // SAFETY: as above.
+            MemParams::Zero { dst, pitch, width_bytes, height } => unsafe { zero_2d(dst, pitch, width_bytes, height) },
+        }
+        Ok(())
+    }
+}
+
+/// A node of a CPU recording that can change between replays.
+pub(crate) enum CpuNode {
+    Kernel(Arc<KernelOp>),
+    Mem(Arc<MemOp>),
+}
+
 /// A recorded operation of one stream.
 pub(crate) enum RecOp {
     Work(Work),
     Kernel(Arc<KernelOp>),
+    Mem(Arc<MemOp>),
     Signal(Arc<Completion>),
     Wait(Arc<Completion>),
 }
@@ -496,6 +561,7 @@ impl Recording {
             let g = match op {
                 RecOp::Work(w) => GraphOp::Work(w),
                 RecOp::Kernel(k) => GraphOp::Work(Arc::new(move || k.run())),
+                RecOp::Mem(m) => GraphOp::Work(Arc::new(move || m.run())),
                 RecOp::Signal(c) => GraphOp::Signal(slot(&c, &mut records)),
                 RecOp::Wait(c) => GraphOp::Wait(slot(&c, &mut records)),
             };

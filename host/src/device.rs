@@ -9,6 +9,7 @@ use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, 
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
 use crate::module::ModuleCache;
+use crate::plan::{CachedGraph, GraphCache, Key, Submission, SubmitConfig, SubmitStats, Values};
 
 /// One CUDA device, ready for work: the std analogue is a thread pool you hand work to.
 ///
@@ -45,6 +46,16 @@ pub(crate) struct GpuInner {
     event_pool: Mutex<Vec<Event>>,
     /// Timing events (timestamps), reused the same way.
     timing_pool: Mutex<Vec<Event>>,
+    /// Device memory scopes allocated, given back when they ended (their lanes joined), for
+    /// a later scope's allocation of the same size: `(bytes, address)`, most recent last.
+    reuse: Mutex<Vec<(usize, DevicePtr)>>,
+    /// Idle lanes and events of the last scope that ended (type-erased: the scope room's
+    /// `LaneCache`), so that a fresh `scope` starts from them as a `LaneSet`'s does.
+    kept_lanes: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    /// Executable graphs of repeated scopes, by shape (none while a scope runs it).
+    graphs: Mutex<GraphCache>,
+    /// How scopes submit their work, and what they submitted.
+    submit: Mutex<(SubmitConfig, SubmitStats)>,
     /// Loaded modules and resolved kernel functions.
     pub(crate) modules: ModuleCache,
     /// The stream-ordered allocator behind every device allocation.
@@ -136,6 +147,10 @@ impl std::fmt::Display for Backend {
 
 /// Most idle streams a device keeps for later scopes.
 const STREAM_POOL_LIMIT: usize = 1024;
+
+/// Most scope allocations a device keeps for later scopes, and their most bytes.
+const REUSE_ENTRIES: usize = 64;
+const REUSE_BYTES: usize = 1 << 30;
 
 /// Most idle events (of each kind) a device keeps for later scopes.
 const EVENT_POOL_LIMIT: usize = 4096;
@@ -335,6 +350,10 @@ impl Gpu {
                 stream_pool: Mutex::new(Vec::new()),
                 event_pool: Mutex::new(Vec::new()),
                 timing_pool: Mutex::new(Vec::new()),
+                reuse: Mutex::new(Vec::new()),
+                kept_lanes: Mutex::new(None),
+                graphs: Mutex::new(GraphCache::default()),
+                submit: Mutex::new((SubmitConfig::from_env(), SubmitStats::default())),
                 modules: ModuleCache::new(),
                 allocator,
                 info,
@@ -470,8 +489,9 @@ impl Gpu {
     /// Free and total device memory now.
     ///
     /// Memory freed by sluice stays reserved in the device's memory pool for reuse and
-    /// counts as used here; call [`trim_memory_pool`](Gpu::trim_memory_pool) first to see
-    /// it as free.
+    /// counts as used here, and so does the memory of ended scopes that the device keeps for
+    /// later scopes' allocations of the same size (at most 64 allocations, 1 GiB); call
+    /// [`trim_memory_pool`](Gpu::trim_memory_pool) first to see it as free.
     ///
     /// ```no_run
     /// let gpu = sluice_host::Gpu::new(0)?;
@@ -486,7 +506,9 @@ impl Gpu {
 
     /// Returns the device memory that sluice has freed but the device's memory pool keeps
     /// for reuse to the driver, so that it shows as free in [`mem_info`](Gpu::mem_info) and
-    /// other processes (or allocators) can have it.
+    /// other processes (or allocators) can have it — with the memory of ended scopes kept for
+    /// later scopes' allocations of the same size (which keeps a loop of scopes at the same
+    /// addresses, and its cached graph unchanged).
     ///
     /// sluice frees device memory into a pool (stream-ordered, so freeing never waits for the
     /// device) and keeps it there: the next allocation, e.g. by the next scope, reuses it
@@ -510,8 +532,117 @@ impl Gpu {
     /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
         let Allocator::Cuda { pool, stream } = &self.inner.allocator else { return Ok(()) };
+        // What ended scopes kept for later ones goes back to the pool first.
+        self.inner.release_reused().map_err(|error| Error::Free { what: "device memory", error })?;
         stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
         self.inner.ctx.trim_pool(*pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
+    }
+
+    /// How this device's scopes submit their work: deferred, with merged copies and cached
+    /// graphs, by default (see [`SubmitConfig`]).
+    ///
+    /// ```
+    /// let gpu = sluice_host::Gpu::cpu();
+    /// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+    /// assert!(gpu.submit_config().defer);
+    /// ```
+    pub fn submit_config(&self) -> SubmitConfig {
+        lock(&self.inner.submit).0
+    }
+
+    /// Changes how this device's scopes submit their work, from the next scope on (a scope
+    /// running now keeps the configuration it started with). Turning graphs off drops the
+    /// cached ones.
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig::direct());   // one driver call per operation, as asked
+    /// assert!(!gpu.submit_config().defer);
+    /// ```
+    pub fn set_submit_config(&self, config: SubmitConfig) {
+        lock(&self.inner.submit).0 = config;
+        if !config.graphs || config.graph_cache == 0 {
+            drop(lock(&self.inner.graphs).drain());
+        }
+    }
+
+    /// What this device's scopes have submitted so far, and how (direct, graphs captured,
+    /// graphs replayed, copies merged, fence records left out).
+    ///
+    /// ```
+    /// # fn demo() -> sluice_host::Result<()> {
+    /// let gpu = sluice_host::Gpu::cpu();
+    /// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+    /// let mut m = gpu.alloc_matrix::<u32>(64, 2)?;
+    /// for _ in 0..3 {
+    ///     sluice_host::scope(&gpu, |s| {
+    ///         for (lane, col) in s.lanes(2)?.into_iter().zip(m.columns_mut()) {
+    ///             lane.enter(|st| { let mut v = st.bind(col); st.zero(&mut v) })?;
+    ///         }
+    ///         Ok(())
+    ///     })?;
+    /// }
+    /// let stats = gpu.submit_stats();
+    /// // The first scope ran directly, the second captured its shape, the third replayed it.
+    /// assert_eq!((stats.direct, stats.graphs_captured, stats.graphs_replayed), (1, 1, 1));
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
+    pub fn submit_stats(&self) -> SubmitStats {
+        lock(&self.inner.submit).1
+    }
+
+    /// Counts a submission.
+    pub(crate) fn note_submission(&self, s: &Submission) {
+        lock(&self.inner.submit).1.add(s);
+    }
+
+    /// A cached graph of `key`, one holding `values` if there is one (taken out: the caller
+    /// puts it back once no launch of it is pending), with how many other graphs of `key` are
+    /// cached; or whether the shape was seen before (`Err(true)`: make its graph now).
+    pub(crate) fn take_graph(&self, key: &Key, values: &Values) -> std::result::Result<(CachedGraph, usize), bool> {
+        let mut cache = lock(&self.inner.graphs);
+        cache.take(key, values).ok_or_else(|| cache.seen_before(key))
+    }
+
+    /// Whether a plan of `key`'s shape copied these buffers before (noting that it has now).
+    pub(crate) fn buffers_seen_before(&self, key: &Key, values: &Values) -> bool {
+        lock(&self.inner.graphs).buffers_seen_before(key, values)
+    }
+
+    /// Puts a graph back into the cache once no launch of it is pending (or drops it when
+    /// graphs were turned off meanwhile).
+    pub(crate) fn put_graph(&self, g: CachedGraph) {
+        let config = self.submit_config();
+        if !config.graphs || config.graph_cache == 0 {
+            return;
+        }
+        let dropped = lock(&self.inner.graphs).put(g, config.graph_cache);
+        lock(&self.inner.submit).1.graphs_evicted += dropped as u64;
+    }
+
+    /// Counts a graph dropped because its update failed.
+    pub(crate) fn note_evicted(&self) {
+        lock(&self.inner.submit).1.graphs_evicted += 1;
+    }
+
+    /// The idle lanes the last scope left, if no other scope took them.
+    pub(crate) fn take_kept_lanes(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        lock(&self.inner.kept_lanes).take()
+    }
+
+    /// Keeps a scope's idle lanes for the next scope; gives them back if some are kept
+    /// already (another scope ended first).
+    pub(crate) fn keep_lanes(&self, kept: Box<dyn std::any::Any + Send>) -> Option<Box<dyn std::any::Any + Send>> {
+        let mut slot = lock(&self.inner.kept_lanes);
+        match *slot {
+            Some(_) => Some(kept),
+            None => {
+                *slot = Some(kept);
+                None
+            }
+        }
     }
 
     /// The errors sluice found where it could not return them, oldest first: releasing a
@@ -594,6 +725,40 @@ impl Gpu {
         Ok(ptr)
     }
 
+    /// [`alloc_device`](Gpu::alloc_device) for a scope: the most recent allocation of exactly
+    /// `bytes` an ended scope gave back ([`recycle_device`](Gpu::recycle_device)), if any —
+    /// so that a loop of scopes finds its memory at the same address every time (and a
+    /// repeated scope's cached graph needs no new addresses), without a driver call.
+    pub(crate) fn alloc_device_for_scope(&self, bytes: usize) -> Result<DevicePtr> {
+        if let Allocator::Cuda { .. } = &self.inner.allocator {
+            let mut reuse = lock(&self.inner.reuse);
+            if let Some(i) = reuse.iter().rposition(|(b, _)| *b == bytes) {
+                return Ok(reuse.remove(i).1);
+            }
+        }
+        self.alloc_device(bytes)
+    }
+
+    /// Gives a scope's allocation of `bytes` back for a later scope's (up to a bound), or
+    /// frees it ([`free_device`](Gpu::free_device)). The CPU backend frees it (its fresh
+    /// allocations are poisoned, which its tests of unwritten memory rely on).
+    ///
+    /// # Safety
+    /// As [`free_device`](Gpu::free_device): `ptr` came from an allocation of `bytes` on a `Gpu`
+    /// of this context, is given back once, and no work that may use it is pending.
+    pub(crate) unsafe fn recycle_device(&self, ptr: DevicePtr, bytes: usize) -> std::result::Result<(), DriverError> {
+        if let Allocator::Cuda { .. } = &self.inner.allocator {
+            let mut reuse = lock(&self.inner.reuse);
+            let held: usize = reuse.iter().map(|(b, _)| b).sum();
+            if reuse.len() < REUSE_ENTRIES && held + bytes <= REUSE_BYTES {
+                reuse.push((bytes, ptr));
+                return Ok(());
+            }
+        }
+        // SAFETY: the caller's duties are `free_device`'s.
+        unsafe { self.free_device(ptr) }
+    }
+
     /// Returns device memory to the pool (stream-ordered on the allocator stream; does not
     /// wait).
     ///
@@ -673,6 +838,36 @@ impl Gpu {
     pub(crate) fn next_alloc_id(&self) -> u64 {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         NEXT.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+impl GpuInner {
+    /// Frees the scope allocations kept for later scopes (stream-ordered, on the allocator
+    /// stream). The first error is returned; the rest of the memory is freed anyway.
+    fn release_reused(&self) -> std::result::Result<(), DriverError> {
+        let Allocator::Cuda { stream, .. } = &self.allocator else { return Ok(()) };
+        let kept = std::mem::take(&mut *lock(&self.reuse));
+        let mut first = Ok(());
+        for (_, ptr) in kept {
+            // SAFETY: each came from `alloc_device` in this context and was given back by a
+            // scope whose lanes had joined (`recycle_device`'s duty); it leaves the list here,
+            // so it is freed once, and no work can use it any more.
+            let freed = unsafe { stream.free_async(ptr) };
+            if first.is_ok() {
+                first = freed;
+            }
+        }
+        first
+    }
+}
+
+impl Drop for GpuInner {
+    fn drop(&mut self) {
+        if self.ctx.lost().is_none() {
+            if let Err(error) = self.release_reused() {
+                self.ctx.errors().record(Error::Free { what: "device memory", error });
+            }
+        }
     }
 }
 

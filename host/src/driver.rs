@@ -624,7 +624,7 @@ pub(crate) mod mem {
 
     /// One description of a (possibly pitched) copy: `height` rows of `width_bytes`,
     /// `pitch` bytes apart on each side.
-    #[derive(Clone, Copy, Debug)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) struct Span2d {
         pub width_bytes: usize,
         pub height: usize,
@@ -643,7 +643,7 @@ pub(crate) mod mem {
 
     /// The one 2-D copy descriptor: `span.height` rows of `span.width_bytes` between a
     /// device address and a host pointer, each side with its own pitch.
-    fn memcpy2d(dir: Direction, device: DevicePtr, host: *mut c_void, span: Span2d) -> sys::CUDA_MEMCPY2D {
+    pub(super) fn memcpy2d(dir: Direction, device: DevicePtr, host: *mut c_void, span: Span2d) -> sys::CUDA_MEMCPY2D {
         let (host_type, device_type) = (sys::CUmemorytype::CU_MEMORYTYPE_HOST, sys::CUmemorytype::CU_MEMORYTYPE_DEVICE);
         let mut p = sys::CUDA_MEMCPY2D {
             srcXInBytes: 0,
@@ -677,6 +677,13 @@ pub(crate) mod mem {
         p
     }
 
+    /// The length of the one contiguous copy `span` is, if both sides are contiguous.
+    pub(super) fn contiguous_bytes(span: Span2d) -> Option<usize> {
+        let contiguous =
+            span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes);
+        contiguous.then_some(span.width_bytes * span.height)
+    }
+
     /// Copies between `device` and `host` in direction `dir`, asynchronously on `stream`:
     /// one contiguous copy when both sides are contiguous, else one 2-D copy.
     ///
@@ -695,10 +702,7 @@ pub(crate) mod mem {
     ) -> Result<(), DriverError> {
         // SAFETY: caller's duty.
         unsafe { bind(ctx) }?;
-        let contiguous =
-            span.height == 1 || (span.device_pitch == span.width_bytes && span.host_pitch == span.width_bytes);
-        if contiguous {
-            let bytes = span.width_bytes * span.height;
+        if let Some(bytes) = contiguous_bytes(span) {
             // SAFETY: caller's duty (the contiguous span is `bytes` long on both sides).
             return check(unsafe {
                 match dir {
@@ -1267,6 +1271,71 @@ pub(crate) mod graph {
         };
         // SAFETY: caller's duty; the descriptor and `params` outlive the call.
         check(unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec.0, node.0, &p) })
+    }
+
+    /// The entry points automatic graphs need beyond [`missing_symbol`]'s: changing a copy
+    /// node's addresses in an instantiated graph. Without them a scope that repeats an earlier
+    /// one is submitted directly.
+    pub(crate) fn auto_graphs_supported() -> bool {
+        missing_symbol().is_none() && has_symbol("cuGraphExecMemcpyNodeSetParams")
+    }
+
+    /// Sets the addresses of copy node `node` of `exec` (the same direction and shape, new
+    /// device and host addresses, each in the context and of the memory type of the old).
+    ///
+    /// # Safety
+    /// - `ctx` retained; `exec` was instantiated from the graph holding `node`, both alive;
+    ///   `node` is a copy node between device memory and host memory in direction `dir`.
+    /// - `device` is valid for `span` on the device and `host` for `span` on the host until
+    ///   every later launch of `exec` has finished; no launch of `exec` is pending that must
+    ///   still see the old addresses (launches already enqueued keep them, the driver says).
+    pub(crate) unsafe fn set_memcpy_params(
+        ctx: RawContext,
+        exec: RawGraphExec,
+        node: RawGraphNode,
+        dir: mem::Direction,
+        device: DevicePtr,
+        host: *mut c_void,
+        span: mem::Span2d,
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        // The shape the copy was captured with: one row when both sides are contiguous.
+        let span = match mem::contiguous_bytes(span) {
+            Some(bytes) => mem::Span2d { width_bytes: bytes, height: 1, device_pitch: bytes, host_pitch: bytes },
+            None => span,
+        };
+        let p2 = mem::memcpy2d(dir, device, host, span);
+        let p = sys::CUDA_MEMCPY3D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcZ: 0,
+            srcLOD: 0,
+            srcMemoryType: p2.srcMemoryType,
+            srcHost: p2.srcHost,
+            srcDevice: p2.srcDevice,
+            srcArray: std::ptr::null_mut(),
+            reserved0: std::ptr::null_mut(),
+            srcPitch: p2.srcPitch,
+            srcHeight: span.height,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstZ: 0,
+            dstLOD: 0,
+            dstMemoryType: p2.dstMemoryType,
+            dstHost: p2.dstHost,
+            dstDevice: p2.dstDevice,
+            dstArray: std::ptr::null_mut(),
+            reserved1: std::ptr::null_mut(),
+            dstPitch: p2.dstPitch,
+            dstHeight: span.height,
+            WidthInBytes: span.width_bytes,
+            Height: span.height,
+            Depth: 1,
+        };
+        // SAFETY: caller's duty; the descriptor outlives the call (the driver reads it before
+        // returning).
+        check(unsafe { sys::cuGraphExecMemcpyNodeSetParams(exec.0, node.0, &p, ctx.0) })
     }
 
     /// # Safety

@@ -10,21 +10,34 @@
 //!
 //! # Rule 7
 //!
-//! The events and waits sluice enqueues are exactly those the program asks for: one event per
-//! fence, pending copy or timestamp; one `cuStreamWaitEvent` per await on another lane than the
-//! fence's — and none when a lane awaits its own fence (stream order already covers it).
-//! [`LaneStats`](crate::LaneStats) counts both, per lane.
+//! The program asks for one event per fence, pending copy or timestamp, and one
+//! `cuStreamWaitEvent` per await on another lane than the fence's — none when a lane awaits
+//! its own fence (stream order already covers it). [`LaneStats`](crate::LaneStats) counts what
+//! it asked for, per lane, as it asks.
+//!
+//! What reaches the GPU is no more than that, and derived from it alone, never from tracking
+//! memory: a scope that submits as asked ([`SubmitConfig::direct`](crate::SubmitConfig::direct))
+//! enqueues exactly these; a deferred scope ([`plan`](crate::plan)) leaves out the records of
+//! fences no one can await any more (dropped unawaited, or at the scope's end), adds for a
+//! merged copy one fan-in event and one wait per copy it absorbed (the copying lane waits
+//! for the lanes whose copies it does — the edges the copies had to their kernels), and in a
+//! graph the same records and waits are the graph's edges. Each
+//! [`Submission`](crate::Submission) counts what it submitted (`events_recorded`, `waits`,
+//! `fences_elided`, `merged_copies`).
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use bytemuck::Pod;
 
 use crate::error::{Error, Result};
 use crate::handle::Event;
 use crate::lane::{Cover, LaneInner, LaneShared, Stream};
-use crate::matrix::{ColumnsMut, ColumnsRef};
+use crate::matrix::{ColumnsMut, ColumnsRef, DeviceMatrix};
 use crate::pinned::PendingUpload;
+use crate::plan::MergeSide;
 use crate::span::Span;
+use crate::submit::Work;
 use crate::trace::SpanKind;
 use crate::view::{ColumnView, ColumnViewMut};
 
@@ -45,7 +58,10 @@ use crate::view::{ColumnView, ColumnViewMut};
 pub struct Fence<'scope> {
     shared: &'scope LaneShared,
     /// Always `Some` until the fence is dropped, which gives the event back to its scope.
-    event: Option<Event>,
+    event: Option<Arc<Event>>,
+    /// In a deferred scope: where the record is in the scope's log (its generation and
+    /// index) until it is submitted.
+    rec: Option<(u64, u32)>,
     /// The stream that recorded it: awaiting on that lane needs no wait.
     stream: usize,
     /// The lane that recorded it and how many operations it had enqueued then: awaiting it
@@ -76,6 +92,10 @@ impl<'scope> Fence<'scope> {
     /// [`wait`](Fence::wait), refused while the scope is being recorded (`what` says who asked).
     pub(crate) fn wait_for(&self, what: &'static str) -> Result<()> {
         self.shared.refuse_while_recording(what)?;
+        if self.shared.is_pending(self.rec) {
+            // The host needs the record: what the scope has logged goes to the GPU now.
+            self.shared.flush(false, "a host wait")?;
+        }
         self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })?;
         if let Some((lane, at)) = self.origin {
             lane.note_awaited(at, Cover::Host);
@@ -84,15 +104,29 @@ impl<'scope> Fence<'scope> {
     }
 
     /// Enqueues on `st` a wait for this fence, unless `st` recorded it.
+    ///
+    /// In a deferred scope a wait for a fence of the same scope is logged like any operation
+    /// (submitted in program order, after the record it waits for). A wait for another
+    /// scope's fence goes to the driver at once, after both scopes have submitted what they
+    /// logged (the record first): the other scope may reuse the event once it is submitted.
     fn enqueue_wait(&self, st: &Stream<'scope, '_>) -> Result<()> {
         if st.handle().id() == self.stream {
             return Ok(()); // rule 7: stream order already puts later work after the fence
         }
-        st.traced(
-            SpanKind::Wait,
-            || "await fence".to_string(),
-            || st.handle().wait(self.event()).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
-        )?;
+        let same_scope = std::ptr::eq(self.shared, st.lane.shared);
+        let event = self.event.as_ref().expect("a fence holds its event until it is dropped");
+        if same_scope && st.defers() {
+            st.log_wait(event.clone(), self.rec);
+        } else {
+            if !same_scope {
+                self.shared.flush(false, "another scope awaits a fence")?;
+            }
+            st.traced(
+                SpanKind::Wait,
+                || "await fence".to_string(),
+                || st.handle().wait(event).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error }),
+            )?;
+        }
         st.lane.inner.waits_enqueued.fetch_add(1, Ordering::Relaxed);
         // A cover names a lane of this scope, which this scope joins; a fence awaited in
         // another (nested) scope or in a recording (whose wait never runs) covers nothing.
@@ -108,7 +142,8 @@ impl<'scope> Fence<'scope> {
 impl Drop for Fence<'_> {
     fn drop(&mut self) {
         if let Some(e) = self.event.take() {
-            self.shared.recycle_event(e);
+            // No one can await the record any more; the event is idle once it is submitted.
+            self.shared.retire_fence(self.rec, e);
         }
     }
 }
@@ -286,7 +321,9 @@ mod sealed {
 use sealed::Token;
 
 /// Something a lane can await: a hand-off `Fenced<ColumnsMut>` (by value), shared data
-/// `&Fenced<ColumnsRef>` (by reference), or a plain `&Fence`.
+/// `&Fenced<ColumnsRef>` (by reference), a plain `&Fence`, or persistent device memory
+/// `&DeviceMatrix` (an upload made once outside the scope: nothing to wait for, bound
+/// read-only).
 ///
 /// ```no_run
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -312,7 +349,7 @@ pub trait Awaitable<'scope>: sealed::Sealed {
     /// What the awaiting lane gets: a view branded with its `'lane`, or `()`.
     type Output<'lane>;
     #[doc(hidden)]
-    fn fence_ref(&self) -> &Fence<'scope>;
+    fn fence_ref(&self) -> Option<&Fence<'scope>>;
     #[doc(hidden)]
     fn into_output<'lane>(self, token: Token) -> Self::Output<'lane>;
 }
@@ -320,8 +357,8 @@ pub trait Awaitable<'scope>: sealed::Sealed {
 impl<T> sealed::Sealed for Fenced<'_, ColumnsMut<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsMut<'scope, T>> {
     type Output<'lane> = ColumnViewMut<'scope, 'lane, T>;
-    fn fence_ref(&self) -> &Fence<'scope> {
-        &self.fence
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(&self.fence)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnViewMut::new(self.value.span())
@@ -331,8 +368,8 @@ impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsMut<'scope, T>> {
 impl<T> sealed::Sealed for &Fenced<'_, ColumnsRef<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for &Fenced<'scope, ColumnsRef<'scope, T>> {
     type Output<'lane> = ColumnView<'scope, 'lane, T>;
-    fn fence_ref(&self) -> &Fence<'scope> {
-        &self.fence
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(&self.fence)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.value.span())
@@ -342,8 +379,8 @@ impl<'scope, T> Awaitable<'scope> for &Fenced<'scope, ColumnsRef<'scope, T>> {
 impl<T> sealed::Sealed for Fenced<'_, ColumnsRef<'_, T>> {}
 impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsRef<'scope, T>> {
     type Output<'lane> = ColumnView<'scope, 'lane, T>;
-    fn fence_ref(&self) -> &Fence<'scope> {
-        &self.fence
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(&self.fence)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.value.span())
@@ -353,10 +390,25 @@ impl<'scope, T> Awaitable<'scope> for Fenced<'scope, ColumnsRef<'scope, T>> {
 impl sealed::Sealed for &Fence<'_> {}
 impl<'scope> Awaitable<'scope> for &Fence<'scope> {
     type Output<'lane> = ();
-    fn fence_ref(&self) -> &Fence<'scope> {
-        self
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(self)
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {}
+}
+
+/// Persistent device memory ([`Gpu::upload`](crate::Gpu::upload), a matrix owned outside the
+/// scope) has no pending work: awaiting it enqueues nothing and binds it read-only, as
+/// [`Stream::bind_ref`] does. So a program written with `s.upload(&data)` inside a loop of
+/// scopes keeps its lanes unchanged when the upload moves out of the loop (`gpu.upload`).
+impl<T> sealed::Sealed for &DeviceMatrix<T> {}
+impl<'scope, T: Pod> Awaitable<'scope> for &'scope DeviceMatrix<T> {
+    type Output<'lane> = ColumnView<'scope, 'lane, T>;
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        None
+    }
+    fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
+        ColumnView::new(self.as_columns().span())
+    }
 }
 
 /// A view a lane can fence: its columns leave the lane unbranded, behind the fence.
@@ -406,7 +458,24 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Awaits a fence on this lane and returns what it guards, bound to this lane.
     ///
     /// Enqueues one `cuStreamWaitEvent` if the fence was recorded on another lane — the GPU
-    /// waits, this host thread does not — and nothing if it was recorded on this lane.
+    /// waits, this host thread does not — and nothing if it was recorded on this lane, or if
+    /// it is persistent memory uploaded before the scope:
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+    /// let shared = gpu.upload(data)?;                   // once, before a loop of scopes
+    /// for _step in 0..100 {
+    ///     sluice_host::scope(gpu, |s| {
+    ///         s.lane()?.enter(|st| {
+    ///             let view = st.await_fence(&shared)?;  // as for `s.upload`: no wait needed
+    ///             assert_eq!(st.stats().waits_enqueued, 0);
+    ///             # let _ = view;
+    ///             Ok(())
+    ///         })
+    ///     })?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
@@ -422,7 +491,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// # }
     /// ```
     pub fn await_fence<A: Awaitable<'scope>>(&self, a: A) -> Result<A::Output<'lane>> {
-        a.fence_ref().enqueue_wait(self)?;
+        if let Some(fence) = a.fence_ref() {
+            fence.enqueue_wait(self)?;
+        }
         Ok(a.into_output(Token(())))
     }
 
@@ -597,19 +668,51 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         self.record_fence(false)
     }
 
-    /// A fence of a fresh (or, `timing`, timestamping) event recorded on this lane now.
+    /// Submits `work` ([`Stream::submit`]) and records a fence after it: what a copy to the
+    /// host does for its [`Pending`](crate::Pending), logged together in a deferred scope.
+    ///
+    /// # Safety
+    /// As [`Stream::submit`].
+    pub(crate) unsafe fn submit_fenced(&self, work: Work<'_>, merge: Option<MergeSide>) -> Result<Fence<'scope>> {
+        let shared = self.lane.shared;
+        let e = shared.take_event(false)?;
+        // Read before the work is counted: the fence follows the work, so it covers the count
+        // read now plus the work itself (another thread's operation can only make it smaller
+        // than the lane's count, which makes a join more careful, never less).
+        let before = self.lane.inner.enqueued.load(Ordering::Acquire);
+        // SAFETY: the caller's duties.
+        let rec = match unsafe { self.submit_then_record(work, merge, Some(&e)) } {
+            Ok(rec) => rec,
+            Err(error) => {
+                shared.recycle_event(e);
+                return Err(error);
+            }
+        };
+        self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
+        let origin = Some((self.lane.inner, before + 1));
+        Ok(Fence { shared, event: Some(e), rec, stream: self.handle().id(), origin })
+    }
+
+    /// A fence of a fresh (or, `timing`, timestamping) event recorded on this lane now (in
+    /// a deferred scope: logged, and submitted only if someone may await it).
     fn record_fence(&self, timing: bool) -> Result<Fence<'scope>> {
         let shared = self.lane.shared;
         let e = shared.take_event(timing)?;
         // Read before the record: whatever is counted now was enqueued before the event.
         let at = self.lane.inner.enqueued.load(Ordering::Acquire);
-        if let Err(error) = e.record(self.handle()) {
-            shared.recycle_event(e);
-            return Err(Error::Event { call: "cuEventRecord", error });
+        let rec = match self.defers() {
+            true => shared.log_record(self.lane.inner, e.clone()),
+            false => None,
+        };
+        if rec.is_none() {
+            if let Err(error) = e.record(self.handle()) {
+                shared.recycle_event(e);
+                return Err(Error::Event { call: "cuEventRecord", error });
+            }
         }
         self.lane.inner.events_recorded.fetch_add(1, Ordering::Relaxed);
         let origin = Some((self.lane.inner, at));
-        Ok(Fence { shared, event: Some(e), stream: self.handle().id(), origin })
+        Ok(Fence { shared, event: Some(e), rec, stream: self.handle().id(), origin })
     }
 }
 

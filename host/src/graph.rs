@@ -426,7 +426,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         }
         let exec = graph.exec.as_ref().expect("a graph holds its executable until dropped");
         let launched = self.traced(
-            SpanKind::Launch,
+            SpanKind::Graph,
             || "graph".to_string(),
             || {
                 // SAFETY: every address the graph uses is memory it owns or borrows for 'g, and 'g

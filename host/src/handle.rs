@@ -33,7 +33,9 @@ use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::cpu::{self, CpuDevice, CpuEntry, CpuEvent, CpuGraph, CpuStream, KernelOp, Recording};
+use crate::cpu::{
+    self, CpuDevice, CpuEntry, CpuEvent, CpuGraph, CpuNode, CpuStream, KernelOp, MemOp, MemParams, Recording,
+};
 use crate::driver::{
     self,
     mem::{Direction, Span2d},
@@ -654,14 +656,9 @@ impl StreamHandle {
             // SAFETY: stream alive, context retained; the memory is the caller's duty.
             StreamKind::Cuda(raw) => unsafe { driver::mem::copy(self.ctx.cuda()?, *raw, dir, device, host, span) },
             StreamKind::Cpu(s) => {
-                let p = Ptrs(device, host);
-                s.enqueue(Arc::new(move || {
-                    let (device, host) = p.get();
-                    // SAFETY: the caller's duty (see above) holds until the stream has passed
-                    // this operation, which is now.
-                    unsafe { cpu::copy_2d(dir, device, host, span) };
-                    Ok(())
-                }));
+                let params = MemParams::Copy { dir, device, host: host as usize, span };
+                // SAFETY: the caller's duty (see above) is `MemOp::new`'s.
+                s.enqueue_mem(unsafe { MemOp::new(params) });
                 Ok(())
             }
         }
@@ -685,11 +682,9 @@ impl StreamHandle {
                 driver::mem::zero_2d(self.ctx.cuda()?, *raw, dst, pitch, width_bytes, height)
             },
             StreamKind::Cpu(s) => {
-                s.enqueue(Arc::new(move || {
-                    // SAFETY: the caller's duty holds until the stream has passed this operation.
-                    unsafe { cpu::zero_2d(dst, pitch, width_bytes, height) };
-                    Ok(())
-                }));
+                let params = MemParams::Zero { dst, pitch, width_bytes, height };
+                // SAFETY: the caller's duty is `MemOp::new`'s.
+                s.enqueue_mem(unsafe { MemOp::new(params) });
                 Ok(())
             }
         }
@@ -764,7 +759,7 @@ impl StreamHandle {
         Ok(GraphHandle { ctx: self.ctx.clone(), kind })
     }
 
-    /// The graph node the last launch captured on this stream became.
+    /// The graph node the last launch, copy or fill captured on this stream became.
     ///
     /// # Safety
     /// - This stream is capturing.
@@ -774,7 +769,10 @@ impl StreamHandle {
                 // SAFETY: stream alive, context retained; the capture is the caller's duty.
                 unsafe { driver::graph::last_node(self.ctx.cuda()?, *raw) }.map(|n| n.map(GraphNode::Cuda))
             }
-            StreamKind::Cpu(s) => Ok(s.last_kernel().map(GraphNode::Cpu)),
+            StreamKind::Cpu(s) => Ok(s.last_node().map(|n| match n {
+                CpuNode::Kernel(k) => GraphNode::Cpu(k),
+                CpuNode::Mem(m) => GraphNode::CpuMem(m),
+            })),
         }
     }
 
@@ -1114,6 +1112,38 @@ impl GraphExec {
     }
 }
 
+impl GraphExec {
+    /// Points copy node `node` at new addresses (same direction and shape).
+    ///
+    /// # Safety
+    /// - `node` is a copy node of this graph between device memory of this context and host
+    ///   memory in direction `dir`, with this shape.
+    /// - `device` and `host` are valid for `span` (each on its side), and used by nothing
+    ///   else in a conflicting way, until every later launch of the graph has finished.
+    /// - No launch of this graph is pending (callers hold it exclusively).
+    pub(crate) unsafe fn set_copy_params(
+        &self,
+        node: &GraphNode,
+        dir: Direction,
+        device: DevicePtr,
+        host: *mut c_void,
+        span: Span2d,
+    ) -> Result<(), DriverError> {
+        match (&self.kind, node) {
+            (ExecKind::Cuda { raw }, GraphNode::Cuda(n)) => {
+                // SAFETY: both alive; the rest is the caller's duty.
+                unsafe { driver::graph::set_memcpy_params(self.ctx.cuda()?, *raw, *n, dir, device, host, span) }
+            }
+            (ExecKind::Cpu(_), GraphNode::CpuMem(op)) => {
+                // SAFETY: the caller's duty is `MemOp::set`'s.
+                unsafe { op.set(MemParams::Copy { dir, device, host: host as usize, span }) };
+                Ok(())
+            }
+            _ => Err(DriverError::from_code(400)),
+        }
+    }
+}
+
 impl Drop for GraphExec {
     fn drop(&mut self) {
         if self.ctx.is_dead() {
@@ -1131,11 +1161,12 @@ impl Drop for GraphExec {
     }
 }
 
-/// A kernel node of a recorded graph (valid while the graph lives).
+/// A kernel, copy or fill node of a recorded graph (valid while the graph lives).
 #[derive(Clone)]
 pub(crate) enum GraphNode {
     Cuda(RawGraphNode),
     Cpu(Arc<KernelOp>),
+    CpuMem(Arc<MemOp>),
 }
 
 impl std::fmt::Debug for StreamHandle {

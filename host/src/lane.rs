@@ -10,36 +10,225 @@
 //! [`fence`](crate::fence)'s business.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytemuck::Pod;
 
 use crate::capture::Capture;
-use crate::device::Gpu;
+use crate::device::{lock, Gpu};
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
 use crate::matrix::{ColumnsMut, ColumnsRef};
 use crate::module::{LaunchTarget, SourceSpan};
+use crate::plan::{Batch, BatchLane, CachedGraph, MergeSide, OpKind, Submission, SubmitConfig};
+use crate::submit::{self, Flush, Work};
 use crate::trace::{Recorder, SpanKind};
 use crate::view::{Brand, ColumnView, ColumnViewMut, Invariant};
 
 /// What the lanes of one scope share: the device, the scope's idle events (fences dropped
-/// in this scope are reused by its later fences before the device's pool is asked), and the
-/// trace recorder when the scope is traced.
+/// in this scope are reused by its later fences before the device's pool is asked), the
+/// trace recorder when the scope is traced, and — in a deferred scope — the operations not
+/// yet submitted.
 pub(crate) struct LaneShared {
     pub(crate) gpu: Gpu,
     /// Idle events: `[fence events, timing events]`.
-    idle: Mutex<[Vec<Event>; 2]>,
+    idle: Mutex<[Vec<Arc<Event>>; 2]>,
     trace: Option<Recorder>,
     capture: Option<Capture>,
+    /// How this scope submits (fixed when it starts).
+    config: SubmitConfig,
+    /// `Some` in a deferred scope: what its lanes logged and what it submitted.
+    deferred: Option<Mutex<Deferred>>,
+    /// A submission failed part way: some logged waits may never have been submitted, so the
+    /// scope's end trusts no lane's cover and synchronizes every lane.
+    failed: AtomicBool,
+}
+
+/// A deferred scope's log: the batch not yet submitted, the lanes it names (a batch lane's
+/// bookkeeping, by the lane's index in the batch), the submissions so far and the graph the
+/// last one launched.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    batch: Batch,
+    owners: Vec<NonNull<LaneInner>>,
+    pub(crate) submissions: Vec<Submission>,
+    pub(crate) graph: Option<CachedGraph>,
+}
+
+// SAFETY: `owners` point to lanes' bookkeeping boxes (`LaneInner` is `Sync`), which the scope
+// frees only after its last submission and its joins; they are only read.
+unsafe impl Send for Deferred {}
+
+impl Deferred {
+    /// The batch index of `lane`, which is added to the batch if new.
+    fn slot(&mut self, lane: &LaneInner) -> u32 {
+        let slot = lane.slot.load(Ordering::Relaxed);
+        if slot != u32::MAX {
+            return slot;
+        }
+        let slot = self.batch.lanes.len() as u32;
+        self.batch.lanes.push(BatchLane { stream: NonNull::from(&lane.stream), id: lane.id, submitted: false });
+        self.owners.push(NonNull::from(lane));
+        lane.slot.store(slot, Ordering::Relaxed);
+        slot
+    }
 }
 
 impl LaneShared {
-    /// Lanes' shared state, starting with `idle` events (kept from earlier scopes).
-    pub(crate) fn new(gpu: Gpu, idle: Vec<Event>, trace: Option<Recorder>, capture: Option<Capture>) -> LaneShared {
-        let (timing, fences): (Vec<Event>, Vec<Event>) = idle.into_iter().partition(|e| e.timing());
-        LaneShared { gpu, idle: Mutex::new([fences, timing]), trace, capture }
+    /// Lanes' shared state, starting with `idle` events (kept from earlier scopes); a deferred
+    /// scope if `config.defer` (recordings and multi-GPU scopes submit as asked).
+    pub(crate) fn new(
+        gpu: Gpu,
+        idle: Vec<Arc<Event>>,
+        trace: Option<Recorder>,
+        capture: Option<Capture>,
+        config: SubmitConfig,
+    ) -> LaneShared {
+        let (timing, fences): (Vec<Arc<Event>>, Vec<Arc<Event>>) = idle.into_iter().partition(|e| e.timing());
+        let deferred = (config.defer && capture.is_none()).then(|| Mutex::new(Deferred::default()));
+        LaneShared {
+            gpu,
+            idle: Mutex::new([fences, timing]),
+            trace,
+            capture,
+            config,
+            deferred,
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether this scope collects its operations and submits them later.
+    pub(crate) fn defers(&self) -> bool {
+        self.deferred.is_some()
+    }
+
+    /// The deferred log (`None`: the scope submits as asked).
+    pub(crate) fn log(&self) -> Option<MutexGuard<'_, Deferred>> {
+        self.deferred.as_ref().map(lock)
+    }
+
+    /// Submits every operation logged and not yet submitted: at a host wait that needs one of
+    /// them, before an operation that goes to the driver at once, and (`last`) at the scope's
+    /// end — then copies may merge and a repeated shape may run as a graph. Nothing to do in a
+    /// scope that submits as asked.
+    pub(crate) fn flush(&self, last: bool, reason: &'static str) -> Result<()> {
+        let Some(mut d) = self.log() else { return Ok(()) };
+        if d.batch.is_empty() && !last {
+            return Ok(());
+        }
+        let take_event = || self.take_event(false);
+        let f = Flush {
+            gpu: &self.gpu,
+            trace: self.trace.as_ref(),
+            config: self.config,
+            last,
+            reason,
+            take_event: &take_event,
+        };
+        // SAFETY: every operation was logged by a typed call that borrowed its memory for
+        // 'scope (views bound to the lane, pinned destinations moved into `Pending`s, sources
+        // borrowed for 'scope), and the scope submits its log before it joins its lanes,
+        // which it does before 'scope ends; the lanes' bookkeeping (their streams) lives until
+        // then too.
+        let (result, submitted) = unsafe { submit::submit(&mut d.batch, &f) };
+        if let Some(s) = submitted {
+            for (lane, by) in &s.covers {
+                // SAFETY: the owners live until the scope's end (see `Deferred`).
+                let (lane, by) = unsafe { (d.owners[*lane as usize].as_ref(), d.owners[*by as usize].as_ref()) };
+                lane.note_awaited(lane.enqueued.load(Ordering::Acquire), Cover::Lane(by.id));
+            }
+            let empty = s.is_empty();
+            self.recycle_events(s.events);
+            if !empty {
+                d.submissions.push(s.submission);
+            }
+            if let Some(g) = s.graph {
+                d.graph = Some(g);
+            }
+        }
+        if result.is_err() {
+            self.failed.store(true, Ordering::Release);
+        }
+        result
+    }
+
+    /// Whether a submission failed part way (then no cover is trusted: see `failed`).
+    pub(crate) fn submission_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// Before an operation that goes to the driver at once on `lane` (a replay, a peer copy,
+    /// a wait for another scope's fence...): submits what is logged, so that everything the
+    /// program asked for before it is ahead of it, and notes that the lane has submitted work.
+    pub(crate) fn before_direct(&self, lane: &LaneInner, why: &'static str) -> Result<()> {
+        self.flush(false, why)?;
+        if let Some(mut d) = self.log() {
+            let slot = d.slot(lane);
+            d.batch.lanes[slot as usize].submitted = true;
+        }
+        Ok(())
+    }
+
+    /// The submissions so far.
+    pub(crate) fn submissions(&self) -> Vec<Submission> {
+        self.log().map(|d| d.submissions.clone()).unwrap_or_default()
+    }
+
+    /// The graph the last submission launched, to put back into the device's cache (after
+    /// the joins: no launch of it may be pending there).
+    pub(crate) fn take_graph(&self) -> Option<CachedGraph> {
+        self.log().and_then(|mut d| d.graph.take())
+    }
+
+    /// A fence of this scope was dropped: its record (at `rec`, if still logged) can no longer
+    /// be awaited, and its event is idle again — once the log no longer names it.
+    pub(crate) fn retire_fence(&self, rec: Option<(u64, u32)>, event: Arc<Event>) {
+        if let Some(mut d) = self.log() {
+            if let Some((generation, at)) = rec {
+                if generation == d.batch.generation {
+                    if let Some(OpKind::Record { live, .. }) = d.batch.ops.get_mut(at as usize).map(|o| &mut o.kind) {
+                        *live = false;
+                    }
+                }
+            }
+            if Arc::strong_count(&event) > 1 {
+                d.batch.retired.push(event);
+                return;
+            }
+        }
+        self.recycle_event(event);
+    }
+
+    /// Whether a fence's record at `rec` is logged and not yet submitted.
+    pub(crate) fn is_pending(&self, rec: Option<(u64, u32)>) -> bool {
+        match (rec, self.log()) {
+            (Some((generation, _)), Some(d)) => generation == d.batch.generation,
+            _ => false,
+        }
+    }
+
+    /// Logs a record of `event` on `lane`; returns where it is, for the fence.
+    pub(crate) fn log_record(&self, lane: &LaneInner, event: Arc<Event>) -> Option<(u64, u32)> {
+        let mut d = self.log()?;
+        let slot = d.slot(lane);
+        let at = d.batch.push(slot, OpKind::Record { event, live: true, awaited: false });
+        Some((d.batch.generation, at))
+    }
+
+    /// Logs a wait of `lane` for `event`, recorded at `rec` if that record is in the batch
+    /// (then it is marked awaited: it will be submitted).
+    pub(crate) fn log_wait(&self, lane: &LaneInner, event: Arc<Event>, rec: Option<(u64, u32)>) {
+        let Some(mut d) = self.log() else { return };
+        let record = rec.filter(|(generation, _)| *generation == d.batch.generation).map(|(_, at)| at);
+        if let Some(at) = record {
+            if let Some(OpKind::Record { awaited, .. }) = d.batch.ops.get_mut(at as usize).map(|o| &mut o.kind) {
+                *awaited = true;
+            }
+        }
+        let slot = d.slot(lane);
+        d.batch.push(slot, OpKind::Wait { event, record });
     }
 
     /// The recording in progress, if this scope is being recorded into a graph.
@@ -56,7 +245,7 @@ impl LaneShared {
     }
 
     /// The idle events, for the next scope once this one has joined.
-    pub(crate) fn take_idle_events(&self) -> Vec<Event> {
+    pub(crate) fn take_idle_events(&self) -> Vec<Arc<Event>> {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         let [fences, timing] = &mut *idle;
         let mut all = std::mem::take(fences);
@@ -71,17 +260,25 @@ impl LaneShared {
 
     /// An event for a fence or (`timing`) a timestamp: an idle one of this scope, of the
     /// device's pool, or a new one.
-    pub(crate) fn take_event(&self, timing: bool) -> Result<Event> {
+    pub(crate) fn take_event(&self, timing: bool) -> Result<Arc<Event>> {
         if let Some(e) = self.idle.lock().unwrap_or_else(|p| p.into_inner())[timing as usize].pop() {
             return Ok(e);
         }
-        self.gpu.take_event(timing)
+        self.gpu.take_event(timing).map(Arc::new)
     }
 
     /// Gives an event back once no one can wait on it through sluice any more. Waits
     /// already enqueued keep waiting on the record they saw, so re-recording is safe.
-    pub(crate) fn recycle_event(&self, e: Event) {
+    pub(crate) fn recycle_event(&self, e: Arc<Event>) {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())[e.timing() as usize].push(e);
+    }
+
+    /// [`recycle_event`](LaneShared::recycle_event) for many (one lock).
+    fn recycle_events(&self, events: Vec<Arc<Event>>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        for e in events {
+            idle[e.timing() as usize].push(e);
+        }
     }
 }
 
@@ -102,6 +299,8 @@ pub(crate) struct LaneInner {
     /// came before it, and who awaited it. While no operation follows it, the lane is done
     /// once its awaiter is (see [`LaneInner::covered_by`]).
     covered: Mutex<Option<(u64, Cover)>>,
+    /// This lane's index in its scope's deferred batch (`u32::MAX`: none yet).
+    slot: AtomicU32,
 }
 
 /// Who awaited a lane's fence: another lane (GPU-side), or the host.
@@ -123,6 +322,7 @@ impl LaneInner {
             kernels: Mutex::new(Vec::new()),
             enqueued: AtomicU64::new(0),
             covered: Mutex::new(None),
+            slot: AtomicU32::new(u32::MAX),
         }
     }
 
@@ -148,7 +348,8 @@ impl LaneInner {
     pub(crate) fn note_launch(&self, f: &LaunchTarget) {
         self.launches.fetch_add(1, Ordering::Relaxed);
         let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
-        if !kernels.iter().any(|(name, _)| std::ptr::eq(*name, f.name) || *name == f.name) {
+        // The last kernel first: a lane usually launches the same kernel again.
+        if !kernels.iter().rev().any(|(name, _)| std::ptr::eq(*name, f.name) || *name == f.name) {
             kernels.push((f.name, f.source));
         }
     }
@@ -162,6 +363,7 @@ impl LaneInner {
         self.kernels.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
         self.enqueued.store(0, Ordering::Relaxed);
         *self.covered.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        self.slot.store(u32::MAX, Ordering::Relaxed);
         self
     }
 
@@ -176,10 +378,12 @@ impl LaneInner {
     }
 }
 
-/// What sluice enqueued on one lane so far (rule 7: no hidden work). Every event and
-/// every wait counted here was asked for by the program: a fence, a pending copy, a
-/// timestamp, an await of another lane's fence. Awaiting a fence on the lane that
-/// recorded it enqueues nothing and counts nothing.
+/// What the program asked this lane to enqueue so far (rule 7: no hidden work). Every event
+/// and every wait counted here was asked for by the program: a fence, a pending copy, a
+/// timestamp, an await of another lane's fence. Awaiting a fence on the lane that recorded
+/// it enqueues nothing and counts nothing. They are counted as they are asked for; a deferred
+/// scope submits them later, and may leave out a fence's record no one can await (what it
+/// submitted: [`Submission`]).
 ///
 /// ```no_run
 /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
@@ -395,24 +599,98 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         &self.lane.shared.gpu
     }
 
-    /// Runs `enqueue` (one operation enqueued on this lane); in a traced scope, brackets it
-    /// with timing events and host instants, named by `name`. One branch otherwise.
+    /// Whether this lane's operations are logged for later submission (a lane of a
+    /// deferred scope; the upload lane submits as asked, see [`Stream::submit`]).
+    pub(crate) fn defers(&self) -> bool {
+        self.lane.shared.defers() && self.lane.inner.id != LaneId::Upload
+    }
+
+    /// Submits one launch, copy or fill of this lane: logged in a deferred scope (submitted
+    /// at the next host wait that needs it, or at the scope's end), handed to the driver now
+    /// otherwise (traced, if the scope is). `merge`: a copy to the host that may merge with
+    /// its neighbours. The scope's upload lane submits as asked: it awaits nothing, so its
+    /// uploads may start at once.
+    ///
+    /// # Safety
+    /// - As [`submit::run`]: the memory the operation names stays valid, and unused by other
+    ///   lanes in a conflicting way, until the lane has passed it (the typed callers borrow it
+    ///   for `'scope`, and the scope submits its log before it joins); a launch's arguments
+    ///   are lowered for its function.
+    pub(crate) unsafe fn submit(&self, work: Work<'_>, merge: Option<MergeSide>) -> Result<()> {
+        // SAFETY: the caller's duties.
+        unsafe { self.submit_then_record(work, merge, None) }.map(drop)
+    }
+
+    /// [`submit`](Stream::submit), then (with `event`) a record of `event` after it — both
+    /// logged together in a deferred scope (one lock), or both handed to the driver now.
+    /// Returns where the record is in the log (`None`: submitted already).
+    ///
+    /// # Safety
+    /// As [`submit`](Stream::submit).
+    pub(crate) unsafe fn submit_then_record(
+        &self,
+        mut work: Work<'_>,
+        merge: Option<MergeSide>,
+        event: Option<&Arc<Event>>,
+    ) -> Result<Option<(u64, u32)>> {
+        let _count = Count(&self.lane.inner.enqueued);
+        if self.defers() {
+            if let Some(mut d) = self.lane.shared.log() {
+                let slot = d.slot(self.lane.inner);
+                let kind = match work {
+                    Work::Launch { func, name, grid, block, shared_mem_bytes, ptrs, sizes } => {
+                        // SAFETY: `ptrs[i]` points to `sizes[i]` bytes (the caller's duty).
+                        let (words, sizes) = unsafe { d.batch.store_raw(ptrs, sizes) };
+                        OpKind::Launch { func, name, grid, block, shared_mem_bytes, words, sizes }
+                    }
+                    Work::Copy { dir, device, host, span, elem } => {
+                        OpKind::Copy { dir, device, host, span, elem, merge }
+                    }
+                    Work::Zero { dst, pitch, width_bytes, height } => OpKind::Zero { dst, pitch, width_bytes, height },
+                    Work::Record(_) | Work::Wait(_) => unreachable!("fences log their own records and waits"),
+                };
+                d.batch.push(slot, kind);
+                let rec = event.map(|e| {
+                    let at = d.batch.push(slot, OpKind::Record { event: e.clone(), live: true, awaited: false });
+                    (d.batch.generation, at)
+                });
+                let full = d.batch.ops.len() >= self.lane.shared.config.max_deferred;
+                drop(d);
+                if full {
+                    // A long scope: what it holds goes to the GPU now, which would idle otherwise.
+                    self.lane.shared.flush(false, "the log reached SubmitConfig::max_deferred")?;
+                }
+                return Ok(rec);
+            }
+        }
+        let (gpu, trace, stream, id) = (self.gpu(), self.lane.shared.trace.as_ref(), self.handle(), self.lane.inner.id);
+        // SAFETY: the caller's duties.
+        unsafe { submit::run_traced(gpu, trace, stream, id, &mut work, 1) }?;
+        if let Some(e) = event {
+            e.record(stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
+        }
+        Ok(None)
+    }
+
+    /// Logs a wait of this lane for `event` (recorded at `rec` in this scope's log, if it
+    /// still is there), counted as an operation of the lane.
+    pub(crate) fn log_wait(&self, event: Arc<Event>, rec: Option<(u64, u32)>) {
+        let _count = Count(&self.lane.inner.enqueued);
+        self.lane.shared.log_wait(self.lane.inner, event, rec);
+    }
+
+    /// Runs `enqueue` (one operation handed to the driver now, on this lane); in a traced
+    /// scope, brackets it with timing events and host instants, named by `name`. One branch
+    /// otherwise. In a deferred scope, what is logged is submitted first, so that everything
+    /// the program asked for before is ahead of it.
     pub(crate) fn traced<R>(
         &self,
         kind: SpanKind,
         name: impl FnOnce() -> String,
         enqueue: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
-        // Counted once it is enqueued, failed or not (a fence reads the count *before* it
-        // records its event, so an operation that another thread enqueues after the event can
-        // never be counted as before it: the count only ever makes a join more careful).
-        struct Count<'a>(&'a AtomicU64);
-        impl Drop for Count<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_add(1, Ordering::AcqRel);
-            }
-        }
         let _count = Count(&self.lane.inner.enqueued);
+        self.lane.shared.before_direct(self.lane.inner, "an operation that goes to the driver at once")?;
         let Some(rec) = &self.lane.shared.trace else { return enqueue() };
         let (gpu, stream) = (self.gpu(), self.handle());
         let open = rec.begin(gpu, stream)?;
@@ -523,6 +801,18 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// ```
     pub fn bind_ref<T: Pod>(&self, cols: ColumnsRef<'scope, T>) -> ColumnView<'scope, 'lane, T> {
         ColumnView::new(cols.span())
+    }
+}
+
+/// Counts an operation of a lane once it is enqueued (or logged), failed or not (a fence
+/// reads the count *before* it records its event, so an operation that another thread
+/// enqueues after the event can never be counted as before it: the count only ever makes a
+/// join more careful).
+struct Count<'a>(&'a AtomicU64);
+
+impl Drop for Count<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::AcqRel);
     }
 }
 

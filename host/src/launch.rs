@@ -14,14 +14,13 @@ use std::marker::PhantomData;
 use bytemuck::Pod;
 
 use crate::capture::{Capture, KernelNode, KernelNodeRecord};
-use crate::device::{DeviceInfo, Gpu};
+use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
-use crate::handle::StreamHandle;
 use crate::kernel::{for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature};
 use crate::lane::Stream;
 use crate::module::LaunchTarget;
 use crate::span::Span;
-use crate::trace::SpanKind;
+use crate::submit::Work;
 use crate::view::{ColumnView, ColumnViewMut};
 
 /// Grid and block shape and dynamic shared memory of a launch: CUDA's `<<<grid, block, shmem>>>`.
@@ -379,7 +378,8 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// # Errors
     /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's or the
     /// kernel's limits (checked before calling the driver); module and lookup errors on
-    /// first use of the kernel on this device; [`Error::Launch`].
+    /// first use of the kernel on this device; [`Error::Launch`] (in a deferred scope, where
+    /// the launch is submitted: the host wait that needs it, or the scope's end).
     ///
     /// ```no_run
     /// # use sluice_host::{Kernel, LaunchConfig, Mut};
@@ -461,17 +461,12 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     {
         let gpu = self.gpu();
         let f = kernel.resolve(gpu)?;
-        self.traced(
-            SpanKind::Launch,
-            || f.name.to_string(),
-            || {
-                // SAFETY: `A: LaunchArgs<'lane, K::Sig>` lowers to the kernel's parameters (checked
-                // against the PTX on load); every view in `args` carries this lane's brand 'lane, so
-                // it is bound to this stream, and borrows its memory for 'scope — which ends after
-                // the scope joins this stream; the kernel's own conduct is the caller's duty.
-                unsafe { launch_raw(gpu, self.handle(), &f, cfg, args) }
-            },
-        )?;
+        // SAFETY: `A: LaunchArgs<'lane, K::Sig>` lowers to the kernel's parameters (checked
+        // against the PTX on load); every view in `args` carries this lane's brand 'lane, so it
+        // is bound to this stream, and borrows its memory for 'scope — which ends after the
+        // scope has submitted and joined this stream; the kernel's own conduct is the caller's
+        // duty.
+        unsafe { launch_raw(self, &f, cfg, args) }?;
         self.lane.inner.note_launch(&f);
         match self.lane.shared.capture() {
             None => Ok(None),
@@ -574,12 +569,12 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
 ///   conflictingly by other streams until `stream` passes the launch (guaranteed by the
 ///   brand: the views are bound to `stream` and borrow their memory for the scope).
 pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
-    gpu: &Gpu,
-    stream: &StreamHandle,
+    st: &Stream<'_, 'lane>,
     f: &LaunchTarget,
     cfg: LaunchConfig,
     args: &A,
 ) -> Result<()> {
+    let gpu = st.gpu();
     cfg.validate(gpu.info())?;
     let threads = cfg.block.0 as u64 * cfg.block.1 as u64 * cfg.block.2 as u64;
     if threads > f.max_threads_per_block as u64 {
@@ -602,13 +597,21 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
         return Err(Error::WrongDevice { what: f.name });
     }
     let mut ptrs = buf.pointers();
+    let work = Work::Launch {
+        func: f.func,
+        name: f.name,
+        grid: cfg.grid,
+        block: cfg.block,
+        shared_mem_bytes: cfg.shared_mem_bytes,
+        ptrs: &mut ptrs[..buf.n],
+        sizes: &buf.sizes[..buf.n],
+    };
     // SAFETY: lowering: `ptrs[..n]` point to one value per kernel parameter — u64 words in
     // `buf` and scalars in `args`, both alive across this call, which is when the driver
-    // reads them. Memory: the caller's duty (see above) keeps every address valid and
-    // unshared until the stream passes the launch; the scope joins the stream before
-    // any of that memory can be freed.
-    unsafe { stream.launch(f.func, cfg.grid, cfg.block, cfg.shared_mem_bytes, &mut ptrs[..buf.n], &buf.sizes[..buf.n]) }
-        .map_err(|error| Error::Launch { kernel: f.name, error })
+    // reads them (or a deferred scope copies them). Memory: the caller's duty (see above)
+    // keeps every address valid and unshared until the stream passes the launch; the scope
+    // submits and joins the stream before any of that memory can be freed.
+    unsafe { st.submit(work, None) }
 }
 
 #[cfg(test)]

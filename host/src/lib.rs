@@ -77,7 +77,7 @@
 //! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
 //! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins every lane before `'scope` ends (its stream synchronized, or known idle because its last operation came before a fence that the host or an already joined lane awaited: `join_order`); a multi-GPU scope joins every device's lanes before it frees any device's memory | `scope.rs`, `multi/scope.rs` |
 //! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
-//! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | one event per fence/copy/timestamp, one wait per foreign await; [`LaneStats`] counts them | `fence.rs` |
+//! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | the program asks for one event per fence/copy/timestamp and one wait per foreign await ([`LaneStats`] counts what it asked); what is submitted is a subset of those — a fence no one can await is not recorded — plus, for each merged copy, one fan-in event and wait per copy it absorbed; no dependency comes from tracking memory ([`Submission`] counts what was submitted; see "Submission" below) | `fence.rs`, `plan.rs` |
 //!
 //! Every compile error of these rules, of launches and of kernel declarations, next to its fix: `docs/compile-errors.md`.
 //!
@@ -124,9 +124,11 @@
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
 //! | plain data | `span.rs`, `ptx.rs` | spans and their arithmetic, layout checks; PTX text parsing |
 //! | module cache | `module.rs` | loaded modules and resolved functions of a device |
-//! | device | `device.rs` | [`Gpu`]: context, allocator, pools of streams and events |
+//! | plans | `plan.rs` | a deferred scope's batch of operations, its plan (fences left out, copies merged), its shape (the graph cache's key), [`SubmitConfig`], [`Submission`] |
+//! | device | `device.rs` | [`Gpu`]: context, allocator, pools of streams and events, the cache of executable graphs |
 //! | traces | `trace.rs` | timelines of traced scopes ([`Trace`]): recorded marks, Chrome JSON, SVG |
 //! | recordings | `capture.rs` | a scope being recorded into a graph: capture, staged inputs, outputs, kernel nodes |
+//! | submission | `submit.rs` | operations handed to the driver: one at a time, or a batch planned, direct or as a cached graph |
 //! | memory | `matrix.rs`, `pinned.rs` | [`DeviceMatrix`] and its column borrows; [`PinnedMatrix`] |
 //! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], the brand |
 //! | kernels | `kernel.rs` | [`Kernel`], [`KernelDecl`], [`Mut`], [`Ref`], [`Function`] |
@@ -143,8 +145,47 @@
 //! Errors are values ([`Error`]), never panics: no driver, no device, a driver too old, a
 //! launch over the device's limits, a copy of mismatched lengths, an allocation too large.
 //!
+//! # Submission: when the work reaches the GPU
+//!
+//! A scope *defers* (by default; [`SubmitConfig`] says how, per device): its lanes' launches,
+//! copies, fills, fence records and fence waits are logged, each on its lane, in program
+//! order, and reach the driver where the host must observe them — a host wait that needs one
+//! of them ([`Pending::wait`], [`Fenced::wait`], [`Fence::wait`], a timestamp's elapsed time),
+//! an operation that goes to the driver at once (a graph replay, an upload from outside the
+//! scope), a log of [`SubmitConfig::max_deferred`] operations, and the scope's end. Submitted
+//! in program order, one driver call each, they are exactly what the calls asked for, so a
+//! deferred scope means what an undeferred one means. Knowing the whole batch, sluice then:
+//!
+//! * **leaves out fence records no one can await**: a [`Pending`] dropped without a wait needs
+//!   no event (the scope's end joins its lane anyway);
+//! * **merges copies** at the scope's end: adjacent column copies to adjacent host memory, each
+//!   the last operation of a lane whose work is the same as its neighbours' (they finish
+//!   together), none of whose fences anyone awaits, become one copy of about
+//!   [`SubmitConfig::merge_copy_bytes`] after the lanes' fan-in (the chunked fan-in below,
+//!   chosen from the sizes);
+//! * **replays a graph**: the second time a scope's last batch has the shape of an earlier one
+//!   (the same lanes, kernels, launch shapes, copy shapes and fence edges; pointers and scalar
+//!   arguments may differ), sluice captures it into an executable graph, kept in a bounded
+//!   cache of the device; from then on such a scope writes its changed arguments and
+//!   addresses into the graph's nodes and launches it — one driver call for the whole scope,
+//!   on its first lane's stream, and the scope's end joins that one stream. A batch that
+//!   follows earlier submissions of its lanes, waits for a fence recorded before it, or
+//!   copies from host memory (which may be pageable) is submitted directly.
+//!
+//! [`Trace::submissions`], [`Scope::submissions`] and [`Gpu::submit_stats`] say which path ran
+//! and what was merged or left out; [`SubmitConfig::direct`] turns it all off (one driver
+//! call per operation as it is asked for). An error a submission meets (a launch the driver
+//! refuses) is returned where the submission happens: by the host wait, or by the scope.
+//!
+//! A loop of scopes that uploads the same inputs in every scope (`s.upload(&x)`) repeats the
+//! upload; upload them once before the loop instead (`gpu.upload(&x)`): the lanes await a
+//! persistent matrix exactly as they await an upload (`st.await_fence(&x)`, which enqueues
+//! nothing for it), so the rest of the program is unchanged.
+//!
 //! # When to copy per column, and when to fan in
 //!
+//! In a deferred scope sluice picks this itself at the scope's end (see "Submission"); with
+//! [`SubmitConfig::direct`], or where columns are awaited one by one, the program picks it.
 //! A copy per column on the lane that produced it overlaps each column's copy with other
 //! lanes' kernels: the best choice when columns are large. Many small copies serialise on
 //! the copy engines; then fan in: lanes hand their columns off ([`Stream::fence`]), and a few
@@ -180,9 +221,11 @@ mod module;
 mod multi;
 mod nccl;
 mod pinned;
+mod plan;
 mod ptx;
 mod scope;
 mod span;
+mod submit;
 mod trace;
 mod view;
 
@@ -212,6 +255,7 @@ pub use multi::{
     MultiScope, OnDevice, OnDeviceIter, PeerDestination, PeerLink, PeerPath, Rank, ReduceOp, Reducible,
 };
 pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
+pub use plan::{Submission, SubmitConfig, SubmitPath, SubmitStats};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
 pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};

@@ -126,8 +126,18 @@ pub struct DeviceMatrix<T> {
 
 impl<T: Pod> DeviceMatrix<T> {
     pub(crate) fn alloc(gpu: &Gpu, rows: usize, cols: usize, ld: usize) -> Result<DeviceMatrix<T>> {
+        Self::alloc_with(gpu, rows, cols, ld, false)
+    }
+
+    /// A scope's matrix: memory an ended scope gave back, of exactly this size, if any
+    /// ([`Gpu::alloc_device_for_scope`]); given back the same way ([`recycle`](Self::recycle)).
+    pub(crate) fn alloc_for_scope(gpu: &Gpu, rows: usize, cols: usize, ld: usize) -> Result<DeviceMatrix<T>> {
+        Self::alloc_with(gpu, rows, cols, ld, true)
+    }
+
+    fn alloc_with(gpu: &Gpu, rows: usize, cols: usize, ld: usize, scope: bool) -> Result<DeviceMatrix<T>> {
         let bytes = matrix_bytes::<T>(rows, cols, ld)?;
-        let ptr = gpu.alloc_device(bytes)?;
+        let ptr = if scope { gpu.alloc_device_for_scope(bytes)? } else { gpu.alloc_device(bytes)? };
         if let Err(e) = check_aligned::<T>(ptr) {
             // SAFETY: just allocated by `alloc_device` and never handed out: nothing uses it.
             return Err(match unsafe { gpu.free_device(ptr) } {
@@ -306,6 +316,24 @@ impl<T> DeviceMatrix<T> {
     /// The device the matrix lives on.
     pub(crate) fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// Gives the memory back to the device for a later scope's matrix of the same size (a
+    /// scope's matrix, at the scope's end, after its joins), or frees it.
+    pub(crate) fn recycle(self) -> Result<()> {
+        let this = std::mem::ManuallyDrop::new(self);
+        let s = this.span;
+        // What `matrix_bytes` asked for when this matrix was allocated.
+        let bytes = s.ld * s.cols * s.elem_size;
+        // SAFETY: as in `release`: allocated on this `Gpu` (of `bytes`: `matrix_bytes` of this
+        // shape), given back once (`this` is never used again), and no work can use it any more
+        // (the scope that owned it has joined its lanes).
+        let r = unsafe { this.gpu.recycle_device(s.ptr, bytes) }
+            .map_err(|error| Error::Free { what: "device memory", error });
+        // SAFETY: `this` is never used again and its memory was given back above: only the
+        // `Gpu` handle still needs dropping.
+        drop(unsafe { std::ptr::read(&this.gpu) });
+        r
     }
 
     fn release(&self) -> Result<()> {

@@ -109,7 +109,7 @@ impl<T> PinnedMatrix<T> {
     /// # Ok(()) }
     /// ```
     pub fn as_pinned_mut(&mut self) -> PinnedMut<'_, T> {
-        PinnedMut::new(self.ptr, self.rows * self.cols)
+        PinnedMut::new(self.ptr, self.rows * self.cols, self.ptr.as_ptr() as usize)
     }
 
     /// Column `j` as a copy destination; `None` if `j >= cols`.
@@ -259,6 +259,9 @@ pub struct PinnedMut<'a, T> {
     // to memory being written by someone else.
     ptr: NonNull<T>,
     len: usize,
+    /// The address of the pinned allocation this lies in (copies into adjacent parts of one
+    /// allocation may merge into one copy).
+    base: usize,
     /// Exclusive, covariant borrow of the elements, as `&'a mut [T]`.
     _borrow: PhantomData<&'a mut [T]>,
 }
@@ -269,12 +272,17 @@ unsafe impl<T: Send> Send for PinnedMut<'_, T> {}
 unsafe impl<T: Sync> Sync for PinnedMut<'_, T> {}
 
 impl<'a, T> PinnedMut<'a, T> {
-    fn new(ptr: NonNull<T>, len: usize) -> Self {
-        PinnedMut { ptr, len, _borrow: PhantomData }
+    fn new(ptr: NonNull<T>, len: usize, base: usize) -> Self {
+        PinnedMut { ptr, len, base, _borrow: PhantomData }
     }
 
     pub(crate) fn raw(&self) -> (NonNull<T>, usize) {
         (self.ptr, self.len)
+    }
+
+    /// The address of the pinned allocation the elements lie in.
+    pub(crate) fn allocation(&self) -> usize {
+        self.base
     }
 
     /// Elements `[0, mid)` and `[mid, len)`; `None` if `mid > len`.
@@ -292,7 +300,7 @@ impl<'a, T> PinnedMut<'a, T> {
         }
         // SAFETY: mid <= len, so the offset stays inside (or one past) the allocation.
         let right = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(mid)) };
-        Some((PinnedMut::new(self.ptr, mid), PinnedMut::new(right, self.len - mid)))
+        Some((PinnedMut::new(self.ptr, mid, self.base), PinnedMut::new(right, self.len - mid, self.base)))
     }
 
     /// The elements as a plain slice, for the rest of `'a`.

@@ -28,7 +28,7 @@
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 
@@ -37,12 +37,12 @@ use crate::device::{lock, Gpu};
 use crate::driver::DriverError;
 use crate::error::{Error, LaneId, Result};
 use crate::fence::{Fenced, Timestamp};
-use crate::handle::GraphExec;
-use crate::handle::StreamHandle;
+use crate::handle::{Event, GraphExec, StreamHandle};
 use crate::lane::{Cover, Lane, LaneInner, LaneShared, LaneStats, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::module::SourceSpan;
 use crate::pinned::PinnedMatrix;
+use crate::plan::{Submission, SubmitConfig};
 use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
@@ -51,8 +51,12 @@ use crate::view::Invariant;
 /// streams.
 ///
 /// The join happens here, in `scope`'s own frame, after `f` returns — also when `f`
-/// returns an error or panics (the panic is resumed after the join). It waits on each lane
-/// (`cuStreamSynchronize`), never on the whole device.
+/// returns an error or panics (the panic is resumed after the join). First what the closure
+/// logged is submitted (see the crate docs, "Submission": merged copies, or a cached graph if
+/// the scope repeats an earlier one's shape); then each lane is joined (`cuStreamSynchronize`,
+/// or known idle through the lane that awaited its last fence or ran its graph), never the
+/// whole device. A fresh scope starts from the lanes and events the device kept from the
+/// last scope that ended, as a [`LaneSet`]'s scope does.
 ///
 /// Returns `f`'s result; if `f` succeeded but a lane failed to join or memory failed to
 /// free, that error instead. If `f` returned an error *and* ending the scope failed, both
@@ -140,8 +144,8 @@ pub fn scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<R>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: false }, f);
-    kept.release(gpu);
+    let (result, kept) = run(gpu, LaneCache::pooled(gpu), Mode::Run { traced: false }, f);
+    kept.keep(gpu);
     result.map(|(r, _)| r)
 }
 
@@ -165,8 +169,8 @@ pub fn traced_scope<'env, F, R>(gpu: &'env Gpu, f: F) -> Result<(R, Trace)>
 where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> Result<R>,
 {
-    let (result, kept) = run(gpu, LaneCache::default(), Mode::Run { traced: true }, f);
-    kept.release(gpu);
+    let (result, kept) = run(gpu, LaneCache::pooled(gpu), Mode::Run { traced: true }, f);
+    kept.keep(gpu);
     result.map(|(r, ended)| (r, ended.trace()))
 }
 
@@ -267,7 +271,7 @@ pub(crate) struct LaneCache {
     /// Idle lanes, the one to hand out first last (`pop`).
     lanes: Vec<Box<LaneInner>>,
     upload: Option<Box<LaneInner>>,
-    events: Vec<crate::handle::Event>,
+    events: Vec<Arc<Event>>,
 }
 
 impl LaneCache {
@@ -276,7 +280,27 @@ impl LaneCache {
         for lane in self.lanes.into_iter().chain(self.upload) {
             gpu.recycle_stream(lane.stream);
         }
-        gpu.recycle_events(self.events);
+        // Every event is idle (its scope joined): no one else holds it.
+        gpu.recycle_events(self.events.into_iter().filter_map(|e| Arc::try_unwrap(e).ok()));
+    }
+
+    /// The idle lanes and events the device kept from the last scope that ended (so that a
+    /// fresh [`scope`] starts as a [`LaneSet`]'s does), or none.
+    fn pooled(gpu: &Gpu) -> LaneCache {
+        match gpu.take_kept_lanes().map(|b| b.downcast::<LaneCache>()) {
+            Some(Ok(kept)) => *kept,
+            _ => LaneCache::default(),
+        }
+    }
+
+    /// Leaves the lanes and events with the device for the next scope (or, if another scope
+    /// left some first, gives them to the device's pools).
+    fn keep(self, gpu: &Gpu) {
+        if let Some(extra) = gpu.keep_lanes(Box::new(self)) {
+            if let Ok(extra) = extra.downcast::<LaneCache>() {
+                extra.release(gpu);
+            }
+        }
     }
 }
 
@@ -337,7 +361,7 @@ where
         // Lost by an earlier fault: nothing can run; say so before touching the driver.
         return (Err(Error::ContextLost { error, lane: None, fault: None }), kept);
     }
-    let shared = match ScopeShared::new(gpu.clone(), kept, mode) {
+    let shared = match ScopeShared::new(gpu.clone(), kept, mode, None) {
         Ok(shared) => shared,
         Err((e, kept)) => return (Err(e), kept),
     };
@@ -429,7 +453,9 @@ pub(crate) trait ScopeOwned: Send + Sync {
 
 impl<T: Pod> ScopeOwned for DeviceMatrix<T> {
     fn release(self: Box<Self>) -> Result<()> {
-        (*self).free()
+        // Kept for the next scope's matrix of the same size: a loop of scopes finds its
+        // memory at the same address (and a cached graph of it needs no new addresses).
+        (*self).recycle()
     }
 }
 
@@ -510,7 +536,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     pub fn alloc_matrix<T: Pod>(&'scope self, rows: usize, cols: usize) -> Result<&'scope mut DeviceMatrix<T>> {
-        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.lanes.gpu, rows, cols, rows)?))
+        Ok(self.shared.keep(DeviceMatrix::alloc_for_scope(&self.shared.lanes.gpu, rows, cols, rows)?))
     }
 
     /// As [`alloc_matrix`](Scope::alloc_matrix) with leading dimension `ld >= rows`.
@@ -530,7 +556,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         cols: usize,
         ld: usize,
     ) -> Result<&'scope mut DeviceMatrix<T>> {
-        Ok(self.shared.keep(DeviceMatrix::alloc(&self.shared.lanes.gpu, rows, cols, ld)?))
+        Ok(self.shared.keep(DeviceMatrix::alloc_for_scope(&self.shared.lanes.gpu, rows, cols, ld)?))
     }
 
     /// A device buffer of `len` elements (one column) that lives until the scope ends.
@@ -716,6 +742,33 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         }
     }
 
+    /// How this scope's work has reached the GPU so far: one [`Submission`] per host wait
+    /// that needed pending work (the scope's end adds the last one after the closure, which
+    /// [`traced_scope`]'s [`Trace::submissions`] shows). Empty in a scope that submits every
+    /// operation as it is asked for ([`SubmitConfig::direct`]).
+    ///
+    /// ```
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// sluice_host::scope(gpu, |s| {
+    ///     let m = s.alloc_buffer::<f32>(256)?;
+    ///     let h = s.pinned_buffer::<f32>(256)?;
+    ///     let pending = s.lane()?.enter(|st| {
+    ///         let mut v = st.bind(m.as_columns_mut());
+    ///         st.zero(&mut v)?;
+    ///         st.copy_to_host(&v, h.as_pinned_mut())
+    ///     })?;
+    ///     assert!(s.submissions().is_empty());     // logged, not submitted yet
+    ///     pending.wait()?;                          // the host needs the copy: submitted now
+    ///     assert_eq!(s.submissions().len(), 1);
+    ///     Ok(())
+    /// })
+    /// # }
+    /// # demo(&sluice_host::Gpu::cpu()).unwrap();
+    /// ```
+    pub fn submissions(&self) -> Vec<Submission> {
+        self.shared.lanes.submissions()
+    }
+
     /// The device this scope runs on.
     ///
     /// ```no_run
@@ -759,7 +812,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// keeps every borrow of `'scope` alive until it has joined this scope and frees the
     /// memory `join` returns only after every scope whose lanes may use it has joined too.
     pub(crate) fn start(gpu: &Gpu, traced: bool) -> Result<Scope<'scope, 'env>> {
-        match ScopeShared::new(gpu.clone(), LaneCache::default(), Mode::Run { traced }) {
+        match ScopeShared::new(gpu.clone(), LaneCache::default(), Mode::Run { traced }, Some(SubmitConfig::direct())) {
             Ok(shared) => Ok(Scope { shared, _scope: PhantomData, _env: PhantomData }),
             Err((e, kept)) => {
                 kept.release(gpu);
@@ -787,7 +840,12 @@ impl std::fmt::Debug for Scope<'_, '_> {
 impl ScopeShared {
     /// A scope's state starting from `kept` lanes; traced if asked (the trace's reference
     /// event is recorded on an idle kept stream, or one from the pool).
-    fn new(gpu: Gpu, kept: LaneCache, mode: Mode) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
+    fn new(
+        gpu: Gpu,
+        kept: LaneCache,
+        mode: Mode,
+        config: Option<SubmitConfig>,
+    ) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
         let LaneCache { mut lanes, upload, mut events } = kept;
         let mut trace = None;
         let mut capture = None;
@@ -805,9 +863,10 @@ impl ScopeShared {
                 started.map(|rec| trace = Some(rec))
             }
             Mode::Record => gpu.take_stream().and_then(|origin| {
-                let fork = match events.iter().position(|e| !e.timing()) {
-                    Some(i) => events.swap_remove(i),
-                    None => gpu.take_event(false)?,
+                let pooled = events.iter().position(|e| !e.timing()).map(|i| events.swap_remove(i));
+                let fork = match pooled.map(Arc::try_unwrap) {
+                    Some(Ok(e)) => e,
+                    _ => gpu.take_event(false)?,
                 };
                 Capture::begin(origin, fork).map(|c| capture = Some(c))
             }),
@@ -815,8 +874,13 @@ impl ScopeShared {
         if let Err(e) = started {
             return Err((e, LaneCache { lanes, upload, events }));
         }
+        // Recordings capture as they go; multi-GPU scopes (`Scope::start`) submit as asked too.
+        let config = match mode {
+            Mode::Run { .. } => config.unwrap_or_else(|| gpu.submit_config()),
+            Mode::Record => SubmitConfig::direct(),
+        };
         let state = State { kept: lanes, kept_upload: upload, ..State::default() };
-        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture), state: Mutex::new(state) })
+        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture, config), state: Mutex::new(state) })
     }
 
     /// Draws a new lane into the recording, if this scope is recorded.
@@ -853,7 +917,13 @@ impl ScopeShared {
         if let Some(capture) = self.lanes.capture() {
             return self.finish_recording(capture);
         }
+        // What the closure logged reaches the GPU now (merged, or as a graph if repeated),
+        // before any lane is joined.
+        let submitted = self.lanes.flush(true, "the scope's end");
         let (mut errors, kept, trace, memory) = self.join_lanes();
+        if let Err(e) = submitted {
+            errors.insert(0, e);
+        }
         if let Some(memory) = memory {
             // Every lane that could use the memory has been joined.
             errors.extend(memory.release());
@@ -884,7 +954,10 @@ impl ScopeShared {
             // The box is host memory the GPU never touches.
             .map(|lane| unsafe { Box::from_raw(lane.0.as_ptr()) })
             .collect();
-        for (inner, through) in join_order(all, shared.gpu.context().is_cpu()) {
+        // A lane is joined through a fence's awaiter only if every wait the scope logged was
+        // submitted (a submission that failed part way may have left some out).
+        let sync_all = shared.gpu.context().is_cpu() || shared.submission_failed();
+        for (inner, through) in join_order(all, sync_all) {
             // A lane whose last operation was awaited by the host, or by a lane joined before
             // it, is idle: no need to synchronize its stream (one call per lane saved).
             let result = match through {
@@ -916,7 +989,10 @@ impl ScopeShared {
             }
         }
         let (gpu, events) = (&shared.gpu, shared.take_idle_events());
+        let graph = shared.take_graph();
         if lost.is_some() {
+            // The graph's executable goes with the context (destroying it would only fail).
+            std::mem::forget(graph);
             attribute_fault(&mut errors, gpu.context().device_fault(), &launched);
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
@@ -925,10 +1001,15 @@ impl ScopeShared {
             std::mem::forget(st.owned);
             return (errors, LaneCache::default(), None, None);
         }
+        // Every lane is joined: no launch of the scope's graph is pending any more.
+        if let Some(g) = graph {
+            gpu.put_graph(g);
+        }
         let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
             errors.push(e);
             None
         });
+        let trace = trace.map(|t| Trace { submissions: shared.submissions(), ..t });
         let memory = ScopeMemory(
             st.owned
                 .into_iter()
@@ -967,7 +1048,7 @@ impl ScopeShared {
             let joined = gpu.take_event(false).and_then(|e| {
                 e.record(&inner.stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
                 capture.origin.wait(&e).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
-                events.push(e);
+                events.push(Arc::new(e));
                 Ok(())
             });
             if let Err(e) = joined {
@@ -1014,14 +1095,22 @@ impl ScopeShared {
 /// The lanes in the order the scope joins them, each with how it is known idle without
 /// synchronizing its stream (`Some`: its last operation was awaited by the host, or by a
 /// lane that comes earlier in the order and is synchronized or known idle itself), or
-/// `None` (its stream is synchronized). The CPU backend synchronizes every lane (a faulted
-/// lane is found by its own stream there).
+/// `None` (its stream is synchronized). With `sync_all` every lane is synchronized: on the
+/// CPU backend (a faulted lane is found by its own stream there), and after a submission that
+/// failed part way (a cover may name a wait that was never submitted).
 // Boxed: the boxes are the lanes' homes (leaked during the scope, kept for the next one).
 #[allow(clippy::vec_box)]
-fn join_order(lanes: Vec<Box<LaneInner>>, cpu: bool) -> Vec<(Box<LaneInner>, Option<Cover>)> {
+fn join_order(lanes: Vec<Box<LaneInner>>, sync_all: bool) -> Vec<(Box<LaneInner>, Option<Cover>)> {
     let (mut pending, mut order): (Vec<_>, Vec<_>) =
-        lanes.into_iter().map(|l| (l.covered_by().filter(|_| !cpu), l)).partition(|(c, _)| c.is_some());
+        lanes.into_iter().map(|l| (l.covered_by().filter(|_| !sync_all), l)).partition(|(c, _)| c.is_some());
     let mut order: Vec<(Box<LaneInner>, Option<Cover>)> = order.drain(..).map(|(_, l)| (l, None)).collect();
+    // Which lanes are in the order so far (by index; the upload lane last).
+    let slot = |id: LaneId| match id {
+        LaneId::Lane(n) => n,
+        LaneId::Upload => usize::MAX,
+    };
+    let mut ordered = std::collections::HashSet::with_capacity(order.len() + pending.len());
+    ordered.extend(order.iter().map(|(l, _)| slot(l.id)));
     // Lanes covered by the host, or by a lane already in the order, follow it; repeat until
     // nothing moves (covers form no cycle: awaiting a fence is an operation of the awaiter,
     // after which its own earlier fences no longer cover it).
@@ -1031,10 +1120,11 @@ fn join_order(lanes: Vec<Box<LaneInner>>, cpu: bool) -> Vec<(Box<LaneInner>, Opt
         for (cover, lane) in pending {
             let known = match cover {
                 Some(Cover::Host) => true,
-                Some(Cover::Lane(id)) => order.iter().any(|(l, _)| l.id == id),
+                Some(Cover::Lane(id)) => ordered.contains(&slot(id)),
                 None => false,
             };
             if known {
+                ordered.insert(slot(lane.id));
                 order.push((lane, cover));
             } else {
                 rest.push((cover, lane));

@@ -18,6 +18,7 @@ use std::time::Instant;
 use crate::device::Gpu;
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
+use crate::plan::Submission;
 
 /// What a traced span was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,6 +42,10 @@ pub enum SpanKind {
     /// reduce-scatter), from the lane's point of view: it includes the time the lane waited
     /// for the other ranks.
     Collective,
+    /// A launch of an executable graph: a user's [`Graph`](crate::Graph) replayed, or a
+    /// repeated scope's own operations submitted as one cached graph (its name says which,
+    /// and what the graph holds; [`Trace::submissions`] says how each submission ran).
+    Graph,
 }
 
 impl SpanKind {
@@ -53,6 +58,7 @@ impl SpanKind {
             SpanKind::Wait => "fence wait",
             SpanKind::PeerCopy => "peer copy",
             SpanKind::Collective => "collective",
+            SpanKind::Graph => "graph",
         }
     }
 
@@ -65,6 +71,7 @@ impl SpanKind {
             SpanKind::Wait => "#bab0ac",
             SpanKind::PeerCopy => "#e15759",
             SpanKind::Collective => "#76b7b2",
+            SpanKind::Graph => "#edc948",
         }
     }
 }
@@ -106,6 +113,10 @@ pub struct TraceSpan {
 pub struct Trace {
     /// Every span, in enqueue order.
     pub spans: Vec<TraceSpan>,
+    /// How the scope's work reached the GPU: one entry per submission (each host wait that
+    /// needed pending work, and the scope's end), saying whether it went operation by
+    /// operation or as a graph, and what was merged or left out.
+    pub submissions: Vec<Submission>,
 }
 
 impl Trace {
@@ -371,7 +382,7 @@ impl Recorder {
         gpu.recycle_events(events);
         match first_error {
             Some(e) => Err(e),
-            None => Ok(Trace { spans }),
+            None => Ok(Trace { spans, submissions: Vec::new() }),
         }
     }
 }
@@ -400,6 +411,7 @@ mod tests {
                 span(LaneId::Lane(1), SpanKind::Wait, "fence", 5.0, 20.0),
                 span(LaneId::Upload, SpanKind::CopyToDevice, "sources", 0.0, 5.0),
             ],
+            submissions: Vec::new(),
         }
     }
 

@@ -428,7 +428,9 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   tests     every GPU test on CUDA device 0 (the `on_cuda` variants and the CUDA-only
 #             tests: `--ignored`; the CPU variants ran in CI);
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck and initcheck over the
-#             graph, hand-off and device-kernel tests and the seed demo;
+#             graph, hand-off, submission and device-kernel tests, the seed demo, the seed
+#             benchmark's natural program (merged copies, cached graphs) and the streaming
+#             example;
 #   soak      the fault, recovery, soak and host-thread tests, one table (not in all:
 #             `tests` runs them too);
 #   demo      the seed workload (bin/seed_columns);
@@ -478,7 +480,12 @@ if want sanitize; then
              "racecheck gpu_graph on_cuda::" "synccheck gpu_graph on_cuda::" \
              "racecheck bin/seed_columns 4 65536 256" \
              "synccheck gpu_device_kernels on_cuda::device_selftest" "synccheck bin/seed_columns 4 65536 256" \
-             "initcheck gpu_handoff on_cuda::" "initcheck gpu_graph on_cuda::scalar" "initcheck bin/seed_columns 4 65536 256"; do
+             "initcheck gpu_handoff on_cuda::" "initcheck gpu_graph on_cuda::scalar" "initcheck bin/seed_columns 4 65536 256" \
+             "memcheck gpu_submit on_cuda::" "racecheck gpu_submit on_cuda::" "initcheck gpu_submit on_cuda::" \
+             "memcheck bin/bench_seed many-small-128 --reps 4 --warmup 3" \
+             "memcheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1" \
+             "racecheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1" \
+             "initcheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1"; do
     set -- $job
     tool="$1" target="$2"; shift 2; arg="$*"
     case "$target" in

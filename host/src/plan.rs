@@ -1,0 +1,995 @@
+//! Planning a scope's submission: what a deferred scope collected (a [`Batch`] of
+//! operations, each on its lane, in program order), how it will reach the GPU (a [`Plan`]:
+//! the operations less the fences no one can await, with adjacent column copies merged),
+//! the plan's shape as a graph-cache key, and the device's cache of executable graphs.
+//!
+//! Plain data: nothing here calls the driver (the [`submit`](crate::submit) room runs a
+//! plan, directly or as a graph). What the planner may change, and why each change is
+//! invisible to the program:
+//!
+//! * **A fence record no one can await is not submitted.** A fence's event is recorded only
+//!   if a lane of the batch awaits it or its [`Fence`](crate::Fence) may still be awaited
+//!   (the host may wait on it later). A dropped [`Pending`](crate::Pending) whose copy no one
+//!   awaited needs no event: the scope's end joins its lane anyway.
+//! * **Adjacent column copies merge** (the chunked fan-in), only in the scope's last
+//!   submission (so no later operation of the scope can touch the columns), only for copies
+//!   to the host that are the last operation of their lane and whose fences are never
+//!   awaited (so no one can observe one column before the others), only between lanes whose
+//!   work is the same (the same kernels with the same shapes: they finish together), and only
+//!   where the device columns are adjacent columns of one allocation and the host
+//!   destinations adjacent parts of one pinned allocation. Each lane of a merged chunk but
+//!   the one that copies records a fan-in event that the copying lane waits for, where its
+//!   own copy used to be: the copy waits for exactly the work it copies.
+//!
+//! A plan's [`key`] is its shape — every operation's lane, kind, kernel, launch shape, copy
+//! shape and every fence edge — without the values that may change between repetitions of
+//! a program (kernel arguments, copy addresses): a scope whose plan has the key of an earlier
+//! one replays that one's graph, with the changed values written into its nodes.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::driver::mem::{Direction, Span2d};
+use crate::error::LaneId;
+use crate::handle::{Event, FunctionHandle, GraphExec, GraphNode, StreamHandle};
+use crate::span::Span;
+
+/// How a device submits the work of its scopes ([`Gpu::set_submit_config`](crate::Gpu::set_submit_config)).
+///
+/// By default a scope *defers*: its lanes' launches, copies, fills, fence records and waits
+/// are collected as the closure runs and reach the driver together where the host must
+/// observe them — a host wait ([`Pending::wait`](crate::Pending::wait),
+/// [`Fenced::wait`](crate::Fenced::wait), ...) or the scope's end. At the scope's end the
+/// planner merges adjacent column copies into chunks of about
+/// [`merge_copy_bytes`](SubmitConfig::merge_copy_bytes), and a scope whose operations repeat
+/// those of an earlier scope (same lanes, kernels, shapes and fence edges; pointers and
+/// scalar arguments may differ) replays a cached CUDA graph of it instead of one driver call
+/// per operation. Results are the same either way; [`Trace::submissions`](crate::Trace::submissions)
+/// and [`Gpu::submit_stats`](crate::Gpu::submit_stats) say which path ran.
+///
+/// The environment variable `SLUICE_SUBMIT` sets a new device's default: `direct`
+/// ([`SubmitConfig::direct`]), `deferred` ([`SubmitConfig::deferred`]: merges, no graphs) or
+/// `graphs` (the default).
+///
+/// ```
+/// use sluice_host::{Gpu, SubmitConfig};
+/// let gpu = Gpu::cpu();
+/// assert!(gpu.submit_config().graphs);
+/// gpu.set_submit_config(SubmitConfig::direct());           // every operation as it is asked for
+/// gpu.set_submit_config(SubmitConfig { graph_cache: 8, ..SubmitConfig::default() });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubmitConfig {
+    /// Collect each scope's operations and submit them where the host must observe them.
+    /// `false`: every operation reaches the driver when its call returns, as it is asked for
+    /// (then neither merges nor graphs apply).
+    pub defer: bool,
+    /// Replay a scope that repeats an earlier one as a cached executable graph (from the
+    /// second time a scope's shape is seen).
+    pub graphs: bool,
+    /// Most executable graphs the device keeps (least recently used first out).
+    pub graph_cache: usize,
+    /// Merge adjacent column copies of lanes with the same work into copies of about this
+    /// many bytes (columns larger than a quarter of this are never merged); `0`: never.
+    pub merge_copy_bytes: usize,
+    /// Most operations a scope holds back: once its log reaches this many, it is submitted
+    /// (directly) without waiting for a host wait or the scope's end, so that a long scope — a
+    /// stream of batches — keeps the GPU busy. A scope with more operations than this never
+    /// runs as a graph.
+    pub max_deferred: usize,
+}
+
+impl Default for SubmitConfig {
+    fn default() -> SubmitConfig {
+        SubmitConfig { defer: true, graphs: true, graph_cache: 32, merge_copy_bytes: 512 << 10, max_deferred: 1024 }
+    }
+}
+
+impl SubmitConfig {
+    /// Every operation reaches the driver as it is asked for: no deferral, no merged copies,
+    /// no graphs (sluice before automatic submission; the opt-out).
+    ///
+    /// ```
+    /// let cfg = sluice_host::SubmitConfig::direct();
+    /// assert!(!cfg.defer && !cfg.graphs && cfg.merge_copy_bytes == 0);
+    /// ```
+    pub fn direct() -> SubmitConfig {
+        SubmitConfig { defer: false, graphs: false, merge_copy_bytes: 0, ..SubmitConfig::default() }
+    }
+
+    /// Deferred submission and merged copies, without graphs.
+    ///
+    /// ```
+    /// let cfg = sluice_host::SubmitConfig::deferred();
+    /// assert!(cfg.defer && !cfg.graphs);
+    /// ```
+    pub fn deferred() -> SubmitConfig {
+        SubmitConfig { graphs: false, ..SubmitConfig::default() }
+    }
+
+    /// The default of a new device: `SLUICE_SUBMIT` (`direct`, `deferred`, `graphs`) or
+    /// [`SubmitConfig::default`].
+    pub(crate) fn from_env() -> SubmitConfig {
+        match std::env::var("SLUICE_SUBMIT").ok().as_deref() {
+            Some("direct") => SubmitConfig::direct(),
+            Some("deferred") => SubmitConfig::deferred(),
+            _ => SubmitConfig::default(),
+        }
+    }
+}
+
+/// How one submission of a scope reached the GPU.
+///
+/// ```
+/// # fn demo() -> sluice_host::Result<()> {
+/// use sluice_host::{traced_scope, Gpu, SubmitPath};
+/// let gpu = Gpu::cpu();
+/// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+/// let mut m = gpu.alloc_matrix::<f32>(256, 2)?;
+/// let mut paths = Vec::new();
+/// for _ in 0..3 {
+///     let ((), trace) = traced_scope(&gpu, |s| {
+///         for (lane, col) in s.lanes(2)?.into_iter().zip(m.columns_mut()) {
+///             lane.enter(|st| { let mut v = st.bind(col); st.zero(&mut v) })?;
+///         }
+///         Ok(())
+///     })?;
+///     paths.push(trace.submissions[0].path);
+/// }
+/// assert_eq!(paths, [SubmitPath::Direct, SubmitPath::GraphCaptured, SubmitPath::GraphReplayed]);
+/// # Ok(()) }
+/// # demo().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SubmitPath {
+    /// One driver call per operation, on the operations' own lanes.
+    Direct,
+    /// Captured into a new executable graph (its shape was seen before), then launched.
+    GraphCaptured,
+    /// A cached executable graph of the same shape, launched (its changed values written
+    /// into its nodes first).
+    GraphReplayed,
+}
+
+/// One submission of a scope: where the host had to observe pending work (a host wait, or
+/// the scope's end), what was submitted and how. [`Trace::submissions`](crate::Trace::submissions)
+/// lists a traced scope's, [`Scope::submissions`](crate::Scope::submissions) a running scope's.
+///
+/// ```
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// let ((), trace) = sluice_host::traced_scope(gpu, |s| {
+///     let m = s.alloc_buffer::<u32>(64)?;
+///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
+/// })?;
+/// let last = trace.submissions.last().expect("the scope's end submitted the fill");
+/// assert_eq!(last.copies, 1);
+/// # Ok(()) }
+/// # demo(&sluice_host::Gpu::cpu()).unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Submission {
+    /// How it reached the GPU.
+    pub path: SubmitPath,
+    /// Why this path (`"first time this shape was seen"`, `"a host wait"`, ...).
+    pub reason: &'static str,
+    /// Operations the program asked for in it (launches, copies, fills, fence records,
+    /// fence waits).
+    pub operations: usize,
+    /// Kernel launches submitted.
+    pub launches: usize,
+    /// Copies and fills submitted (a merged copy counts once).
+    pub copies: usize,
+    /// Program copies that went into merged ones.
+    pub merged_copies: usize,
+    /// Events recorded (fences someone awaits, and the fan-ins of merged copies).
+    pub events_recorded: usize,
+    /// Waits for events submitted (fence waits on other lanes, fan-ins of merged copies).
+    pub waits: usize,
+    /// Fence records not submitted: no one awaited them, and no one could any more.
+    pub fences_elided: usize,
+    /// Graph nodes whose values were changed before the launch (replays only).
+    pub nodes_updated: usize,
+}
+
+/// What a device's scopes submitted so far, counted ([`Gpu::submit_stats`](crate::Gpu::submit_stats)).
+///
+/// ```
+/// let gpu = sluice_host::Gpu::cpu();
+/// assert_eq!(gpu.submit_stats(), sluice_host::SubmitStats::default());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[non_exhaustive]
+pub struct SubmitStats {
+    /// Submissions made one driver call per operation.
+    pub direct: u64,
+    /// Graphs captured (and launched).
+    pub graphs_captured: u64,
+    /// Cached graphs launched again.
+    pub graphs_replayed: u64,
+    /// Graph nodes updated before a replay.
+    pub nodes_updated: u64,
+    /// Graphs dropped from the cache (least recently used, or a failed update).
+    pub graphs_evicted: u64,
+    /// Program copies merged into fewer copies.
+    pub copies_merged: u64,
+    /// Fence records not submitted because no one could await them.
+    pub fences_elided: u64,
+}
+
+impl SubmitStats {
+    /// Adds one submission.
+    pub(crate) fn add(&mut self, s: &Submission) {
+        match s.path {
+            SubmitPath::Direct => self.direct += 1,
+            SubmitPath::GraphCaptured => self.graphs_captured += 1,
+            SubmitPath::GraphReplayed => self.graphs_replayed += 1,
+        }
+        self.nodes_updated += s.nodes_updated as u64;
+        self.copies_merged += s.merged_copies as u64;
+        self.fences_elided += s.fences_elided as u64;
+    }
+}
+
+/// A lane of a batch: its stream (in the lane's bookkeeping, which the scope frees only
+/// after its last submission and its joins), its id, and whether any of its work reached
+/// the driver before (then a graph of a later batch would not be ordered after it).
+pub(crate) struct BatchLane {
+    pub(crate) stream: NonNull<StreamHandle>,
+    pub(crate) id: LaneId,
+    pub(crate) submitted: bool,
+}
+
+// SAFETY: `stream` points to a `StreamHandle` (which is `Send + Sync`) that outlives every use
+// of the batch (see the type's docs); the pointer is only read.
+unsafe impl Send for BatchLane {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for BatchLane {}
+
+impl BatchLane {
+    /// The lane's stream.
+    pub(crate) fn stream(&self) -> &StreamHandle {
+        // SAFETY: see the type's docs: the lane's bookkeeping outlives the batch's use of it.
+        unsafe { self.stream.as_ref() }
+    }
+}
+
+/// One operation of a batch, on the lane at `lane` (an index into [`Batch::lanes`]).
+pub(crate) struct Op {
+    pub(crate) lane: u32,
+    pub(crate) kind: OpKind,
+}
+
+/// What an operation does, with everything needed to submit it later.
+pub(crate) enum OpKind {
+    /// A kernel launch; its lowered argument values are `Batch::words[words]` (each value
+    /// padded to whole words), their sizes `Batch::sizes[sizes]`.
+    Launch {
+        func: FunctionHandle,
+        name: &'static str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem_bytes: u32,
+        words: Range<u32>,
+        sizes: Range<u32>,
+    },
+    /// A copy between device memory and host memory; `merge` for a copy to the host of whole
+    /// columns that may merge with its neighbours.
+    Copy { dir: Direction, device: u64, host: usize, span: Span2d, elem: usize, merge: Option<MergeSide> },
+    /// A zero fill.
+    Zero { dst: u64, pitch: usize, width_bytes: usize, height: usize },
+    /// A fence's event record. `live` until the fence is dropped; `awaited` once a lane of the
+    /// batch awaits it.
+    Record { event: Arc<Event>, live: bool, awaited: bool },
+    /// A wait for a fence's event; `record` is the batch's record of it, `None` when it was
+    /// recorded before the batch (or in another scope).
+    Wait { event: Arc<Event>, record: Option<u32> },
+}
+
+/// What a copy to the host needs to merge: the device columns, and the pinned allocation its
+/// destination lies in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MergeSide {
+    pub(crate) src: Span,
+    pub(crate) host_alloc: usize,
+}
+
+/// What a deferred scope has collected and not yet submitted.
+#[derive(Default)]
+pub(crate) struct Batch {
+    /// Every lane that enqueued in the scope, in order of its first operation (kept across
+    /// submissions: a lane's index never changes within its scope).
+    pub(crate) lanes: Vec<BatchLane>,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) words: Vec<u64>,
+    pub(crate) sizes: Vec<u32>,
+    /// Counts submissions: a fence's record index is valid in its generation only.
+    pub(crate) generation: u64,
+    /// Events of fences dropped while an operation of the batch still named them: idle again
+    /// once the batch is submitted (so that no event is recorded twice in one batch).
+    pub(crate) retired: Vec<Arc<Event>>,
+}
+
+impl Batch {
+    /// Appends `kind` on lane `lane`; returns its index.
+    pub(crate) fn push(&mut self, lane: u32, kind: OpKind) -> u32 {
+        self.ops.push(Op { lane, kind });
+        (self.ops.len() - 1) as u32
+    }
+
+    /// Stores lowered kernel arguments (`values[i]`: `sizes[i]` bytes each), one value per
+    /// run of words; returns their ranges for [`OpKind::Launch`].
+    #[cfg(test)]
+    pub(crate) fn store_args(&mut self, values: &[&[u8]]) -> (Range<u32>, Range<u32>) {
+        let (w0, s0) = (self.words.len() as u32, self.sizes.len() as u32);
+        for v in values {
+            let at = self.words.len();
+            self.words.resize(at + v.len().div_ceil(8).max(1), 0);
+            bytemuck::cast_slice_mut::<u64, u8>(&mut self.words[at..])[..v.len()].copy_from_slice(v);
+            self.sizes.push(v.len() as u32);
+        }
+        (w0..self.words.len() as u32, s0..self.sizes.len() as u32)
+    }
+
+    /// Stores lowered kernel arguments given as pointers to their values (`ptrs[i]` to
+    /// `sizes[i]` bytes), as [`store_args`](Batch::store_args).
+    ///
+    /// # Safety
+    /// - `ptrs[i]` points to `sizes[i]` readable bytes, for every `i < sizes.len()`.
+    pub(crate) unsafe fn store_raw(
+        &mut self,
+        ptrs: &[*mut std::ffi::c_void],
+        sizes: &[usize],
+    ) -> (Range<u32>, Range<u32>) {
+        let (w0, s0) = (self.words.len() as u32, self.sizes.len() as u32);
+        for (p, &n) in ptrs.iter().zip(sizes) {
+            let at = self.words.len();
+            self.words.resize(at + n.div_ceil(8).max(1), 0);
+            // SAFETY: the caller's duty: `p` points to `n` readable bytes.
+            let v = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+            bytemuck::cast_slice_mut::<u64, u8>(&mut self.words[at..])[..n].copy_from_slice(v);
+            self.sizes.push(n as u32);
+        }
+        (w0..self.words.len() as u32, s0..self.sizes.len() as u32)
+    }
+
+    /// The argument values of a launch: `(pointer to each value, its size)`, valid while the
+    /// batch is neither changed nor dropped.
+    pub(crate) fn args(&self, words: &Range<u32>, sizes: &Range<u32>) -> (Vec<*mut std::ffi::c_void>, Vec<usize>) {
+        let mut ptrs = Vec::with_capacity(sizes.len());
+        let mut at = words.start as usize;
+        let sizes: Vec<usize> =
+            self.sizes[sizes.start as usize..sizes.end as usize].iter().map(|&s| s as usize).collect();
+        for &size in &sizes {
+            ptrs.push(self.words[at..].as_ptr().cast_mut().cast());
+            at += size.div_ceil(8).max(1);
+        }
+        (ptrs, sizes)
+    }
+
+    /// Whether there is nothing to submit.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Clears the submitted operations for the next batch; returns the retired events.
+    pub(crate) fn clear(&mut self) -> Vec<Arc<Event>> {
+        self.ops.clear();
+        self.words.clear();
+        self.sizes.clear();
+        self.generation += 1;
+        std::mem::take(&mut self.retired)
+    }
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The batch's operation at this index, as asked for.
+    Op(u32),
+    /// A fan-in event record on a lane whose copy went into a merged one.
+    FanInRecord { lane: u32, slot: u32 },
+    /// The copying lane's wait for a fan-in event.
+    FanInWait { lane: u32, slot: u32 },
+    /// A merged copy to the host of `parts` adjacent column copies (of `elem`-byte elements).
+    Merged { lane: u32, device: u64, host: usize, span: Span2d, elem: usize, parts: u32 },
+}
+
+/// How a batch will be submitted: its steps in order, the fan-in events it needs, and which
+/// lanes a merged copy's lane covers (each is done once that lane has passed its copy).
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    pub(crate) steps: Vec<Step>,
+    pub(crate) fan_ins: u32,
+    pub(crate) merged_copies: usize,
+    pub(crate) elided: usize,
+    /// `(lane, by)`: `lane`'s last operation came before a fan-in that lane `by` waited for.
+    pub(crate) covers: Vec<(u32, u32)>,
+}
+
+/// Whether a fence record needs to be submitted: someone in the batch awaits it, or its fence
+/// may still be awaited (a later submission's wait, or the host) — never after the scope's
+/// last submission.
+fn keeps(kind: &OpKind, last: bool) -> bool {
+    match kind {
+        OpKind::Record { live, awaited, .. } => *awaited || (*live && !last),
+        _ => true,
+    }
+}
+
+/// A word for a kernel: the function's address (one per loaded function or CPU entry).
+fn func_word(f: &FunctionHandle) -> u64 {
+    match f {
+        FunctionHandle::Cuda(raw) => raw.0 as usize as u64,
+        FunctionHandle::Cpu(entry, _) => *entry as usize as u64,
+    }
+}
+
+fn lane_word(id: LaneId) -> u64 {
+    match id {
+        LaneId::Lane(n) => n as u64,
+        LaneId::Upload => u64::MAX,
+    }
+}
+
+/// A fast word hash (FxHash's step): keys and lane shapes are hashed at every scope's end,
+/// where SipHash would cost microseconds.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// One operation's part of its lane's shape, for "lanes whose work is the same".
+fn op_shape(h: &mut Fx, kind: &OpKind) {
+    match kind {
+        OpKind::Launch { func, grid, block, shared_mem_bytes, .. } => {
+            for w in [1, func_word(func), grid.0 as u64, grid.1 as u64, grid.2 as u64, block.0 as u64] {
+                h.add(w);
+            }
+            h.add(block.1 as u64 | (block.2 as u64) << 32);
+            h.add(*shared_mem_bytes as u64);
+        }
+        OpKind::Copy { dir, span, .. } => {
+            h.add(2 + (*dir == Direction::DeviceToHost) as u64);
+            h.add(span.width_bytes as u64);
+            h.add(span.height as u64);
+        }
+        OpKind::Zero { width_bytes, height, .. } => {
+            h.add(4);
+            h.add(*width_bytes as u64);
+            h.add(*height as u64);
+        }
+        OpKind::Wait { .. } => h.add(5),
+        OpKind::Record { .. } => h.add(6),
+    }
+}
+
+/// Columns merge only where at least this many fit a merged copy: merging two or three large
+/// copies saves little, and delays the first column's copy by the last one's kernel.
+const MIN_PARTS: usize = 4;
+
+/// A copy that may merge: its op, lane, columns, destination and the shape of its lane's work.
+#[derive(Clone, Copy)]
+struct Candidate {
+    op: u32,
+    lane: u32,
+    src: Span,
+    host: usize,
+    host_alloc: usize,
+    bytes: usize,
+    shape: u64,
+}
+
+impl Candidate {
+    /// Whether `next` continues `self` on both sides.
+    fn precedes(&self, next: &Candidate) -> bool {
+        self.src.join(next.src).is_some()
+            && self.host_alloc == next.host_alloc
+            && self.host + self.bytes == next.host
+            && self.bytes == next.bytes
+            && self.shape == next.shape
+    }
+}
+
+/// Plans a batch: fence records no one can await are left out, and — in the scope's `last`
+/// submission, with `merge_bytes > 0` — adjacent column copies merge (see the module docs).
+pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
+    let mut plan = Plan::default();
+    // Each lane's last kept operation, and the shape of its kept operations before it.
+    let lanes = batch.lanes.len();
+    let (mut last_op, mut shape) = (vec![u32::MAX; lanes], vec![Fx::default(); lanes]);
+    for (i, op) in batch.ops.iter().enumerate() {
+        if !keeps(&op.kind, last) {
+            plan.elided += 1;
+            continue;
+        }
+        let l = op.lane as usize;
+        if let Some(prev) = batch.ops.get(last_op[l] as usize) {
+            op_shape(&mut shape[l], &prev.kind);
+        }
+        last_op[l] = i as u32;
+    }
+    // What replaces a merged copy: its fan-in slot, or (the collector) the merged copy, by
+    // operation (`replacements[mark[op]]`; `u32::MAX`: none).
+    let (mut mark, mut replacements): (Vec<u32>, Vec<Option<Replace>>) = (Vec::new(), Vec::new());
+    if last && merge_bytes > 0 {
+        let mut candidates: Vec<Candidate> = (0..lanes)
+            .filter_map(|lane| {
+                let at = last_op[lane];
+                let OpKind::Copy { dir: Direction::DeviceToHost, host, span, merge: Some(m), .. } =
+                    batch.ops.get(at as usize)?.kind
+                else {
+                    return None;
+                };
+                let bytes = span.width_bytes * span.height;
+                (bytes * MIN_PARTS <= merge_bytes).then(|| Candidate {
+                    op: at,
+                    lane: lane as u32,
+                    src: m.src,
+                    host,
+                    host_alloc: m.host_alloc,
+                    bytes,
+                    shape: shape[lane].0,
+                })
+            })
+            .collect();
+        candidates.sort_unstable_by_key(|c| c.src.ptr);
+        let mut run: Vec<Candidate> = Vec::new();
+        let mut groups: Vec<Vec<Candidate>> = Vec::new();
+        for c in candidates {
+            match run.last() {
+                Some(prev) if prev.precedes(&c) => run.push(c),
+                _ => {
+                    split_run(&mut groups, std::mem::take(&mut run), merge_bytes);
+                    run.push(c);
+                }
+            }
+        }
+        split_run(&mut groups, run, merge_bytes);
+        if !groups.is_empty() {
+            mark = vec![u32::MAX; batch.ops.len()];
+        }
+        let mut replace = |op: u32, r: Replace| {
+            mark[op as usize] = replacements.len() as u32;
+            replacements.push(Some(r));
+        };
+        for g in groups {
+            let collector = g.iter().max_by_key(|c| c.op).copied().expect("a group has members");
+            let mut slots = Vec::with_capacity(g.len() - 1);
+            for c in &g {
+                if c.op != collector.op {
+                    replace(c.op, Replace::FanIn(plan.fan_ins));
+                    slots.push(plan.fan_ins);
+                    plan.covers.push((c.lane, collector.lane));
+                    plan.fan_ins += 1;
+                }
+            }
+            let first = g[0];
+            let cols = g.iter().map(|c| c.src.cols).sum();
+            let span = Span { cols, ..first.src }.to_2d();
+            plan.merged_copies += g.len();
+            let elem = first.src.elem_size;
+            replace(
+                collector.op,
+                Replace::Collect { slots, device: first.src.ptr, host: first.host, span, elem, parts: g.len() as u32 },
+            );
+        }
+    }
+    plan.steps.reserve(batch.ops.len() - plan.elided + plan.fan_ins as usize);
+    for (i, op) in batch.ops.iter().enumerate() {
+        if !keeps(&op.kind, last) {
+            continue;
+        }
+        let r = mark.get(i).filter(|&&m| m != u32::MAX).and_then(|&m| replacements[m as usize].take());
+        match r {
+            None => plan.steps.push(Step::Op(i as u32)),
+            Some(Replace::FanIn(slot)) => plan.steps.push(Step::FanInRecord { lane: op.lane, slot }),
+            Some(Replace::Collect { slots, device, host, span, elem, parts }) => {
+                plan.steps.extend(slots.iter().map(|&slot| Step::FanInWait { lane: op.lane, slot }));
+                plan.steps.push(Step::Merged { lane: op.lane, device, host, span, elem, parts });
+            }
+        }
+    }
+    plan
+}
+
+/// What a merged copy's members become.
+#[derive(Clone)]
+enum Replace {
+    FanIn(u32),
+    Collect { slots: Vec<u32>, device: u64, host: usize, span: Span2d, elem: usize, parts: u32 },
+}
+
+/// Cuts a run of adjacent copies into groups of about `merge_bytes` (at least two copies
+/// each; a copy left alone is not merged).
+fn split_run(groups: &mut Vec<Vec<Candidate>>, run: Vec<Candidate>, merge_bytes: usize) {
+    let Some(first) = run.first() else { return };
+    let k = merge_bytes / first.bytes.max(1);
+    if k < MIN_PARTS {
+        return;
+    }
+    for chunk in run.chunks(k) {
+        if chunk.len() >= 2 {
+            groups.push(chunk.to_vec());
+        }
+    }
+}
+
+/// A plan's shape: what must be equal for a cached graph to run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Key {
+    words: Vec<u64>,
+    hash: u64,
+}
+
+/// Why a plan cannot run as a graph (or `Ok` with its key and its values): an operation a
+/// graph cannot hold, or a wait for a record outside the batch.
+pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static str> {
+    let mut words = Vec::with_capacity(plan.steps.len() * 10);
+    let mut values = Values {
+        nodes: Vec::with_capacity(plan.steps.len()),
+        words: Vec::with_capacity(batch.words.len() + 2 * plan.steps.len()),
+        buffers: 0,
+    };
+    // Where each kept record of the batch is among the steps.
+    let mut record_step = vec![u32::MAX; batch.ops.len()];
+    for (n, step) in plan.steps.iter().enumerate() {
+        match *step {
+            Step::Op(i) => {
+                let op = &batch.ops[i as usize];
+                let lane = lane_word(batch.lanes[op.lane as usize].id);
+                match &op.kind {
+                    OpKind::Launch { func, grid, block, shared_mem_bytes, words: w, sizes, .. } => {
+                        words.extend([1, lane, func_word(func), grid.0 as u64, grid.1 as u64, grid.2 as u64]);
+                        words.extend([block.0 as u64, block.1 as u64, block.2 as u64, *shared_mem_bytes as u64]);
+                        words.push(sizes.len() as u64);
+                        words.extend(batch.sizes[sizes.start as usize..sizes.end as usize].iter().map(|&s| s as u64));
+                        values.push(n, &batch.words[w.start as usize..w.end as usize]);
+                    }
+                    OpKind::Copy { dir: Direction::HostToDevice, .. } => {
+                        return Err("a copy from host memory (which may be pageable)");
+                    }
+                    OpKind::Copy { device, host, span, .. } => {
+                        words.extend([2, lane, span.width_bytes as u64, span.height as u64]);
+                        words.extend([span.device_pitch as u64, span.host_pitch as u64]);
+                        values.push_copy(n, *device, *host as u64);
+                    }
+                    OpKind::Zero { dst, pitch, width_bytes, height } => {
+                        words.extend([3, lane, *dst, *pitch as u64, *width_bytes as u64, *height as u64]);
+                    }
+                    OpKind::Record { .. } => {
+                        record_step[i as usize] = n as u32;
+                        words.extend([4, lane]);
+                    }
+                    OpKind::Wait { record, .. } => {
+                        let at = record.map(|r| record_step[r as usize]).filter(|&s| s != u32::MAX);
+                        let Some(at) = at else { return Err("a wait for a fence recorded before the submission") };
+                        words.extend([5, lane, at as u64]);
+                    }
+                }
+            }
+            Step::FanInRecord { lane, slot } => {
+                words.extend([6, lane_word(batch.lanes[lane as usize].id), slot as u64])
+            }
+            Step::FanInWait { lane, slot } => words.extend([7, lane_word(batch.lanes[lane as usize].id), slot as u64]),
+            Step::Merged { lane, device, host, span, parts, .. } => {
+                words.extend([
+                    8,
+                    lane_word(batch.lanes[lane as usize].id),
+                    span.width_bytes as u64,
+                    span.height as u64,
+                ]);
+                words.extend([span.device_pitch as u64, span.host_pitch as u64, parts as u64]);
+                values.push_copy(n, device, host as u64);
+            }
+        }
+    }
+    let mut h = Fx::default();
+    for &w in &words {
+        h.add(w);
+    }
+    Ok((Key { hash: h.0, words }, values))
+}
+
+/// The values of a plan that a cached graph's nodes may need changed: for each launch its
+/// argument words, for each copy its device and host addresses, in step order; and a hash of
+/// the copies' addresses alone (which buffers the plan copies: a program that alternates
+/// between buffer sets alternates it, one whose scalars change does not).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Values {
+    /// `(step, range in words)` per node.
+    pub(crate) nodes: Vec<(u32, Range<u32>)>,
+    pub(crate) words: Vec<u64>,
+    pub(crate) buffers: u64,
+}
+
+impl Values {
+    fn push(&mut self, step: usize, w: &[u64]) {
+        let at = self.words.len() as u32;
+        self.words.extend_from_slice(w);
+        self.nodes.push((step as u32, at..self.words.len() as u32));
+    }
+
+    /// A copy's addresses: a node's values, and part of the buffer hash.
+    fn push_copy(&mut self, step: usize, device: u64, host: u64) {
+        self.push(step, &[device, host]);
+        let mut h = Fx(self.buffers);
+        h.add(device);
+        h.add(host);
+        self.buffers = h.0;
+    }
+
+    /// Node `i`'s values.
+    pub(crate) fn of(&self, i: usize) -> &[u64] {
+        let r = &self.nodes[i].1;
+        &self.words[r.start as usize..r.end as usize]
+    }
+}
+
+/// An executable graph of a plan, with one node per value-carrying step (in the order of
+/// [`Values::nodes`]) and the values its nodes hold now.
+pub(crate) struct CachedGraph {
+    pub(crate) key: Key,
+    pub(crate) exec: GraphExec,
+    pub(crate) nodes: Vec<GraphNode>,
+    pub(crate) values: Values,
+    last_used: u64,
+}
+
+impl CachedGraph {
+    pub(crate) fn new(key: Key, exec: GraphExec, nodes: Vec<GraphNode>, values: Values) -> CachedGraph {
+        CachedGraph { key, exec, nodes, values, last_used: 0 }
+    }
+}
+
+/// How many shapes a device remembers having seen once (a shape's graph is made the second
+/// time it is seen).
+const SEEN: usize = 256;
+
+/// A device's executable graphs, by plan shape. A scope takes a graph out while it runs it
+/// and puts it back after joining its lanes, so a graph is never updated while a launch of
+/// it may be pending, nor launched by two scopes at once.
+#[derive(Default)]
+pub(crate) struct GraphCache {
+    graphs: Vec<CachedGraph>,
+    seen: VecDeque<u64>,
+    /// Shapes with the buffers their copies used, recently.
+    buffers: VecDeque<(u64, u64)>,
+    tick: u64,
+}
+
+impl GraphCache {
+    /// A graph of `key`, taken out of the cache: the one whose nodes hold `values` already,
+    /// else one that copies the same buffers, else the most recently used; and how many other
+    /// graphs of `key` stay cached.
+    pub(crate) fn take(&mut self, key: &Key, values: &Values) -> Option<(CachedGraph, usize)> {
+        let mut same_key = 0;
+        let mut pick: Option<(usize, (bool, bool, u64))> = None;
+        for (i, g) in self.graphs.iter().enumerate() {
+            if g.key != *key {
+                continue;
+            }
+            same_key += 1;
+            let rank = (g.values == *values, g.values.buffers == values.buffers, g.last_used);
+            if pick.is_none_or(|(_, best)| rank > best) {
+                pick = Some((i, rank));
+            }
+        }
+        pick.map(|(i, _)| (self.graphs.swap_remove(i), same_key - 1))
+    }
+
+    /// Whether a plan of this shape copied these buffers before (and notes that it has now):
+    /// a program that comes back to a buffer set gets a graph of its own for it.
+    pub(crate) fn buffers_seen_before(&mut self, key: &Key, values: &Values) -> bool {
+        let seen = (key.hash, values.buffers);
+        if self.buffers.contains(&seen) {
+            return true;
+        }
+        if self.buffers.len() == SEEN {
+            self.buffers.pop_front();
+        }
+        self.buffers.push_back(seen);
+        false
+    }
+
+    /// Whether a plan of this shape was seen before (and notes that it has been now).
+    pub(crate) fn seen_before(&mut self, key: &Key) -> bool {
+        if self.seen.contains(&key.hash) {
+            return true;
+        }
+        if self.seen.len() == SEEN {
+            self.seen.pop_front();
+        }
+        self.seen.push_back(key.hash);
+        false
+    }
+
+    /// Puts a graph back (or in); drops the least recently used beyond `capacity`. Returns
+    /// how many were dropped.
+    pub(crate) fn put(&mut self, mut g: CachedGraph, capacity: usize) -> usize {
+        self.tick += 1;
+        g.last_used = self.tick;
+        self.graphs.push(g);
+        let mut dropped = 0;
+        while self.graphs.len() > capacity {
+            let oldest = (0..self.graphs.len()).min_by_key(|&i| self.graphs[i].last_used).expect("not empty");
+            drop(self.graphs.swap_remove(oldest));
+            dropped += 1;
+        }
+        dropped
+    }
+
+    /// Every graph, for the device to drop (or leak, with a lost context).
+    pub(crate) fn drain(&mut self) -> Vec<CachedGraph> {
+        self.seen.clear();
+        self.buffers.clear();
+        std::mem::take(&mut self.graphs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handle::Context;
+
+    /// A kernel entry for shapes (never run).
+    unsafe fn entry(_: *const *mut std::ffi::c_void, _: [u32; 3], _: [u32; 3], _: u32) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A batch of `n` lanes, each: launch, copy of its column of one matrix to its part of
+    /// one pinned allocation, the copy's (dropped) fence record.
+    fn seed(n: usize, rows: usize, alive: &[usize]) -> Batch {
+        let ctx = Context::cpu();
+        let stream = StreamHandle::create(&ctx).expect("stream");
+        let ptr = NonNull::from(Box::leak(Box::new(stream)));
+        let mut b = Batch::default();
+        for j in 0..n {
+            b.lanes.push(BatchLane { stream: ptr, id: LaneId::Lane(j), submitted: false });
+        }
+        let matrix =
+            Span { ptr: 0x10_0000, rows, cols: n, ld: rows, elem_size: 4, alloc: 7, ctx: 0, whole_columns: true };
+        for j in 0..n {
+            let (words, sizes) = b.store_args(&[&(j as u64).to_ne_bytes(), &1.5f32.to_ne_bytes()]);
+            let func = FunctionHandle::Cpu(entry, "k");
+            let launch = OpKind::Launch {
+                func,
+                name: "k",
+                grid: (4, 1, 1),
+                block: (256, 1, 1),
+                shared_mem_bytes: 0,
+                words,
+                sizes,
+            };
+            b.push(j as u32, launch);
+            let col = matrix.column(j).expect("column");
+            let host = 0x9000_0000 + j * rows * 4;
+            let merge = Some(MergeSide { src: col, host_alloc: 0x9000_0000 });
+            let copy =
+                OpKind::Copy { dir: Direction::DeviceToHost, device: col.ptr, host, span: col.to_2d(), elem: 4, merge };
+            b.push(j as u32, copy);
+            let event = Arc::new(Event::create(&ctx, false).expect("event"));
+            b.push(j as u32, OpKind::Record { event, live: alive.contains(&j), awaited: false });
+        }
+        b
+    }
+
+    fn merged(p: &Plan) -> Vec<(u32, u32)> {
+        p.steps
+            .iter()
+            .filter_map(|s| if let Step::Merged { lane, parts, .. } = s { Some((*lane, *parts)) } else { None })
+            .collect()
+    }
+
+    #[test]
+    fn dead_fences_are_elided_and_small_adjacent_copies_merge_in_the_last_submission() {
+        let b = seed(8, 1024, &[]); // 4 KiB columns
+                                    // Not the last submission: nothing merges; dead records are left out.
+        let p = plan(&b, false, 16 << 10);
+        assert_eq!((p.elided, p.merged_copies, p.steps.len()), (8, 0, 16));
+        // The last: chunks of 16 KiB = 4 columns, collected by the chunk's last lane.
+        let p = plan(&b, true, 16 << 10);
+        assert_eq!(merged(&p), [(3, 4), (7, 4)]);
+        assert_eq!((p.merged_copies, p.fan_ins), (8, 6));
+        assert_eq!(p.covers, [(0, 3), (1, 3), (2, 3), (4, 7), (5, 7), (6, 7)]);
+        // The collector waits for every fan-in of its chunk, after its own launch.
+        let waits = p.steps.iter().filter(|s| matches!(s, Step::FanInWait { lane: 3, .. })).count();
+        assert_eq!(waits, 3);
+        let Some(Step::Merged { span, device, host, .. }) =
+            p.steps.iter().find(|s| matches!(s, Step::Merged { lane: 3, .. }))
+        else {
+            panic!("no merged copy")
+        };
+        assert_eq!((span.width_bytes, span.height, *device, *host), (4096, 4, 0x10_0000, 0x9000_0000));
+        // Columns too large for a chunk of two, or merging off: per-column copies.
+        assert_eq!(plan(&b, true, 4096).merged_copies, 0);
+        assert_eq!(plan(&b, true, 0).merged_copies, 0);
+    }
+
+    #[test]
+    fn a_copy_whose_fence_someone_may_await_never_merges() {
+        // Lane 1's fence is alive at a host wait's submission: kept, and no merge there.
+        let b = seed(4, 256, &[1]);
+        let p = plan(&b, false, 1 << 20);
+        assert_eq!((p.elided, p.merged_copies), (3, 0));
+        // Awaited by a lane: its copy is not the lane's last kept operation.
+        let mut b = seed(4, 256, &[]);
+        if let OpKind::Record { awaited, .. } = &mut b.ops[5].kind {
+            *awaited = true;
+        }
+        let p = plan(&b, true, 1 << 20);
+        assert_eq!(merged(&p), [(3, 2)], "lanes 2 and 3; lane 0 has no neighbour left");
+        let merged_lanes: Vec<u32> = p.covers.iter().map(|c| c.0).collect();
+        assert!(!merged_lanes.contains(&1), "{:?}", p.covers);
+    }
+
+    #[test]
+    fn lanes_with_different_work_or_gaps_do_not_merge() {
+        let mut b = seed(4, 256, &[]);
+        // Lane 2 launches another shape: it does not finish with the others.
+        if let OpKind::Launch { grid, .. } = &mut b.ops[6].kind {
+            *grid = (8, 1, 1);
+        }
+        assert_eq!(merged(&plan(&b, true, 1 << 20)), [(1, 2)]);
+        // Lane 3's destination is elsewhere: lanes 0-2 still merge.
+        let mut b = seed(4, 256, &[]);
+        if let OpKind::Copy { host, .. } = &mut b.ops[10].kind {
+            *host += 4096;
+        }
+        assert_eq!(merged(&plan(&b, true, 1 << 20)), [(2, 3)]);
+    }
+
+    #[test]
+    fn keys_hold_the_shape_and_values_the_addresses_and_arguments() {
+        let (a, b) = (seed(4, 256, &[]), seed(4, 256, &[]));
+        let (pa, pb) = (plan(&a, true, 0), plan(&b, true, 0));
+        let (ka, va) = key(&a, &pa).expect("graphable");
+        let (kb, _) = key(&b, &pb).expect("graphable");
+        assert_eq!(ka, kb);
+        assert_eq!(va.nodes.len(), 8, "a node per launch and per copy");
+        assert_eq!(va.of(0)[0], 0, "lane 0's first argument");
+        // Another launch shape: another key.
+        let mut c = seed(4, 256, &[]);
+        if let OpKind::Launch { block, .. } = &mut c.ops[0].kind {
+            *block = (128, 1, 1);
+        }
+        assert_ne!(key(&c, &plan(&c, true, 0)).expect("graphable").0, ka);
+        // Merged copies are another shape than per-column copies.
+        assert_ne!(key(&a, &plan(&a, true, 1 << 20)).expect("graphable").0, ka);
+        // A copy from host memory cannot be a graph's.
+        let mut d = seed(1, 256, &[]);
+        if let OpKind::Copy { dir, .. } = &mut d.ops[1].kind {
+            *dir = Direction::HostToDevice;
+        }
+        assert!(key(&d, &plan(&d, true, 0)).is_err());
+    }
+
+    #[test]
+    fn arguments_keep_their_bytes() {
+        let mut b = Batch::default();
+        let (w, s) = b.store_args(&[&[1u8, 2, 3], &7u64.to_ne_bytes(), &[0u8; 12]]);
+        let (ptrs, sizes) = b.args(&w, &s);
+        assert_eq!(sizes, [3, 8, 12]);
+        // SAFETY: each pointer points to its value's bytes inside `b.words`, alive here.
+        unsafe {
+            assert_eq!(std::slice::from_raw_parts(ptrs[0].cast::<u8>(), 3), [1, 2, 3]);
+            assert_eq!(*(ptrs[1] as *const u64), 7);
+        }
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_remembers_shapes_seen_once() {
+        let mut c = GraphCache::default();
+        let k = Key { words: vec![1, 2], hash: 9 };
+        assert!(!c.seen_before(&k));
+        assert!(c.seen_before(&k));
+        assert!(c.take(&k, &Values::default()).is_none());
+    }
+}

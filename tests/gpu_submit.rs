@@ -1,0 +1,480 @@
+//! Automatic submission (issue 23): a scope's operations are collected and submitted where
+//! the host must observe them; adjacent small column copies merge; a scope that repeats an
+//! earlier one's shape replays a cached graph. Every test checks that the program means the
+//! same: results bit-identical to direct submission, a changed program never replays a stale
+//! graph, a column the host awaits on its own is never delayed by a merge, and the counters
+//! and the trace say what ran.
+//!
+//! Runs on the CPU backend always (`on_cpu::*`) and on CUDA device 0 with `--ignored`.
+
+mod common;
+
+use sluice::{
+    kernels, scope, traced_scope, DeviceMatrix, Gpu, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result, SpanKind,
+    SubmitConfig, SubmitPath, Trace,
+};
+
+const EPS2: f32 = 1e-3;
+const TOL: f64 = 1e-4;
+
+/// The README's program, run once: persistent inputs (`gpu.upload`, awaited as the README
+/// awaits `s.upload`'s fences: no wait), the output matrix allocated in the scope, one lane
+/// per column, each column's copy on its own lane. Traced, so that the test sees how it ran.
+fn natural(
+    gpu: &Gpu,
+    sources: &DeviceMatrix<Particle>,
+    targets: &DeviceMatrix<Particle>,
+    host: &mut PinnedMatrix<f32>,
+    eps2: f32,
+) -> Result<Trace> {
+    let (rows, n) = (host.rows(), host.cols());
+    let ((), trace) = traced_scope(gpu, |s| {
+        let out = s.alloc_matrix::<f32>(rows, n)?;
+        for (j, ((lane, col), dst)) in
+            s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
+            lane.enter(|st| {
+                let src = st.await_fence(sources)?; // persistent: nothing to wait for
+                let tgt = st.await_fence(targets)?.column(j).expect("column");
+                let mut col = st.bind(col);
+                st.launch(&kernels::potential, LaunchConfig::for_elements(rows, 256), (&mut col, &tgt, &src, eps2))?;
+                st.copy_to_host(&col, dst)
+            })?;
+        }
+        Ok(())
+    })?;
+    Ok(trace)
+}
+
+/// The path of a traced scope's last submission (its end).
+fn last_path(trace: &Trace) -> SubmitPath {
+    trace.submissions.last().expect("the scope's end submitted").path
+}
+
+fn poison(h: &mut [f32]) {
+    h.fill(f32::NAN);
+}
+
+fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission(gpu: Gpu) {
+    let mut rng = common::rng();
+    let (rows, n) = (1024, 16);
+    let src_host = common::particles(&mut rng, 64);
+    let tgt_host = common::particles(&mut rng, rows * n);
+    let sources = gpu.upload(&src_host).expect("upload");
+    let targets = gpu.upload_matrix(&tgt_host, rows, n).expect("upload");
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+
+    gpu.set_submit_config(SubmitConfig::direct());
+    poison(&mut host);
+    let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("direct");
+    assert!(trace.submissions.is_empty(), "direct submission logs nothing: {:?}", trace.submissions);
+    let direct: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
+    common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+
+    gpu.set_submit_config(SubmitConfig::default());
+    let before = gpu.submit_stats();
+    let mut paths = Vec::new();
+    for round in 0..5 {
+        poison(&mut host);
+        let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("natural");
+        let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
+        assert!(got == direct, "round {round}: results differ from direct submission");
+        paths.push(last_path(&trace));
+        let end = trace.submissions.last().expect("end");
+        // Rule 7 as re-read: every copy's fence was dropped unawaited, so none was recorded;
+        // the only events and waits are the fan-ins of merged copies, one per copy absorbed.
+        assert_eq!((end.operations, end.fences_elided, end.merged_copies), (3 * n, n, n), "{end:?}");
+        assert!(end.events_recorded == end.waits && end.events_recorded < end.merged_copies, "{end:?}");
+        if end.path == SubmitPath::GraphReplayed {
+            let graphs: Vec<_> = trace.spans.iter().filter(|s| s.kind == SpanKind::Graph).collect();
+            assert_eq!(graphs.len(), 1, "the trace shows the one graph launch: {:?}", trace.spans);
+            assert!(trace.spans.iter().all(|s| s.kind == SpanKind::Graph), "nothing else was enqueued");
+        }
+    }
+    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}: the first time a shape is seen it runs directly");
+    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
+    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+    let after = gpu.submit_stats();
+    assert_eq!(after.graphs_captured - before.graphs_captured, 1);
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 3);
+}
+
+fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
+    let mut rng = common::rng();
+    let (rows, n) = (512, 8);
+    let src_host = common::particles(&mut rng, 32);
+    let tgt_host = common::particles(&mut rng, 2 * rows * n);
+    let sources = gpu.upload(&src_host).expect("upload");
+    let targets = gpu.upload_matrix(&tgt_host[..rows * n], rows, n).expect("upload");
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    for _ in 0..3 {
+        natural(&gpu, &sources, &targets, &mut host, EPS2).expect("warm");
+    }
+    // A scalar changes: the cached graph replays with the new value written into its nodes.
+    poison(&mut host);
+    let trace = natural(&gpu, &sources, &targets, &mut host, 0.5).expect("new eps2");
+    let end = trace.submissions.last().expect("end");
+    assert_eq!(end.path, SubmitPath::GraphReplayed);
+    // Every launch node had its scalar changed (and the copy nodes their addresses, where the
+    // scope's allocation moved).
+    assert!(end.nodes_updated >= n, "{end:?}");
+    common::check_potential(&host, rows, n, &tgt_host, &src_host, 0.5, TOL);
+
+    // Another input buffer (other pointers): replayed with the pointers updated.
+    let targets2 = gpu.upload_matrix(&tgt_host[rows * n..], rows, n).expect("upload");
+    poison(&mut host);
+    let trace = natural(&gpu, &sources, &targets2, &mut host, EPS2).expect("other targets");
+    assert_eq!(last_path(&trace), SubmitPath::GraphReplayed);
+    common::check_potential(&host, rows, n, &tgt_host[rows * n..], &src_host, EPS2, TOL);
+
+    // Another shape (fewer rows): not the cached graph.
+    let mut small = gpu.pinned_matrix::<f32>(rows / 2, n).expect("pinned");
+    let targets3 = gpu.upload_matrix(&tgt_host[..rows / 2 * n], rows / 2, n).expect("upload");
+    let trace = natural(&gpu, &sources, &targets3, &mut small, EPS2).expect("other shape");
+    assert_eq!(last_path(&trace), SubmitPath::Direct, "a new shape runs directly the first time");
+    common::check_potential(&small, rows / 2, n, &tgt_host[..rows / 2 * n], &src_host, EPS2, TOL);
+
+    // Another lane count.
+    let mut fewer = gpu.pinned_matrix::<f32>(rows, n - 1).expect("pinned");
+    let targets4 = gpu.upload_matrix(&tgt_host[..rows * (n - 1)], rows, n - 1).expect("upload");
+    let trace = natural(&gpu, &sources, &targets4, &mut fewer, EPS2).expect("fewer lanes");
+    assert_eq!(last_path(&trace), SubmitPath::Direct);
+    common::check_potential(&fewer, rows, n - 1, &tgt_host[..rows * (n - 1)], &src_host, EPS2, TOL);
+
+    // Another kernel with the same arguments' shape: not the cached graph.
+    poison(&mut host);
+    let ((), trace) = traced_scope(&gpu, |s| {
+        let out = s.alloc_matrix::<f32>(rows, n)?;
+        for (j, ((lane, col), dst)) in
+            s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
+            lane.enter(|st| {
+                let (src, tgt) = (st.await_fence(&sources)?, st.await_fence(&targets)?.column(j).expect("column"));
+                let mut col = st.bind(col);
+                st.launch(
+                    &kernels::potential_tiled,
+                    LaunchConfig::for_elements(rows, 256),
+                    (&mut col, &tgt, &src, EPS2),
+                )?;
+                st.copy_to_host(&col, dst)
+            })?;
+        }
+        Ok(())
+    })
+    .expect("other kernel");
+    assert_eq!(last_path(&trace), SubmitPath::Direct);
+    common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+
+    // An extra host wait: the awaited copy is submitted at the wait, the rest at the end, and
+    // the column is right when the host reads it.
+    poison(&mut host);
+    let ((), trace) = traced_scope(&gpu, |s| {
+        let out = s.alloc_matrix::<f32>(rows, n)?;
+        let mut first = None;
+        for (j, ((lane, col), dst)) in
+            s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+        {
+            let pending = lane.enter(|st| {
+                let (src, tgt) = (st.await_fence(&sources)?, st.await_fence(&targets)?.column(j).expect("column"));
+                let mut col = st.bind(col);
+                st.launch(&kernels::potential, LaunchConfig::for_elements(rows, 256), (&mut col, &tgt, &src, EPS2))?;
+                st.copy_to_host(&col, dst)
+            })?;
+            if j == 0 {
+                first = Some(pending);
+            }
+        }
+        let column0 = first.expect("lane 0").wait()?;
+        common::check_potential(&column0, rows, 1, &tgt_host[..rows], &src_host, EPS2, TOL);
+        Ok(())
+    })
+    .expect("extra wait");
+    // Everything was logged before the wait: the wait submitted it all, directly, its copy
+    // unmerged and its fence recorded; the scope's end had nothing left.
+    assert_eq!(trace.submissions.len(), 1, "{:?}", trace.submissions);
+    assert_eq!((trace.submissions[0].reason, trace.submissions[0].events_recorded), ("a host wait", 1));
+    assert!(trace.submissions.iter().all(|s| s.path == SubmitPath::Direct), "{:?}", trace.submissions);
+    common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+
+    // And the original program still replays its own graph, with its own results.
+    poison(&mut host);
+    let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("again");
+    assert_eq!(last_path(&trace), SubmitPath::GraphReplayed);
+    common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+}
+
+fn merged_copies_deliver_every_column_and_never_delay_one_the_host_awaits(gpu: Gpu) {
+    // 64 columns of 4 KiB: small enough to merge.
+    let (rows, n) = (1024, 64);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let fill = |gpu: &Gpu, host: &mut PinnedMatrix<f32>, wait_for: Option<usize>| {
+        traced_scope(gpu, |s| {
+            let out = s.alloc_matrix::<f32>(rows, n)?;
+            let mut awaited = None;
+            for (j, ((lane, col), dst)) in
+                s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+            {
+                let pending = lane.enter(|st| {
+                    let mut col = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
+                    st.copy_to_host(&col, dst)
+                })?;
+                if Some(j) == wait_for {
+                    awaited = Some(pending);
+                }
+            }
+            if let Some(p) = awaited {
+                let j = wait_for.expect("awaited");
+                let column = p.wait()?;
+                assert!(column.iter().all(|v| *v == j as f32), "column {j} is complete when its wait returns");
+            }
+            Ok(())
+        })
+    };
+    for round in 0..3 {
+        poison(&mut host);
+        let ((), trace) = fill(&gpu, &mut host, None).expect("fill");
+        let end = trace.submissions.last().expect("end");
+        assert_eq!(end.merged_copies, n, "round {round}: every column merged: {end:?}");
+        assert!(end.copies < n, "{end:?}");
+        for j in 0..n {
+            assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
+        }
+        if end.path == SubmitPath::Direct {
+            let merged = trace.spans.iter().filter(|s| s.name.contains("merged from")).count();
+            assert!(merged >= 1, "the trace shows the merged copies: {:?}", trace.spans);
+        }
+    }
+    // A column the host awaits inside the scope is submitted at its wait, on its own.
+    poison(&mut host);
+    let ((), trace) = fill(&gpu, &mut host, Some(5)).expect("fill with a wait");
+    let at_wait = &trace.submissions[0];
+    assert_eq!(at_wait.merged_copies, 0, "nothing merges at a host wait: {at_wait:?}");
+    for j in 0..n {
+        assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "column {j}");
+    }
+    // Merging off: one copy per column.
+    gpu.set_submit_config(SubmitConfig { merge_copy_bytes: 0, graphs: false, ..SubmitConfig::default() });
+    poison(&mut host);
+    let ((), trace) = fill(&gpu, &mut host, None).expect("no merge");
+    assert_eq!(trace.submissions.last().expect("end").copies, n);
+    assert!(host.iter().enumerate().all(|(i, v)| *v == (i / rows) as f32));
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
+/// One step of a time-stepping loop: every lane fills its column with `value` and copies it
+/// back, in a kept `LaneSet` or a fresh scope.
+fn step(gpu: &Gpu, lanes: Option<&mut LaneSet>, out: &mut DeviceMatrix<f32>, host: &mut PinnedMatrix<f32>, value: f32) {
+    let rows = out.rows();
+    let r = match lanes {
+        Some(lanes) => lanes.scope(|s| {
+            for ((lane, col), dst) in s.lanes(out.cols())?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
+                lane.enter(|st| {
+                    let mut v = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
+                    st.copy_to_host(&v, dst).map(drop)
+                })?;
+            }
+            Ok(())
+        }),
+        None => scope(gpu, |s| {
+            for ((lane, col), dst) in s.lanes(out.cols())?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
+                lane.enter(|st| {
+                    let mut v = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
+                    st.copy_to_host(&v, dst).map(drop)
+                })?;
+            }
+            Ok(())
+        }),
+    };
+    r.expect("step");
+    assert!(host.iter().all(|v| *v == value), "value {value}");
+}
+
+fn a_lane_set_and_fresh_scopes_share_the_cached_graph(gpu: Gpu) {
+    let (rows, n) = (256, 4);
+    let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let mut lanes = LaneSet::new(&gpu);
+    let before = gpu.submit_stats();
+    for k in 0..6 {
+        let set = if k % 2 == 0 { Some(&mut lanes) } else { None };
+        step(&gpu, set, &mut out, &mut host, k as f32);
+    }
+    let after = gpu.submit_stats();
+    assert_eq!(after.graphs_captured - before.graphs_captured, 1, "{after:?}");
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 4, "{after:?}");
+    assert_eq!(lanes.len(), n);
+}
+
+fn the_graph_cache_is_bounded_and_graphs_can_be_turned_off(gpu: Gpu) {
+    gpu.set_submit_config(SubmitConfig { graph_cache: 2, ..SubmitConfig::default() });
+    let rows = 128;
+    // Four shapes (1 to 4 lanes), each run three times: more graphs than the cache holds.
+    for n in 1..=4 {
+        let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+        let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+        for k in 0..3 {
+            step(&gpu, None, &mut out, &mut host, (10 * n + k) as f32);
+        }
+    }
+    let stats = gpu.submit_stats();
+    assert!(stats.graphs_evicted >= 2, "{stats:?}");
+    // Off: no graph is captured or replayed, results unchanged.
+    gpu.set_submit_config(SubmitConfig::deferred());
+    let before = gpu.submit_stats();
+    let mut out = gpu.alloc_matrix::<f32>(rows, 3).expect("alloc");
+    let mut host = gpu.pinned_matrix::<f32>(rows, 3).expect("pinned");
+    for k in 0..4 {
+        step(&gpu, None, &mut out, &mut host, k as f32);
+    }
+    let after = gpu.submit_stats();
+    assert_eq!((after.graphs_captured, after.graphs_replayed), (before.graphs_captured, before.graphs_replayed));
+    assert_eq!(after.direct - before.direct, 4);
+    // The opt-out: nothing deferred, nothing counted.
+    gpu.set_submit_config(SubmitConfig::direct());
+    for k in 0..2 {
+        step(&gpu, None, &mut out, &mut host, k as f32);
+    }
+    assert_eq!(gpu.submit_stats(), after);
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
+fn lane_counters_count_what_the_program_asked_for_and_submissions_what_ran(gpu: Gpu) {
+    let rows = 256;
+    let mut host = gpu.pinned_matrix::<f32>(rows, 2).expect("pinned");
+    for round in 0..3 {
+        let ((), trace) = traced_scope(&gpu, |s| {
+            let m = s.alloc_matrix::<f32>(rows, 2)?;
+            let (a, b) = m.split_columns_mut(1).expect("split");
+            let (la, lb) = (s.lane()?, s.lane()?);
+            let handed = la.enter(|st| {
+                let mut v = st.bind(a);
+                st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, 2.0))?;
+                st.fence(v)
+            })?;
+            let (c0, c1) = host.split_columns_mut(1).expect("split");
+            lb.enter(|st| {
+                let x = st.await_fence(handed)?;
+                let mut y = st.bind(b);
+                st.launch(&kernels::saxpy, LaunchConfig::for_elements(rows, 64), (&mut y, &x, 0.0))?;
+                st.copy_to_host(&x, c0)?;
+                st.copy_to_host(&y, c1).map(drop)
+            })?;
+            // Asked for: lane a recorded one fence; lane b waited once and recorded two (its
+            // pending copies), whatever the submission then did with them.
+            assert_eq!((la.stats().events_recorded, la.stats().waits_enqueued, la.stats().launches), (1, 0, 1));
+            assert_eq!((lb.stats().events_recorded, lb.stats().waits_enqueued, lb.stats().copies), (2, 1, 2));
+            Ok(())
+        })
+        .expect("scope");
+        let end = trace.submissions.last().expect("end");
+        // Submitted: the awaited fence's event and its wait (an event record and a wait, or a
+        // graph edge); the two copies' fences, never awaited, are not recorded.
+        assert_eq!((end.events_recorded, end.waits, end.fences_elided), (1, 1, 2), "round {round}: {end:?}");
+        assert!(host.column(0).expect("column").iter().all(|v| *v == 2.0));
+    }
+}
+
+/// A slot of the stream below: fresh, or handed back by the lane that used it last.
+enum Slot<'s> {
+    Fresh(sluice::ColumnsMut<'s, f32>),
+    Handed(sluice::Fenced<'s, sluice::ColumnsMut<'s, f32>>),
+}
+
+fn a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly(gpu: Gpu) {
+    gpu.set_submit_config(SubmitConfig { max_deferred: 32, ..SubmitConfig::default() });
+    let (rows, batches, n_slots) = (4096, 24, 3);
+    let mut input = gpu.pinned_matrix::<f32>(rows, batches).expect("pinned");
+    for (i, x) in input.iter_mut().enumerate() {
+        *x = i as f32 * 0.5;
+    }
+    let mut output = gpu.pinned_matrix::<f32>(rows, batches).expect("pinned");
+    poison(&mut output);
+    let cfg = LaunchConfig::for_elements(rows, 256);
+    let ((), trace) = traced_scope(&gpu, |s| {
+        let (up, compute, down) = (s.lane()?, s.lane()?, s.lane()?);
+        let (ins, outs) = (s.alloc_matrix::<f32>(rows, n_slots)?, s.alloc_matrix::<f32>(rows, n_slots)?);
+        let mut in_slots: Vec<Option<Slot>> = ins.columns_mut().map(|c| Some(Slot::Fresh(c))).collect();
+        let mut out_slots: Vec<Option<Slot>> = outs.columns_mut().map(|c| Some(Slot::Fresh(c))).collect();
+        for (k, dst) in output.columns_mut().enumerate() {
+            let r = k % n_slots;
+            let src = input.column(k).expect("column");
+            let slot = in_slots[r].take().expect("back");
+            let uploaded = up.enter(|st| {
+                let mut v = match slot {
+                    Slot::Fresh(c) => st.bind(c),
+                    Slot::Handed(f) => st.await_fence(f)?,
+                };
+                st.copy_to_device(src, &mut v)?;
+                st.fence(v)
+            })?;
+            let slot = out_slots[r].take().expect("back");
+            let (read, written) = compute.enter(|st| {
+                let x = st.await_fence(uploaded)?;
+                let mut y = match slot {
+                    Slot::Fresh(c) => st.bind(c),
+                    Slot::Handed(f) => st.await_fence(f)?,
+                };
+                st.zero(&mut y)?;
+                st.launch(&kernels::saxpy, cfg, (&mut y, &x, 2.0))?;
+                Ok::<_, sluice::Error>((st.fence(x)?, st.fence(y)?))
+            })?;
+            in_slots[r] = Some(Slot::Handed(read));
+            let copied = down.enter(|st| {
+                let y = st.await_fence(written)?;
+                st.copy_to_host(&y, dst)?;
+                st.fence(y)
+            })?;
+            out_slots[r] = Some(Slot::Handed(copied));
+        }
+        Ok(())
+    })
+    .expect("stream");
+    gpu.set_submit_config(SubmitConfig::default());
+    let grown = trace.submissions.iter().filter(|s| s.reason == "the log reached SubmitConfig::max_deferred").count();
+    assert!(grown >= 4, "the scope was submitted as it grew: {:?}", trace.submissions);
+    assert!(trace.submissions.iter().all(|s| s.path == SubmitPath::Direct));
+    for (i, (x, y)) in input.iter().zip(output.iter()).enumerate() {
+        assert_eq!(*y, 2.0 * x, "element {i}");
+    }
+}
+
+fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
+    let (rows, n) = (128, 24);
+    let mut outs = [gpu.alloc_matrix::<f32>(rows, n).expect("alloc"), gpu.alloc_matrix::<f32>(rows, n).expect("alloc")];
+    let mut hosts =
+        [gpu.pinned_matrix::<f32>(rows, n).expect("pinned"), gpu.pinned_matrix::<f32>(rows, n).expect("pinned")];
+    let before = gpu.submit_stats();
+    for k in 0..10 {
+        let (out, host) = (&mut outs[k % 2], &mut hosts[k % 2]);
+        step(&gpu, None, out, host, (k % 2) as f32);
+    }
+    let after = gpu.submit_stats();
+    // Buffers A: seen once (direct); B: captured; A again (a buffer set the shape used
+    // before): captured for A; from then on each scope replays the graph of its buffers,
+    // nothing rewritten.
+    assert_eq!(after.graphs_captured - before.graphs_captured, 2, "{after:?}");
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 7, "{after:?}");
+    assert_eq!(after.nodes_updated, before.nodes_updated, "{after:?}");
+    // Scalars that change every step are written into the graph's nodes instead.
+    for k in 10..14 {
+        let (out, host) = (&mut outs[k % 2], &mut hosts[k % 2]);
+        step(&gpu, None, out, host, k as f32);
+    }
+    let last = gpu.submit_stats();
+    assert_eq!((last.graphs_captured, last.graphs_replayed - after.graphs_replayed), (after.graphs_captured, 4));
+    assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
+}
+
+on_every_backend!(
+    a_program_alternating_between_buffers_keeps_a_graph_for_each,
+    a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly,
+    the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission,
+    a_changed_program_never_replays_a_stale_graph,
+    merged_copies_deliver_every_column_and_never_delay_one_the_host_awaits,
+    a_lane_set_and_fresh_scopes_share_the_cached_graph,
+    the_graph_cache_is_bounded_and_graphs_can_be_turned_off,
+    lane_counters_count_what_the_program_asked_for_and_submissions_what_ran,
+);
