@@ -3,7 +3,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::BuildError;
+use crate::error::BuildError;
+
+/// The rustc target every kernel crate is compiled for.
+///
+/// ```
+/// assert_eq!(sluice_builder::TARGET, "nvptx64-nvidia-cuda");
+/// ```
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// A CUDA compute architecture, as `ptxas` and `llc` name it (`sm_90`).
 ///

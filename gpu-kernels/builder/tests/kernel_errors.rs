@@ -148,7 +148,7 @@ fn a_libdevice_call_without_libdevice_is_named() {
     let mut tc = toolchain();
     tc.libdevice = None;
     let err = Builder::new(&dir).target_dir(shared_target()).build_with(&tc).unwrap_err();
-    let BuildError::LibdeviceMissing { functions } = &err else { panic!("expected LibdeviceMissing, got {err:?}") };
+    let BuildError::LibdeviceMissing { functions, .. } = &err else { panic!("expected LibdeviceMissing, got {err:?}") };
     assert_eq!(functions, &["__nv_expf"]);
     assert!(err.to_string().contains("cargo xtask setup"), "{err}");
 }
