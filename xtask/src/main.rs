@@ -6,7 +6,7 @@
 //! | `build-ptx [--arch sm_XX] [--release\|--debug]` | compiles `gpu-kernels` to `target/ptx/gpu-kernels.ptx` |
 //! | `check-ptx [--arch sm_XX]... [--allow-spills]` | assembles the PTX with `ptxas`, prints every function's resources (kernels and device functions), fails on a spill |
 //! | `test` | the README's test command: `setup`, then `cargo test --workspace` |
-//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90 and sm_80, `cargo clippy -D warnings`, `cargo test --workspace` |
+//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90 and sm_80, `cargo clippy -D warnings`, `cargo package` of every published crate, `cargo test --workspace` |
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
@@ -33,7 +33,7 @@ commands:
                                       function's resources, fail on a spill unless allowed
   test                                setup, then run the test suite (cargo test --workspace)
   ci                                  fmt --check, check-ptx sm_90 sm_80, clippy -D warnings,
-                                      test: what .ci/run runs after setup
+                                      package, test: what .ci/run runs after setup
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
@@ -246,8 +246,26 @@ fn ci() -> Result {
     check(&["--arch".into(), "sm_90".into(), "--arch".into(), "sm_80".into()])?;
     step("cargo clippy --workspace --all-targets -- -D warnings");
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    step("cargo package: every published crate, verified");
+    package()?;
     step("cargo test --workspace");
     cargo(&["test", "--workspace"])
+}
+
+/// The workspace's packages that are not published (`publish = false`).
+const UNPUBLISHED: &[&str] = &["xtask", "sluice-ports", "ports-kernels"];
+
+/// `cargo package` of every published crate, each built from its own `.crate` file, so that
+/// `cargo publish --workspace` is one command that works: versions on every path dependency,
+/// the metadata crates.io asks for, every file a build needs inside its package. The
+/// workspace's own crates resolve to each other's packages locally (a recent cargo: 1.95 here),
+/// not from crates.io. `--allow-dirty`: what is checked is the packages, not the work tree.
+fn package() -> Result {
+    let mut args = vec!["package", "--workspace", "--allow-dirty"];
+    for p in UNPUBLISHED {
+        args.extend(["--exclude", p]);
+    }
+    cargo(&args)
 }
 
 fn step(what: &str) {
