@@ -63,13 +63,13 @@ pub struct PtxOutput {
     pub lib_name: String,
     /// The compiler's warnings about the kernel crate's device build, one line each
     /// (`unused variable: `x` (kernels/src/lib.rs:12:9)`). Kernel bodies are compiled for
-    /// the device only, so these are the only warnings about them; [`embed`](crate::embed::embed) passes them
+    /// the device only, so these are the only warnings about them; [`embed`](fn@crate::embed) passes them
     /// on to cargo.
     pub warnings: Vec<String>,
 }
 
 /// Builds one kernel crate to PTX. Every option has a default; a build script needs
-/// none of them ([`embed`](crate::embed::embed)):
+/// none of them ([`embed`](fn@crate::embed)):
 ///
 /// ```no_run
 /// use sluice_builder::{Arch, Builder, Profile};
@@ -233,7 +233,7 @@ impl Builder {
 
     /// Dependencies of the kernel crate that get `#![no_std]` from the command line in the
     /// device build: crates that use only `core` but do not declare `no_std` themselves.
-    /// The kernel crate's `Cargo.toml` can list them too, and [`embed`](crate::embed::embed) reads them there:
+    /// The kernel crate's `Cargo.toml` can list them too, and [`embed`](fn@crate::embed) reads them there:
     ///
     /// ```toml
     /// [package.metadata.sluice]
@@ -385,9 +385,17 @@ impl Builder {
                     .arg(format!("profile.{profile}.package.{dep:?}.rustflags=[\"-Zcrate-attr=no_std\"]"));
             }
         }
+        // After `--`: for the kernel crate alone (RUSTFLAGS would reach `core` too).
+        cmd.arg("--");
+        // Rust-CUDA's `cfg(target_feature = "compute_XX")`, true as its compiler makes them
+        // (rustc's NVPTX features are named `sm_XX`: without these the cfgs would be false).
+        cmd.arg("-Aexplicit_builtin_cfgs_in_flags");
+        for feature in self.arch.cuda_compute_features() {
+            cmd.arg("--cfg").arg(format!("target_feature=\"{feature}\""));
+        }
+        let known: Vec<String> = Arch::all_cuda_compute_features().iter().map(|f| format!("{f:?}")).collect();
+        cmd.arg("--check-cfg").arg(format!("cfg(target_feature, values({}))", known.join(", ")));
         if self.crate_attrs {
-            // After `--`: for the kernel crate alone (RUSTFLAGS would reach `core` too).
-            cmd.arg("--");
             if !declares_no_std(&self.crate_dir) {
                 cmd.arg("-Zcrate-attr=no_std");
             }

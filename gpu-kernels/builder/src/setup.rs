@@ -10,7 +10,7 @@
 //! | `llvm-link`, `opt`, `llc` | `apt-get install llvm-N=V` (N: that rustc's LLVM major) | `--component llvm-tools` |
 //! | `ptxas`, `libdevice.10.bc` | PyPI's `nvidia-cuda-nvcc==V` (`--require-hashes`) in a venv in the [tools folder](crate::toolchain::default_tools_dir) | same |
 //!
-//! Every version is pinned in [`pins`](crate::pins); the report prints each piece's version
+//! Every version is pinned in [`pins`]; the report prints each piece's version
 //! beside its pin.
 //!
 //! [`Setup::doctor`] only looks: it reports what was found where, and for each missing

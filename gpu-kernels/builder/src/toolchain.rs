@@ -9,9 +9,9 @@
 //!   (the same release as Debian's, used with `RUSTC_BOOTSTRAP=1` as well; a `nightly`
 //!   toolchain is also accepted).
 //!
-//! The versions setup installs are pinned in [`pins`](crate::pins); [`installed_versions`]
-//! and the version probes beside it ([`ptxas_version`], [`nvcc_wheel_version`],
-//! [`debian_version`]) say what was found.
+//! The versions setup installs are pinned in [`pins`]; the version probes
+//! ([`ptxas_version`], [`nvcc_wheel_version`], [`debian_version`], and
+//! [`KernelRustc::is_pinned`]) say what was found.
 //!
 //! `ptxas` and libdevice come from an installed CUDA toolkit (`CUDA_HOME`,
 //! `CUDA_PATH`, `/usr/local/cuda`) or from PyPI's `nvidia-cuda-nvcc`, which
