@@ -10,9 +10,12 @@
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
+//! | `port-rust-cuda <checkout> [filter]` | the porting guide's diff applied to each of Rust-CUDA's example and compile-test kernel crates, each built to PTX (ptxas) and with its host program: a table and the counts ([`rust_cuda`]) |
 //! | `bench [kernels\|all]` | on a GPU machine: every benchmark (kernels vs nvcc, the seed workload, launch overhead; `kernels` and `all` run the same set); elsewhere: says how to bundle them |
 
 #![forbid(unsafe_code)]
+
+mod rust_cuda;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -41,6 +44,10 @@ commands:
                                       over the GPU tests and the demo (GPU machine), one table
   soak                                the fault, recovery, soak and host-thread tests (GPU machine),
                                       one table
+  port-rust-cuda <Rust-CUDA checkout> [filter]
+                                      apply docs/porting-rust-cuda.md's diff to every kernel crate
+                                      of Rust-CUDA's examples and compile tests, build each to PTX
+                                      (ptxas) and its host program; a table and the counts
   bench [all|kernels|seed|graph|launch|ports|multi]
                                       run the benchmarks (GPU machine) or explain how";
 
@@ -62,6 +69,7 @@ fn main() -> ExitCode {
         "bundle" => bundle(),
         "demo" => demo(rest),
         "bench" => bench(rest),
+        "port-rust-cuda" => rust_cuda::run(rest),
         "sanitize" => on_gpu("sanitize", "sanitize"),
         "soak" => on_gpu("soak", "soak"),
         "help" | "-h" | "--help" => {
