@@ -41,6 +41,8 @@ struct Case {
     arch: Arch,
     /// `// build-fail`: Rust-CUDA's own harness expects this one to fail.
     expect_fail: bool,
+    /// A `// only-compute_XX` that names no architecture sluice builds for (`compute_101f`).
+    unsupported_arch: Option<String>,
 }
 
 /// What happened to one case.
@@ -48,6 +50,7 @@ struct Row {
     id: String,
     arch: Arch,
     expect_fail: bool,
+    unsupported_arch: Option<String>,
     ptx: std::result::Result<usize, String>,
     host: std::result::Result<(), String>,
 }
@@ -81,21 +84,47 @@ fn run_filtered(checkout: &Path, filter: Option<&String>) -> Result<(), String> 
     let cases: Vec<Case> =
         cases(checkout)?.into_iter().filter(|c| filter.is_none_or(|f| c.id.contains(f.as_str()))).collect();
     println!("porting {} Rust-CUDA kernel crates into {}", cases.len(), out.display());
+    let crates_dir = out.join("crates");
+    let _ = std::fs::remove_dir_all(&crates_dir);
     let mut rows = Vec::new();
     let mut seed: Option<PathBuf> = None;
+    // 1. Each crate ported and built to PTX (ptxas); a whole crate of the examples is also
+    //    built with its host package at once (its own workspace, as the guide's project).
+    let mut batch = Vec::new(); // the compile tests' projects, built for the host together
+    let dir_name = |case: &Case| case.id.replace('/', "__").trim_end_matches(".rs").replace('.', "_");
+    // The compile tests' projects form one workspace (written first: their kernel crates'
+    // nested builds look for it).
+    let members: Vec<String> = cases
+        .iter()
+        .filter(|c| !c.source.is_dir())
+        .flat_map(|c| [format!("{:?}", dir_name(c)), format!("\"{}/kernels\"", dir_name(c))])
+        .collect();
+    std::fs::create_dir_all(&crates_dir).map_err(|e| e.to_string())?;
+    let manifest = format!("[workspace]\nresolver = \"2\"\nmembers = [{}]\n", members.join(", "));
+    std::fs::write(crates_dir.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
+    let _ = std::fs::copy(root.join("Cargo.lock"), crates_dir.join("Cargo.lock"));
+    // Every project first: the workspace needs all its members.
+    let mut ported = Vec::new();
     for case in &cases {
+        let dir_name = dir_name(case);
+        ported.push(port(case, &root, &crates_dir.join(&dir_name), case.source.is_dir(), &dir_name));
+    }
+    for (case, port) in cases.iter().zip(ported) {
         let started = Instant::now();
-        let dir = out.join("crates").join(case.id.replace('/', "__").trim_end_matches(".rs"));
-        let _ = std::fs::remove_dir_all(&dir);
-        if let Err(e) = port(case, &root, &dir) {
+        let dir_name = dir_name(case);
+        let dir = crates_dir.join(&dir_name);
+        let whole_crate = case.source.is_dir();
+        if let Err(e) = port {
             println!("{:<58} could not be ported: {e}", case.id);
-            rows.push(Row {
+            let row = Row {
                 id: case.id.clone(),
                 arch: case.arch,
                 expect_fail: case.expect_fail,
+                unsupported_arch: case.unsupported_arch.clone(),
                 ptx: Err(e.clone()),
                 host: Err(e),
-            });
+            };
+            rows.push(row);
             continue;
         }
         let kernels = dir.join("kernels");
@@ -103,34 +132,100 @@ fn run_filtered(checkout: &Path, filter: Option<&String>) -> Result<(), String> 
         // `core` for this architecture is built once: later crates start from a copy (hard
         // links) of the first nested folder's standard library.
         let nested = builder.nested_target_dir();
-        if let Some(seed) = seed.as_ref().filter(|_| !nested.exists()) {
+        if let Some(seed) = seed.as_ref().filter(|_| !nested.exists() && case.arch == Arch::default()) {
             seed_from(seed, &nested);
         }
         let ptx = builder.build_with(&tc).map_err(|e| first_error(&e.to_string())).and_then(|built| {
-            let report = check_ptx(&ptxas, &built.ptx, case.arch).map_err(|e| first_error(&e.to_string()))?;
+            // CUDA 13's ptxas has no sm_70 (Volta left CUDA 13): PTX for sm_70 is assembled
+            // for sm_75, the oldest it knows (a newer GPU runs an older target's PTX).
+            let check =
+                if case.arch.compute_capability() < (7, 5) { "sm_75".parse().unwrap_or(case.arch) } else { case.arch };
+            let report = check_ptx(&ptxas, &built.ptx, check).map_err(|e| first_error(&e.to_string()))?;
             Ok(report.iter().filter(|r| r.kind == sluice_builder::FunctionKind::Entry).count())
         });
-        if ptx.is_ok() && case.arch == Arch::default() && seed.is_none() {
+        // The seed: a compile test's folder (they all have the same dependencies; an
+        // example's glam, of other features, would be rebuilt in every copy anyway).
+        if ptx.is_ok() && case.arch == Arch::default() && seed.is_none() && !whole_crate {
             seed = Some(nested.clone());
         }
-        let host = host_build(&dir);
+        let host = if whole_crate {
+            host_build(&dir)
+        } else {
+            batch.push((rows.len(), dir_name));
+            Err("not built yet".into())
+        };
         println!(
-            "{:<58} {:<7} ptx: {:<28} host: {} ({:.0} s)",
+            "{:<58} {:<7} ptx: {:<28} ({:.0} s)",
             case.id,
             case.arch.to_string(),
             match &ptx {
                 Ok(n) => format!("ok, {n} kernels"),
                 Err(_) => "FAILED".into(),
             },
-            if host.is_ok() { "ok" } else { "FAILED" },
             started.elapsed().as_secs_f64()
         );
-        rows.push(Row { id: case.id.clone(), arch: case.arch, expect_fail: case.expect_fail, ptx, host });
+        rows.push(Row {
+            id: case.id.clone(),
+            arch: case.arch,
+            expect_fail: case.expect_fail,
+            unsupported_arch: case.unsupported_arch.clone(),
+            ptx,
+            host,
+        });
+    }
+    // 2. The compile tests' host packages, in one workspace: one resolution, one cargo run
+    //    (`--keep-going`), every failure read from its log and given to its crate.
+    if !batch.is_empty() {
+        let started = Instant::now();
+        let log = cargo_build_log(&crates_dir);
+        println!("host packages of the compile tests built in {:.0} s", started.elapsed().as_secs_f64());
+        std::fs::write(out.join("hosts.log"), &log).map_err(|e| e.to_string())?;
+        for (row, dir_name) in &batch {
+            rows[*row].host = failure_of(&log, dir_name).map_or(Ok(()), Err);
+        }
     }
     let report = report(&rows);
     std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
     println!("\n{report}\n(also in {})", out.join("report.md").display());
     Ok(())
+}
+
+/// `cargo build --workspace --keep-going` in `dir`: its whole log.
+fn cargo_build_log(dir: &Path) -> String {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    match Command::new(cargo)
+        .args(["build", "--workspace", "--keep-going", "--message-format", "short"])
+        .current_dir(dir)
+        .env_remove("RUSTFLAGS")
+        .output()
+    {
+        Ok(out) => String::from_utf8_lossy(&out.stderr).into_owned(),
+        Err(e) => format!("error: could not start cargo: {e}"),
+    }
+}
+
+/// The first error of the project in folder `dir_name` in a workspace build's log: a
+/// diagnostic in one of its files, or its build script's failure (the builder's message).
+fn failure_of(log: &str, dir_name: &str) -> Option<String> {
+    let prefix = format!("{dir_name}/");
+    let package = format!("`{}", host_package(dir_name));
+    let lines: Vec<&str> = log.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with(&prefix) && l.contains("error") {
+            return Some(first_error(l));
+        }
+        if l.contains("failed to run custom build command for") && l.contains(&package) {
+            let rest = lines[i + 1..].join("\n");
+            let from = rest.find("sluice:").unwrap_or(0);
+            return Some(first_error(&rest[from..]));
+        }
+    }
+    None
+}
+
+/// The host package's name for a project folder (unique in the workspace).
+fn host_package(dir_name: &str) -> String {
+    format!("ported-{}", dir_name.replace("__", "-").replace('_', "-").to_lowercase())
 }
 
 /// Every kernel crate of the checkout, in a fixed order.
@@ -149,7 +244,7 @@ fn cases(checkout: &Path) -> Result<Vec<Case>, String> {
     crates.sort();
     for dir in crates {
         let id = dir.strip_prefix(checkout).unwrap_or(&dir).to_string_lossy().into_owned();
-        out.push(Case { id, source: dir, arch: Arch::default(), expect_fail: false });
+        out.push(Case { id, source: dir, arch: Arch::default(), expect_fail: false, unsupported_arch: None });
     }
     let ui = checkout.join("tests/compiletests/ui");
     let mut tests: Vec<PathBuf> =
@@ -158,21 +253,29 @@ fn cases(checkout: &Path) -> Result<Vec<Case>, String> {
     for file in tests {
         let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
         let header: Vec<&str> = text.lines().take_while(|l| l.starts_with("//") || l.trim().is_empty()).collect();
-        let arch = header
-            .iter()
-            .find_map(|l| l.trim_start_matches("//").trim().strip_prefix("only-compute_"))
-            .map(|cc| format!("sm_{cc}").parse().unwrap_or(Arch::default()))
-            .unwrap_or_default();
+        let only = header.iter().find_map(|l| l.trim_start_matches("//").trim().strip_prefix("only-compute_"));
+        let (arch, unsupported_arch) = match only.map(|cc| format!("sm_{cc}").parse::<Arch>()) {
+            None => (Arch::default(), None),
+            Some(Ok(arch)) => (arch, None),
+            // `compute_101f` (a family variant): sluice builds `sm_XY` and `sm_XYa` only.
+            Some(Err(_)) => (Arch::default(), only.map(|cc| format!("compute_{cc}"))),
+        };
         let expect_fail = header.iter().any(|l| l.contains("build-fail"));
         let id = format!("compiletests/{}", file.strip_prefix(&ui).unwrap_or(&file).display());
-        out.push(Case { id, source: file, arch, expect_fail });
+        out.push(Case { id, source: file, arch, expect_fail, unsupported_arch });
     }
     Ok(out)
 }
 
 /// Writes the ported project into `dir`: `kernels/` (the crate after the guide's diff) and
 /// the host package around it. Returns the kernel crate's package and library names.
-fn port(case: &Case, sluice: &Path, dir: &Path) -> Result<(String, String), String> {
+fn port(
+    case: &Case,
+    sluice: &Path,
+    dir: &Path,
+    own_workspace: bool,
+    dir_name: &str,
+) -> Result<(String, String), String> {
     let kernels = dir.join("kernels");
     let cuda_std = format!(
         "cuda_std = {{ package = \"sluice-cuda-std\", path = {:?} }}",
@@ -203,8 +306,15 @@ fn port(case: &Case, sluice: &Path, dir: &Path) -> Result<(String, String), Stri
         let stem = case.source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let package = format!("{}-kernels", stem.replace('_', "-"));
         std::fs::create_dir_all(kernels.join("src")).map_err(|e| e.to_string())?;
+        // A test that names its crate (`#![crate_name = "unwrap_or"]`) gets that library name.
+        let text = std::fs::read_to_string(&case.source).map_err(|e| e.to_string())?;
+        let lib = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("#![crate_name = \"")?.strip_suffix("\"]").map(str::to_string))
+            .map(|name| format!("\n[lib]\nname = \"{name}\"\n"))
+            .unwrap_or_default();
         let manifest = format!(
-            "[package]\nname = \"{package}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n{cuda_std}\n\n[workspace]\n"
+            "[package]\nname = \"{package}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{lib}\n[dependencies]\n{cuda_std}\n\n[workspace]\n"
         );
         std::fs::write(kernels.join("Cargo.toml"), manifest).map_err(|e| e.to_string())?;
         std::fs::copy(&case.source, kernels.join("src/lib.rs")).map_err(|e| e.to_string())?;
@@ -217,13 +327,17 @@ fn port(case: &Case, sluice: &Path, dir: &Path) -> Result<(String, String), Stri
     let manifest = std::fs::read_to_string(kernels.join("Cargo.toml")).map_err(|e| e.to_string())?;
     std::fs::write(kernels.join("Cargo.toml"), manifest.replace("\n[workspace]\n", "\n")).map_err(|e| e.to_string())?;
     let lib = lib_name(&manifest).unwrap_or_else(|| package.replace('-', "_"));
-    let host = format!(
-        "[package]\nname = \"ported-host\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+    let mut host = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
          [dependencies]\nsluice = {{ path = {s:?} }}\n{package} = {{ path = \"kernels\" }}\n\n\
-         [build-dependencies]\nsluice-builder = {{ path = {b:?} }}\n\n[workspace]\nmembers = [\"kernels\"]\n",
+         [build-dependencies]\nsluice-builder = {{ path = {b:?} }}\n",
+        name = host_package(dir_name),
         s = sluice.display().to_string(),
         b = sluice.join("gpu-kernels/builder").display().to_string(),
     );
+    if own_workspace {
+        host += "\n[workspace]\nmembers = [\"kernels\"]\n";
+    }
     std::fs::write(dir.join("Cargo.toml"), host).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("build.rs"), "fn main() {\n    sluice_builder::embed(\"kernels\");\n}\n")
         .map_err(|e| e.to_string())?;
@@ -237,7 +351,9 @@ fn port(case: &Case, sluice: &Path, dir: &Path) -> Result<(String, String), Stri
     )
     .map_err(|e| e.to_string())?;
     // The versions sluice is tested with, as `cargo sluice new --path` does.
-    let _ = std::fs::copy(sluice.join("Cargo.lock"), dir.join("Cargo.lock"));
+    if own_workspace {
+        let _ = std::fs::copy(sluice.join("Cargo.lock"), dir.join("Cargo.lock"));
+    }
     Ok((package, lib))
 }
 
@@ -365,7 +481,14 @@ fn report(rows: &[Row]) -> String {
                 Ok(()) => "ok".to_string(),
                 Err(e) => format!("failed: {}", e.replace('|', "\\|")),
             },
-            if r.expect_fail { "`// build-fail`: Rust-CUDA expects a failure" } else { "" }
+            match (&r.unsupported_arch, r.expect_fail) {
+                (Some(a), _) => format!("`only-{a}`: no such sluice architecture, built for {}", r.arch),
+                (None, true) => "`// build-fail`: Rust-CUDA expects a failure".to_string(),
+                (None, false) if r.arch.compute_capability() < (7, 5) => {
+                    "ptxas 13 has no sm_70: assembled for sm_75".to_string()
+                }
+                (None, false) => String::new(),
+            }
         );
     }
     let n = rows.len();
@@ -377,4 +500,35 @@ fn report(rows: &[Row]) -> String {
          with the kernels embedded); {both} of {n} both.\n"
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crate_attribute_diff_gates_no_std_and_features_and_drops_nvvms() {
+        let before = "#![cfg_attr(target_os = \"cuda\", no_std, register_attr(nvvm_internal))]\n#![no_std]\n\
+                      #![feature(core_intrinsics)]\n#![allow(internal_features)]\nuse cuda_std::kernel;\n";
+        let after = crate_attributes_diff(before);
+        assert_eq!(
+            after,
+            "#![cfg_attr(target_arch = \"nvptx64\", no_std)]\n\
+             #![cfg_attr(target_arch = \"nvptx64\", feature(core_intrinsics))]\n\
+             #![allow(internal_features)]\nuse cuda_std::kernel;\n"
+        );
+    }
+
+    #[test]
+    fn a_workspace_log_gives_each_project_its_first_error() {
+        let log = "   Compiling x\n\
+                   a__b/kernels/src/lib.rs:4:9: error[E0255]: the name `k` is defined multiple times\n\
+                   error: failed to run custom build command for `ported-c-d v0.1.0 (/p/c__d)`\n\
+                   Caused by:\n  process didn't exit successfully\n  --- stderr\n\
+                   sluice: the kernel crate /p/c__d/kernels/Cargo.toml did not compile for nvptx64-nvidia-cuda:\n";
+        assert!(failure_of(log, "a__b").is_some_and(|e| e.contains("E0255")));
+        assert!(failure_of(log, "c__d").is_some_and(|e| e.contains("did not compile")));
+        assert_eq!(failure_of(log, "e__f"), None);
+        assert_eq!(host_package("compiletests__lang__f32__signum"), "ported-compiletests-lang-f32-signum");
+    }
 }
