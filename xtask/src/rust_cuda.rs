@@ -3,7 +3,8 @@
 //! tests, then builds each one as a user would: the kernel crate to PTX, assembled by ptxas,
 //! and a host program made by the guide (`build.rs` with `sluice_builder::embed`, the
 //! kernel crate as a dependency, `sluice::include_kernels!`), built with cargo. Prints one
-//! row per crate and the counts, and writes them to `target/rust-cuda-ports/report.md`.
+//! row per crate and the counts, and writes them to `target/rust-cuda-ports/report.md`
+//! (the ported crates and their builds are in `$TMPDIR/sluice-rust-cuda-ports`).
 //!
 //! Nothing of Rust-CUDA is committed: the checkout is an argument (a clone of
 //! github.com/Rust-GPU/Rust-CUDA), the ported copies live under `target/`.
@@ -71,7 +72,11 @@ fn run_filtered(checkout: &Path, filter: Option<&String>) -> Result<(), String> 
         return Err(format!("{} is not a Rust-CUDA checkout (no crates/cuda_std)", checkout.display()));
     }
     let root = super::root();
-    let out = super::target_dir().join("rust-cuda-ports");
+    // Outside sluice's target folder: a build script's nested kernel build goes under the
+    // outermost cargo target folder above it (see `sluice_builder::target_root_of`), and the
+    // ports must find the kernels built in step 1 under their own.
+    let out = std::env::temp_dir().join("sluice-rust-cuda-ports");
+    let report_copy = super::target_dir().join("rust-cuda-ports");
     let shared_target = out.join("target");
     std::fs::create_dir_all(&shared_target).map_err(|e| e.to_string())?;
     // One target folder for every port: the host dependencies (sluice, its dependencies)
@@ -186,7 +191,9 @@ fn run_filtered(checkout: &Path, filter: Option<&String>) -> Result<(), String> 
     }
     let report = report(&rows);
     std::fs::write(out.join("report.md"), &report).map_err(|e| e.to_string())?;
-    println!("\n{report}\n(also in {})", out.join("report.md").display());
+    let _ = std::fs::create_dir_all(&report_copy);
+    let _ = std::fs::write(report_copy.join("report.md"), &report);
+    println!("\n{report}\n(also in {})", report_copy.join("report.md").display());
     Ok(())
 }
 
