@@ -1,18 +1,18 @@
 //! `cargo sluice`: sluice for your own projects.
 //!
 //! Install it once (`cargo install --path cargo-sluice` in a sluice checkout, or
-//! `cargo install --git <sluice repository> cargo-sluice`), then:
+//! `cargo install cargo-sluice` from crates.io), then:
 //!
 //! | command | what it does |
 //! | --- | --- |
-//! | `cargo sluice setup` | finds or installs the kernel toolchain; ptxas and libdevice go into one per-user folder (`~/.cache/sluice`), shared by every project |
-//! | `cargo sluice new <name> [--path <checkout> \| --git <url>]` | a working project: a kernel crate (`saxpy`, a tiled shared-memory sum), a host program that runs them and checks them against a CPU reference, a CPU test; then `setup` |
+//! | `cargo sluice setup` | finds or installs the kernel toolchain at its pinned versions; ptxas and libdevice go into one per-user folder (`~/.cache/sluice`), shared by every project |
+//! | `cargo sluice new <path> [--name <name>] [--path <checkout> \| --git <url>]` | a working project: a kernel crate (`saxpy`, a tiled shared-memory sum), a host program that runs them and checks them against a CPU reference, a CPU test; then `setup`. It depends on the sluice this `cargo-sluice` was installed from |
 //! | `cargo sluice build [--arch sm_XX]... [--kernels <dir>]...` | the PTX of the project's kernel crates, and their entries |
-//! | `cargo sluice check [--arch sm_XX]... [--allow-spills]` | build, then `ptxas`: registers, shared memory, stack and spills of every function; fails on a spill |
-//! | `cargo sluice doctor` | what was found where, what is missing, the command that installs it |
+//! | `cargo sluice check [--arch sm_XX]... [--allow-spills] [--all-functions]` | build, then `ptxas`: registers, shared memory, stack and spills of every kernel (and, when asked, of the device functions they call); fails on a spill |
+//! | `cargo sluice doctor` | what was found where, at which version against its pin, what is missing, the command that installs it |
 //!
-//! The same code as sluice's own `cargo xtask` (through `sluice_builder::setup` and the
-//! [`Builder`]).
+//! Every command answers `--help`. The same code as sluice's own `cargo xtask` (through
+//! `sluice_builder::setup` and the [`Builder`]).
 
 #![forbid(unsafe_code)]
 
@@ -21,24 +21,106 @@ mod template;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::{Args, Parser, Subcommand};
 use sluice_builder::setup::Setup;
 use sluice_builder::toolchain::{self, Frontend, Locations};
-use sluice_builder::{check_ptx, deny_spills, Arch, BuildError, Builder, FunctionKind, Profile};
+use sluice_builder::{check_ptx, deny_spills, Arch, BuildError, Builder, FunctionKind, FunctionResources, Profile};
 
-const USAGE: &str = "usage: cargo sluice <command>
+/// `cargo sluice …` runs this program as `cargo-sluice sluice …`: clap's usual shape for a
+/// cargo subcommand.
+#[derive(Parser)]
+#[command(name = "cargo", bin_name = "cargo", styles = clap::builder::styling::Styles::plain())]
+enum CargoCli {
+    /// CUDA kernels in Rust: set up the kernel toolchain, start a project, build and check
+    /// its kernels.
+    #[command(version, propagate_version = true)]
+    Sluice(Cli),
+}
 
-commands:
-  setup                     find or install the kernel toolchain (ptxas and libdevice into
-                            the per-user tools folder, ~/.cache/sluice)
-  new <name> [--path <sluice checkout> | --git <url> [--branch <b>]] [--no-setup]
-                            create a project: a kernel crate, a host program, a CPU test
-  build [--arch sm_XX]... [--kernels <dir>]... [--debug] [--panic-messages] [--verbose]
-                            compile the project's kernel crates to PTX
-  check [--arch sm_XX]... [--kernels <dir>]... [--allow-spills] [--panic-messages]
-                            build, then assemble with ptxas: resources of every function,
-                            fails on a register spill unless allowed
-  doctor                    what was found where, what is missing and how to install it
-  help, --version";
+#[derive(Args)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Find or install the kernel toolchain at its pinned versions (ptxas and libdevice into
+    /// the per-user tools folder, ~/.cache/sluice).
+    Setup,
+    /// Create a project: a kernel crate, a host program that runs and checks it, a CPU
+    /// test; then run setup.
+    New(NewArgs),
+    /// Compile the project's kernel crates to PTX and list their kernels.
+    Build(BuildArgs),
+    /// Build, then assemble with ptxas: the registers, shared memory, stack and spills of
+    /// every kernel; fails on a register spill unless allowed.
+    Check(CheckArgs),
+    /// What was found where, its version against the pin, what is missing and the command
+    /// that installs it; and the kernel crates of the project here.
+    Doctor,
+}
+
+#[derive(Args)]
+struct NewArgs {
+    /// The project's folder (created; must not exist or be empty). Its last component names
+    /// the package, as with `cargo new`.
+    path: PathBuf,
+    /// The package name, instead of the folder's name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Depend on this sluice checkout (default: the sluice this cargo-sluice was installed
+    /// from).
+    #[arg(long = "path", value_name = "SLUICE_CHECKOUT", conflicts_with = "git")]
+    path_to_sluice: Option<PathBuf>,
+    /// Depend on sluice from this git repository.
+    #[arg(long)]
+    git: Option<String>,
+    /// With --git: this branch.
+    #[arg(long, requires = "git", conflicts_with = "rev")]
+    branch: Option<String>,
+    /// With --git: this commit.
+    #[arg(long, requires = "git")]
+    rev: Option<String>,
+    /// Do not run setup afterwards.
+    #[arg(long)]
+    no_setup: bool,
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    /// GPU architecture (repeatable; default: $SLUICE_ARCH, else sm_90).
+    #[arg(long, value_name = "sm_XX")]
+    arch: Vec<Arch>,
+    /// The folder of a kernel crate (repeatable; default: the kernel crates of the package
+    /// here, else of its workspace).
+    #[arg(long, value_name = "DIR")]
+    kernels: Vec<PathBuf>,
+    /// Build without optimisation (the default is release).
+    #[arg(long, conflicts_with = "release")]
+    debug: bool,
+    /// Build with optimisation (the default).
+    #[arg(long)]
+    release: bool,
+    /// Device panics print their location and message (costs registers).
+    #[arg(long)]
+    panic_messages: bool,
+    /// Show the nested cargo's progress.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// Accept register spills instead of failing on them.
+    #[arg(long)]
+    allow_spills: bool,
+    /// Also list the device functions the kernels call (compiler helpers, demangled).
+    #[arg(long)]
+    all_functions: bool,
+}
 
 /// A failure: the message, already saying what to do.
 struct Failure(String);
@@ -58,30 +140,18 @@ impl From<String> for Failure {
 type Result<T = ()> = std::result::Result<T, Failure>;
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    // `cargo sluice x` runs `cargo-sluice sluice x`.
-    if args.first().is_some_and(|a| a == "sluice") {
-        args.remove(0);
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `cargo sluice x` runs `cargo-sluice sluice x`; `cargo-sluice x` alone works too.
+    if args.get(1).is_none_or(|a| a != "sluice") {
+        args.insert(1, "sluice".into());
     }
-    let Some((cmd, rest)) = args.split_first() else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    let result = match cmd.as_str() {
-        "setup" => no_args("setup", rest).and_then(|()| setup()),
-        "new" => new(rest),
-        "build" => build(rest).map(|_| ()),
-        "check" => check(rest),
-        "doctor" => no_args("doctor", rest).and_then(|()| doctor()),
-        "help" | "-h" | "--help" => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        "-V" | "--version" => {
-            println!("cargo-sluice {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
-        }
-        other => Err(Failure(format!("unknown command `{other}`\n\n{USAGE}"))),
+    let CargoCli::Sluice(cli) = CargoCli::parse_from(args);
+    let result = match cli.command {
+        Command::Setup => setup(),
+        Command::New(a) => new(a),
+        Command::Build(a) => build(&a).map(|_| ()),
+        Command::Check(a) => check(&a),
+        Command::Doctor => doctor(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,13 +159,6 @@ fn main() -> ExitCode {
             eprintln!("{e}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn no_args(cmd: &str, rest: &[String]) -> Result {
-    match rest.first() {
-        Some(a) => Err(Failure(format!("`cargo sluice {cmd}` takes no arguments (got `{a}`)"))),
-        None => Ok(()),
     }
 }
 
@@ -112,26 +175,31 @@ fn setup() -> Result {
 fn doctor() -> Result {
     let report = setup_tool().doctor();
     println!("{report}");
+    println!("\ncargo-sluice {}, new projects depend on: {}", env!("CARGO_PKG_VERSION"), describe_default_source());
     let set: Vec<String> = sluice_builder::ENV_VARS
         .iter()
         .filter_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()).map(|s| format!("{v}={s}")))
         .collect();
     if set.is_empty() {
-        println!("\nno SLUICE_*/CUDA_* variable is set (none is needed)");
+        println!("no SLUICE_*/CUDA_* variable is set (none is needed)");
     } else {
-        println!("\nset: {}", set.join(" "));
+        println!("set: {}", set.join(" "));
     }
-    match project_root(&current_dir()?) {
-        Some(root) => {
-            let crates = kernel_crates(&root);
-            println!("project {}: kernel crates {:?}", root.display(), crates);
-        }
+    match kernel_crates_here(&current_dir()?) {
+        Some((root, crates)) => println!("project {}: kernel crates {:?}", root.display(), crates),
         None => println!("(not inside a cargo project)"),
     }
     if report.is_complete() {
         Ok(())
     } else {
         Err(Failure(format!("some pieces are missing: run `{}`", Frontend::CargoSluice.command("setup"))))
+    }
+}
+
+fn describe_default_source() -> String {
+    match template::Source::installed_from() {
+        Ok(s) => s.to_string(),
+        Err(Failure(e)) => format!("(none: {e})"),
     }
 }
 
@@ -142,49 +210,38 @@ fn current_dir() -> Result<PathBuf> {
 // ---------------------------------------------------------------------------
 // new
 
-fn new(args: &[String]) -> Result {
-    let mut name = None;
-    let mut source = template::Source::Git { url: template::DEFAULT_GIT.to_string(), branch: None };
-    let mut run_setup = true;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--path" => {
-                let p = it.next().ok_or("--path needs the folder of a sluice checkout".to_string())?;
-                let p = Path::new(p);
-                let abs = p.canonicalize().map_err(|e| Failure(format!("--path {}: {e}", p.display())))?;
-                source = template::Source::Path(abs);
-            }
-            "--git" => {
-                let url = it.next().ok_or("--git needs the URL of the sluice repository".to_string())?;
-                source = template::Source::Git { url: url.clone(), branch: None };
-            }
-            "--branch" => {
-                let b = it.next().ok_or("--branch needs a branch name".to_string())?;
-                match &mut source {
-                    template::Source::Git { branch, .. } => *branch = Some(b.clone()),
-                    template::Source::Path(_) => return Err(Failure("--branch goes with --git, not --path".into())),
-                }
-            }
-            "--no-setup" => run_setup = false,
-            s if s.starts_with('-') => return Err(Failure(format!("unknown option `{s}`\n\n{USAGE}"))),
-            s => {
-                if name.replace(s.to_string()).is_some() {
-                    return Err(Failure("`cargo sluice new` takes one project name".into()));
-                }
-            }
+fn new(a: NewArgs) -> Result {
+    let source = match (a.path_to_sluice, a.git) {
+        (Some(p), _) => {
+            let abs = p.canonicalize().map_err(|e| Failure(format!("--path {}: {e}", p.display())))?;
+            template::Source::Path(abs)
         }
-    }
-    let name = name.ok_or_else(|| Failure(format!("`cargo sluice new` needs a project name\n\n{USAGE}")))?;
-    let dir = current_dir()?.join(&name);
+        (None, Some(url)) => template::Source::Git { url, branch: a.branch, rev: a.rev },
+        (None, None) => template::Source::installed_from()?,
+    };
+    let dir = current_dir()?.join(&a.path);
+    let name = match a.name {
+        Some(n) => n,
+        None => a.path.file_name().map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
+            Failure(format!("cargo sluice new: `{}` names no folder; give the project's path", a.path.display()))
+        })?,
+    };
     let project = template::Project::new(&name, source)?;
     project.write(&dir)?;
-    println!("created {} (kernel crate `{}`, host program `{name}`)", dir.display(), project.kernels_package());
-    if run_setup {
+    println!(
+        "created {} (kernel crate `{}`, host program `{name}`; sluice from {})",
+        dir.display(),
+        project.kernels_package(),
+        project.source()
+    );
+    if !a.no_setup {
         println!();
         setup()?;
     }
-    println!("\nnext:\n  cd {name}\n  cargo run            # builds the kernels, runs them on the GPU (or the CPU backend) and checks them");
+    println!(
+        "\nnext:\n  cd {}\n  cargo run            # builds the kernels, runs them on the GPU (or the CPU backend) and checks them",
+        a.path.display()
+    );
     println!("  cargo test           # the kernel crate's CPU tests\n  cargo sluice check   # ptxas: registers, shared memory, spills");
     Ok(())
 }
@@ -192,55 +249,24 @@ fn new(args: &[String]) -> Result {
 // ---------------------------------------------------------------------------
 // build, check
 
-struct BuildArgs {
-    archs: Vec<Arch>,
-    kernels: Vec<PathBuf>,
-    profile: Profile,
-    panic_messages: bool,
-    verbose: bool,
-    allow_spills: bool,
-}
-
-fn parse_build_args(args: &[String], check: bool) -> Result<BuildArgs> {
-    let mut out = BuildArgs {
-        archs: Vec::new(),
-        kernels: Vec::new(),
-        profile: Profile::Release,
-        panic_messages: false,
-        verbose: false,
-        allow_spills: false,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        let mut value = |what: &str| -> Result<String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => it.next().cloned().ok_or_else(|| Failure(format!("{flag} needs {what}"))),
-            }
-        };
-        match flag {
-            "--arch" => out.archs.push(value("an architecture, e.g. sm_80")?.parse()?),
-            "--kernels" => out.kernels.push(PathBuf::from(value("the folder of a kernel crate")?)),
-            "--release" => out.profile = Profile::Release,
-            "--debug" => out.profile = Profile::Debug,
-            "--panic-messages" => out.panic_messages = true,
-            "--verbose" | "-v" => out.verbose = true,
-            "--allow-spills" if check => out.allow_spills = true,
-            other => return Err(Failure(format!("unknown argument `{other}`\n\n{USAGE}"))),
+impl BuildArgs {
+    fn archs(&self) -> Result<Vec<Arch>> {
+        if !self.arch.is_empty() {
+            return Ok(self.arch.clone());
         }
-    }
-    if out.archs.is_empty() {
-        let arch = match std::env::var("SLUICE_ARCH").ok().filter(|a| !a.is_empty()) {
+        Ok(vec![match std::env::var("SLUICE_ARCH").ok().filter(|a| !a.is_empty()) {
             Some(a) => a.parse()?,
             None => Arch::default(),
-        };
-        out.archs.push(arch);
+        }])
     }
-    Ok(out)
+
+    fn profile(&self) -> Profile {
+        if self.debug {
+            Profile::Debug
+        } else {
+            Profile::Release
+        }
+    }
 }
 
 /// One built PTX file.
@@ -250,31 +276,32 @@ struct Built {
     ptx: PathBuf,
 }
 
-fn build(args: &[String]) -> Result<Vec<Built>> {
-    build_with(&parse_build_args(args, false)?)
-}
-
-fn build_with(a: &BuildArgs) -> Result<Vec<Built>> {
+fn build(a: &BuildArgs) -> Result<Vec<Built>> {
     let here = current_dir()?;
-    let root = project_root(&here)
-        .ok_or_else(|| Failure("cargo sluice: not inside a cargo project (no Cargo.toml here or above)".into()))?;
-    let crates =
-        if a.kernels.is_empty() { kernel_crates(&root) } else { a.kernels.iter().map(|k| here.join(k)).collect() };
+    let (root, crates) = if a.kernels.is_empty() {
+        kernel_crates_here(&here)
+            .ok_or_else(|| Failure("cargo sluice: not inside a cargo project (no Cargo.toml here or above)".into()))?
+    } else {
+        let root = workspace_of(&here).unwrap_or_else(|| here.clone());
+        (root, a.kernels.iter().map(|k| here.join(k)).collect())
+    };
     if crates.is_empty() {
         return Err(Failure(format!(
-            "cargo sluice: no kernel crate found in {} (a crate that depends on sluice-device); \
-             name one with --kernels <dir>, or start a project with `cargo sluice new <name>`",
+            "cargo sluice: no kernel crate found in {} (a crate whose [dependencies] name sluice-device or \
+             sluice-cuda-std); name one with --kernels <dir>, or start a project with `cargo sluice new <name>`",
             root.display()
         )));
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_of(&root).unwrap_or(root).join("target"));
     let mut built = Vec::new();
     for krate in &crates {
-        for &arch in &a.archs {
+        for arch in a.archs()? {
             let started = std::time::Instant::now();
             let out = Builder::new(krate)
                 .arch(arch)
-                .profile(a.profile)
+                .profile(a.profile())
                 .panic_messages(a.panic_messages)
                 .verbose(a.verbose)
                 .build()?;
@@ -298,28 +325,14 @@ fn build_with(a: &BuildArgs) -> Result<Vec<Built>> {
     Ok(built)
 }
 
-fn check(args: &[String]) -> Result {
-    let a = parse_build_args(args, true)?;
+fn check(a: &CheckArgs) -> Result {
     let ptxas = toolchain::find_ptxas(&Locations::default())?;
-    let built = build_with(&a)?;
+    let built = build(&a.build)?;
     let mut failures = Vec::new();
     for b in &built {
         let report = check_ptx(&ptxas, &b.ptx, b.arch)?;
         println!("\n{} for {} (ptxas {}):", b.lib_name, b.arch, ptxas.display());
-        println!(
-            "  {:<6} {:>5} {:>9} {:>10} {:>13}  function",
-            "kind", "regs", "smem (B)", "stack (B)", "spills st/ld"
-        );
-        for f in &report {
-            let (kind, regs) = match f.kind {
-                FunctionKind::Entry => ("entry", f.registers.to_string()),
-                _ => ("func", "-".to_string()),
-            };
-            println!(
-                "  {kind:<6} {regs:>5} {:>9} {:>10} {:>6}/{:<6}  {}",
-                f.shared_bytes, f.stack_frame_bytes, f.spill_store_bytes, f.spill_load_bytes, f.name
-            );
-        }
+        print!("{}", resource_table(&report, a.all_functions));
         if !a.allow_spills {
             if let Err(e) = deny_spills(&b.ptx, b.arch, &report, "cargo sluice check --allow-spills") {
                 failures.push(e.to_string());
@@ -334,23 +347,69 @@ fn check(args: &[String]) -> Result {
     }
 }
 
-/// The root of the cargo project holding `dir`: the nearest folder above with a
-/// `Cargo.toml` declaring `[workspace]`, else the nearest with any `Cargo.toml`.
-fn project_root(dir: &Path) -> Option<PathBuf> {
-    let manifests: Vec<&Path> = dir.ancestors().filter(|d| d.join("Cargo.toml").is_file()).collect();
-    let workspace = manifests.iter().find(|d| {
-        std::fs::read_to_string(d.join("Cargo.toml")).is_ok_and(|t| t.lines().any(|l| l.trim() == "[workspace]"))
-    });
-    workspace.or(manifests.first()).map(|d| d.to_path_buf())
+/// The resource table of one PTX file: kernels first, in file order; the device functions
+/// they call (compiler helpers, inlined code kept out of line) after them, demangled, only
+/// with `all_functions` — otherwise one line counts them (and names any that spills).
+fn resource_table(report: &[FunctionResources], all_functions: bool) -> String {
+    let mut out = format!(
+        "  {:<6} {:>5} {:>9} {:>10} {:>13}  function\n",
+        "kind", "regs", "smem (B)", "stack (B)", "spills st/ld"
+    );
+    let row = |f: &FunctionResources, kind: &str, regs: String, name: String| {
+        format!(
+            "  {kind:<6} {regs:>5} {:>9} {:>10} {:>6}/{:<6}  {name}\n",
+            f.shared_bytes, f.stack_frame_bytes, f.spill_store_bytes, f.spill_load_bytes
+        )
+    };
+    let (kernels, helpers): (Vec<_>, Vec<_>) = report.iter().partition(|f| f.kind == FunctionKind::Entry);
+    for f in &kernels {
+        out += &row(f, "kernel", f.registers.to_string(), f.name.clone());
+    }
+    let shown: Vec<&&FunctionResources> = helpers.iter().filter(|f| all_functions || f.spills()).collect();
+    for f in &shown {
+        out += &row(f, "func", "-".into(), format!("{:#}", rustc_demangle::demangle(&f.name)));
+    }
+    let hidden = helpers.len() - shown.len();
+    if hidden > 0 {
+        out += &format!(
+            "  (+{hidden} device function{} the kernels call, none spilling: `--all-functions` lists them)\n",
+            if hidden == 1 { "" } else { "s" }
+        );
+    }
+    out
 }
 
-/// The kernel crates of a project: the crates at most two folders below `root` (and `root`
-/// itself) that depend on `sluice-device`, skipping `target` and hidden folders.
+/// The kernel crates that `cargo sluice build` and `check` use when run in `dir`: those of
+/// the package holding `dir` (`ports/` finds `ports/kernels`), else, when that package has
+/// none, those of its workspace. `None` outside any cargo project.
+fn kernel_crates_here(dir: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+    let package = dir.ancestors().find(|d| d.join("Cargo.toml").is_file())?.to_path_buf();
+    let crates = kernel_crates(&package);
+    if !crates.is_empty() {
+        return Some((package, crates));
+    }
+    let workspace = workspace_of(&package).unwrap_or_else(|| package.clone());
+    let crates = kernel_crates(&workspace);
+    Some((workspace, crates))
+}
+
+/// The nearest folder at or above `dir` whose `Cargo.toml` declares `[workspace]`.
+fn workspace_of(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| {
+            std::fs::read_to_string(d.join("Cargo.toml")).is_ok_and(|t| t.lines().any(|l| l.trim() == "[workspace]"))
+        })
+        .map(Path::to_path_buf)
+}
+
+/// The kernel crates of a project: the library crates at most two folders below `root`
+/// (and `root` itself) whose `[dependencies]` name `sluice-device`, skipping `target` and
+/// hidden folders.
 fn kernel_crates(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![(root.to_path_buf(), 0)];
     while let Some((dir, depth)) = stack.pop() {
-        if depends_on_sluice_device(&dir.join("Cargo.toml")) {
+        if dir.join("src/lib.rs").is_file() && depends_on_sluice_device(&dir.join("Cargo.toml")) {
             found.push(dir.clone());
         }
         if depth == 2 {
@@ -369,18 +428,31 @@ fn kernel_crates(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Whether a manifest lists `sluice-device` among its dependencies, or `sluice-cuda-std`
-/// (a kernel crate ported from Rust-CUDA: `cuda_std = { package = "sluice-cuda-std", .. }`).
+/// Whether a manifest's `[dependencies]` (plain or target-specific, not dev-, build- or
+/// workspace dependencies) list `sluice-device`, or `sluice-cuda-std` (a kernel crate
+/// ported from Rust-CUDA: `cuda_std = { package = "sluice-cuda-std", .. }`). sluice's own
+/// libraries (`sluice-*` packages) are not kernel crates.
 fn depends_on_sluice_device(manifest: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(manifest) else { return false };
     let mut in_deps = false;
+    let mut in_package = false;
     for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_deps = line.contains("dependencies");
-            if line.contains("dependencies.sluice-device") || line.contains("dependencies.sluice-cuda-std") {
+        if let Some(table) = line.strip_prefix('[') {
+            let table = table.trim_end_matches(']');
+            let last = table.rsplit('.').next().unwrap_or(table);
+            in_deps = last == "dependencies" && table != "workspace.dependencies";
+            in_package = table == "package";
+            let named = |dep: &str| table.ends_with(&format!("dependencies.{dep}"));
+            if (named("sluice-device") || named("sluice-cuda-std"))
+                && !table.contains("dev-dependencies")
+                && !table.contains("build-dependencies")
+            {
                 return true;
             }
             continue;
+        }
+        if in_package && line.starts_with("name") && line.contains("\"sluice-") {
+            return false;
         }
         let names = |name: &str| [" ", "=", "."].iter().any(|end| line.starts_with(&format!("{name}{end}")));
         if in_deps && (names("sluice-device") || names("sluice-cuda-std") || line.contains("\"sluice-cuda-std\"")) {
@@ -393,6 +465,53 @@ fn depends_on_sluice_device(manifest: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> std::result::Result<CargoCli, clap::Error> {
+        CargoCli::try_parse_from(["cargo", "sluice"].iter().chain(args))
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        CargoCli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_subcommand_answers_help() {
+        for sub in ["setup", "new", "build", "check", "doctor"] {
+            let err = parse(&[sub, "--help"]).err().unwrap_or_else(|| panic!("{sub} --help parsed as a command"));
+            assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp, "{sub}");
+            assert!(err.to_string().contains("Usage: cargo sluice"), "{sub}:\n{err}");
+        }
+    }
+
+    #[test]
+    fn parses_build_arguments() {
+        let Ok(CargoCli::Sluice(Cli { command: Command::Check(a) })) =
+            parse(&["check", "--arch", "sm_80", "--arch=sm_90", "--kernels", "k", "--allow-spills"])
+        else {
+            panic!("check did not parse")
+        };
+        assert_eq!(a.build.arch, [Arch::SM_80, Arch::SM_90]);
+        assert_eq!(a.build.kernels, [PathBuf::from("k")]);
+        assert!(a.allow_spills && !a.all_functions);
+        assert!(parse(&["build", "--allow-spills"]).is_err());
+        assert!(parse(&["build", "--arch", "sm_8"]).is_err());
+    }
+
+    #[test]
+    fn new_takes_a_path_and_a_checkout() {
+        let Ok(CargoCli::Sluice(Cli { command: Command::New(a) })) =
+            parse(&["new", "projects/my-app", "--path", "/s", "--no-setup"])
+        else {
+            panic!("new did not parse")
+        };
+        assert_eq!(a.path, Path::new("projects/my-app"));
+        assert_eq!(a.path_to_sluice.as_deref(), Some(Path::new("/s")));
+        assert!(a.no_setup);
+        assert!(parse(&["new", "x", "--path", "/s", "--git", "u"]).is_err());
+        assert!(parse(&["new", "x", "--branch", "b"]).is_err(), "--branch needs --git");
+    }
 
     #[test]
     fn finds_sluice_device_dependencies_only() {
@@ -407,6 +526,19 @@ mod tests {
         assert!(depends_on_sluice_device(&m));
         std::fs::write(&m, "[dependencies.sluice-device]\ngit = \"u\"\n").unwrap();
         assert!(depends_on_sluice_device(&m));
+        std::fs::write(&m, "[target.'cfg(unix)'.dependencies]\nsluice-device = \"0.1\"\n").unwrap();
+        assert!(depends_on_sluice_device(&m));
+        // A host package that tests with the device std is not a kernel crate (sluice's own
+        // workspace root: building it for the GPU fails on its host dependencies).
+        std::fs::write(&m, "[dependencies]\nsluice-host = \"0.1\"\n[dev-dependencies]\nsluice-device = \"0.1\"\n")
+            .unwrap();
+        assert!(!depends_on_sluice_device(&m));
+        std::fs::write(&m, "[dev-dependencies.sluice-device]\npath = \"x\"\n").unwrap();
+        assert!(!depends_on_sluice_device(&m));
+        std::fs::write(&m, "[workspace.dependencies]\nsluice-device = { path = \"x\" }\n").unwrap();
+        assert!(!depends_on_sluice_device(&m));
+        std::fs::write(&m, "[package]\nname = \"sluice-cuda-std\"\n[dependencies]\nsluice-device = \"0.1\"\n").unwrap();
+        assert!(!depends_on_sluice_device(&m), "sluice's own libraries are not kernel crates");
         // A kernel crate ported from Rust-CUDA names the compatibility crate `cuda_std`.
         let ported = "[dependencies]\ncuda_std = { package = \"sluice-cuda-std\", path = \"x\" }\n";
         std::fs::write(&m, ported).unwrap();
@@ -417,14 +549,39 @@ mod tests {
     }
 
     #[test]
-    fn parses_build_arguments() {
-        let args: Vec<String> =
-            ["--arch", "sm_80", "--arch=sm_90", "--kernels", "k", "--allow-spills"].map(String::from).to_vec();
-        let a = parse_build_args(&args, true).unwrap_or_else(|e| panic!("{}", e.0));
-        assert_eq!(a.archs, [Arch::SM_80, Arch::SM_90]);
-        assert_eq!(a.kernels, [PathBuf::from("k")]);
-        assert!(a.allow_spills);
-        assert!(parse_build_args(&["--allow-spills".to_string()], false).is_err());
-        assert!(parse_build_args(&["--arch".to_string(), "sm_8".to_string()], false).is_err());
+    fn finds_the_kernel_crate_of_the_package_it_runs_in() {
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let (root, crates) = kernel_crates_here(&checkout.join("ports/src")).unwrap();
+        assert_eq!(root, checkout.join("ports"));
+        assert_eq!(crates, [checkout.join("ports/kernels")]);
+        // At the workspace root: sluice's own kernel crates, never the root package itself.
+        let (_, crates) = kernel_crates_here(checkout).unwrap();
+        assert!(crates.contains(&checkout.join("gpu-kernels")), "{crates:?}");
+        assert!(!crates.contains(&checkout.to_path_buf()), "{crates:?}");
+    }
+
+    #[test]
+    fn check_lists_kernels_first_and_hides_helpers() {
+        let f = |name: &str, kind, spill| FunctionResources {
+            name: name.into(),
+            kind,
+            registers: 12,
+            shared_bytes: 0,
+            stack_frame_bytes: 0,
+            spill_store_bytes: spill,
+            spill_load_bytes: spill,
+        };
+        let report = [
+            f("_RNvNtCscMdEKAfDEPd_4sha26sha25611compress256", FunctionKind::Function, 0),
+            f("vecadd", FunctionKind::Entry, 0),
+        ];
+        let short = resource_table(&report, false);
+        let lines: Vec<&str> = short.lines().collect();
+        assert!(lines[1].contains("kernel") && lines[1].ends_with("vecadd"), "{short}");
+        assert!(!short.contains("compress256") && short.contains("+1 device function"), "{short}");
+        let all = resource_table(&report, true);
+        assert!(all.contains("sha2::sha256::compress256") && !all.contains("_RNv"), "{all}");
+        let spilling = resource_table(&[report[1].clone(), f("_RNvCs1_3foo6helper", FunctionKind::Function, 8)], false);
+        assert!(spilling.contains("foo::helper"), "a spilling helper is always shown:\n{spilling}");
     }
 }

@@ -5,9 +5,14 @@ use std::path::{Path, PathBuf};
 
 use crate::{Failure, Result};
 
-/// Where the generated project gets sluice from by default: the repository this
-/// `cargo-sluice` was built from (its `Cargo.toml`'s `repository`).
-pub const DEFAULT_GIT: &str = env!("CARGO_PKG_REPOSITORY");
+/// The repository sluice's manifests name (a placeholder until sluice has a public home):
+/// the project's README links it.
+pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
+
+/// The folder this `cargo-sluice` was compiled from: a sluice checkout's `cargo-sluice/`
+/// (`cargo install --path`), a registry copy (`cargo install cargo-sluice`) or a git
+/// checkout (`cargo install --git`) under `CARGO_HOME`.
+const BUILT_FROM: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The template: `(path in the project, text)`.
 const FILES: &[(&str, &str)] = &[
@@ -21,7 +26,7 @@ const FILES: &[(&str, &str)] = &[
 ];
 
 /// Where the project's sluice dependencies come from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     /// A git repository (cargo finds `sluice`, `sluice-builder` and `sluice-device` in it).
     Git {
@@ -29,9 +34,96 @@ pub enum Source {
         url: String,
         /// A branch, else the default one.
         branch: Option<String>,
+        /// A commit (what `cargo install --git` built), else the branch's head.
+        rev: Option<String>,
     },
     /// A local checkout (absolute path).
     Path(PathBuf),
+    /// crates.io, this version.
+    Registry(String),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Git { url, branch, rev } => {
+                write!(f, "git {url}")?;
+                if let Some(b) = branch {
+                    write!(f, " (branch {b})")?;
+                }
+                if let Some(r) = rev {
+                    write!(f, " (commit {r})")?;
+                }
+                Ok(())
+            }
+            Source::Path(p) => write!(f, "the checkout {}", p.display()),
+            Source::Registry(v) => write!(f, "crates.io, version {v}"),
+        }
+    }
+}
+
+impl Source {
+    /// The sluice this `cargo-sluice` was installed from: the checkout of a path install,
+    /// the version of a registry install, the repository and commit of a git install (read
+    /// from cargo's record of installed packages, `$CARGO_HOME/.crates2.json`).
+    pub fn installed_from() -> Result<Source> {
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+        let record = cargo_home.and_then(|h| std::fs::read_to_string(h.join(".crates2.json")).ok());
+        Source::from_build_dir(Path::new(BUILT_FROM), env!("CARGO_PKG_VERSION"), record.as_deref())
+    }
+
+    /// [`Source::installed_from`] for a `cargo-sluice` compiled in `built_from`, of
+    /// `version`, with cargo's install record `record`.
+    fn from_build_dir(built_from: &Path, version: &str, record: Option<&str>) -> Result<Source> {
+        let under = |a: &str, b: &str| {
+            built_from
+                .components()
+                .zip(built_from.components().skip(1))
+                .any(|(x, y)| x.as_os_str() == a && y.as_os_str() == b)
+        };
+        let again = "pass `--path <sluice checkout>` or `--git <repository>`";
+        if under("registry", "src") {
+            return Ok(Source::Registry(version.to_string()));
+        }
+        if under("git", "checkouts") {
+            // `"cargo-sluice 0.1.0 (git+https://host/sluice?branch=b#0123abcd)"`
+            let source = record.and_then(|r| {
+                let at = r.find(&format!("\"cargo-sluice {version} (git+"))?;
+                let rest = &r[at..];
+                let start = rest.find("(git+")? + "(git+".len();
+                let end = rest[start..].find(')')? + start;
+                Some(rest[start..end].to_string())
+            });
+            let Some(source) = source else {
+                return Err(Failure(format!(
+                    "cargo sluice new: this cargo-sluice was installed with `cargo install --git`, but cargo's record \
+                     of it ($CARGO_HOME/.crates2.json) does not say from where: {again}"
+                )));
+            };
+            let (url, rev) = source.split_once('#').map_or((source.as_str(), None), |(u, r)| (u, Some(r.to_string())));
+            let (url, branch) = match url.split_once('?') {
+                Some((u, query)) => (u, query.strip_prefix("branch=").map(str::to_string)),
+                None => (url, None),
+            };
+            return Ok(Source::Git { url: url.to_string(), branch, rev });
+        }
+        match built_from.parent() {
+            Some(checkout) if is_checkout(checkout) => Ok(Source::Path(checkout.to_path_buf())),
+            Some(checkout) if !built_from.exists() => Err(Failure(format!(
+                "cargo sluice new: this cargo-sluice was installed from the sluice checkout {}, which is no \
+                     longer there: {again}, or install cargo-sluice again",
+                checkout.display()
+            ))),
+            _ => Err(Failure(format!("cargo sluice new: where this cargo-sluice came from is unknown: {again}"))),
+        }
+    }
+}
+
+/// Whether `dir` is a sluice checkout (its device std is where the project will look).
+fn is_checkout(dir: &Path) -> bool {
+    dir.join("gpu-kernels/device/Cargo.toml").is_file() && dir.join("gpu-kernels/builder/Cargo.toml").is_file()
 }
 
 /// A project to write.
@@ -47,12 +139,13 @@ impl Project {
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !ok {
             return Err(Failure(format!(
-                "cargo sluice new: `{name}` is not a usable project name: start with a letter, then letters, \
-                 digits, `-` or `_` (it names the host program and, with `-kernels`, the kernel crate)"
+                "cargo sluice new: `{name}` is not a usable package name: start with a letter, then letters, \
+                 digits, `-` or `_` (it names the host program and, with `-kernels`, the kernel crate); \
+                 keep the folder and name the package with `--name <name>`"
             )));
         }
         if let Source::Path(p) = &source {
-            if !p.join("gpu-kernels/device/Cargo.toml").is_file() {
+            if !is_checkout(p) {
                 return Err(Failure(format!(
                     "cargo sluice new: {} is not a sluice checkout (no gpu-kernels/device/Cargo.toml there)",
                     p.display()
@@ -60,6 +153,11 @@ impl Project {
             }
         }
         Ok(Project { name: name.to_string(), source })
+    }
+
+    /// Where the project gets sluice from.
+    pub fn source(&self) -> &Source {
+        &self.source
     }
 
     /// The kernel crate's package name.
@@ -73,8 +171,17 @@ impl Project {
                 let p = if subdir.is_empty() { root.clone() } else { root.join(subdir) };
                 format!("{{ path = {:?} }}", p.to_string_lossy())
             }
-            Source::Git { url, branch: None } => format!("{{ git = {url:?} }}"),
-            Source::Git { url, branch: Some(b) } => format!("{{ git = {url:?}, branch = {b:?} }}"),
+            Source::Git { url, branch, rev } => {
+                let mut dep = format!("{{ git = {url:?}");
+                if let Some(b) = branch {
+                    dep += &format!(", branch = {b:?}");
+                }
+                if let Some(r) = rev {
+                    dep += &format!(", rev = {r:?}");
+                }
+                dep + " }"
+            }
+            Source::Registry(version) => format!("{version:?}"),
         }
     }
 
@@ -86,7 +193,7 @@ impl Project {
             .replace("{{sluice}}", &self.dependency(""))
             .replace("{{sluice_builder}}", &self.dependency("gpu-kernels/builder"))
             .replace("{{sluice_device}}", &self.dependency("gpu-kernels/device"))
-            .replace("{{repository}}", DEFAULT_GIT)
+            .replace("{{repository}}", REPOSITORY)
             .replace("{{name}}", &self.name)
     }
 
@@ -123,8 +230,8 @@ mod tests {
 
     #[test]
     fn fills_every_placeholder() {
-        let p = Project::new("my-app", Source::Git { url: "https://example.org/sluice".into(), branch: None })
-            .unwrap_or_else(|e| panic!("{}", e.0));
+        let git = Source::Git { url: "https://example.org/sluice".into(), branch: None, rev: None };
+        let p = Project::new("my-app", git).unwrap_or_else(|e| panic!("{}", e.0));
         for (path, text) in FILES {
             let out = p.render(text);
             assert!(!out.contains("{{"), "{path} keeps a placeholder:\n{out}");
@@ -139,7 +246,42 @@ mod tests {
     #[test]
     fn refuses_unusable_names() {
         for bad in ["", "1abc", "a b", "a/b", "ü"] {
-            assert!(Project::new(bad, Source::Path(PathBuf::from("/"))).is_err(), "{bad}");
+            assert!(Project::new(bad, Source::Registry("0.1.0".into())).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn depends_on_the_sluice_it_was_installed_from() {
+        // `cargo install --path cargo-sluice` in a checkout: that checkout.
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let s = Source::from_build_dir(Path::new(BUILT_FROM), "0.1.0", None).unwrap_or_else(|e| panic!("{}", e.0));
+        assert_eq!(s, Source::Path(checkout.to_path_buf()));
+        let p = Project::new("a", s).unwrap_or_else(|e| panic!("{}", e.0));
+        let manifest = p.render(FILES[0].1);
+        assert!(manifest.contains(&format!("sluice-builder = {{ path = {:?} }}", checkout.join("gpu-kernels/builder"))));
+        // `cargo install cargo-sluice`: that version from crates.io.
+        let registry = Path::new("/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/cargo-sluice-0.3.1");
+        let s = Source::from_build_dir(registry, "0.3.1", None).unwrap_or_else(|e| panic!("{}", e.0));
+        assert_eq!(s, Source::Registry("0.3.1".into()));
+        let p = Project::new("a", s).unwrap_or_else(|e| panic!("{}", e.0));
+        assert!(p.render(FILES[0].1).contains("sluice = \"0.3.1\""));
+        // `cargo install --git`: the repository and commit cargo recorded.
+        let git = Path::new("/home/u/.cargo/git/checkouts/sluice-0123/abcdef0/cargo-sluice");
+        let record = r#"{"installs":{"cargo-sluice 0.1.0 (git+https://example.org/sluice?branch=dev#abcdef0123)":{}}}"#;
+        let s = Source::from_build_dir(git, "0.1.0", Some(record)).unwrap_or_else(|e| panic!("{}", e.0));
+        let want = Source::Git {
+            url: "https://example.org/sluice".into(),
+            branch: Some("dev".into()),
+            rev: Some("abcdef0123".into()),
+        };
+        assert_eq!(s, want);
+        let p = Project::new("a", s).unwrap_or_else(|e| panic!("{}", e.0));
+        let want = r#"sluice = { git = "https://example.org/sluice", branch = "dev", rev = "abcdef0123" }"#;
+        assert!(p.render(FILES[0].1).contains(want));
+        // No record: a message that says what to pass, never a placeholder URL.
+        let err = Source::from_build_dir(git, "0.1.0", None).unwrap_err().0;
+        assert!(err.contains("--path <sluice checkout>") && err.contains("--git"), "{err}");
+        let gone = Source::from_build_dir(Path::new("/nonexistent/sluice/cargo-sluice"), "0.1.0", None).unwrap_err().0;
+        assert!(gone.contains("no longer there"), "{gone}");
     }
 }

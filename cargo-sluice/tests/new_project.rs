@@ -1,8 +1,9 @@
-//! `cargo sluice new` as a user runs it: a project in a temporary folder outside the
-//! workspace, with a path dependency on this checkout and no `SLUICE_*` variable set,
-//! built, CPU-tested, run (it says when there is no GPU) and checked with ptxas. Then the
-//! errors a user meets in it: the toolchain missing (the message names `cargo sluice
-//! setup`), a kernel crate that uses `std`.
+//! `cargo sluice new` as a user runs it, the README's commands as written: a project in a
+//! temporary folder outside the workspace, made without `--path` (a `cargo-sluice` built
+//! from this checkout depends on this checkout), no `SLUICE_*` variable set, built,
+//! CPU-tested, run (it says when there is no GPU) and checked with ptxas. Then the errors a
+//! user meets in it: the toolchain missing (the message names `cargo sluice setup`), a
+//! kernel crate that uses `std`; and `cargo sluice new` given a path, as `cargo new` is.
 //!
 //! Needs the kernel toolchain (`cargo xtask setup`; CI runs it first). Several minutes on
 //! a fresh machine (the project builds its own dependencies and `core` for the GPU once);
@@ -79,11 +80,11 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
     let _ = std::fs::remove_dir_all(&project);
 
     let checkout = checkout();
-    let said = run(
-        cargo_sluice(&base).args(["new", "demo", "--path"]).arg(&checkout),
-        "cargo sluice new demo --path <checkout>",
-    );
+    let said = run(cargo_sluice(&base).args(["new", "demo"]), "cargo sluice new demo");
     assert!(said.contains("everything the kernel build and the PTX check need is here"), "{said}");
+    assert!(said.contains(&format!("sluice from the checkout {}", checkout.display())), "{said}");
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    assert!(!manifest.contains("example.invalid") && manifest.contains("path = "), "{manifest}");
     if kept.is_dir() {
         std::fs::rename(&kept, project.join("target")).unwrap();
     }
@@ -114,10 +115,13 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
     // the CPU backend.
     assert!(ran.contains("results match the CPU reference on"), "{ran}");
 
-    let checked = run(cargo_sluice(&project).arg("check"), "cargo sluice check");
-    for want in ["entry", "saxpy", "tiled_sum", "no function spills"] {
+    // Run in the host package's source folder: it finds the project's kernel crate.
+    let checked = run(cargo_sluice(&project.join("src")).arg("check"), "cargo sluice check");
+    for want in ["kernel", "saxpy", "tiled_sum", "no function spills"] {
         assert!(checked.contains(want), "`cargo sluice check` does not mention {want}:\n{checked}");
     }
+    let help = run(cargo_sluice(&project).args(["check", "--help"]), "cargo sluice check --help");
+    assert!(help.contains("--all-functions") && help.contains("--allow-spills"), "{help}");
     let doctor = run(cargo_sluice(&project).arg("doctor"), "cargo sluice doctor");
     assert!(doctor.contains("kernel crates") && doctor.contains("kernels"), "{doctor}");
 
@@ -142,4 +146,25 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("cannot find type `Vec`"), "{said}");
     assert!(said.contains("hint: kernel crates are `no_std` on the GPU"), "{said}");
+}
+
+#[test]
+fn new_takes_a_path_and_names_the_package_after_its_last_folder() {
+    let base = base_dir().join(format!("paths-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let said = run(
+        cargo_sluice(&base).args(["new", "projects/gpu/my-app", "--no-setup"]),
+        "cargo sluice new projects/gpu/my-app",
+    );
+    let manifest = std::fs::read_to_string(base.join("projects/gpu/my-app/Cargo.toml")).unwrap();
+    assert!(manifest.contains("name = \"my-app\""), "{said}\n{manifest}");
+    assert!(base.join("projects/gpu/my-app/kernels/Cargo.toml").is_file());
+    // A folder whose name is no package name: refused, and the message says how to keep it.
+    let out = output(cargo_sluice(&base).args(["new", "2024-run", "--no-setup"]));
+    let said = text(&out);
+    assert!(!out.status.success() && said.contains("--name"), "{said}");
+    run(cargo_sluice(&base).args(["new", "2024-run", "--name", "run2024", "--no-setup"]), "--name");
+    assert!(std::fs::read_to_string(base.join("2024-run/Cargo.toml")).unwrap().contains("name = \"run2024\""));
+    std::fs::remove_dir_all(&base).unwrap();
 }

@@ -301,6 +301,22 @@ mod sealed {
     pub struct Token(pub(super) ());
     pub trait Sealed {}
 
+    /// Implemented for no type: the bound of the `Awaitable` impls of `Result`, whose only
+    /// use is this message.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is a `Result`, not a hand-off: a `?` is missing where the fence was made",
+        label = "a `Result` holding a hand-off, not the hand-off",
+        note = "a lane's `enter` returned `Ok(st.fence(view))`: write `Ok(st.fence(view)?)` there, or return `st.fence(view)` itself, and `enter(..)?` gives the hand-off; see docs/compile-errors.md"
+    )]
+    pub trait MissingQuestionMark<'scope> {
+        /// Left unknown, so that the awaited value's later uses raise no second error.
+        type Output<'lane>;
+        /// Cannot be called: no type implements the trait.
+        fn unmet_fence(&self) -> &super::Fence<'scope>;
+        /// Cannot be called: no type implements the trait.
+        fn unmet_output<'lane>(self, token: Token) -> Self::Output<'lane>;
+    }
+
     /// Unbranded columns ([`ColumnsMut`](crate::ColumnsMut), [`ColumnsRef`](crate::ColumnsRef)):
     /// what [`Fenced::rows`](super::Fenced::rows) reads.
     pub trait Columns {
@@ -343,7 +359,7 @@ use sealed::Token;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be awaited by a lane",
     label = "not a hand-off, an upload or a fence",
-    note = "`await_fence` takes a hand-off by value (`await_fence(handed)`, not `&handed`), an upload by reference (`&Fenced<ColumnsRef>` from `Scope::upload`) or a `&Fence`; see docs/compile-errors.md"
+    note = "`await_fence` takes a hand-off by value (`await_fence(handed)`, not `&handed`), an upload by reference (`&Fenced<ColumnsRef>` from `Scope::upload`) or a `&Fence`; a `Result` of one means a missing `?`; see docs/compile-errors.md"
 )]
 pub trait Awaitable<'scope>: sealed::Sealed {
     /// What the awaiting lane gets: a view branded with its `'lane`, or `()`.
@@ -408,6 +424,41 @@ impl<'scope, T: Pod> Awaitable<'scope> for &'scope DeviceMatrix<T> {
     }
     fn into_output<'lane>(self, _: Token) -> Self::Output<'lane> {
         ColumnView::new(self.as_columns().span())
+    }
+}
+
+// A `Result` awaited in place of what it holds: the `?` is missing where the hand-off was
+// made (`Ok(st.fence(v))` returns `Result<Result<Fenced, _>, _>` from `enter`). These impls
+// exist only to say so: their bound is never met, so rustc reports `MissingQuestionMark`'s
+// message instead of `Awaitable`'s, which would speak of references and values.
+impl<T, E> sealed::Sealed for Result<T, E> {}
+impl<T, E> sealed::Sealed for &Result<T, E> {}
+
+#[doc(hidden)]
+impl<'scope, T, E> Awaitable<'scope> for Result<T, E>
+where
+    Self: sealed::MissingQuestionMark<'scope>,
+{
+    type Output<'lane> = <Self as sealed::MissingQuestionMark<'scope>>::Output<'lane>;
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(sealed::MissingQuestionMark::unmet_fence(self))
+    }
+    fn into_output<'lane>(self, token: Token) -> Self::Output<'lane> {
+        sealed::MissingQuestionMark::unmet_output(self, token)
+    }
+}
+
+#[doc(hidden)]
+impl<'scope, T, E> Awaitable<'scope> for &Result<T, E>
+where
+    Self: sealed::MissingQuestionMark<'scope>,
+{
+    type Output<'lane> = <Self as sealed::MissingQuestionMark<'scope>>::Output<'lane>;
+    fn fence_ref(&self) -> Option<&Fence<'scope>> {
+        Some(sealed::MissingQuestionMark::unmet_fence(self))
+    }
+    fn into_output<'lane>(self, token: Token) -> Self::Output<'lane> {
+        sealed::MissingQuestionMark::unmet_output(self, token)
     }
 }
 

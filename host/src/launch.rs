@@ -28,6 +28,14 @@ use crate::view::{ColumnView, ColumnViewMut};
 /// Checked against the device's and the kernel's limits before the driver is called;
 /// a violation is an [`Error::LaunchConfig`] naming the dimension, never a driver error.
 ///
+/// | CUDA C++ | sluice |
+/// | --- | --- |
+/// | `k<<<(n + 255) / 256, 256>>>` | [`LaunchConfig::for_elements`]`(n, 256)` |
+/// | `dim3 b(32, 8); dim3 g((w + 31) / 32, (h + 7) / 8); k<<<g, b>>>` | [`LaunchConfig::for_elements_2d`]`((w, h), (32, 8))` |
+/// | the same with `dim3(…, …, …)` | [`LaunchConfig::for_elements_3d`]`((w, h, d), (8, 8, 4))` |
+/// | `k<<<dim3(gx, gy), dim3(bx, by)>>>` | [`LaunchConfig::new`]`((gx, gy, 1), (bx, by, 1))` |
+/// | `k<<<g, b, bytes>>>` | `.with_shared_mem(bytes)` |
+///
 /// ```
 /// use sluice_host::LaunchConfig;
 /// let cfg = LaunchConfig::for_elements(1000, 256);
@@ -35,6 +43,9 @@ use crate::view::{ColumnView, ColumnViewMut};
 /// assert_eq!(cfg.block, (256, 1, 1));
 /// let cfg = cfg.with_shared_mem(4096);
 /// assert_eq!(cfg.shared_mem_bytes, 4096);
+/// // A 1000 x 500 image in 32 x 8 tiles: 32 x 63 blocks.
+/// let cfg = LaunchConfig::for_elements_2d((1000, 500), (32, 8));
+/// assert_eq!((cfg.grid, cfg.block), ((32, 63, 1), (32, 8, 1)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
@@ -55,10 +66,56 @@ impl LaunchConfig {
     /// assert_eq!(cfg.grid.0, 4096);
     /// ```
     pub fn for_elements(n: usize, block: u32) -> LaunchConfig {
-        let blocks = if block == 0 { 0 } else { n.div_ceil(block as usize) };
+        LaunchConfig { grid: (blocks_for(n, block), 1, 1), block: (block, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// Exactly these grid and block shapes (blocks along x, y, z; threads per block along
+    /// x, y, z), no dynamic shared memory: CUDA's `<<<dim3(gx, gy, gz), dim3(bx, by, bz)>>>`.
+    /// The same as writing the struct; [`validate`](Self::validate) (which every launch
+    /// runs) rejects a zero or an excess.
+    ///
+    /// ```
+    /// let cfg = sluice_host::LaunchConfig::new((16, 16, 1), (32, 32, 1));
+    /// assert_eq!(cfg.grid, (16, 16, 1));
+    /// assert_eq!(cfg.block, (32, 32, 1));
+    /// assert_eq!(cfg.shared_mem_bytes, 0);
+    /// ```
+    pub fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig { grid, block, shared_mem_bytes: 0 }
+    }
+
+    /// One thread per element of a `width x height` array, blocks of `block = (bx, by)`
+    /// threads: `ceil(width / bx) x ceil(height / by)` blocks, so that the device's
+    /// `thread::index_2d()` covers every element (threads past the edge check the bounds,
+    /// as in CUDA). An empty side gives an empty grid, which a
+    /// launch rejects.
+    ///
+    /// ```
+    /// // A 1024 x 1024 gemm output in 32 x 32 tiles (CUDA: dim3 g(32, 32), b(32, 32)).
+    /// let cfg = sluice_host::LaunchConfig::for_elements_2d((1024, 1024), (32, 32));
+    /// assert_eq!(cfg.grid, (32, 32, 1));
+    /// assert_eq!(cfg.block, (32, 32, 1));
+    /// ```
+    pub fn for_elements_2d((width, height): (usize, usize), (bx, by): (u32, u32)) -> LaunchConfig {
+        Self::for_elements_3d((width, height, 1), (bx, by, 1))
+    }
+
+    /// One thread per element of a `width x height x depth` array, blocks of
+    /// `block = (bx, by, bz)` threads: `ceil(width / bx) x ceil(height / by) x
+    /// ceil(depth / bz)` blocks.
+    ///
+    /// ```
+    /// let cfg = sluice_host::LaunchConfig::for_elements_3d((100, 100, 10), (8, 8, 4));
+    /// assert_eq!(cfg.grid, (13, 13, 3));
+    /// assert_eq!(cfg.block, (8, 8, 4));
+    /// ```
+    pub fn for_elements_3d(
+        (width, height, depth): (usize, usize, usize),
+        (bx, by, bz): (u32, u32, u32),
+    ) -> LaunchConfig {
         LaunchConfig {
-            grid: (u32::try_from(blocks).unwrap_or(u32::MAX), 1, 1),
-            block: (block, 1, 1),
+            grid: (blocks_for(width, bx), blocks_for(height, by), blocks_for(depth, bz)),
+            block: (bx, by, bz),
             shared_mem_bytes: 0,
         }
     }
@@ -125,6 +182,13 @@ impl LaunchConfig {
         }
         Ok(())
     }
+}
+
+/// `ceil(n / block)` blocks along one dimension (0 for an empty side or an empty block;
+/// `u32::MAX`, which `validate` rejects against the device's limit, past `u32`).
+fn blocks_for(n: usize, block: u32) -> u32 {
+    let blocks = if block == 0 { 0 } else { n.div_ceil(block as usize) };
+    u32::try_from(blocks).unwrap_or(u32::MAX)
 }
 
 /// The private halves of the argument traits. Outside this crate they cannot be named, so
@@ -703,6 +767,24 @@ mod tests {
                 let threads = cfg.grid.0 as u64 * cfg.block.0 as u64;
                 prop_assert!(threads >= n as u64);
                 prop_assert!(threads - (n as u64) < block as u64);
+            }
+
+            /// `for_elements_3d` covers every element along each side with whole blocks and
+            /// no empty block; `for_elements_2d` is its `depth = 1` case.
+            #[test]
+            fn for_elements_3d_covers_every_element(
+                n in (1usize..100_000, 1usize..100_000, 1usize..1000),
+                b in (1u32..1025, 1u32..1025, 1u32..65),
+            ) {
+                let cfg = LaunchConfig::for_elements_3d(n, b);
+                prop_assert_eq!(cfg.block, b);
+                for (side, blocks, block) in [(n.0, cfg.grid.0, b.0), (n.1, cfg.grid.1, b.1), (n.2, cfg.grid.2, b.2)] {
+                    let threads = blocks as u64 * block as u64;
+                    prop_assert!(threads >= side as u64);
+                    prop_assert!(threads - (side as u64) < block as u64);
+                }
+                prop_assert_eq!(LaunchConfig::for_elements_2d((n.0, n.1), (b.0, b.1)),
+                    LaunchConfig::for_elements_3d((n.0, n.1, 1), (b.0, b.1, 1)));
             }
         }
     }

@@ -98,6 +98,7 @@
 //! | take a parameter type that holds pointers | every slice element and value type is `bytemuck::Pod`, checked in the host build and the device build | `gpu-kernels/device/src/abi.rs` |
 //! | be launched under a declaration of other element types | the device build records each parameter's kind, size and alignment beside the entry; the host compares the record at load ([`Error::KernelParamType`]) on a GPU and on the CPU backend | `gpu-kernels/device/src/abi.rs`, `ptx.rs`, `kernel.rs` |
 //! | be paired with another module's PTX | [`Kernel::of`] and `kernel_handles!` need `unsafe`; `include_kernels!` includes the builder's file, generated from the crate it compiled | `kernel.rs`, the `sluice` facade |
+//! | add an entry of its own beside the `#[kernel]`s (a hand-written `extern "ptx-kernel"` fn, an entry in `global_asm!`) | the builder compiles kernel crates with `unsafe_attr_outside_unsafe` denied, so `#[no_mangle]`/`#[export_name]` need `unsafe(..)` in every edition; the bitcode linker refuses module assembly that declares an entry or a parameter record | `gpu-kernels/builder/src/builder.rs`, `bin/sluice-llbc.rs` |
 //! | reach shared memory as a Rust reference | `shared_array!` arrays are read and written with bounds-checked inline PTX (`get`/`set`, `Pod` elements); `SharedStatic` handles and raw shared pointers are made or used only in `unsafe` | `gpu-kernels/device/src/shared.rs` |
 //! | make a warp operation name lanes that do not take part, or misuse a named barrier | the `*.sync` warp operations, named barriers, atomics on raw pointers and block-scope atomic types are `unsafe fn`s | `gpu-kernels/device/src/warp.rs`, `sync.rs`, `atomic.rs` |
 //! | make `printf` read what was not passed | formats are checked against the arguments at compile time (C strings, no `%n`, no `*`); the argument traits are sealed | `gpu-kernels/device/src/io.rs` |
@@ -108,6 +109,13 @@
 //! `barrier.sync`, defined in divergent code), compute the wrong thing. The CPU backend's
 //! checking mode reports the first two in `cargo test`. A `#[kernel(unchecked)]` (raw
 //! pointers, Rust-CUDA ports) makes no such promise: its launches are `unsafe`.
+//!
+//! The contract rests on rustc's own soundness, as every safe Rust program does: a known
+//! compiler bug (rust-lang/rust#25860, implied bounds on nested references) lets safe code
+//! extend a lifetime, and with it keep a kernel's parameter past its launch; the unstable
+//! features the device build can enable (it runs with `RUSTC_BOOTSTRAP=1`), such as
+//! `specialization`, are known to be unsound. A kernel crate that uses neither keeps the
+//! contract.
 //!
 //! # Layers
 //!

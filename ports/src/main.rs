@@ -187,13 +187,13 @@ fn sha256_config(count: usize) -> LaunchConfig {
 
 /// One thread per element of `C`, blocks of 16 × 16.
 fn gemm_naive_config(m: usize, n: usize) -> LaunchConfig {
-    LaunchConfig { grid: (n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1), block: (16, 16, 1), shared_mem_bytes: 0 }
+    LaunchConfig::for_elements_2d((n, m), (16, 16))
 }
 
 /// One block of TILE × TILE threads per tile of `C` (what `gemm_tiled` requires).
 fn gemm_tiled_config(m: usize, n: usize) -> LaunchConfig {
     let t = TILE as u32;
-    LaunchConfig { grid: (n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, 1), block: (t, t, 1), shared_mem_bytes: 0 }
+    LaunchConfig::for_elements_2d((n, m), (t, t))
 }
 
 // ---------------------------------------------------------------------------------------

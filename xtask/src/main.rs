@@ -6,14 +6,17 @@
 //! | `build-ptx [--arch sm_XX] [--release\|--debug]` | compiles `gpu-kernels` to `target/ptx/gpu-kernels.ptx` |
 //! | `check-ptx [--arch sm_XX]... [--allow-spills]` | assembles the PTX with `ptxas`, prints every function's resources (kernels and device functions), fails on a spill |
 //! | `test` | the README's test command: `setup`, then `cargo test --workspace` |
-//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90 and sm_80, `cargo clippy -D warnings`, `cargo test --workspace` |
+//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90 and sm_80, `cargo clippy -D warnings`, `cargo package` of every published crate, `cargo test --workspace` |
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
 //! | `ptx-snapshot DIR`, `ptx-diff BEFORE AFTER` | the PTX of every kernel module (sluice's, `ports`', `cuda-std`'s test kernels, the template's) for sm_90 and sm_80; the diff of two snapshots, blind only to hashed names and assertion sites ([`ptx_diff`]) |
+//! | `port-rust-cuda <checkout> [filter]` | the porting guide's diff applied to each of Rust-CUDA's example and compile-test kernel crates, each built to PTX (ptxas) and with its host program: a table and the counts ([`rust_cuda`]) |
 //! | `bench [kernels\|all]` | on a GPU machine: every benchmark (kernels vs nvcc, the seed workload, launch overhead; `kernels` and `all` run the same set); elsewhere: says how to bundle them |
 
 #![forbid(unsafe_code)]
+
+mod rust_cuda;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -39,7 +42,7 @@ commands:
                                       assertion sites; fails on any other difference
   test                                setup, then run the test suite (cargo test --workspace)
   ci                                  fmt --check, check-ptx sm_90 sm_80, clippy -D warnings,
-                                      test: what .ci/run runs after setup
+                                      package, test: what .ci/run runs after setup
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
   demo [lanes]                        setup, then run the seed example on the GPU
@@ -47,6 +50,10 @@ commands:
                                       over the GPU tests and the demo (GPU machine), one table
   soak                                the fault, recovery, soak and host-thread tests (GPU machine),
                                       one table
+  port-rust-cuda <Rust-CUDA checkout> [filter]
+                                      apply docs/porting-rust-cuda.md's diff to every kernel crate
+                                      of Rust-CUDA's examples and compile tests, build each to PTX
+                                      (ptxas) and its host program; a table and the counts
   bench [all|kernels|seed|graph|launch|ports|multi]
                                       run the benchmarks (GPU machine) or explain how";
 
@@ -70,6 +77,7 @@ fn main() -> ExitCode {
         "bundle" => bundle(),
         "demo" => demo(rest),
         "bench" => bench(rest),
+        "port-rust-cuda" => rust_cuda::run(rest),
         "sanitize" => on_gpu("sanitize", "sanitize"),
         "soak" => on_gpu("soak", "soak"),
         "help" | "-h" | "--help" => {
@@ -254,8 +262,26 @@ fn ci() -> Result {
     check(&["--arch".into(), "sm_90".into(), "--arch".into(), "sm_80".into()])?;
     step("cargo clippy --workspace --all-targets -- -D warnings");
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    step("cargo package: every published crate, verified");
+    package()?;
     step("cargo test --workspace");
     cargo(&["test", "--workspace"])
+}
+
+/// The workspace's packages that are not published (`publish = false`).
+const UNPUBLISHED: &[&str] = &["xtask", "sluice-ports", "ports-kernels"];
+
+/// `cargo package` of every published crate, each built from its own `.crate` file, so that
+/// `cargo publish --workspace` is one command that works: versions on every path dependency,
+/// the metadata crates.io asks for, every file a build needs inside its package. The
+/// workspace's own crates resolve to each other's packages locally (a recent cargo: 1.95 here),
+/// not from crates.io. `--allow-dirty`: what is checked is the packages, not the work tree.
+fn package() -> Result {
+    let mut args = vec!["package", "--workspace", "--allow-dirty"];
+    for p in UNPUBLISHED {
+        args.extend(["--exclude", p]);
+    }
+    cargo(&args)
 }
 
 fn step(what: &str) {

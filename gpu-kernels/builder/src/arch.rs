@@ -3,7 +3,14 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::BuildError;
+use crate::error::BuildError;
+
+/// The rustc target every kernel crate is compiled for.
+///
+/// ```
+/// assert_eq!(sluice_builder::TARGET, "nvptx64-nvidia-cuda");
+/// ```
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// A CUDA compute architecture, as `ptxas` and `llc` name it (`sm_90`).
 ///
@@ -79,7 +86,58 @@ impl Arch {
     pub fn is_specific(self) -> bool {
         self.specific
     }
+
+    /// The `compute_XX` target features Rust-CUDA's compiler sets for this architecture,
+    /// which a kernel crate ported from Rust-CUDA tests with
+    /// `#[cfg(target_feature = "compute_70")]`: `compute_XX` for every CUDA architecture up to
+    /// this one ("at least this capability"), and for an `a` architecture also the family
+    /// features `compute_XYf` of its major version up to its minor, and itself. The builder
+    /// sets them for the device build (rustc's own NVPTX features are `sm_XX` and `ptxNN`,
+    /// so without them each such `cfg` would be silently false).
+    ///
+    /// ```
+    /// let f = sluice_builder::Arch::SM_80.cuda_compute_features();
+    /// assert!(f.contains(&"compute_70".to_string()) && f.contains(&"compute_80".to_string()));
+    /// assert!(!f.contains(&"compute_86".to_string()));
+    /// let a: sluice_builder::Arch = "sm_100a".parse()?;
+    /// assert!(a.cuda_compute_features().contains(&"compute_100f".to_string()));
+    /// assert!(a.cuda_compute_features().contains(&"compute_100a".to_string()));
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    pub fn cuda_compute_features(self) -> Vec<String> {
+        let cc = self.capability_value();
+        let mut out: Vec<String> =
+            CUDA_CAPABILITIES.iter().filter(|&&c| c <= cc).map(|c| format!("compute_{c}")).collect();
+        if self.specific {
+            let family = CUDA_CAPABILITIES.iter().filter(|&&c| c >= 100 && c / 10 == cc / 10 && c <= cc);
+            out.extend(family.map(|c| format!("compute_{c}f")));
+            out.push(format!("compute_{cc}a"));
+        }
+        out
+    }
+
+    /// Every `compute_XX` name Rust-CUDA knows (base, `f` and `a`): the values
+    /// `cfg(target_feature)` may be tested against without a warning.
+    ///
+    /// ```
+    /// assert!(sluice_builder::Arch::all_cuda_compute_features().contains(&"compute_90a".to_string()));
+    /// ```
+    pub fn all_cuda_compute_features() -> Vec<String> {
+        let mut out: Vec<String> = CUDA_CAPABILITIES.iter().map(|c| format!("compute_{c}")).collect();
+        out.extend(CUDA_CAPABILITIES.iter().filter(|&&c| c >= 90).map(|c| format!("compute_{c}a")));
+        out.extend(CUDA_CAPABILITIES.iter().filter(|&&c| c >= 100).map(|c| format!("compute_{c}f")));
+        out
+    }
+
+    fn capability_value(self) -> u32 {
+        self.major as u32 * 10 + self.minor as u32
+    }
 }
+
+/// The CUDA compute capabilities with a `compute_XX` name (as Rust-CUDA's `NvvmArch` lists
+/// them), times ten.
+const CUDA_CAPABILITIES: &[u32] =
+    &[35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121];
 
 impl Default for Arch {
     fn default() -> Self {
@@ -128,6 +186,22 @@ mod tests {
         }
         assert_eq!("sm_100".parse::<Arch>().unwrap().compute_capability(), (10, 0));
         assert!("sm_90a".parse::<Arch>().unwrap().is_specific());
+    }
+
+    #[test]
+    fn compute_features_follow_rust_cudas_rules() {
+        // Rust-CUDA's compile test target_feature_base_cc: compute_70 has 70 and 60, not 80.
+        let f = Arch { major: 7, minor: 0, specific: false }.cuda_compute_features();
+        assert!(f.contains(&"compute_70".into()) && f.contains(&"compute_60".into()));
+        assert!(!f.contains(&"compute_80".into()) && !f.contains(&"compute_90".into()));
+        // target_feature_arch_cc: compute_120a has 120, 100, 90 and 120a, not 100f/101f.
+        let f: Vec<String> = "sm_120a".parse::<Arch>().unwrap().cuda_compute_features();
+        for want in ["compute_120", "compute_100", "compute_90", "compute_120a"] {
+            assert!(f.contains(&want.to_string()), "{want}: {f:?}");
+        }
+        assert!(!f.contains(&"compute_100f".into()) && !f.contains(&"compute_101f".into()), "{f:?}");
+        let all = Arch::all_cuda_compute_features();
+        assert!(f.iter().all(|x| all.contains(x)), "{f:?}");
     }
 
     #[test]

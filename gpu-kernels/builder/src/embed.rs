@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{error, write_if_changed, Arch, BuildError, Builder};
+use crate::arch::Arch;
+use crate::builder::{write_if_changed, Builder};
+use crate::error::{self, BuildError};
 
 /// The environment variables a kernel build depends on; [`embed`] emits a
 /// `cargo:rerun-if-env-changed` for each.

@@ -1,4 +1,7 @@
 //! The builder's errors: each one says which knob to turn.
+//!
+//! This module imports no other module of the crate: every error carries its fix as text,
+//! written by the module that found the problem (which knows the frontend and the paths).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -67,6 +70,8 @@ pub enum BuildError {
     LibdeviceMissing {
         /// The unresolved functions.
         functions: Vec<String>,
+        /// What installs libdevice (the setup command of the frontend in use).
+        fix: String,
     },
     /// `ptxas` rejected a PTX file.
     Ptxas {
@@ -98,7 +103,7 @@ pub enum BuildError {
         /// What to do about it.
         fix: String,
     },
-    /// A build-script-only call ([`crate::embed`]) ran outside a build script.
+    /// A build-script-only call (`sluice_builder::embed`) ran outside a build script.
     NotInBuildScript {
         /// The variable cargo sets for build scripts that was missing.
         missing: &'static str,
@@ -196,12 +201,11 @@ impl fmt::Display for BuildError {
                 found.len(),
                 found
             ),
-            BuildError::LibdeviceMissing { functions } => write!(
+            BuildError::LibdeviceMissing { functions, fix } => write!(
                 f,
                 "sluice: the kernels call libdevice functions ({}) but no libdevice.10.bc was found \
-                 to link them.\n  fix: {}",
+                 to link them.\n  fix: {fix}",
                 functions.join(", "),
-                crate::toolchain::ptxas_fix()
             ),
             BuildError::Ptxas { ptx, arch, log } => {
                 write!(f, "sluice: ptxas rejected {} for {arch}:\n{log}", ptx.display())

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::arch::Arch;
 use crate::error::{io, BuildError};
-use crate::Arch;
 
 /// The kernel entry names (`.entry NAME(`) of a PTX module, in file order.
 ///

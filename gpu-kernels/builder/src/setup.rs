@@ -6,9 +6,12 @@
 //!
 //! | piece | Debian route (as root) | rustup route |
 //! | --- | --- | --- |
-//! | kernel rustc + its library source | `apt-get install rustc-web rust-web-src` | `rustup toolchain install nightly --component rust-src …` |
-//! | `llvm-link`, `opt`, `llc` | `apt-get install llvm-N` (N: that rustc's LLVM major) | `--component llvm-tools` |
-//! | `ptxas`, `libdevice.10.bc` | PyPI's `nvidia-cuda-nvcc` in a venv in the [tools folder](crate::toolchain::default_tools_dir) | same |
+//! | kernel rustc + its library source | `apt-get install rustc-web=V rust-web-src=V` | `rustup toolchain install 1.96.0 --component rust-src …` |
+//! | `llvm-link`, `opt`, `llc` | `apt-get install llvm-N=V` (N: that rustc's LLVM major) | `--component llvm-tools` |
+//! | `ptxas`, `libdevice.10.bc` | PyPI's `nvidia-cuda-nvcc==V` (`--require-hashes`) in a venv in the [tools folder](crate::toolchain::default_tools_dir) | same |
+//!
+//! Every version is pinned in [`pins`]; the report prints each piece's version
+//! beside its pin.
 //!
 //! [`Setup::doctor`] only looks: it reports what was found where, and for each missing
 //! piece the error that names the command installing it.
@@ -25,15 +28,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::error::{BuildError, Tool};
+use crate::error::{self, BuildError, Tool};
+use crate::pins;
 use crate::toolchain::{self, Frontend, KernelRustc, Locations};
-
-/// The PyPI requirement that provides `ptxas` and libdevice.
-///
-/// ```
-/// assert!(sluice_builder::setup::NVCC_REQUIREMENT.starts_with("nvidia-cuda-nvcc"));
-/// ```
-pub const NVCC_REQUIREMENT: &str = "nvidia-cuda-nvcc>=13,<14";
 
 /// Finds, and on request installs, the kernel toolchain. See the [module docs](self).
 ///
@@ -184,6 +181,7 @@ impl fmt::Display for Report {
                 _ => None,
             })
             .collect();
+        writeln!(f, "pinned (gpu-kernels/builder/src/pins.rs; setup installs these):\n{}", pins::summary())?;
         if missing.is_empty() {
             return write!(f, "everything the kernel build and the PTX check need is here");
         }
@@ -240,9 +238,10 @@ impl Setup {
         let mut pieces = Vec::new();
         match toolchain::find_kernel_rustc() {
             Ok(rustc) => {
-                pieces.push(found(Tool::KernelRustc, &rustc.rustc, Some(rustc.release.clone())));
+                pieces.push(found(Tool::KernelRustc, &rustc.rustc, Some(rustc_detail(&rustc))));
                 pieces.push(found(Tool::RustSrc, &rustc.rust_src(), None));
-                pieces.push(piece(Tool::LlvmTools, toolchain::find_llvm_bin(&rustc).map(|p| (p, None))));
+                let llvm = toolchain::find_llvm_bin(&rustc);
+                pieces.push(piece(Tool::LlvmTools, llvm.map(|p| (p.clone(), llvm_detail(&p)))));
             }
             Err(e) => {
                 let tool = if matches!(e, BuildError::ToolMissing { tool: Tool::RustSrc, .. }) {
@@ -254,7 +253,8 @@ impl Setup {
             }
         }
         pieces.push(piece(Tool::CLinker, find_c_linker().map(|p| (p, None))));
-        pieces.push(piece(Tool::Ptxas, toolchain::find_ptxas(&self.locations).map(|p| (p, None))));
+        let ptxas = toolchain::find_ptxas(&self.locations);
+        pieces.push(piece(Tool::Ptxas, ptxas.map(|p| (p.clone(), Some(self.ptxas_detail(&p))))));
         pieces.push(piece(Tool::Libdevice, toolchain::find_libdevice(&self.locations).map(|p| (p, None))));
         self.report(pieces, started)
     }
@@ -291,10 +291,20 @@ impl Setup {
         if installed {
             pieces.push(Piece { tool: Tool::KernelRustc, state: State::Installed { path: rustc.rustc.clone() } });
         } else {
-            pieces.push(found(Tool::KernelRustc, &rustc.rustc, Some(rustc.release.clone())));
+            if !rustc.is_pinned() {
+                say(&format!(
+                    "the kernel rustc found, {} (LLVM {}), is not the pinned {} (LLVM {}): kernels build with it, \
+                     but their PTX may differ from CI's (SLUICE_KERNEL_RUSTC picks another one)",
+                    rustc.release,
+                    rustc.llvm_version,
+                    pins::KERNEL_RUSTC,
+                    pins::KERNEL_LLVM
+                ));
+            }
+            pieces.push(found(Tool::KernelRustc, &rustc.rustc, Some(rustc_detail(&rustc))));
         }
         pieces.push(found(Tool::RustSrc, &rustc.rust_src(), None));
-        pieces.push(found(Tool::LlvmTools, &llvm, None));
+        pieces.push(found(Tool::LlvmTools, &llvm, llvm_detail(&llvm)));
 
         // 2. A C linker: the builder compiles its bitcode linker (a host program) with it.
         match find_c_linker() {
@@ -314,8 +324,17 @@ impl Setup {
         }
 
         // 3. ptxas and libdevice.
+        let ours = self.locations.tools_dir.join("venv");
+        let stale = toolchain::find_ptxas(&self.locations).ok().filter(|p| p.starts_with(&ours)).and_then(|_| {
+            toolchain::nvcc_wheel_version(&self.locations.tools_dir).filter(|v| v != pins::nvcc_version())
+        });
+        if let Some(old) = stale {
+            // The venv is setup's own: bring it to the pin (an install outside it is the user's).
+            say(&format!("the tools folder holds nvidia-cuda-nvcc {old}, the pin is {}", pins::nvcc_version()));
+            self.install_ptxas(say)?;
+        }
         match toolchain::find_ptxas(&self.locations) {
-            Ok(p) => pieces.push(found(Tool::Ptxas, &p, None)),
+            Ok(p) => pieces.push(found(Tool::Ptxas, &p, Some(self.ptxas_detail(&p)))),
             Err(missing) => {
                 say(&first_line(&missing));
                 self.install_ptxas(say)?;
@@ -342,43 +361,51 @@ impl Setup {
     }
 
     fn install_kernel_toolchain(&self, say: &mut dyn FnMut(&str)) -> Result<(), BuildError> {
-        const DEBIAN: &[&str] = &["rustc-web", "rust-web-src"];
         let again = self.setup_command();
+        let llvm = format!("llvm-{}", pins::llvm_major());
+        let debian = [
+            ("rustc-web", pins::DEBIAN_RUSTC),
+            ("rust-web-src", pins::DEBIAN_RUSTC),
+            (llvm.as_str(), pins::DEBIAN_LLVM),
+        ];
+        let mut apt_problem = None;
         if have("apt-get") && is_root() {
-            say(&format!("installing {} with apt-get (Debian route)", DEBIAN.join(" ")));
+            say("installing rustc-web, rust-web-src and their LLVM tools with apt-get (Debian route)");
             run(Command::new("apt-get").args(["update", "-q"]), "apt-get update", &again)?;
-            if DEBIAN.iter().all(|p| apt_candidate(p)) {
-                apt_install(DEBIAN, &again)?;
-                // LLVM's tools must be the major version this rustc was built with (its
-                // bitcode is read by llvm-link): ask the installed rustc, then install that.
-                let rustc = KernelRustc::probe(Path::new("/usr/bin/rustc"))?;
-                let llvm = format!("llvm-{}", rustc.llvm_major);
-                if apt_candidate(&llvm) {
-                    say(&format!("rustc {} uses LLVM {}: installing {llvm}", rustc.release, rustc.llvm_major));
-                    return apt_install(&[&llvm], &again);
+            if apt_candidate("rustc-web") {
+                // Exactly the pinned versions: a newer package would change every kernel build.
+                if let Some((pkg, offered)) = debian.iter().find_map(|(p, v)| apt_lacks(p, v).map(|o| (*p, o))) {
+                    return Err(BuildError::Install {
+                        what: format!("{pkg} {}", debian.iter().find(|(p, _)| *p == pkg).map_or("", |(_, v)| v)),
+                        problem: format!("apt offers {offered} instead (Debian replaced the pinned version)"),
+                        fix: "move the pins in gpu-kernels/builder/src/pins.rs to the versions apt offers (one edit), \
+                              then run the tests and setup again; or install a toolchain yourself and point \
+                              SLUICE_KERNEL_RUSTC and SLUICE_LLVM_BIN at it"
+                            .into(),
+                    });
                 }
-                say(&format!("apt knows no {llvm} (rustc {} needs it); trying rustup", rustc.release));
-            } else {
-                say(&format!("apt knows no {}; trying rustup", DEBIAN.join("/")));
+                let specs: Vec<String> = debian.iter().map(|(p, v)| format!("{p}={v}")).collect();
+                let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+                return apt_install(&specs, &again);
             }
+            apt_problem = Some("apt knows no rustc-web");
+            say("apt knows no rustc-web; trying rustup");
         }
         if have("rustup") {
-            say("installing the nightly toolchain with rustup (rustup route)");
+            say(&format!("installing rust {} with rustup (rustup route)", pins::KERNEL_RUSTC));
             let rustup = run(
                 Command::new("rustup").args([
                     "toolchain",
                     "install",
-                    "nightly",
+                    pins::KERNEL_RUSTC,
                     "--profile",
                     "minimal",
                     "--component",
                     "rust-src",
                     "--component",
                     "llvm-tools",
-                    "--component",
-                    "llvm-bitcode-linker",
                 ]),
-                "rustup toolchain install nightly",
+                &format!("rustup toolchain install {}", pins::KERNEL_RUSTC),
                 &again,
             );
             if rustup.is_ok() {
@@ -387,15 +414,30 @@ impl Setup {
         }
         Err(BuildError::Install {
             what: "the kernel toolchain".into(),
-            problem: "neither apt-get (as root, with rustc-web in its lists) nor rustup could install it".into(),
+            problem: apt_problem
+                .unwrap_or("neither apt-get (as root, with rustc-web in its lists) nor rustup could install it")
+                .into(),
             fix: format!(
-                "install one of: `sudo apt-get update && sudo apt-get install {} llvm-N` (N: the LLVM major of \
-                 that rustc, `rustc -vV`; 22 for rustc-web 1.96 on Debian 12 with security updates), or \
-                 `rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker`; \
-                 then run `{again}` again",
-                DEBIAN.join(" ")
+                "install one of: `sudo apt-get update && sudo apt-get install {}` (Debian 12 with security updates), \
+                 or `rustup toolchain install {} --component rust-src llvm-tools`; then run `{again}` again",
+                debian.iter().map(|(p, v)| format!("{p}={v}")).collect::<Vec<_>>().join(" "),
+                pins::KERNEL_RUSTC,
             ),
         })
+    }
+
+    /// The version detail of a ptxas: its own version, and for the tools folder's venv the
+    /// wheel's, each against the pin.
+    fn ptxas_detail(&self, ptxas: &Path) -> String {
+        let version = toolchain::ptxas_version(ptxas).unwrap_or_else(|| "version unknown".into());
+        let pin = pins::nvcc_version();
+        let mark = if version == pin { "pinned" } else { "NOT the pinned" };
+        match toolchain::nvcc_wheel_version(&self.locations.tools_dir)
+            .filter(|_| ptxas.starts_with(self.locations.tools_dir.join("venv")))
+        {
+            Some(wheel) => format!("{version}, nvidia-cuda-nvcc {wheel}; {mark} {pin}"),
+            None => format!("{version}; {mark} {pin}"),
+        }
     }
 
     /// Installs `nvidia-cuda-nvcc` into `<tools>/venv`. The venv is made in a scratch folder
@@ -413,31 +455,55 @@ impl Setup {
                  a CUDA toolkit (CUDA_HOME), or set SLUICE_PTXAS and SLUICE_LIBDEVICE"
             ),
         })?;
-        std::fs::create_dir_all(tools).map_err(crate::error::io(format!("creating {}", tools.display())))?;
+        std::fs::create_dir_all(tools).map_err(error::io(format!("creating {}", tools.display())))?;
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let scratch = tools.join(format!(".venv-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&scratch);
-        say(&format!("installing {NVCC_REQUIREMENT} (ptxas, libdevice) into {}", venv.display()));
-        let result = self.make_venv(python, &scratch, say).and_then(|()| {
-            run(
-                Command::new(scratch.join("bin/pip")).args([
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    NVCC_REQUIREMENT,
-                ]),
-                "pip install nvidia-cuda-nvcc",
-                &again,
-            )
-        });
+        say(&format!(
+            "installing nvidia-cuda-nvcc=={} (ptxas, libdevice; pinned, by hash) into {}",
+            pins::nvcc_version(),
+            venv.display()
+        ));
+        let requirements = scratch.join("requirements.txt");
+        let result = self
+            .make_venv(python, &scratch, say)
+            .and_then(|()| {
+                std::fs::write(&requirements, pins::NVCC_REQUIREMENTS)
+                    .map_err(error::io(format!("writing {}", requirements.display())))
+            })
+            .and_then(|()| {
+                run(
+                    Command::new(scratch.join("bin/python"))
+                        .args([
+                            "-m",
+                            "pip",
+                            "install",
+                            "--quiet",
+                            "--disable-pip-version-check",
+                            "--require-hashes",
+                            "--only-binary=:all:",
+                            "-r",
+                        ])
+                        .arg(&requirements),
+                    "pip install --require-hashes nvidia-cuda-nvcc",
+                    &again,
+                )
+            });
         if let Err(e) = result {
             let _ = std::fs::remove_dir_all(&scratch);
             return Err(e);
         }
-        // An older venv without ptxas (an interrupted install of an earlier version) goes.
-        if venv.exists() && toolchain::find_ptxas(&self.locations).is_err() {
-            let _ = std::fs::remove_dir_all(&venv);
+        // A venv that is not the pinned one goes: one without ptxas (an interrupted install)
+        // or one of another version. Moved aside first, so that the rename below is atomic.
+        let current = toolchain::nvcc_wheel_version(tools);
+        if venv.exists()
+            && (toolchain::find_ptxas(&self.locations).is_err() || current.as_deref() != Some(pins::nvcc_version()))
+        {
+            let old = tools.join(format!(".venv-old-{}-{n}", std::process::id()));
+            if std::fs::rename(&venv, &old).is_ok() {
+                let _ = std::fs::remove_dir_all(&old);
+            }
         }
         if std::fs::rename(&scratch, &venv).is_err() {
             // Another setup published its venv first: keep that one.
@@ -466,6 +532,36 @@ impl Setup {
             Err(e) => Err(e),
         }
     }
+}
+
+/// `rustc 1.96.0, LLVM 22.1.8; pinned` (or `NOT the pinned 1.96.0, LLVM 22`).
+fn rustc_detail(rustc: &KernelRustc) -> String {
+    let mark = if rustc.is_pinned() {
+        "pinned".to_string()
+    } else {
+        format!("NOT the pinned {}, LLVM {}", pins::KERNEL_RUSTC, pins::llvm_major())
+    };
+    let package = if rustc.rustc == Path::new("/usr/bin/rustc") {
+        toolchain::debian_version("rustc-web").map(|v| format!(", rustc-web {v}")).unwrap_or_default()
+    } else {
+        String::new()
+    };
+    format!("{}, LLVM {}{package}; {mark}", rustc.release, rustc.llvm_version)
+}
+
+/// The Debian package of an `llvm-N` folder and its version, if it is one.
+fn llvm_detail(bin: &Path) -> Option<String> {
+    let dir = bin.parent()?.file_name()?.to_string_lossy().into_owned();
+    if !dir.starts_with("llvm-") || !bin.starts_with("/usr/lib") {
+        return None;
+    }
+    let version = toolchain::debian_version(&dir)?;
+    let mark = if dir == format!("llvm-{}", pins::llvm_major()) && version == pins::DEBIAN_LLVM {
+        "pinned".to_string()
+    } else {
+        format!("NOT the pinned llvm-{}={}", pins::llvm_major(), pins::DEBIAN_LLVM)
+    };
+    Some(format!("{dir} {version}; {mark}"))
 }
 
 /// The first line of an error (the fix line would name this very command).
@@ -514,6 +610,20 @@ fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
 }
 
+/// `None` when apt offers `version` of `pkg`, else what it offers instead (`none` when nothing).
+fn apt_lacks(pkg: &str, version: &str) -> Option<String> {
+    let out = Command::new("apt-cache").args(["madison", pkg]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let offered: Vec<&str> = text.lines().filter_map(|l| l.split('|').nth(1)).map(str::trim).collect();
+    if offered.contains(&version) {
+        None
+    } else if offered.is_empty() {
+        Some("none".into())
+    } else {
+        Some(offered.join(", "))
+    }
+}
+
 /// Whether apt knows a package (after an update).
 fn apt_candidate(pkg: &str) -> bool {
     Command::new("apt-cache")
@@ -539,7 +649,7 @@ fn apt_install(packages: &[&str], again: &str) -> Result<(), BuildError> {
 
 /// Runs an install step with its output shown (installs are long; silence looks like a hang).
 fn run(cmd: &mut Command, what: &str, again: &str) -> Result<(), BuildError> {
-    let status = cmd.status().map_err(crate::error::io(format!("starting {what}")))?;
+    let status = cmd.status().map_err(error::io(format!("starting {what}")))?;
     if status.success() {
         return Ok(());
     }

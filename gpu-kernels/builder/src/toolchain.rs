@@ -5,8 +5,13 @@
 //! * **Debian**: `rustc-web` (a stable rustc used with `RUSTC_BOOTSTRAP=1`),
 //!   `rust-web-src` (its library source) and `llvm-N` (`llvm-link`, `opt`,
 //!   `llc`, the same major version as rustc's LLVM);
-//! * **rustup**: `rustup toolchain install nightly --component rust-src
-//!   llvm-tools llvm-bitcode-linker`.
+//! * **rustup**: `rustup toolchain install 1.96.0 --component rust-src llvm-tools`
+//!   (the same release as Debian's, used with `RUSTC_BOOTSTRAP=1` as well; a `nightly`
+//!   toolchain is also accepted).
+//!
+//! The versions setup installs are pinned in [`pins`]; the version probes
+//! ([`ptxas_version`], [`nvcc_wheel_version`], [`debian_version`], and
+//! [`KernelRustc::is_pinned`]) say what was found.
 //!
 //! `ptxas` and libdevice come from an installed CUDA toolkit (`CUDA_HOME`,
 //! `CUDA_PATH`, `/usr/local/cuda`) or from PyPI's `nvidia-cuda-nvcc`, which
@@ -24,7 +29,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::arch::TARGET;
 use crate::error::{BuildError, Tool};
+use crate::pins;
 
 /// Which command line a person runs the fix from: `cargo xtask` inside sluice's own
 /// workspace, `cargo sluice` (crate `cargo-sluice`) in their own projects. Every builder
@@ -148,10 +155,14 @@ pub fn default_tools_dir() -> PathBuf {
 /// ```
 pub fn setup_fix() -> String {
     format!(
-        "run `{}`, or install a toolchain yourself: \
-         `apt-get install rustc-web rust-web-src llvm-22` (Debian 12 security updates) or \
-         `rustup toolchain install nightly --component rust-src llvm-tools llvm-bitcode-linker`",
-        Frontend::detect().command("setup")
+        "run `{}`, or install the pinned toolchain yourself: \
+         `apt-get install rustc-web={v} rust-web-src={v} llvm-{m}={l}` (Debian 12 security updates) or \
+         `rustup toolchain install {r} --component rust-src llvm-tools`",
+        Frontend::detect().command("setup"),
+        v = pins::DEBIAN_RUSTC,
+        m = pins::llvm_major(),
+        l = pins::DEBIAN_LLVM,
+        r = pins::KERNEL_RUSTC,
     )
 }
 
@@ -187,6 +198,8 @@ pub struct KernelRustc {
     pub release: String,
     /// The major version of the LLVM it was built with.
     pub llvm_major: u32,
+    /// The whole version of that LLVM, e.g. `22.1.8`.
+    pub llvm_version: String,
 }
 
 impl KernelRustc {
@@ -228,10 +241,10 @@ impl KernelRustc {
         let sysroot = PathBuf::from(sysroot.trim());
         let targets = capture(Command::new(rustc).args(["--print", "target-list"]))
             .map_err(|e| unusable(format!("`rustc --print target-list` failed: {e}")))?;
-        if !targets.lines().any(|t| t.trim() == crate::TARGET) {
-            return Err(unusable(format!("it does not know the {} target", crate::TARGET)));
+        if !targets.lines().any(|t| t.trim() == TARGET) {
+            return Err(unusable(format!("it does not know the {} target", TARGET)));
         }
-        let found = KernelRustc { rustc: rustc.to_path_buf(), sysroot, release, llvm_major };
+        let found = KernelRustc { rustc: rustc.to_path_buf(), sysroot, release, llvm_major, llvm_version: llvm };
         let src = found.rust_src();
         if !src.join("core").join("Cargo.toml").is_file() {
             return Err(BuildError::ToolMissing {
@@ -263,7 +276,21 @@ impl KernelRustc {
     }
 
     fn toolchain_name(&self) -> String {
-        self.sysroot.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "nightly".into())
+        self.sysroot.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| pins::KERNEL_RUSTC.into())
+    }
+
+    /// Whether this is the pinned release with the pinned LLVM major ([`pins`]): the
+    /// compiler CI builds with. Another one works, but its PTX may differ.
+    ///
+    /// ```no_run
+    /// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
+    /// if !rustc.is_pinned() {
+    ///     eprintln!("rustc {} is not the pinned {}", rustc.release, sluice_builder::pins::KERNEL_RUSTC);
+    /// }
+    /// # Ok::<(), sluice_builder::BuildError>(())
+    /// ```
+    pub fn is_pinned(&self) -> bool {
+        self.release == pins::KERNEL_RUSTC && self.llvm_major == pins::llvm_major()
     }
 }
 
@@ -339,7 +366,8 @@ fn env_path(name: &str) -> Option<PathBuf> {
 }
 
 /// The kernel compiler: `SLUICE_KERNEL_RUSTC`, else Debian's `/usr/bin/rustc`,
-/// else rustup's nightly.
+/// else rustup's toolchain of the pinned release ([`pins::KERNEL_RUSTC`]), else rustup's
+/// `nightly`.
 ///
 /// ```no_run
 /// let rustc = sluice_builder::toolchain::find_kernel_rustc()?;
@@ -375,16 +403,18 @@ pub fn find_kernel_rustc() -> Result<KernelRustc, BuildError> {
         }
     }
     // Only now ask rustup, and never let it install anything: with rustup's default
-    // `auto-install`, `rustup which --toolchain nightly` downloads a whole toolchain.
-    let rustup = capture(
-        Command::new("rustup").args(["which", "rustc", "--toolchain", "nightly"]).env("RUSTUP_AUTO_INSTALL", "0"),
-    );
-    if let Ok(out) = rustup {
-        let nightly = PathBuf::from(out.trim());
-        looked.push(nightly.clone());
-        if nightly.is_file() {
-            if let Some(found) = consider(&nightly) {
-                return Ok(found);
+    // `auto-install`, `rustup which --toolchain X` downloads a whole toolchain.
+    for toolchain in [pins::KERNEL_RUSTC, "nightly"] {
+        let rustup = capture(
+            Command::new("rustup").args(["which", "rustc", "--toolchain", toolchain]).env("RUSTUP_AUTO_INSTALL", "0"),
+        );
+        if let Ok(out) = rustup {
+            let rustc = PathBuf::from(out.trim());
+            looked.push(rustc.clone());
+            if rustc.is_file() {
+                if let Some(found) = consider(&rustc) {
+                    return Ok(found);
+                }
             }
         }
     }
@@ -428,9 +458,10 @@ pub fn find_llvm_bin(rustc: &KernelRustc) -> Result<PathBuf, BuildError> {
         looked: candidates.to_vec(),
         fix: format!(
             "run `{setup}`, or install LLVM {m}: `apt-get install llvm-{m}` or \
-             `rustup component add llvm-tools --toolchain nightly`",
+             `rustup component add llvm-tools --toolchain {t}`",
             setup = Frontend::detect().command("setup"),
-            m = rustc.llvm_major
+            m = rustc.llvm_major,
+            t = rustc.toolchain_name(),
         ),
     })
 }
@@ -438,6 +469,56 @@ pub fn find_llvm_bin(rustc: &KernelRustc) -> Result<PathBuf, BuildError> {
 fn host_triple(rustc: &Path) -> Option<String> {
     let vv = capture(Command::new(rustc).arg("-vV")).ok()?;
     vv.lines().find_map(|l| l.strip_prefix("host:")).map(|h| h.trim().to_string())
+}
+
+/// ptxas's own version (`ptxas --version`: `Cuda compilation tools, release 13.5, V13.5.37`
+/// → `13.5.37`), `None` when it does not run or says something else.
+///
+/// ```no_run
+/// use sluice_builder::toolchain::{find_ptxas, ptxas_version, Locations};
+/// let v = ptxas_version(&find_ptxas(&Locations::default())?);
+/// assert_eq!(v.as_deref(), Some(sluice_builder::pins::nvcc_version()));
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+pub fn ptxas_version(ptxas: &Path) -> Option<String> {
+    let out = capture(Command::new(ptxas).arg("--version")).ok()?;
+    parse_ptxas_version(&out)
+}
+
+fn parse_ptxas_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.contains("release"))?;
+    let v = line.rsplit(", V").next().filter(|v| v.len() < line.len())?;
+    Some(v.trim().to_string())
+}
+
+/// The `nvidia-cuda-nvcc` wheel installed in the tools folder's venv (from its
+/// `.dist-info` folder), `None` when there is none.
+///
+/// ```
+/// let none = sluice_builder::toolchain::nvcc_wheel_version(std::path::Path::new("/nonexistent"));
+/// assert_eq!(none, None);
+/// ```
+pub fn nvcc_wheel_version(tools_dir: &Path) -> Option<String> {
+    for py in read_dir_sorted(&tools_dir.join("venv").join("lib")) {
+        for entry in read_dir_sorted(&py.join("site-packages")) {
+            let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Some(v) = name.strip_prefix("nvidia_cuda_nvcc-").and_then(|r| r.strip_suffix(".dist-info")) {
+                return Some(v.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// The installed version of a Debian package (`dpkg-query`), `None` when it is not
+/// installed or there is no dpkg.
+///
+/// ```
+/// assert_eq!(sluice_builder::toolchain::debian_version("no-such-package-sluice"), None);
+/// ```
+pub fn debian_version(package: &str) -> Option<String> {
+    let v = capture(Command::new("dpkg-query").args(["-W", "-f=${Version}", package])).ok()?;
+    Some(v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
 /// Every `nvidia/<cuda>/bin/ptxas`-style layout under the local Python venv.
@@ -584,4 +665,16 @@ pub fn scrubbed_env() -> Vec<(OsString, OsString)> {
             !DROP_EXACT.contains(&k.as_ref()) && !DROP_PREFIX.iter().any(|p| k.starts_with(p))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ptxas_versions() {
+        let text = "ptxas: NVIDIA (R) Ptx optimizing assembler\nCuda compilation tools, release 13.5, V13.5.37\n";
+        assert_eq!(parse_ptxas_version(text).as_deref(), Some("13.5.37"));
+        assert_eq!(parse_ptxas_version("no version here"), None);
+    }
 }

@@ -43,7 +43,7 @@ fn shared_target() -> PathBuf {
 fn a_type_error_in_a_kernel_is_reported_with_rustcs_message() {
     let dir = kernel_crate(
         "sluice_broken_kernel",
-        "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(out: *mut f32) { let x: u32 = 1.5f32; *out = x as f32; }\n",
+        "#[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn k(out: *mut f32) { let x: u32 = 1.5f32; *out = x as f32; }\n",
     );
     let err = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap_err();
     let BuildError::KernelCompile { log, log_file, .. } = &err else { panic!("expected KernelCompile, got {err:?}") };
@@ -64,7 +64,7 @@ fn a_crate_without_boilerplate_gets_no_std_and_the_features_from_the_builder() {
         "sluice_plain_kernel",
         &format!(
             "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}\
-             #[cfg(target_arch = \"nvptx64\")]\n#[no_mangle]\n\
+             #[cfg(target_arch = \"nvptx64\")]\n#[unsafe(no_mangle)]\n\
              pub unsafe extern \"ptx-kernel\" fn plain(out: *mut f32) {{ unsafe {{ *out = 1.0 }} }}\n"
         ),
     );
@@ -80,7 +80,7 @@ fn a_kernel_crate_that_uses_std_is_told_it_is_no_std_on_the_gpu() {
         "sluice_std_kernel",
         &format!(
             "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}\
-             #[no_mangle]\npub extern \"ptx-kernel\" fn k() {{ let v: std::vec::Vec<u32> = std::vec::Vec::new(); \
+             #[unsafe(no_mangle)]\npub extern \"ptx-kernel\" fn k() {{ let v: std::vec::Vec<u32> = std::vec::Vec::new(); \
              core::hint::black_box(v); }}\n"
         ),
     );
@@ -92,7 +92,7 @@ fn a_kernel_crate_that_uses_std_is_told_it_is_no_std_on_the_gpu() {
 }
 
 const BOUNDS_CHECKED: &str =
-    "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn pick(out: *mut f32, x: *const f32, n: usize, i: usize) {\n\
+    "#[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn pick(out: *mut f32, x: *const f32, n: usize, i: usize) {\n\
     let x = unsafe { core::slice::from_raw_parts(x, n) };\n    unsafe { *out = x[i] * 2.0 };\n}\n";
 
 #[test]
@@ -143,12 +143,12 @@ fn a_libdevice_call_without_libdevice_is_named() {
     let dir = kernel_crate(
         "sluice_needs_libdevice",
         "extern \"C\" { fn __nv_expf(x: f32) -> f32; }\n\
-         #[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(out: *mut f32) { unsafe { *out = __nv_expf(*out) } }\n",
+         #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn k(out: *mut f32) { unsafe { *out = __nv_expf(*out) } }\n",
     );
     let mut tc = toolchain();
     tc.libdevice = None;
     let err = Builder::new(&dir).target_dir(shared_target()).build_with(&tc).unwrap_err();
-    let BuildError::LibdeviceMissing { functions } = &err else { panic!("expected LibdeviceMissing, got {err:?}") };
+    let BuildError::LibdeviceMissing { functions, .. } = &err else { panic!("expected LibdeviceMissing, got {err:?}") };
     assert_eq!(functions, &["__nv_expf"]);
     assert!(err.to_string().contains("cargo xtask setup"), "{err}");
 }
@@ -157,8 +157,8 @@ fn a_libdevice_call_without_libdevice_is_named() {
 fn a_good_crate_lists_its_entries() {
     let dir = kernel_crate(
         "sluice_good_kernel",
-        "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn twice(out: *mut f32) { unsafe { *out *= 2.0 } }\n\
-         #[no_mangle]\npub unsafe extern \"ptx-kernel\" fn zero(out: *mut f32) { unsafe { *out = 0.0 } }\n",
+        "#[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn twice(out: *mut f32) { unsafe { *out *= 2.0 } }\n\
+         #[unsafe(no_mangle)]\npub unsafe extern \"ptx-kernel\" fn zero(out: *mut f32) { unsafe { *out = 0.0 } }\n",
     );
     let out = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap();
     assert_eq!(out.kernels, ["twice", "zero"]);
@@ -179,7 +179,7 @@ fn a_dependency_that_uses_only_core_gets_no_std_when_listed() {
     .unwrap();
     std::fs::write(base.join("tiny/src/lib.rs"), "pub fn twice(x: f32) -> f32 { x * 2.0 }\n").unwrap();
     let lib = format!(
-        "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}#[no_mangle]\n\
+        "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}#[unsafe(no_mangle)]\n\
          pub unsafe extern \"ptx-kernel\" fn k(out: *mut f32) {{ unsafe {{ *out = tiny::twice(*out) }} }}\n"
     );
     let dir = kernel_crate_in(&base.join("kernels"), "sluice_no_std_dep", &lib);
@@ -196,4 +196,43 @@ fn a_dependency_that_uses_only_core_gets_no_std_when_listed() {
         .unwrap();
     let out = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.kernels, ["k"]);
+}
+
+/// A kernel entry written in module assembly (`global_asm!`, a safe macro), with a parameter
+/// record of its own making, would be launched safely under a `#[kernel]` declaration of the
+/// same name that says nothing true of it: the linker refuses it (issue 19's review).
+#[test]
+fn an_entry_written_in_global_asm_is_not_linked() {
+    let dir = kernel_crate_in(
+        &PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sluice_asm_entry_kernel"),
+        "sluice_asm_entry_kernel",
+        &format!(
+            "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}\
+             #[cfg(target_arch = \"nvptx64\")]\n\
+             core::arch::global_asm!(\".visible .entry smash(.param .u64 p)\\n{{{{ ret; }}}}\");\n"
+        ),
+    );
+    let err = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap_err();
+    let text = err.to_string();
+    let BuildError::KernelCompile { log, .. } = &err else { panic!("expected KernelCompile, got {err:?}") };
+    assert!(log.contains("module-level assembly") && log.contains("declares a kernel entry"), "{text}\n{log}");
+}
+
+/// A hand-written `#[unsafe(no_mangle)] extern "ptx-kernel"` entry needs `unsafe(no_mangle)` in every
+/// edition (edition 2021 here): the builder denies `unsafe_attr_outside_unsafe` for kernel
+/// crates, so such an entry, which the host would launch safely, carries its author's `unsafe`.
+#[test]
+fn a_hand_written_entry_needs_an_unsafe_attribute_in_edition_2021() {
+    let dir = kernel_crate_in(
+        &PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sluice_no_mangle_kernel"),
+        "sluice_no_mangle_kernel",
+        &format!(
+            "#[cfg(target_arch = \"nvptx64\")]\n{PANIC_HANDLER}\
+             #[cfg(target_arch = \"nvptx64\")]\n#[no_mangle]\n\
+             pub extern \"ptx-kernel\" fn smash(victim: &mut f32) {{ *victim = 666.0; }}\n"
+        ),
+    );
+    let err = Builder::new(&dir).target_dir(shared_target()).build_with(&toolchain()).unwrap_err();
+    let BuildError::KernelCompile { log, .. } = &err else { panic!("expected KernelCompile, got {err:?}") };
+    assert!(log.contains("unsafe attribute used without unsafe"), "{log}");
 }

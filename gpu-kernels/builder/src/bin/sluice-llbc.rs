@@ -108,6 +108,7 @@ fn link(args: Args) -> Result<(), String> {
     cmd.arg("--ignore-non-bitcode").arg("-S").args(&args.inputs).arg("-o").arg(&linked);
     run(cmd, "llvm-link")?;
     let text = std::fs::read_to_string(&linked).map_err(|e| format!("reading {}: {e}", linked.display()))?;
+    refuse_asm_entries(&text)?;
     let text = shared_addrspace_casts(&text).unwrap_or(text);
     let text = short_shared_pointers(&text);
     std::fs::write(&linked, text).map_err(|e| format!("writing {}: {e}", linked.display()))?;
@@ -235,6 +236,28 @@ fn short_shared_pointers(ir: &str) -> String {
     out
 }
 
+/// Refuses module-level assembly (`global_asm!`, safe in Rust) that declares a kernel entry
+/// or a `#[kernel]` parameter record: the host pairs every entry with a `#[kernel]`
+/// declaration and checks it against the record beside it, so an entry written in assembly,
+/// with a record of its own making, would be launched safely under a declaration that says
+/// nothing true of it (a "read-only" parameter it writes). `#[kernel]` entries are Rust
+/// functions, never module assembly; the device std's own module assembly declares the
+/// dynamic shared region only.
+fn refuse_asm_entries(ir: &str) -> Result<(), String> {
+    for line in ir.lines().filter(|l| l.starts_with("module asm ")) {
+        if line.contains(".entry") || line.contains("__sluice_abi_") {
+            return Err(format!(
+                "module-level assembly (`global_asm!`) in the kernel crate or a dependency declares a kernel entry \
+                 or a parameter record: `{}`. sluice cannot check what such an entry does with its parameters, \
+                 so it is not linked; write the kernel as a `#[kernel]` fn (or `#[kernel(unchecked)]`, launched \
+                 only through `unsafe`)",
+                line.trim_start_matches("module asm ").trim_matches('"')
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let result = parse(std::env::args().skip(1)).and_then(link);
     if let Err(e) = result {
@@ -246,6 +269,21 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn assembly_entries_and_records_are_refused() {
+        let ours = "module asm \".extern .shared .align 16 .b8 sluice_dynamic_shared[];\"\ndefine void @k() {\n  ret void\n}\n";
+        assert_eq!(refuse_asm_entries(ours), Ok(()));
+        let entry = "module asm \".visible .entry smash(.param .u64 p)\"\n";
+        assert!(refuse_asm_entries(entry).unwrap_err().contains("kernel entry"));
+        let record = "module asm \".visible .global .align 1 .b8 __sluice_abi_smash[3] = {1, 2, 3};\"\n";
+        assert!(refuse_asm_entries(record).is_err());
+        // Text in a function is not module assembly.
+        assert_eq!(
+            refuse_asm_entries("define void @f() {\n  call void asm \".entry\", \"\"()\n  ret void\n}\n"),
+            Ok(())
+        );
+    }
 
     #[test]
     fn a_cvta_shared_becomes_an_addrspacecast() {
