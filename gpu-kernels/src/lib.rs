@@ -71,6 +71,23 @@ pub struct Particle {
     pub q: f32,
 }
 
+/// Rows of C per block of the tensor-core gemms (`gemm_bf16`, `gemm_f16`, `gemm_tf32`).
+pub const GEMM_BM: usize = 128;
+/// Columns of C per block of the tensor-core gemms.
+pub const GEMM_BN: usize = 256;
+/// The k extent of a pipeline stage (bf16, f16).
+pub const GEMM_BK: usize = 32;
+/// Pipeline stages (bf16, f16).
+pub const GEMM_STAGES: usize = 4;
+/// The k extent of a pipeline stage (tf32).
+pub const GEMM_BK_TF32: usize = 16;
+/// Pipeline stages (tf32).
+pub const GEMM_STAGES_TF32: usize = 4;
+/// Threads per block of the tensor-core gemms (8 warps of 64 × 64).
+pub const GEMM_THREADS: u32 = 256;
+/// Rows of tiles per group of the blocks' grouped order (L2 reuse).
+pub const GEMM_GROUP: u32 = 8;
+
 /// Sources staged in shared memory per step by `potential_tiled` (4 KiB per block).
 pub const POTENTIAL_TILE: usize = 256;
 
@@ -142,10 +159,12 @@ fn f32_to_u32_saturating(x: f32) -> u32 {
 }
 
 mod device;
+mod gemm;
 mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
 mod selftest;
 pub use device::*;
+pub use gemm::*;
 pub use probe::*;
 pub use selftest::*;

@@ -93,7 +93,35 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+/// `unroll!(i in 0..N; max M => body)`: `body` once per `i` in `0..N`, each with `i` a
+/// constant (`N` may be a const generic, at most `M`, which is 2, 4, 8, 16 or 32): a loop the
+/// optimiser cannot decline to unroll, so that arrays indexed by `i` (MMA fragments and
+/// accumulators) stay in registers.
+macro_rules! unroll {
+    ($i:ident in 0..$n:expr; max 2 => $body:block) => { unroll!(@go $i, $n, 2, $body, [0 1]) };
+    ($i:ident in 0..$n:expr; max 4 => $body:block) => { unroll!(@go $i, $n, 4, $body, [0 1 2 3]) };
+    ($i:ident in 0..$n:expr; max 8 => $body:block) => { unroll!(@go $i, $n, 8, $body, [0 1 2 3 4 5 6 7]) };
+    ($i:ident in 0..$n:expr; max 16 => $body:block) => {
+        unroll!(@go $i, $n, 16, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15])
+    };
+    ($i:ident in 0..$n:expr; max 32 => $body:block) => {
+        unroll!(@go $i, $n, 32, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31])
+    };
+    (@go $i:ident, $n:expr, $max:literal, $body:block, [$($k:literal)*]) => {{
+        let () = const { assert!($n <= $max, "unroll!: more iterations than its maximum") };
+        $(
+            if $k < $n {
+                #[allow(clippy::identity_op, clippy::erasing_op)]
+                let $i: usize = $k;
+                $body
+            }
+        )*
+    }};
+}
+pub(crate) use unroll;
+
 pub mod abi;
+pub mod async_copy;
 pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
@@ -118,14 +146,18 @@ pub mod __host {
     /// kernel crate needs no `std` path of its own).
     pub type CpuResult = core::result::Result<(), std::string::String>;
 }
+pub mod half;
 pub mod io;
 pub mod math;
 pub mod misc;
+pub mod mma;
 pub mod selftest;
 pub mod shared;
 pub mod slice;
+pub mod spec;
 pub mod sync;
 pub mod thread;
+pub mod tile;
 pub mod warp;
 
 /// Which threads an atomic operation or a fence is guaranteed against,

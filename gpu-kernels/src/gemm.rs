@@ -1,0 +1,104 @@
+//! Tensor-core matrix products, written without `unsafe`: `C = A · B` with `A` (`m × k`)
+//! and `B` (`k × n`) row-major in bf16, f16 or f32 (multiplied as tf32), `C` (`m × n`)
+//! row-major f32, any sizes (the tiles at the edges are zero-filled and clipped).
+//!
+//! One design for every element type: a block computes a [`GEMM_BM`] × [`GEMM_BN`] tile of C
+//! (blocks in Triton's grouped order, [`GEMM_GROUP`] rows of tiles per group, for L2 reuse)
+//! with [`GEMM_THREADS`] threads (8 warps, each a 64 × 64 warp tile of 4 × 8 MMAs); A and B
+//! move through a [`GEMM_STAGES`]-stage `cp.async` pipeline of swizzled shared tiles, k-tile
+//! `kt + STAGES - 1` copied while k-tile `kt` is multiplied; fragments come from `ldmatrix`
+//! (`.trans` for B, which is k-major in memory; tf32's B element by element, as `ldmatrix`
+//! cannot transpose 32-bit elements). `benches/cuda/tc_gemm.cu` is the same kernel in CUDA
+//! C++.
+
+use sluice_device::async_copy::{Pipeline, Threads};
+use sluice_device::half::{bf16, f16};
+use sluice_device::kernel;
+use sluice_device::mma::{Accum, Operand, Warp, M16N8K16, M16N8K8};
+use sluice_device::slice::DeviceSliceMut;
+use sluice_device::tile::{Matrix, MatrixMut, Raster, Swizzled, Tile};
+
+use super::{GEMM_BK, GEMM_BK_TF32, GEMM_BM, GEMM_BN, GEMM_GROUP, GEMM_STAGES, GEMM_STAGES_TF32, GEMM_THREADS};
+
+/// Warp tile: 64 × 64, 4 × 8 MMAs of 16 × 8.
+const WM: usize = 64;
+const WN: usize = 64;
+const MI: usize = WM / 16;
+const NI: usize = WN / 8;
+
+macro_rules! gemm_body {
+    ($t:ty, $shape:ty, $bk:expr, $stages:expr, $load_b:ident, $c:ident, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {{
+        const BK: usize = $bk;
+        const KS: usize = <$shape as sluice_device::mma::Shape>::K;
+        type TA = Tile<$t, Swizzled<GEMM_BM, BK>>;
+        type TB = Tile<$t, Swizzled<BK, GEMM_BN>>;
+        let (m, n, k) = ($m as usize, $n as usize, $k as usize);
+        let threads = Threads::<GEMM_THREADS>::check();
+        let a = Matrix::new($a, m, k);
+        let b = Matrix::new($b, k, n);
+        let Some(block) = MatrixMut::new($c, m, n).block_tile::<GEMM_BM, GEMM_BN>(Raster::Grouped(GEMM_GROUP)) else {
+            return;
+        };
+        let (row0, col0) = (block.row0(), block.col0());
+        let warp = Warp::whole();
+        // The warp's tile inside the block's, as `warp_tile` assigns it.
+        let w = (threads.rank() / 32) as usize;
+        let (wr, wc) = ((w / (GEMM_BN / WN)) * WM, (w % (GEMM_BN / WN)) * WN);
+        let k_tiles = k.div_ceil(BK);
+        let mut pipe = Pipeline::<(TA, TB), { $stages }>::start(&threads, |s, (mut ta, mut tb)| {
+            if s < k_tiles {
+                ta.copy_from(&threads, &a, row0, s * BK);
+                tb.copy_from(&threads, &b, s * BK, col0);
+            }
+        });
+        let mut acc = [[Accum::<$shape>::zero(); NI]; MI];
+        for kt in 0..k_tiles {
+            let (ready, refill) = pipe.wait();
+            let next = kt + $stages - 1;
+            refill.fill(|(mut ta, mut tb)| {
+                if next < k_tiles {
+                    ta.copy_from(&threads, &a, row0, next * BK);
+                    tb.copy_from(&threads, &b, next * BK, col0);
+                }
+            });
+            let (ta, tb) = ready.tiles();
+            for ks in 0..BK / KS {
+                let fa = warp.load_a::<_, _, $shape, MI>(ta, wr, ks * KS);
+                let fb = warp.$load_b::<_, _, $shape, NI>(tb, ks * KS, wc);
+                warp.mma_grid(&mut acc, &fa, &fb);
+            }
+        }
+        pipe.finish();
+        if let Some(mut out) = block.warp_tile::<WM, WN>() {
+            out.store(&acc);
+        }
+    }};
+}
+
+/// `c = a · b`: `a` `m × k`, `b` `k × n` bf16, `c` `m × n` f32, all row-major. Block
+/// [`GEMM_THREADS`], grid `ceil(m / GEMM_BM) * ceil(n / GEMM_BN)` (1-D), dynamic shared
+/// memory [`gemm_shared_bytes`]`::<bf16>()`.
+#[kernel]
+pub fn gemm_bf16(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
+    gemm_body!(bf16, M16N8K16, GEMM_BK, GEMM_STAGES, load_b_trans, c, a, b, m, n, k)
+}
+
+/// As [`gemm_bf16`], f16 operands.
+#[kernel]
+pub fn gemm_f16(c: DeviceSliceMut<f32>, a: &[f16], b: &[f16], m: u32, n: u32, k: u32) {
+    gemm_body!(f16, M16N8K16, GEMM_BK, GEMM_STAGES, load_b_trans, c, a, b, m, n, k)
+}
+
+/// As [`gemm_bf16`], f32 operands multiplied as tf32 (rounded to nearest as they are loaded
+/// into fragments); dynamic shared memory [`gemm_shared_bytes`]`::<f32>()`.
+#[kernel]
+pub fn gemm_tf32(c: DeviceSliceMut<f32>, a: &[f32], b: &[f32], m: u32, n: u32, k: u32) {
+    gemm_body!(f32, M16N8K8, GEMM_BK_TF32, GEMM_STAGES_TF32, load_b_scalar, c, a, b, m, n, k)
+}
+
+/// The dynamic shared memory (bytes) the gemm kernels of element type `T` need.
+pub const fn gemm_shared_bytes<T: Operand>() -> usize {
+    let size = core::mem::size_of::<T>();
+    let (bk, stages) = if size == 4 { (GEMM_BK_TF32, GEMM_STAGES_TF32) } else { (GEMM_BK, GEMM_STAGES) };
+    stages * (GEMM_BM + GEMM_BN) * bk * size + 112
+}
