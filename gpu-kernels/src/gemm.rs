@@ -16,7 +16,7 @@ use sluice_device::half::{bf16, f16};
 use sluice_device::kernel;
 use sluice_device::mma::{Accum, Operand, Warp, M16N8K16, M16N8K8};
 use sluice_device::slice::DeviceSliceMut;
-use sluice_device::tile::{Matrix, MatrixMut, Raster, Swizzled, Tile};
+use sluice_device::tile::{Matrix, MatrixMut, Raster, RowMajor, Swizzled, Tile};
 
 use super::{GEMM_BK, GEMM_BK_TF32, GEMM_BM, GEMM_BN, GEMM_GROUP, GEMM_STAGES, GEMM_STAGES_TF32, GEMM_THREADS};
 
@@ -27,7 +27,15 @@ const MI: usize = WM / 16;
 const NI: usize = WN / 8;
 
 macro_rules! gemm_body {
-    ($t:ty, $shape:ty, $bk:expr, $stages:expr, $load_b:ident, $c:ident, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {{
+    // The k-steps of a k-tile: unrolled (each step's loads free to overlap the last one's
+    // MMAs, at the cost of registers), or a loop.
+    (@ks unrolled, $n:expr, $ks:ident => $body:block) => {
+        sluice_device::unroll!($ks in 0..$n; max 8 => $body)
+    };
+    (@ks looped, $n:expr, $ks:ident => $body:block) => {
+        for $ks in 0..$n $body
+    };
+    ($t:ty, $shape:ty, $bk:expr, $stages:expr, $load_b:ident, $unroll:tt, $c:ident, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {{
         const BK: usize = $bk;
         const KS: usize = <$shape as sluice_device::mma::Shape>::K;
         type TA = Tile<$t, Swizzled<GEMM_BM, BK>>;
@@ -62,11 +70,11 @@ macro_rules! gemm_body {
                 }
             });
             let (ta, tb) = ready.tiles();
-            for ks in 0..BK / KS {
+            gemm_body!(@ks $unroll, BK / KS, ks => {
                 let fa = warp.load_a::<_, _, $shape, MI>(ta, wr, ks * KS);
                 let fb = warp.$load_b::<_, _, $shape, NI>(tb, ks * KS, wc);
                 warp.mma_grid(&mut acc, &fa, &fb);
-            }
+            });
         }
         pipe.finish();
         if let Some(mut out) = block.warp_tile::<WM, WN>() {
@@ -80,21 +88,31 @@ macro_rules! gemm_body {
 /// memory [`gemm_shared_bytes`]`::<bf16>()`.
 #[kernel]
 pub fn gemm_bf16(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
-    gemm_body!(bf16, M16N8K16, GEMM_BK, GEMM_STAGES, load_b_trans, c, a, b, m, n, k)
+    gemm_body!(bf16, M16N8K16, GEMM_BK, GEMM_STAGES, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`], f16 operands.
 #[kernel]
 pub fn gemm_f16(c: DeviceSliceMut<f32>, a: &[f16], b: &[f16], m: u32, n: u32, k: u32) {
-    gemm_body!(f16, M16N8K16, GEMM_BK, GEMM_STAGES, load_b_trans, c, a, b, m, n, k)
+    gemm_body!(f16, M16N8K16, GEMM_BK, GEMM_STAGES, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`], f32 operands multiplied as tf32 (rounded to nearest as they are loaded
 /// into fragments); dynamic shared memory [`gemm_shared_bytes`]`::<f32>()`.
 #[kernel]
 pub fn gemm_tf32(c: DeviceSliceMut<f32>, a: &[f32], b: &[f32], m: u32, n: u32, k: u32) {
-    gemm_body!(f32, M16N8K8, GEMM_BK_TF32, GEMM_STAGES_TF32, load_b_scalar, c, a, b, m, n, k)
+    gemm_body!(f32, M16N8K8, GEMM_BK_TF32, GEMM_STAGES_TF32, load_b_scalar, looped, c, a, b, m, n, k)
 }
+
+/// As [`gemm_bf16`] with k-tiles of 32 in 4 stages and the k-steps unrolled (a design
+/// variant timed beside it); dynamic shared memory [`GEMM_BK32_SHARED`].
+#[kernel]
+pub fn gemm_bf16_bk32(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
+    gemm_body!(bf16, M16N8K16, 32, 4, load_b_trans, unrolled, c, a, b, m, n, k)
+}
+
+/// The dynamic shared memory (bytes) of [`gemm_bf16_bk32`].
+pub const GEMM_BK32_SHARED: usize = 4 * (GEMM_BM + GEMM_BN) * 32 * 2 + 112;
 
 /// The dynamic shared memory (bytes) the gemm kernels of element type `T` need.
 pub const fn gemm_shared_bytes<T: Operand>() -> usize {
@@ -102,3 +120,51 @@ pub const fn gemm_shared_bytes<T: Operand>() -> usize {
     let (bk, stages) = if size == 4 { (GEMM_BK_TF32, GEMM_STAGES_TF32) } else { (GEMM_BK, GEMM_STAGES) };
     stages * (GEMM_BM + GEMM_BN) * bk * size + 112
 }
+
+macro_rules! mma_probe {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $shape:ty, $ta:ty, $tb:ty, $load_b:ident) => {
+        $(#[$doc])*
+        #[kernel]
+        pub fn $name(d: DeviceSliceMut<f32>, a: &[$t], b: &[$t]) {
+            use sluice_device::tile::dynamic_tiles;
+            const M: usize = <$shape as sluice_device::mma::Shape>::M;
+            const N: usize = <$shape as sluice_device::mma::Shape>::N;
+            const K: usize = <$shape as sluice_device::mma::Shape>::K;
+            let threads = Threads::<32>::check();
+            let (ta, tb): ($ta, $tb) = dynamic_tiles();
+            // cp.async into both tiles, one group each; then wait (and the block barrier).
+            let ta = ta.copy_async(&threads, &Matrix::new(a, M, K), 0, 0).wait();
+            let tb = tb.copy_async(&threads, &Matrix::new(b, K, N), 0, 0).wait();
+            let warp = Warp::whole();
+            let fa = warp.load_a::<_, _, $shape, 1>(&ta, 0, 0);
+            let fb = warp.$load_b::<_, _, $shape, 1>(&tb, 0, 0);
+            let mut acc = [[Accum::<$shape>::zero(); 1]; 1];
+            warp.mma(&mut acc[0][0], &fa[0], &fb[0]);
+            if let Some(block) = MatrixMut::new(d, M, N).block_tile::<16, 8>(Raster::RowMajor) {
+                if let Some(mut out) = block.warp_tile::<16, 8>() {
+                    out.store(&acc);
+                }
+            }
+        }
+    };
+}
+
+mma_probe! {
+    /// One warp: `d = a · b` for one `m16n8k16` bf16 MMA, through every tensor-core
+    /// operation (`cp.async` into row-major tiles, `ldmatrix`, `ldmatrix.trans`, `mma.sync`,
+    /// the accumulator store): `a` 16 × 16, `b` 16 × 8, `d` 16 × 8, row-major. Block 32,
+    /// grid 1, dynamic shared memory [`MMA_PROBE_SHARED`].
+    mma_probe_bf16, bf16, M16N8K16, Tile<bf16, RowMajor<16, 16>>, Tile<bf16, RowMajor<16, 8>>, load_b_trans
+}
+mma_probe! {
+    /// As [`mma_probe_bf16`], f16.
+    mma_probe_f16, f16, M16N8K16, Tile<f16, RowMajor<16, 16>>, Tile<f16, RowMajor<16, 8>>, load_b_trans
+}
+mma_probe! {
+    /// As [`mma_probe_bf16`] for one `m16n8k8` tf32 MMA: `a` 16 × 8, `b` 8 × 8 f32 (B read
+    /// element by element).
+    mma_probe_tf32, f32, M16N8K8, Tile<f32, RowMajor<16, 8>>, Tile<f32, RowMajor<8, 8>>, load_b_scalar
+}
+
+/// The dynamic shared memory (bytes) the MMA probes need (two tiles, aligned).
+pub const MMA_PROBE_SHARED: usize = 1024;

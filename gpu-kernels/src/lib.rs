@@ -76,13 +76,13 @@ pub const GEMM_BM: usize = 128;
 /// Columns of C per block of the tensor-core gemms.
 pub const GEMM_BN: usize = 256;
 /// The k extent of a pipeline stage (bf16, f16).
-pub const GEMM_BK: usize = 32;
+pub const GEMM_BK: usize = 64;
 /// Pipeline stages (bf16, f16).
-pub const GEMM_STAGES: usize = 4;
+pub const GEMM_STAGES: usize = 3;
 /// The k extent of a pipeline stage (tf32).
-pub const GEMM_BK_TF32: usize = 16;
+pub const GEMM_BK_TF32: usize = 32;
 /// Pipeline stages (tf32).
-pub const GEMM_STAGES_TF32: usize = 4;
+pub const GEMM_STAGES_TF32: usize = 3;
 /// Threads per block of the tensor-core gemms (8 warps of 64 × 64).
 pub const GEMM_THREADS: u32 = 256;
 /// Rows of tiles per group of the blocks' grouped order (L2 reuse).

@@ -93,19 +93,29 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-/// `unroll!(i in 0..N; max M => body)`: `body` once per `i` in `0..N`, each with `i` a
-/// constant (`N` may be a const generic, at most `M`, which is 2, 4, 8, 16 or 32): a loop the
-/// optimiser cannot decline to unroll, so that arrays indexed by `i` (MMA fragments and
-/// accumulators) stay in registers.
+/// `unroll!(i in 0..N; max M => { body })`: `body` once for each `i` in `0..N`, each time
+/// with `i` a constant — CUDA C++'s `#pragma unroll`, which the optimiser cannot decline.
+/// `N` is a constant expression (it may name const generics), at most `M`, which is 2, 4,
+/// 8, 16 or 32 (checked at compile time). Arrays indexed by `i` (MMA fragments and
+/// accumulators) stay in registers, and independent iterations can be scheduled together.
+///
+/// ```
+/// let mut acc = [0u32; 4];
+/// sluice_device::unroll!(i in 0..4; max 4 => {
+///     acc[i] = i as u32 * 10;
+/// });
+/// assert_eq!(acc, [0, 10, 20, 30]);
+/// ```
+#[macro_export]
 macro_rules! unroll {
-    ($i:ident in 0..$n:expr; max 2 => $body:block) => { unroll!(@go $i, $n, 2, $body, [0 1]) };
-    ($i:ident in 0..$n:expr; max 4 => $body:block) => { unroll!(@go $i, $n, 4, $body, [0 1 2 3]) };
-    ($i:ident in 0..$n:expr; max 8 => $body:block) => { unroll!(@go $i, $n, 8, $body, [0 1 2 3 4 5 6 7]) };
+    ($i:ident in 0..$n:expr; max 2 => $body:block) => { $crate::unroll!(@go $i, $n, 2, $body, [0 1]) };
+    ($i:ident in 0..$n:expr; max 4 => $body:block) => { $crate::unroll!(@go $i, $n, 4, $body, [0 1 2 3]) };
+    ($i:ident in 0..$n:expr; max 8 => $body:block) => { $crate::unroll!(@go $i, $n, 8, $body, [0 1 2 3 4 5 6 7]) };
     ($i:ident in 0..$n:expr; max 16 => $body:block) => {
-        unroll!(@go $i, $n, 16, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15])
+        $crate::unroll!(@go $i, $n, 16, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15])
     };
     ($i:ident in 0..$n:expr; max 32 => $body:block) => {
-        unroll!(@go $i, $n, 32, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31])
+        $crate::unroll!(@go $i, $n, 32, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31])
     };
     (@go $i:ident, $n:expr, $max:literal, $body:block, [$($k:literal)*]) => {{
         let () = const { assert!($n <= $max, "unroll!: more iterations than its maximum") };
@@ -118,7 +128,7 @@ macro_rules! unroll {
         )*
     }};
 }
-pub(crate) use unroll;
+
 
 pub mod abi;
 pub mod async_copy;

@@ -440,7 +440,8 @@ impl Warp {
     }
 
     /// One `ldmatrix` of `X` matrices (`TRANS`: `.trans`) from `tile` at `(row, col)`:
-    /// register `j` holds the 8 × (16 bytes) block `(j % 2, j / 2)` of the region.
+    /// register `j` holds the 8 × (16 bytes) block `(j % 2, j / 2)` of the region. The
+    /// caller has checked convergence (once per batch of loads).
     #[inline(always)]
     #[track_caller]
     fn ldsm<T: Pod, L: Layout, const X: usize, const TRANS: bool>(&self, tile: &Tile<T, L>, row: usize, col: usize) -> [u32; X] {
@@ -464,7 +465,6 @@ impl Warp {
         } else {
             (row + v * (j % 2), col + 8 * (j / 2) + r8)
         };
-        self.check();
         imp::ldmatrix::<X, TRANS>(tile.addr_of(r, c))
     }
 
@@ -482,6 +482,7 @@ impl Warp {
     where
         T::Elem: MmaOp<S>,
     {
+        self.check();
         let mut out = [FragA::from_regs([0; 4]); MI];
         crate::unroll!(i in 0..MI; max 8 => {
             out[i] = FragA::from_regs(self.ldsm::<T, L, 4, false>(tile, row + 16 * i, col).map(T::Elem::__from_ldmatrix));
@@ -502,6 +503,7 @@ impl Warp {
     where
         T::Elem: MmaOp<S> + Trans16,
     {
+        self.check();
         let mut out = [FragA::from_regs([0; 4]); MI];
         crate::unroll!(i in 0..MI; max 8 => {
             out[i] = FragA::from_regs(self.ldsm::<T, L, 4, true>(tile, row + 16 * i, col));
@@ -554,6 +556,7 @@ impl Warp {
     where
         T::Elem: MmaOp<S>,
     {
+        self.check();
         let mut out = [FragB::from_regs([0; 2]); NI];
         crate::unroll!(p in 0..NI / 2; max 8 => {
             let r = self.ldsm::<T, L, 4, TRANS>(tile, row, col + 16 * p).map(T::Elem::__from_ldmatrix);
