@@ -97,7 +97,8 @@ macro_rules! run_gemm {
         let b64: Vec<f64> = b.iter().map(|&x| $round(x)).collect();
         let f = $gpu.function(&$kernel)?;
         let tiles = m.div_ceil(GEMM_BM) * n.div_ceil(GEMM_BN);
-        let cfg = LaunchConfig { grid: (tiles as u32, 1, 1), block: (GEMM_THREADS, 1, 1), shared_mem_bytes: $smem as u32 };
+        let cfg =
+            LaunchConfig { grid: (tiles as u32, 1, 1), block: (GEMM_THREADS, 1, 1), shared_mem_bytes: $smem as u32 };
         let poison = vec![f32::NAN; m * n];
         let (mut ms, c) = scope($gpu, |s| {
             let (a, b) = (s.upload(&a)?, s.upload(&b)?);
@@ -131,10 +132,43 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
     for d in &o.dtypes {
         ok &= match d.as_str() {
             "bf16" => {
-                run_gemm!(gpu, o, kernels::gemm_bf16, bf16, gemm_shared_bytes::<bf16>(), bf16::from_f32, |x: bf16| x.to_f64(), "bf16", shape, seed)
+                run_gemm!(
+                    gpu,
+                    o,
+                    kernels::gemm_bf16,
+                    bf16,
+                    gemm_shared_bytes::<bf16>(),
+                    bf16::from_f32,
+                    |x: bf16| x.to_f64(),
+                    "bf16",
+                    shape,
+                    seed
+                )
             }
-            "f16" => run_gemm!(gpu, o, kernels::gemm_f16, f16, gemm_shared_bytes::<f16>(), f16::from_f32, |x: f16| x.to_f64(), "f16", shape, seed),
-            "tf32" => run_gemm!(gpu, o, kernels::gemm_tf32, f32, gemm_shared_bytes::<f32>(), |x: f32| x, tf32, "tf32", shape, seed),
+            "f16" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_f16,
+                f16,
+                gemm_shared_bytes::<f16>(),
+                f16::from_f32,
+                |x: f16| x.to_f64(),
+                "f16",
+                shape,
+                seed
+            ),
+            "tf32" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_tf32,
+                f32,
+                gemm_shared_bytes::<f32>(),
+                |x: f32| x,
+                tf32,
+                "tf32",
+                shape,
+                seed
+            ),
             "bf16_bk32" => run_gemm!(
                 gpu,
                 o,

@@ -63,17 +63,40 @@ fn mma_probes_match_the_f64_product(gpu: Gpu) {
     let cfg = LaunchConfig { grid: (1, 1, 1), block: (32, 1, 1), shared_mem_bytes: MMA_PROBE_SHARED as u32 };
     let a: Vec<f32> = (0..256).map(|_| rng.random_range(-1.0..1.0)).collect();
     let b: Vec<f32> = (0..128).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let (ab, bb): (Vec<bf16>, Vec<bf16>) = (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+    let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+        (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
     let c = run!(gpu, kernels::mma_probe_bf16, cfg, ab, bb, 128, ());
-    let e = worst_error(&ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &c, 16, 8, 16);
+    let e = worst_error(
+        &ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &c,
+        16,
+        8,
+        16,
+    );
     assert!(e < 1e-6, "bf16 probe: worst error {e:e}");
-    let (ah, bh): (Vec<f16>, Vec<f16>) = (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+    let (ah, bh): (Vec<f16>, Vec<f16>) =
+        (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
     let c = run!(gpu, kernels::mma_probe_f16, cfg, ah, bh, 128, ());
-    let e = worst_error(&ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &c, 16, 8, 16);
+    let e = worst_error(
+        &ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &c,
+        16,
+        8,
+        16,
+    );
     assert!(e < 1e-6, "f16 probe: worst error {e:e}");
     let (at, bt) = (a[..128].to_vec(), b[..64].to_vec());
     let c = run!(gpu, kernels::mma_probe_tf32, cfg, at, bt, 128, ());
-    let e = worst_error(&at.iter().map(|&x| tf32(x)).collect::<Vec<_>>(), &bt.iter().map(|&x| tf32(x)).collect::<Vec<_>>(), &c, 16, 8, 8);
+    let e = worst_error(
+        &at.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+        &bt.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+        &c,
+        16,
+        8,
+        8,
+    );
     assert!(e < 1e-6, "tf32 probe: worst error {e:e}");
 }
 
@@ -92,19 +115,63 @@ fn gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
     let mut rng = common::rng();
     for (m, n, k) in shapes(&gpu) {
         let tiles = (m.div_ceil(GEMM_BM) * n.div_ceil(GEMM_BN)) as u32;
-        let cfg = |bytes: usize| LaunchConfig { grid: (tiles, 1, 1), block: (GEMM_THREADS, 1, 1), shared_mem_bytes: bytes as u32 };
+        let cfg = |bytes: usize| LaunchConfig {
+            grid: (tiles, 1, 1),
+            block: (GEMM_THREADS, 1, 1),
+            shared_mem_bytes: bytes as u32,
+        };
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let (ab, bb): (Vec<bf16>, Vec<bf16>) = (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
-        let c = run!(gpu, kernels::gemm_bf16, cfg(gemm_shared_bytes::<bf16>()), ab, bb, m * n, (m as u32, n as u32, k as u32));
-        let e = worst_error(&ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &c, m, n, k);
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let c = run!(
+            gpu,
+            kernels::gemm_bf16,
+            cfg(gemm_shared_bytes::<bf16>()),
+            ab,
+            bb,
+            m * n,
+            (m as u32, n as u32, k as u32)
+        );
+        let e = worst_error(
+            &ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &c,
+            m,
+            n,
+            k,
+        );
         assert!(e < 1e-5, "bf16 {m}x{n}x{k}: worst error {e:e}");
-        let (ah, bh): (Vec<f16>, Vec<f16>) = (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
-        let c = run!(gpu, kernels::gemm_f16, cfg(gemm_shared_bytes::<f16>()), ah, bh, m * n, (m as u32, n as u32, k as u32));
-        let e = worst_error(&ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(), &c, m, n, k);
+        let (ah, bh): (Vec<f16>, Vec<f16>) =
+            (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+        let c = run!(
+            gpu,
+            kernels::gemm_f16,
+            cfg(gemm_shared_bytes::<f16>()),
+            ah,
+            bh,
+            m * n,
+            (m as u32, n as u32, k as u32)
+        );
+        let e = worst_error(
+            &ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &c,
+            m,
+            n,
+            k,
+        );
         assert!(e < 1e-5, "f16 {m}x{n}x{k}: worst error {e:e}");
-        let c = run!(gpu, kernels::gemm_tf32, cfg(gemm_shared_bytes::<f32>()), a, b, m * n, (m as u32, n as u32, k as u32));
-        let e = worst_error(&a.iter().map(|&x| tf32(x)).collect::<Vec<_>>(), &b.iter().map(|&x| tf32(x)).collect::<Vec<_>>(), &c, m, n, k);
+        let c =
+            run!(gpu, kernels::gemm_tf32, cfg(gemm_shared_bytes::<f32>()), a, b, m * n, (m as u32, n as u32, k as u32));
+        let e = worst_error(
+            &a.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+            &b.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+            &c,
+            m,
+            n,
+            k,
+        );
         assert!(e < 1e-5, "tf32 {m}x{n}x{k}: worst error {e:e}");
     }
 }

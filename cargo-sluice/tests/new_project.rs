@@ -97,7 +97,11 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
         .find(|p| p.is_file())
         .expect("build.rs wrote the kernel handles");
     let handles = std::fs::read_to_string(generated).unwrap();
-    assert!(handles.contains("krate: demo_kernels,") && handles.contains("entries: [saxpy = __sluice_kernel_saxpy, tiled_sum = __sluice_kernel_tiled_sum],"), "{handles}");
+    assert!(
+        handles.contains("krate: demo_kernels,")
+            && handles.contains("entries: [saxpy = __sluice_kernel_saxpy, tiled_sum = __sluice_kernel_tiled_sum],"),
+        "{handles}"
+    );
     // The nested kernel build went into the project's own target folder.
     assert!(project.join("target/sluice-kernels").is_dir());
 

@@ -466,7 +466,10 @@ fn vecadd_with_index_1d_matches_the_reference() {
     let grid = (n as u32).div_ceil(block) + 1;
     let (a_ptr, a_len, b_ptr, b_len, c_ptr) = (a.as_ptr(), n as u64, b.as_ptr(), n as u64, c.as_mut_ptr());
     // SAFETY: (pointer, length) of `a` and `b`, alive for the call; `c` has n + 100 elements.
-    unsafe { launch::<__sluice_kernel_vecadd>([grid, 1, 1], [block, 1, 1], &params![a_ptr, a_len, b_ptr, b_len, c_ptr]) }.unwrap();
+    unsafe {
+        launch::<__sluice_kernel_vecadd>([grid, 1, 1], [block, 1, 1], &params![a_ptr, a_len, b_ptr, b_len, c_ptr])
+    }
+    .unwrap();
     for i in 0..n {
         let want = a[i] as f64 + b[i] as f64;
         assert!(
@@ -490,8 +493,14 @@ fn tiled_gemm_with_shared_tiles_matches_the_reference() {
         let (ap, al, bp, bl, cp) = (a.as_ptr(), a.len() as u64, b.as_ptr(), b.len() as u64, c.as_mut_ptr());
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
         // SAFETY: (pointer, length) of `a` and `b`, alive for the call; `c` has m × n elements.
-        unsafe { launch::<__sluice_kernel_gemm>(grid, [TILE as u32, TILE as u32, 1], &params![ap, al, bp, bl, cp, mu, nu, ku]) }
-            .unwrap();
+        unsafe {
+            launch::<__sluice_kernel_gemm>(
+                grid,
+                [TILE as u32, TILE as u32, 1],
+                &params![ap, al, bp, bl, cp, mu, nu, ku],
+            )
+        }
+        .unwrap();
         for r in 0..m {
             for col in 0..n {
                 let (mut want, mut magnitude) = (0.0f64, 0.0f64);
@@ -624,7 +633,8 @@ fn a_breakpoint_fails_the_launch_with_the_thread_and_the_call_site() {
     let mut hit = 0u32;
     let hp = &raw mut hit;
     // SAFETY: one u32, alive for the call.
-    let err = unsafe { launch::<__sluice_kernel_stops_at_a_breakpoint>([2, 1, 1], [32, 1, 1], &params![hp]) }.unwrap_err();
+    let err =
+        unsafe { launch::<__sluice_kernel_stops_at_a_breakpoint>([2, 1, 1], [32, 1, 1], &params![hp]) }.unwrap_err();
     assert!(err.contains("block (1, 0, 0), thread (5, 0, 0)"), "{err}");
     assert!(err.contains("misc::breakpoint") && err.contains("no debugger"), "{err}");
     assert!(err.contains("tests/cpu.rs"), "the location is the kernel's call: {err}");
@@ -639,7 +649,8 @@ fn profiler_counters_are_no_ops_but_checked() {
     }
     let counter = 8u32;
     // SAFETY: one value.
-    let err = unsafe { launch::<__sluice_kernel_counts_an_event>([1, 1, 1], [1, 1, 1], &params![counter]) }.unwrap_err();
+    let err =
+        unsafe { launch::<__sluice_kernel_counts_an_event>([1, 1, 1], [1, 1, 1], &params![counter]) }.unwrap_err();
     assert!(err.contains("profiler_counter: the counter must be in 0..=7"), "{err}");
 }
 
@@ -647,7 +658,8 @@ fn profiler_counters_are_no_ops_but_checked() {
 fn the_shared_window_holds_the_dynamic_region_and_statics_up_to_the_limit() {
     for dynamic in [1u32, 100, 4096 + 3] {
         // SAFETY: one value; the launch has `dynamic` bytes of dynamic shared memory.
-        unsafe { launch_dyn::<__sluice_kernel_shared_window_edges>([2, 1, 1], [32, 1, 1], dynamic, &params![dynamic]) }.unwrap();
+        unsafe { launch_dyn::<__sluice_kernel_shared_window_edges>([2, 1, 1], [32, 1, 1], dynamic, &params![dynamic]) }
+            .unwrap();
     }
 }
 

@@ -129,7 +129,6 @@ macro_rules! unroll {
     }};
 }
 
-
 pub mod abi;
 pub mod async_copy;
 pub mod atomic;

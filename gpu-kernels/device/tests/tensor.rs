@@ -110,7 +110,10 @@ fn mma_matches_the_f64_product() {
                     .sum::<f64>();
             assert_eq!(o[m * 8 + n] as f64, want, "bf16 ({m}, {n})");
             let want8: f64 = (0..8)
-                .map(|k| spec::to_tf32(((m * 7 + k * 3) % 11) as f32 / 3.0) as f64 * spec::to_tf32(((k * 5 + n) % 7) as f32 * 1.1) as f64)
+                .map(|k| {
+                    spec::to_tf32(((m * 7 + k * 3) % 11) as f32 / 3.0) as f64
+                        * spec::to_tf32(((k * 5 + n) % 7) as f32 * 1.1) as f64
+                })
                 .sum();
             assert!((o[128 + m * 8 + n] as f64 - want8).abs() < 1e-4 * want8.abs().max(1.0), "tf32 ({m}, {n})");
         }

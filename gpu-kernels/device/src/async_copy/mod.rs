@@ -165,7 +165,15 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
             let i = rank + it * n;
             let (r, cc) = (i / per_row, i % per_row);
             let (gr, gc) = (row0 + r, col0 + cc * v);
-            let valid = if gr < rows && gc < cols { if cols - gc < v { cols - gc } else { v } } else { 0 };
+            let valid = if gr < rows && gc < cols {
+                if cols - gc < v {
+                    cols - gc
+                } else {
+                    v
+                }
+            } else {
+                0
+            };
             (i < chunks, self.tile.addr_of(r, cc * v), gr, gc, valid)
         };
         if fast {
@@ -235,7 +243,13 @@ impl<T: Pod, L: Layout<Major = Row>> Tile<T, L> {
     /// ```
     #[inline(always)]
     #[track_caller]
-    pub fn copy_async<const N: u32>(mut self, threads: &Threads<N>, src: &Matrix<'_, T>, row0: usize, col0: usize) -> InFlight<Self> {
+    pub fn copy_async<const N: u32>(
+        mut self,
+        threads: &Threads<N>,
+        src: &Matrix<'_, T>,
+        row0: usize,
+        col0: usize,
+    ) -> InFlight<Self> {
         FillTile::new(&mut self).copy_from(threads, src, row0, col0);
         imp::commit();
         InFlight { set: self }

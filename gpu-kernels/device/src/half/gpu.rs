@@ -6,7 +6,9 @@ use core::arch::asm;
 pub(super) fn bf16_from_f32(x: f32) -> u16 {
     let r: u16;
     // SAFETY: a register-only conversion (sm_80+, which sluice's targets are).
-    unsafe { asm!("cvt.rn.bf16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("cvt.rn.bf16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack, preserves_flags))
+    };
     r
 }
 
@@ -14,7 +16,9 @@ pub(super) fn bf16_from_f32(x: f32) -> u16 {
 pub(super) fn f16_from_f32(x: f32) -> u16 {
     let r: u16;
     // SAFETY: a register-only conversion.
-    unsafe { asm!("cvt.rn.f16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("cvt.rn.f16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack, preserves_flags))
+    };
     r
 }
 
@@ -22,7 +26,9 @@ pub(super) fn f16_from_f32(x: f32) -> u16 {
 pub(super) fn f16_to_f32(bits: u16) -> f32 {
     let r: f32;
     // SAFETY: a register-only conversion.
-    unsafe { asm!("cvt.f32.f16 {r}, {x};", r = out(reg32) r, x = in(reg16) bits, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("cvt.f32.f16 {r}, {x};", r = out(reg32) r, x = in(reg16) bits, options(pure, nomem, nostack, preserves_flags))
+    };
     r
 }
 

@@ -64,8 +64,8 @@ use core::marker::PhantomData;
 use bytemuck::Pod;
 
 pub use crate::half::{bf16, f16};
-use crate::spec::mma as spec;
 pub use crate::spec::layout::{Axis, Col, Row};
+use crate::spec::mma as spec;
 use crate::tile::{Layout, Tile, WarpTile};
 
 #[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
@@ -444,7 +444,12 @@ impl Warp {
     /// caller has checked convergence (once per batch of loads).
     #[inline(always)]
     #[track_caller]
-    fn ldsm<T: Pod, L: Layout, const X: usize, const TRANS: bool>(&self, tile: &Tile<T, L>, row: usize, col: usize) -> [u32; X] {
+    fn ldsm<T: Pod, L: Layout, const X: usize, const TRANS: bool>(
+        &self,
+        tile: &Tile<T, L>,
+        row: usize,
+        col: usize,
+    ) -> [u32; X] {
         let () = const {
             assert!(
                 (L::STRIDE * core::mem::size_of::<T>()) % 16 == 0,

@@ -139,7 +139,9 @@ ldmatrix! {
 pub fn cvt_tf32(a: f32) -> u32 {
     let r: u32;
     // SAFETY: a register-only conversion.
-    unsafe { asm!("cvt.rna.tf32.f32 {r}, {a};", r = out(reg32) r, a = in(reg32) a, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        asm!("cvt.rna.tf32.f32 {r}, {a};", r = out(reg32) r, a = in(reg32) a, options(pure, nomem, nostack, preserves_flags))
+    };
     r
 }
 

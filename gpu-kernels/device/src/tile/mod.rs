@@ -55,8 +55,8 @@ use bytemuck::Pod;
 
 use crate::async_copy::FillTile;
 use crate::shared::SharedPtr;
-pub use crate::spec::layout::{Axis, Col, ColMajor, Layout, Row, RowMajor, Swizzled};
 use crate::spec::layout::swizzle_fits;
+pub use crate::spec::layout::{Axis, Col, ColMajor, Layout, Row, RowMajor, Swizzled};
 
 mod global;
 pub use global::{BlockTile, Matrix, MatrixMut, Raster, WarpTile};
