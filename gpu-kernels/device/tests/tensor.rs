@@ -69,16 +69,15 @@ fn every_ldmatrix_form_matches_element_loads() {
     assert!(f.is_empty(), "{f:?}");
 }
 
+/// The tiles of `mma_matches_the_f64_product`: bf16 A and k-major B, tf32 A and K-contiguous B.
+type MmaTiles =
+    (Tile<bf16, RowMajor<16, 16>>, Tile<bf16, RowMajor<16, 8>>, Tile<f32, RowMajor<16, 8>>, Tile<f32, ColMajor<8, 8>>);
+
 #[test]
 fn mma_matches_the_f64_product() {
     let out = Mutex::new(vec![0f32; 2 * 128]);
     cpu::launch([1, 1, 1], [32, 1, 1], 8192, &|| {
-        let (mut a, mut bt, mut af, mut bf): (
-            Tile<bf16, RowMajor<16, 16>>,
-            Tile<bf16, RowMajor<16, 8>>,
-            Tile<f32, RowMajor<16, 8>>,
-            Tile<f32, ColMajor<8, 8>>,
-        ) = dynamic_tiles();
+        let (mut a, mut bt, mut af, mut bf): MmaTiles = dynamic_tiles();
         fill(&mut a, |r, c| bf16::from_f32(((r * 7 + c * 3) % 11) as f32 - 5.0));
         fill(&mut bt, |r, c| bf16::from_f32(((r * 5 + c) % 7) as f32 * 0.25));
         fill(&mut af, |r, c| ((r * 7 + c * 3) % 11) as f32 / 3.0);

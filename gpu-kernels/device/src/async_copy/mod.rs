@@ -146,7 +146,8 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
                 "cp.async copies 16-byte chunks of whole elements"
             );
             assert!(
-                (L::COLS * core::mem::size_of::<T>()) % 16 == 0 && (L::STRIDE * core::mem::size_of::<T>()) % 16 == 0,
+                (L::COLS * core::mem::size_of::<T>()).is_multiple_of(16)
+                    && (L::STRIDE * core::mem::size_of::<T>()).is_multiple_of(16),
                 "cp.async fills whole 16-byte chunks: a tile row must be a multiple of 16 bytes"
             );
         };
@@ -156,7 +157,10 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
         let data = src.data();
         let (rows, cols, ld) = (src.rows(), src.cols(), src.ld());
         let base = data.as_ptr();
-        let fast = !data.is_empty() && (base as usize) % 16 == 0 && (ld * size) % 16 == 0 && col0 % v == 0;
+        let fast = !data.is_empty()
+            && (base as usize).is_multiple_of(16)
+            && (ld * size).is_multiple_of(16)
+            && col0.is_multiple_of(v);
         let rank = threads.rank() as usize;
         let n = N as usize;
         // The chunk `i` of this thread's `it`-th turn: its tile position, its source
@@ -179,7 +183,7 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
         if fast {
             crate::unroll!(it in 0..(L::ROWS * (L::COLS / (16 / core::mem::size_of::<T>()))).div_ceil(N as usize); max 32 => {
                 let (inside, dst, gr, gc, valid) = chunk(it);
-                if chunks % n == 0 || inside {
+                if chunks.is_multiple_of(n) || inside {
                     // In bounds: gr < rows, gc + valid <= cols, so the elements read are
                     // inside the slice (`Matrix` checked `(rows - 1) * ld + cols <= len`).
                     let p = if valid > 0 { base.wrapping_add(gr * ld + gc) } else { base };

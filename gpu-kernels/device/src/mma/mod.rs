@@ -273,12 +273,16 @@ pub trait Trans16: Element {}
 impl Trans16 for bf16 {}
 impl Trans16 for f16 {}
 
+/// The markers a fragment carries (element, shape, layout), as a `PhantomData` that keeps the
+/// fragment `Send`/`Sync` whatever they are.
+type Markers<E, S, L> = PhantomData<fn() -> (E, S, L)>;
+
 /// One lane's registers of an MMA **A** operand (`S::M × S::K`) of element type `E`, its
 /// register pairs running along `L` ([`Row`] is what `mma.sync` reads).
 pub struct FragA<E, S, L = Row> {
     regs: [u32; 4],
     // Markers only; `fn() -> _` keeps the fragment `Send`/`Sync` whatever they are.
-    _t: PhantomData<fn() -> (E, S, L)>,
+    _t: Markers<E, S, L>,
 }
 
 /// One lane's registers of an MMA **B** operand (`S::K × S::N`), pairs along `L` ([`Col`]
@@ -286,7 +290,7 @@ pub struct FragA<E, S, L = Row> {
 pub struct FragB<E, S, L = Col> {
     regs: [u32; 2],
     // Markers only, as in `FragA`.
-    _t: PhantomData<fn() -> (E, S, L)>,
+    _t: Markers<E, S, L>,
 }
 
 /// One lane's f32 accumulators (`C`, `D`) of shape `S` (`S::M × S::N`, four per lane).
@@ -452,7 +456,7 @@ impl Warp {
     ) -> [u32; X] {
         let () = const {
             assert!(
-                (L::STRIDE * core::mem::size_of::<T>()) % 16 == 0,
+                (L::STRIDE * core::mem::size_of::<T>()).is_multiple_of(16),
                 "ldmatrix reads 16-byte rows: the tile's row (column) stride must be a multiple of 16 bytes"
             )
         };
@@ -460,7 +464,7 @@ impl Warp {
         let v = 16 / size;
         let row_major = <L::Major as Axis>::IS_ROW;
         let (er, ec) = ldsm_extent(row_major, X, size);
-        let aligned = if row_major { col % v == 0 } else { row % v == 0 };
+        let aligned = if row_major { col.is_multiple_of(v) } else { row.is_multiple_of(v) };
         crate::dassert!(row + er <= L::ROWS && col + ec <= L::COLS && aligned, "ldmatrix outside its tile");
         let lane = self.lane() as usize;
         let j = (lane / 8) % X;

@@ -167,7 +167,7 @@ pub const fn swizzle_fits(rows: usize, cols: usize, elem_bytes: usize) -> bool {
         return false;
     }
     let block = 1usize << (swizzle_shift(row_bytes) + 7);
-    (rows * row_bytes) % block == 0
+    (rows * row_bytes).is_multiple_of(block)
 }
 
 #[cfg(test)]

@@ -202,8 +202,8 @@ mod tests {
         let mut a = [[0f32; 16]; 16];
         let mut b = [[0f32; 8]; 16];
         let c = [[1f32; 8]; 16];
-        for i in 0..16 {
-            a[i][i] = 2.0;
+        for (i, row) in a.iter_mut().enumerate() {
+            row[i] = 2.0;
         }
         for (k, row) in b.iter_mut().enumerate() {
             for (n, v) in row.iter_mut().enumerate() {

@@ -211,7 +211,12 @@ impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
     /// `WM`, `BN` of `WN` (checked at compile time).
     #[inline(always)]
     pub fn warp_tile<const WM: usize, const WN: usize>(self) -> Option<WarpTile<'a, T, WM, WN>> {
-        let () = const { assert!(WM > 0 && WN > 0 && BM % WM == 0 && BN % WN == 0, "warp tiles must divide the block tile") };
+        let () = const {
+            assert!(
+                WM > 0 && WN > 0 && BM.is_multiple_of(WM) && BN.is_multiple_of(WN),
+                "warp tiles must divide the block tile"
+            )
+        };
         let w = (crate::thread::block_rank() / 32) as usize;
         let per_row = BN / WN;
         if w >= (BM / WM) * per_row {
@@ -265,7 +270,7 @@ impl<'a, const WM: usize, const WN: usize> WarpTile<'a, f32, WM, WN> {
         unsafe {
             let p = self.m.ptr.add(row * self.m.ld + col);
             if col + 1 < self.m.cols {
-                if (p as usize) % 8 == 0 {
+                if (p as usize).is_multiple_of(8) {
                     (p as *mut F32x2).write(F32x2(v0, v1));
                 } else {
                     p.write(v0);
