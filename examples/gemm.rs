@@ -233,7 +233,7 @@ fn main() -> ExitCode {
         };
     }
     if on_cpu {
-        o.warmup = o.warmup.min(0);
+        o.warmup = 0;
         o.reps = o.reps.min(1);
     }
     println!("# gemm on {} ({}); {} warm-up and {} timed launches", gpu.info().name, gpu.backend(), o.warmup, o.reps);
