@@ -56,7 +56,7 @@ impl Axis for Col {
 /// ```
 /// use sluice_device::spec::layout::{Layout, RowMajor, Swizzled};
 /// assert_eq!(<RowMajor<4, 8, 2> as Layout>::offset(1, 3, 2), 13);
-/// assert_eq!(<RowMajor<4, 8, 2> as Layout>::SPAN, 40);
+/// assert_eq!(<RowMajor<4, 8, 2> as Layout>::SPAN, 38); // the last row needs no padding
 /// // The swizzle keeps 16-byte chunks whole and moves them within their row.
 /// let o = <Swizzled<8, 64> as Layout>::offset(3, 9, 2);
 /// assert_eq!(o / 64, 3);
