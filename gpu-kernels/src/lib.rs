@@ -71,6 +71,57 @@ pub struct Particle {
     pub q: f32,
 }
 
+/// The launch shape of a tensor-core gemm kernel (`gemm_bf16`, `gemm_f16`, `gemm_tf32` and
+/// the variants): the block's tile of C (`bm × bn`), the k extent of a pipeline stage, the
+/// stages, the threads (one warp per 64 × 64 warp tile) and the operand size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmShape {
+    /// Rows of C per block.
+    pub bm: usize,
+    /// Columns of C per block.
+    pub bn: usize,
+    /// The k extent of a pipeline stage.
+    pub bk: usize,
+    /// Pipeline stages.
+    pub stages: usize,
+    /// Threads per block: `(bm / 64) * (bn / 64) * 32`.
+    pub threads: u32,
+    /// Bytes per operand element (2: bf16, f16; 4: f32 as tf32).
+    pub elem_bytes: usize,
+}
+
+impl GemmShape {
+    /// The dynamic shared memory (bytes) a launch must give: the pipeline's stages of an
+    /// A and a B tile, each 128-aligned, plus 112 for the alignment of the region's start
+    /// (`Pipeline::SHARED_BYTES`).
+    pub const fn shared_bytes(&self) -> usize {
+        let a = (self.bm * self.bk * self.elem_bytes).next_multiple_of(128);
+        let b = (self.bk * self.bn * self.elem_bytes).next_multiple_of(128);
+        self.stages * (a + b) + 112
+    }
+
+    /// Blocks for an `m × n` C (a 1-D grid).
+    pub const fn grid(&self, m: usize, n: usize) -> u32 {
+        (m.div_ceil(self.bm) * n.div_ceil(self.bn)) as u32
+    }
+}
+
+/// `gemm_bf16` and `gemm_f16`: 128 × 256 tiles of C, k-tiles of 32 in 4 stages (96 KiB),
+/// 8 warps, the k-steps unrolled; one block per SM.
+pub const GEMM_BF16: GemmShape = GemmShape { bm: 128, bn: 256, bk: 32, stages: 4, threads: 256, elem_bytes: 2 };
+/// `gemm_tf32`: 128 × 256 tiles, k-tiles of 16 f32 in 4 stages (96 KiB), 8 warps, the
+/// k-steps a loop (with them unrolled, or k-tiles of 32 in 3 stages, ptxas spills on
+/// `sm_80` or `sm_90`).
+pub const GEMM_TF32: GemmShape = GemmShape { bm: 128, bn: 256, bk: 16, stages: 4, threads: 256, elem_bytes: 4 };
+/// `gemm_bf16_128x128`: 128 × 128 tiles, k-tiles of 32 in 4 stages (64 KiB), 4 warps, the
+/// k-steps a loop; two blocks per SM.
+pub const GEMM_BF16_128X128: GemmShape = GemmShape { bm: 128, bn: 128, bk: 32, stages: 4, threads: 128, elem_bytes: 2 };
+/// `gemm_bf16_bk64`: 128 × 256 tiles, k-tiles of 64 in 3 stages (144 KiB), 8 warps, the
+/// k-steps a loop (the first design's).
+pub const GEMM_BF16_BK64: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 3, threads: 256, elem_bytes: 2 };
+/// Rows of tiles per group of the blocks' grouped order (L2 reuse).
+pub const GEMM_GROUP: u32 = 8;
+
 /// Sources staged in shared memory per step by `potential_tiled` (4 KiB per block).
 pub const POTENTIAL_TILE: usize = 256;
 
@@ -142,10 +193,12 @@ fn f32_to_u32_saturating(x: f32) -> u32 {
 }
 
 mod device;
+mod gemm;
 mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
 mod selftest;
 pub use device::*;
+pub use gemm::*;
 pub use probe::*;
 pub use selftest::*;

@@ -125,12 +125,15 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod async_copy;
 pub mod atomic;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod cpu;
+pub mod half;
 pub mod io;
 pub mod math;
 pub mod misc;
+pub mod mma;
 pub mod selftest;
 pub mod shared;
 pub mod slice;
@@ -140,6 +143,7 @@ pub mod spec;
 pub use spec::abi;
 pub mod sync;
 pub mod thread;
+pub mod tile;
 pub mod warp;
 
 /// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.

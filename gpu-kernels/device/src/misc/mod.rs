@@ -7,6 +7,7 @@
 //! | [`global_timer_ns`] | `%globaltimer` (asm) | `mov.u64 %globaltimer` | nanoseconds, device-wide (updated about every µs) |
 //! | [`sm_id`] | `%smid` (asm) | `mov.u32 %smid` | the SM running this thread (for diagnostics only) |
 //! | [`crate::thread::nanosleep`] | `__nanosleep(ns)` | `nanosleep.u32` | |
+//! | [`unroll!`](crate::unroll) | `#pragma unroll` | (the body `N` times) | |
 //!
 //! The cycle counters are per SM: compare two readings of the same thread, never
 //! of threads on different SMs. They are not `pure`: each call reads the
@@ -75,4 +76,40 @@ pub fn sm_id() -> u32 {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn trap() -> ! {
     imp::trap()
+}
+
+/// `unroll!(i in 0..N; max M => { body })`: `body` once for each `i` in `0..N`, each time
+/// with `i` a constant — CUDA C++'s `#pragma unroll`, which the optimiser cannot decline.
+/// `N` is a constant expression (it may name const generics), at most `M`, which is 2, 4,
+/// 8, 16 or 32 (checked at compile time). Arrays indexed by `i` (MMA fragments and
+/// accumulators) stay in registers, and independent iterations can be scheduled together.
+///
+/// ```
+/// let mut acc = [0u32; 4];
+/// sluice_device::unroll!(i in 0..4; max 4 => {
+///     acc[i] = i as u32 * 10;
+/// });
+/// assert_eq!(acc, [0, 10, 20, 30]);
+/// ```
+#[macro_export]
+macro_rules! unroll {
+    ($i:ident in 0..$n:expr; max 2 => $body:block) => { $crate::unroll!(@go $i, $n, 2, $body, [0 1]) };
+    ($i:ident in 0..$n:expr; max 4 => $body:block) => { $crate::unroll!(@go $i, $n, 4, $body, [0 1 2 3]) };
+    ($i:ident in 0..$n:expr; max 8 => $body:block) => { $crate::unroll!(@go $i, $n, 8, $body, [0 1 2 3 4 5 6 7]) };
+    ($i:ident in 0..$n:expr; max 16 => $body:block) => {
+        $crate::unroll!(@go $i, $n, 16, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15])
+    };
+    ($i:ident in 0..$n:expr; max 32 => $body:block) => {
+        $crate::unroll!(@go $i, $n, 32, $body, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31])
+    };
+    (@go $i:ident, $n:expr, $max:literal, $body:block, [$($k:literal)*]) => {{
+        let () = const { assert!($n <= $max, "unroll!: more iterations than its maximum") };
+        $(
+            if $k < $n {
+                #[allow(clippy::identity_op, clippy::erasing_op)]
+                let $i: usize = $k;
+                $body
+            }
+        )*
+    }};
 }

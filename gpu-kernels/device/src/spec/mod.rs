@@ -11,6 +11,8 @@
 //! | [`sync`] | which block barrier each barrier operation uses (`barrier.sync 0`, the `.red` reductions on barriers of their own) | `sync`'s GPU code and CPU runtime |
 //! | [`abi`] | the parameter record `#[kernel]` leaves beside each entry (kinds, sizes, alignments) and the `Pod` checks of parameter types | `#[kernel]`'s expansion; the host reads the record back |
 //! | [`math`] | Euclidean division and `__saturatef`, from `trunc` and `fmod` | `math`'s GPU code and CPU runtime, the self-test's checker |
+//! | [`layout`] | shared-tile layouts: row/column major, padded, CuTe's 16-byte XOR swizzle | `tile`, `async_copy` and `mma` (the offsets both backends use) |
+//! | [`mma`] | `mma.sync` and `ldmatrix` fragment layouts (which lane holds which element of an operand), tf32 rounding, the MMA's arithmetic | `mma`'s GPU code (the addresses lanes give) and CPU runtime (the exchange), the tests |
 //!
 //! The rules of this floor: no `cfg` (but `#[cfg(test)]`), no `asm!`, no runtime (nothing that needs a
 //! launch, a thread or the CPU engine), imports from nothing above it. The GPU
@@ -20,12 +22,14 @@
 //! families' (`thread::Dim3`, `warp::shfl_source`, `atomic::ordering`, ...), which
 //! re-export them.
 //!
-//! Next here: the fragment layouts of `mma` and `ldmatrix` (which lane holds which
-//! element of a tile), derived once so that the GPU code, the CPU runtime and the
-//! race checker agree.
+//! The fragment layouts of `mma` and `ldmatrix` (which lane holds which element of
+//! a tile) are derived once, in [`mma`], so that the GPU code, the CPU runtime and
+//! the race checker agree.
 
 pub mod abi;
+pub mod layout;
 pub mod math;
+pub mod mma;
 pub mod ordering;
 pub mod scope;
 pub mod shared;

@@ -1,0 +1,33 @@
+//! Asynchronous copies on the GPU: `cp.async`, one instruction per operation (`raw.rs`).
+
+#[path = "raw.rs"]
+mod raw;
+
+/// One 16-byte chunk from `src` (`src_bytes` of it, the rest zero) to shared `dst`.
+///
+/// # Safety
+///
+/// `raw::cp_async_cg16`'s contract.
+#[inline(always)]
+pub(super) unsafe fn copy16(dst: u32, src: *const u8, src_bytes: u32) {
+    // SAFETY: forwarded.
+    unsafe { raw::cp_async_cg16(dst, src, src_bytes) }
+}
+
+#[inline(always)]
+pub(super) fn commit() {
+    // SAFETY: commits this thread's open group; no memory is touched.
+    unsafe { raw::commit_group() }
+}
+
+#[inline(always)]
+pub(super) fn wait_group<const N: u32>() {
+    // SAFETY: a wait.
+    unsafe { raw::wait_group::<N>() }
+}
+
+#[inline(always)]
+pub(super) fn wait_all() {
+    // SAFETY: a wait.
+    unsafe { raw::wait_all() }
+}

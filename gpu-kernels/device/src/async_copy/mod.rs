@@ -1,0 +1,401 @@
+//! Asynchronous copies from global to shared memory (`cp.async`), with their ordering in
+//! the types: a tile being filled can be neither read nor written until the group of
+//! copies that fills it has been waited for — the kernel-side twin of the host's fences.
+//!
+//! | sluice | CUDA C++ | PTX |
+//! | --- | --- | --- |
+//! | [`FillTile::copy_from`], [`Tile::copy_async`](crate::tile::Tile::copy_async) | `cp.async` + `__pipeline_commit` (or CUTLASS `cp_async_zfill`) | `cp.async.cg.shared.global [d], [s], 16, n` + `cp.async.commit_group` |
+//! | [`Pipeline::start`] | the prologue of a multistage mainloop | `STAGES - 1` × (copies, `commit_group`) |
+//! | [`Pipeline::wait`] | `cp_async_wait<STAGES - 2>(); __syncthreads();` | `cp.async.wait_group STAGES-2; barrier.sync 0;` |
+//! | [`Refill::fill`] | the copies of k-tile `k + STAGES - 1`, committed | copies + `cp.async.commit_group` |
+//! | [`InFlight::wait`] | `cp_async_wait_all(); __syncthreads();` | `cp.async.wait_all; barrier.sync 0;` |
+//!
+//! # The rules, and where the compiler enforces them
+//!
+//! | rule | how |
+//! | --- | --- |
+//! | a tile being filled is not read | copies are issued through a [`FillTile`], which has no read method and is not a [`Tile`] (the MMA loads take `&Tile`); [`Tile::copy_async`](crate::tile::Tile::copy_async) moves the tile into an [`InFlight`] |
+//! | a tile with a copy in flight is not written or refilled | the tile is moved into the [`InFlight`] (or, in a pipeline, is not nameable until [`Pipeline::wait`] hands it out); a `FillTile` lives only inside the closure that fills it |
+//! | reads wait for every thread's copies | [`InFlight::wait`] and [`Pipeline::wait`] wait for this thread's group and then pass a block barrier, so every thread's part of the tile has landed and is visible |
+//! | a stage is refilled only after every thread has read it | [`Pipeline::wait`] hands out, as a [`Refill`], the stage released one wait earlier, which this wait's barrier put behind every thread's reads; the stage being read stays a [`Ready`] |
+//! | a stage is filled once per round | [`Refill::fill`] consumes the `Refill` |
+//! | the number of groups in flight is what `wait_group` assumes | the pipeline commits exactly one group per fill: [`Pipeline::start`] `STAGES - 1`, each `Refill` one (an empty one if it is dropped unfilled) |
+//!
+//! A [`FillTile::copy_from`] checks its source: the global matrix fits its slice
+//! ([`Matrix`]), and elements outside it (the ragged last tiles of a matrix whose sizes
+//! are not multiples of the tile's) are zero-filled by `cp.async`'s source size, never
+//! read. A source that is not 16-byte aligned (a leading dimension that is not a multiple
+//! of 16 bytes) is copied element by element with ordinary loads and stores, with the same
+//! result.
+//!
+//! What the types cannot see, as everywhere in shared memory: a second handle to the same
+//! bytes (call [`crate::tile::dynamic_tiles`] or [`Pipeline::start`] once per kernel), and
+//! threads that do not all run the same sequence of pipeline calls (each `wait` is a block
+//! barrier). Neither breaks memory safety: shared accesses are inline PTX on `Pod` data, so
+//! the worst is a wrong value or a hang, which the CPU backend reports.
+//!
+//! # Hardware support
+//!
+//! `sm_80` and later.
+//!
+//! # On the CPU
+//!
+//! Each thread keeps its copies in flight in program order; a commit closes a group, and a
+//! wait completes the groups it covers — only then are the bytes written to the block's
+//! shared memory, so a destination read too early shows stale bytes (poison in fresh
+//! memory), as it may on a GPU. Barriers are the runtime's. Copies still in flight when a
+//! thread ends are dropped (on a GPU they land in memory nobody reads).
+//!
+//! # Example (device code): a pipelined tile loop
+//!
+//! ```ignore
+//! use sluice_device::async_copy::{Pipeline, Threads};
+//! use sluice_device::tile::{Matrix, Swizzled, Tile};
+//! type A = Tile<bf16, Swizzled<128, 32>>;
+//! type B = Tile<bf16, Swizzled<32, 128>>;
+//! let threads = Threads::<256>::check();
+//! let k_tiles = k.div_ceil(32);
+//! let mut pipe = Pipeline::<(A, B), 3>::start(&threads, |s, (mut a, mut b)| {
+//!     a.copy_from(&threads, &a_src, row0, 32 * s);
+//!     b.copy_from(&threads, &b_src, 32 * s, col0);
+//! });
+//! for kt in 0..k_tiles {
+//!     let (ready, refill) = pipe.wait();       // k-tile kt has landed, in every thread
+//!     let next = kt + 2;
+//!     refill.fill(|(mut a, mut b)| {           // the stage every thread finished with
+//!         a.copy_from(&threads, &a_src, row0, 32 * next);
+//!         b.copy_from(&threads, &b_src, 32 * next, col0);
+//!     });
+//!     let (a, b) = ready.tiles();
+//!     // ... warp.load_a(a, ..), warp.load_b_trans(b, ..), warp.mma_grid(..) ...
+//! }
+//! ```
+
+use core::marker::PhantomData;
+
+use bytemuck::Pod;
+
+use crate::shared::SharedPtr;
+pub use crate::tile::FillTile;
+use crate::tile::{Layout, Matrix, Row, Tile, TileSet};
+
+#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
+#[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
+mod imp;
+
+/// The block has `N` threads: the cooperative copies split a tile's chunks among them,
+/// `N` at a time, unrolled. Made by [`Threads::check`].
+pub struct Threads<const N: u32> {
+    rank: u32,
+    // Not Send: it stands for the calling thread's block.
+    _here: PhantomData<*const ()>,
+}
+
+#[cold]
+#[track_caller]
+fn wrong_block_size() -> ! {
+    crate::dfail!("Threads::<N>::check: the block does not have N threads")
+}
+
+impl<const N: u32> Threads<N> {
+    /// Checks that the block has `N` threads (panics otherwise).
+    #[inline(always)]
+    #[track_caller]
+    pub fn check() -> Threads<N> {
+        if crate::thread::block_size() != N {
+            wrong_block_size();
+        }
+        Threads { rank: crate::thread::block_rank(), _here: PhantomData }
+    }
+
+    /// This thread's rank in the block, `0..N`.
+    #[inline(always)]
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+}
+
+impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
+    /// Copies the `L::ROWS × L::COLS` block of `src` at `(row0, col0)` into the tile, the
+    /// block's `N` threads sharing the 16-byte chunks (call it from every thread, with the
+    /// same arguments). Elements outside `src` become zero. The copies join this thread's
+    /// open group (the pipeline commits it).
+    #[inline(always)]
+    #[track_caller]
+    pub fn copy_from<const N: u32>(&mut self, threads: &Threads<N>, src: &Matrix<'_, T>, row0: usize, col0: usize) {
+        let size = core::mem::size_of::<T>();
+        let () = const {
+            assert!(
+                core::mem::size_of::<T>() <= 16 && 16 % core::mem::size_of::<T>() == 0,
+                "cp.async copies 16-byte chunks of whole elements"
+            );
+            assert!(
+                (L::COLS * core::mem::size_of::<T>()).is_multiple_of(16)
+                    && (L::STRIDE * core::mem::size_of::<T>()).is_multiple_of(16),
+                "cp.async fills whole 16-byte chunks: a tile row must be a multiple of 16 bytes"
+            );
+        };
+        let v = 16 / size;
+        let per_row = L::COLS / v;
+        let chunks = L::ROWS * per_row;
+        let data = src.data();
+        let (rows, cols, ld) = (src.rows(), src.cols(), src.ld());
+        let base = data.as_ptr();
+        let fast = !data.is_empty()
+            && (base as usize).is_multiple_of(16)
+            && (ld * size).is_multiple_of(16)
+            && col0.is_multiple_of(v);
+        let rank = threads.rank() as usize;
+        let n = N as usize;
+        // The chunk `i` of this thread's `it`-th turn: its tile position, its source
+        // position and how many of its elements are inside the source.
+        let chunk = |it: usize| {
+            let i = rank + it * n;
+            let (r, cc) = (i / per_row, i % per_row);
+            let (gr, gc) = (row0 + r, col0 + cc * v);
+            let valid = if gr < rows && gc < cols {
+                if cols - gc < v {
+                    cols - gc
+                } else {
+                    v
+                }
+            } else {
+                0
+            };
+            (i < chunks, self.addr_of(r, cc * v), gr, gc, valid)
+        };
+        if fast {
+            crate::unroll!(it in 0..(L::ROWS * (L::COLS / (16 / core::mem::size_of::<T>()))).div_ceil(N as usize); max 32 => {
+                let (inside, dst, gr, gc, valid) = chunk(it);
+                if chunks.is_multiple_of(n) || inside {
+                    // In bounds: gr < rows, gc + valid <= cols, so the elements read are
+                    // inside the slice (`Matrix` checked `(rows - 1) * ld + cols <= len`).
+                    let p = if valid > 0 { base.wrapping_add(gr * ld + gc) } else { base };
+                    // SAFETY: `dst` is this chunk of the tile (16-aligned: whole chunks of
+                    // a tile whose rows are whole chunks), which only copies write while it
+                    // is filled; `p .. p + valid * size` is inside `src`'s slice (above),
+                    // which the launch keeps alive and unwritten, 16-aligned (`fast`).
+                    unsafe { imp::copy16(dst, p as *const u8, (valid * size) as u32) };
+                }
+            });
+        } else {
+            for it in 0..chunks.div_ceil(n) {
+                let (inside, dst, gr, gc, valid) = chunk(it);
+                if !inside {
+                    break;
+                }
+                for e in 0..v {
+                    let x = if e < valid { src.get(gr, gc + e).unwrap_or(T::zeroed()) } else { T::zeroed() };
+                    // SAFETY: inside the tile (element `e` of this chunk), aligned for `T`.
+                    unsafe { SharedPtr::<T>::from_addr(dst + (e * size) as u32).write(x) };
+                }
+            }
+        }
+    }
+
+    /// Zeros the tile, the block's `N` threads sharing the work (ordinary stores: visible
+    /// after the same wait as the copies).
+    #[inline(always)]
+    #[track_caller]
+    pub fn zero<const N: u32>(&mut self, threads: &Threads<N>) {
+        let total = L::ROWS * L::COLS;
+        let mut i = threads.rank() as usize;
+        while i < total {
+            self.set(i / L::COLS, i % L::COLS, T::zeroed());
+            i += N as usize;
+        }
+    }
+}
+
+impl<T: Pod, L: Layout<Major = Row>> Tile<T, L> {
+    /// Starts filling the tile from `src` at `(row0, col0)` (as [`FillTile::copy_from`])
+    /// and commits the group; the tile comes back from [`InFlight::wait`]. Until then it
+    /// can be neither read nor written: it is moved.
+    ///
+    /// ```compile_fail
+    /// # use sluice_device::{async_copy::Threads, tile::{Matrix, RowMajor, Tile}};
+    /// # fn k(tile: Tile<f32, RowMajor<8, 8>>, src: Matrix<'_, f32>, threads: Threads<64>) {
+    /// let copying = tile.copy_async(&threads, &src, 0, 0);
+    /// let x = tile.get(0, 0); // error[E0382]: borrow of moved value: `tile`
+    /// # }
+    /// ```
+    ///
+    /// Fixed: read what [`InFlight::wait`] gives back.
+    ///
+    /// ```
+    /// # use sluice_device::{async_copy::Threads, tile::{Matrix, RowMajor, Tile}};
+    /// # fn k(tile: Tile<f32, RowMajor<8, 8>>, src: Matrix<'_, f32>, threads: Threads<64>) {
+    /// let tile = tile.copy_async(&threads, &src, 0, 0).wait();
+    /// let x = tile.get(0, 0);
+    /// # }
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn copy_async<const N: u32>(
+        mut self,
+        threads: &Threads<N>,
+        src: &Matrix<'_, T>,
+        row0: usize,
+        col0: usize,
+    ) -> InFlight<Self> {
+        FillTile::new(&mut self).copy_from(threads, src, row0, col0);
+        imp::commit();
+        InFlight { set: self }
+    }
+}
+
+/// Tiles with asynchronous copies in flight; [`wait`](InFlight::wait) gives them back.
+#[must_use = "the tiles come back only from `wait`"]
+pub struct InFlight<S> {
+    set: S,
+}
+
+impl<S> InFlight<S> {
+    /// Waits for every copy this thread issued (`cp.async.wait_all`), then for the block
+    /// (a barrier: every thread must call it), and gives the tiles back, filled.
+    #[inline(always)]
+    #[track_caller]
+    pub fn wait(self) -> S {
+        imp::wait_all();
+        crate::sync::sync_threads();
+        self.set
+    }
+}
+
+/// A ring of `STAGES` copies of the tile set `S` in dynamic shared memory, filled by
+/// asynchronous copies `STAGES - 1` ahead of the stage being read. See the
+/// [module docs](self) for the rules it keeps.
+pub struct Pipeline<S: TileSet, const STAGES: usize> {
+    base: u32,
+    head: usize,
+    _set: PhantomData<fn() -> S>,
+}
+
+#[inline(always)]
+#[track_caller]
+fn wait_pending<const STAGES: usize>() {
+    // `cp.async.wait_group` takes an immediate: one arm per depth, folded at compile time.
+    match STAGES {
+        2 => imp::wait_group::<0>(),
+        3 => imp::wait_group::<1>(),
+        4 => imp::wait_group::<2>(),
+        5 => imp::wait_group::<3>(),
+        6 => imp::wait_group::<4>(),
+        7 => imp::wait_group::<5>(),
+        _ => imp::wait_group::<6>(),
+    }
+}
+
+impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
+    /// The dynamic shared memory (bytes) a launch must give for this pipeline.
+    pub const SHARED_BYTES: usize = STAGES * S::BYTES + 112;
+
+    #[inline(always)]
+    fn stage(&self, i: usize) -> S {
+        // SAFETY: stage `i < STAGES` of the ring, inside the dynamic region (checked by
+        // `start`), 128-aligned (S::BYTES is a multiple of 128).
+        unsafe { S::at(self.base + (i * S::BYTES) as u32) }
+    }
+
+    /// Places the ring at the start of the launch's dynamic shared memory (panics if the
+    /// launch gave less than [`SHARED_BYTES`](Self::SHARED_BYTES)), and fills stages
+    /// `0..STAGES - 1` with `fill(stage, tiles)`, one commit group each. Call it from every
+    /// thread of the block.
+    #[inline(always)]
+    #[track_caller]
+    pub fn start<const N: u32>(threads: &Threads<N>, mut fill: impl for<'f> FnMut(usize, S::Fill<'f>)) -> Self {
+        let () = const { assert!(STAGES >= 2 && STAGES <= 8, "a pipeline has 2 to 8 stages") };
+        let _ = threads;
+        let region = crate::shared::dynamic_shared::<u8>().as_ptr().addr();
+        let base = (region + 127) & !127;
+        crate::dassert!(
+            (base - region) as u64 + (STAGES * S::BYTES) as u64 <= crate::shared::dynamic_shared_bytes() as u64,
+            "Pipeline::start: the launch's dynamic shared memory is smaller than Pipeline::SHARED_BYTES"
+        );
+        let pipe = Pipeline { base, head: 0, _set: PhantomData };
+        for i in 0..STAGES - 1 {
+            let mut st = pipe.stage(i);
+            fill(i, S::fill(&mut st));
+            imp::commit();
+        }
+        pipe
+    }
+
+    /// Waits until the oldest stage has landed, in this thread (`cp.async.wait_group
+    /// STAGES - 2`) and in every thread of the block (a barrier: every thread must call
+    /// it), and hands it out for reading ([`Ready`]), with the stage every thread has
+    /// finished reading for the next copies ([`Refill`]).
+    #[inline(always)]
+    #[track_caller]
+    pub fn wait(&mut self) -> (Ready<'_, S>, Refill<'_, S>) {
+        wait_pending::<STAGES>();
+        crate::sync::sync_threads();
+        let ready = self.stage(self.head);
+        let free = self.stage((self.head + STAGES - 1) % STAGES);
+        self.head = (self.head + 1) % STAGES;
+        (Ready { tiles: ready, _pipe: PhantomData }, Refill { stage: free, done: false, _pipe: PhantomData })
+    }
+
+    /// Waits for every copy still in flight (`cp.async.wait_all`): the end of the ring.
+    /// (Dropping the pipeline does the same.)
+    #[inline(always)]
+    #[track_caller]
+    pub fn finish(self) {}
+}
+
+impl<S: TileSet, const STAGES: usize> Drop for Pipeline<S, STAGES> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        imp::wait_all();
+    }
+}
+
+/// The stage of a [`Pipeline`] every thread's copies have landed in, readable through
+/// [`tiles`](Ready::tiles) until the next [`Pipeline::wait`].
+pub struct Ready<'p, S> {
+    tiles: S,
+    // Holds the pipeline's `&mut` borrow (with `Refill`), so `wait` cannot run again
+    // while the stage is being read.
+    _pipe: PhantomData<&'p mut ()>,
+}
+
+impl<'p, S> Ready<'p, S> {
+    /// The stage's tiles, for reading.
+    #[inline(always)]
+    pub fn tiles(&self) -> &S {
+        &self.tiles
+    }
+}
+
+/// The stage of a [`Pipeline`] released one wait earlier — every thread passed this wait's
+/// barrier after reading it — to be filled with the next copies: [`fill`](Refill::fill)
+/// fills and commits it (once: it is consumed); dropped unfilled, it commits an empty
+/// group, so that the count of groups in flight stays what `wait` assumes.
+#[must_use = "fill the free stage, or drop it to commit an empty group"]
+pub struct Refill<'p, S: TileSet> {
+    stage: S,
+    done: bool,
+    // Holds the pipeline's `&mut` borrow, as `Ready`.
+    _pipe: PhantomData<&'p mut ()>,
+}
+
+impl<'p, S: TileSet> Refill<'p, S> {
+    /// Fills the stage with `fill(tiles)` (copies only: the [`FillTile`]s cannot be read)
+    /// and commits them as one group. Call it from every thread.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fill(mut self, fill: impl for<'f> FnOnce(S::Fill<'f>)) {
+        fill(S::fill(&mut self.stage));
+        imp::commit();
+        self.done = true;
+    }
+}
+
+impl<'p, S: TileSet> Drop for Refill<'p, S> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if !self.done {
+            imp::commit();
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Row-major matrices in global memory: read-only ([`Matrix`], the source of tile copies)
+//! and written ([`MatrixMut`], partitioned into one tile per block and one per warp, so
+//! that every element has one writer by construction).
+
+use crate::slice::DeviceSliceMut;
+
+/// A row-major `rows × cols` matrix in a kernel's read-only slice parameter, row `r`
+/// starting at element `r * ld`. The analogue of `(const T*, rows, cols, ld)`.
+///
+/// ```
+/// use sluice_device::tile::Matrix;
+/// let data = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let m = Matrix::new(&data, 2, 3);
+/// assert_eq!(m.get(1, 2), Some(6.0));
+/// assert_eq!(m.get(2, 0), None);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Matrix<'a, T> {
+    data: &'a [T],
+    rows: usize,
+    cols: usize,
+    ld: usize,
+}
+
+#[cold]
+#[track_caller]
+fn bad_matrix() -> ! {
+    crate::dfail!("matrix shape does not fit its slice (rows, cols, ld)")
+}
+
+/// Whether `rows × cols` with leading dimension `ld` fits `len` elements.
+#[inline(always)]
+const fn fits(len: usize, rows: usize, cols: usize, ld: usize) -> bool {
+    if ld < cols {
+        return false;
+    }
+    if rows == 0 || cols == 0 {
+        return true;
+    }
+    match (rows - 1).checked_mul(ld) {
+        Some(x) => x <= len && cols <= len - x,
+        None => false,
+    }
+}
+
+impl<'a, T: Copy> Matrix<'a, T> {
+    /// The matrix whose rows are `cols` elements apart. Panics if `rows * cols` elements do
+    /// not fit in `data`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn new(data: &'a [T], rows: usize, cols: usize) -> Matrix<'a, T> {
+        Self::with_ld(data, rows, cols, cols)
+    }
+
+    /// The matrix whose rows are `ld` elements apart (`ld >= cols`). Panics if it does not
+    /// fit in `data`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn with_ld(data: &'a [T], rows: usize, cols: usize, ld: usize) -> Matrix<'a, T> {
+        if !fits(data.len(), rows, cols, ld) {
+            bad_matrix();
+        }
+        Matrix { data, rows, cols, ld }
+    }
+
+    /// Rows.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Elements between the starts of consecutive rows.
+    #[inline(always)]
+    pub fn ld(&self) -> usize {
+        self.ld
+    }
+
+    /// Element `(r, c)`, or `None` outside the matrix.
+    #[inline(always)]
+    pub fn get(&self, r: usize, c: usize) -> Option<T> {
+        if r < self.rows && c < self.cols {
+            // SAFETY: r < rows, c < cols and `fits` give r * ld + c < len.
+            Some(unsafe { *self.data.get_unchecked(r * self.ld + c) })
+        } else {
+            None
+        }
+    }
+
+    /// The slice.
+    #[inline(always)]
+    pub fn data(&self) -> &'a [T] {
+        self.data
+    }
+}
+
+/// How blocks are assigned to the tiles of a [`MatrixMut`]: a bijection from the block's
+/// linear rank ([`crate::thread::grid_block_rank`]) onto the tiles, so that no two blocks
+/// get the same tile, whatever the grid's shape (blocks past the last tile get none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Raster {
+    /// Tile `(rank / tiles_n, rank % tiles_n)`: along rows of tiles.
+    RowMajor,
+    /// Triton's grouped order: groups of `g` rows of tiles, walked column by column inside
+    /// a group, so that consecutive blocks share rows of A and columns of B in L2.
+    Grouped(u32),
+}
+
+impl Raster {
+    /// The tile `(tile_row, tile_col)` of block `rank` among `tiles_m × tiles_n`, or `None`
+    /// past the last.
+    ///
+    /// ```
+    /// use sluice_device::tile::Raster;
+    /// assert_eq!(Raster::RowMajor.tile(5, 3, 4), Some((1, 1)));
+    /// assert_eq!(Raster::Grouped(2).tile(1, 3, 4), Some((1, 0)));
+    /// assert_eq!(Raster::Grouped(2).tile(12, 3, 4), None);
+    /// ```
+    #[inline(always)]
+    pub fn tile(self, rank: u64, tiles_m: u64, tiles_n: u64) -> Option<(u64, u64)> {
+        if rank >= tiles_m * tiles_n {
+            return None;
+        }
+        match self {
+            Raster::RowMajor => Some((rank / tiles_n, rank % tiles_n)),
+            Raster::Grouped(g) => {
+                let g = if g == 0 { 1 } else { g as u64 };
+                let per_group = g * tiles_n;
+                let first = (rank / per_group) * g;
+                let size = if tiles_m - first < g { tiles_m - first } else { g };
+                let in_group = rank % per_group;
+                Some((first + in_group % size, in_group / size))
+            }
+        }
+    }
+}
+
+/// A row-major `rows × cols` matrix in a kernel's written slice parameter. It hands out
+/// writes only through [`BlockTile`] and [`WarpTile`], whose elements are disjoint between
+/// blocks and between warps, so a safe kernel writes each element from one thread at most.
+pub struct MatrixMut<'a, T> {
+    // Every write goes through the slice's element access (on the CPU, where the race
+    // checker records it).
+    slice: DeviceSliceMut<'a, T>,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+}
+
+impl<'a, T> MatrixMut<'a, T> {
+    /// The matrix whose rows are `cols` apart, over `slice` (consumed). Panics if it does
+    /// not fit.
+    #[inline(always)]
+    #[track_caller]
+    pub fn new(slice: DeviceSliceMut<'a, T>, rows: usize, cols: usize) -> MatrixMut<'a, T> {
+        Self::with_ld(slice, rows, cols, cols)
+    }
+
+    /// The matrix whose rows are `ld` apart. Panics if it does not fit.
+    #[inline(always)]
+    #[track_caller]
+    pub fn with_ld(slice: DeviceSliceMut<'a, T>, rows: usize, cols: usize, ld: usize) -> MatrixMut<'a, T> {
+        if !fits(slice.len(), rows, cols, ld) {
+            bad_matrix();
+        }
+        MatrixMut { slice, rows, cols, ld }
+    }
+
+    /// This block's `BM × BN` tile, by `raster` over the tiles covering the matrix (the
+    /// last row and column of tiles may hang over its edges); `None` for a block past the
+    /// last tile. Every thread of a block gets the same tile, no two blocks the same.
+    #[inline(always)]
+    pub fn block_tile<const BM: usize, const BN: usize>(self, raster: Raster) -> Option<BlockTile<'a, T, BM, BN>> {
+        let tiles_m = self.rows.div_ceil(BM) as u64;
+        let tiles_n = self.cols.div_ceil(BN) as u64;
+        let (tm, tn) = raster.tile(crate::thread::grid_block_rank(), tiles_m, tiles_n)?;
+        Some(BlockTile { m: self, row0: tm as usize * BM, col0: tn as usize * BN })
+    }
+}
+
+/// The `BM × BN` tile of a [`MatrixMut`] that belongs to this block.
+pub struct BlockTile<'a, T, const BM: usize, const BN: usize> {
+    m: MatrixMut<'a, T>,
+    row0: usize,
+    col0: usize,
+}
+
+impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
+    /// The matrix row of the tile's first row.
+    #[inline(always)]
+    pub fn row0(&self) -> usize {
+        self.row0
+    }
+
+    /// The matrix column of the tile's first column.
+    #[inline(always)]
+    pub fn col0(&self) -> usize {
+        self.col0
+    }
+
+    /// This warp's `WM × WN` part of the tile: warp `w` (`block_rank() / 32`) of the
+    /// `(BM / WM) × (BN / WN)` grid of warp tiles takes row `w / (BN / WN)` and column
+    /// `w % (BN / WN)` of it; `None` for warps past the last. `BM` must be a multiple of
+    /// `WM`, `BN` of `WN` (checked at compile time).
+    #[inline(always)]
+    pub fn warp_tile<const WM: usize, const WN: usize>(self) -> Option<WarpTile<'a, T, WM, WN>> {
+        let () = const {
+            assert!(
+                WM > 0 && WN > 0 && BM.is_multiple_of(WM) && BN.is_multiple_of(WN),
+                "warp tiles must divide the block tile"
+            )
+        };
+        let w = (crate::thread::block_rank() / 32) as usize;
+        let per_row = BN / WN;
+        if w >= (BM / WM) * per_row {
+            return None;
+        }
+        Some(WarpTile { m: self.m, row0: self.row0 + (w / per_row) * WM, col0: self.col0 + (w % per_row) * WN })
+    }
+}
+
+/// The `WM × WN` tile of a [`MatrixMut`] that belongs to this warp; each lane writes the
+/// elements its MMA accumulators hold ([`crate::mma::Accum`]), or its own share.
+pub struct WarpTile<'a, T, const WM: usize, const WN: usize> {
+    m: MatrixMut<'a, T>,
+    row0: usize,
+    col0: usize,
+}
+
+impl<'a, T, const WM: usize, const WN: usize> WarpTile<'a, T, WM, WN> {
+    /// The matrix row of the tile's first row.
+    #[inline(always)]
+    pub fn row0(&self) -> usize {
+        self.row0
+    }
+
+    /// The matrix column of the tile's first column.
+    #[inline(always)]
+    pub fn col0(&self) -> usize {
+        self.col0
+    }
+}
+
+impl<'a, const WM: usize, const WN: usize> WarpTile<'a, f32, WM, WN> {
+    /// Writes `v0` at `(r, c)` and `v1` at `(r, c + 1)` of the warp tile, each if inside
+    /// the matrix.
+    ///
+    /// # Safety
+    ///
+    /// No other thread of the launch accesses these elements unordered (the caller gives
+    /// each element of the warp tile to one lane).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn write2(&mut self, r: usize, c: usize, v0: f32, v1: f32) {
+        let (row, col) = (self.row0 + r, self.col0 + c);
+        if row >= self.m.rows {
+            return;
+        }
+        let i = row * self.m.ld + col;
+        // SAFETY: `row < rows` and `col (+ 1) < cols` with `fits(len, rows, cols, ld)`
+        // (checked by `MatrixMut::with_ld`) put `i` (and `i + 1`) inside the slice; one
+        // writer per element is the caller's duty.
+        unsafe {
+            if col < self.m.cols {
+                *self.m.slice.get_unchecked_mut(i) = v0;
+            }
+            if col + 1 < self.m.cols {
+                *self.m.slice.get_unchecked_mut(i + 1) = v1;
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The tensor-core families on the CPU runtime (`tile`, `mma`, `async_copy`), each against
+//! a scalar reference: every `ldmatrix` form against element-by-element loads (which follow
+//! `spec::mma`'s tables), `mma.sync` against the f64 product, the `cp.async` pipeline's
+//! stages against the source (zero-filled past its edges), and the convergence check.
+
+use std::sync::Mutex;
+
+use sluice_device::async_copy::{Pipeline, Threads};
+use sluice_device::half::bf16;
+use sluice_device::mma::{Accum, FragA, FragB, Warp, M16N8K16, M16N8K8};
+use sluice_device::spec::mma as spec;
+use sluice_device::tile::{dynamic_tiles, ColMajor, Matrix, RowMajor, Swizzled, Tile};
+use sluice_device::{cpu, sync};
+
+/// Fills a tile with `f(r, c)`, every thread a share, then a barrier.
+fn fill<T: bytemuck::Pod, L: sluice_device::tile::Layout>(t: &mut Tile<T, L>, f: impl Fn(usize, usize) -> T) {
+    let n = sluice_device::thread::block_size() as usize;
+    let mut i = sluice_device::thread::block_rank() as usize;
+    while i < L::ROWS * L::COLS {
+        t.set(i / L::COLS, i % L::COLS, f(i / L::COLS, i % L::COLS));
+        i += n;
+    }
+    sync::sync_threads();
+}
+
+fn b(x: usize) -> bf16 {
+    bf16::from_f32(x as f32)
+}
+
+#[test]
+fn every_ldmatrix_form_matches_element_loads() {
+    let failures = Mutex::new(Vec::new());
+    cpu::launch([1, 1, 1], [32, 1, 1], 16384, &|| {
+        type A = Tile<bf16, Swizzled<32, 32>>;
+        type AC = Tile<bf16, ColMajor<32, 32>>;
+        type BR = Tile<bf16, Swizzled<32, 64>>;
+        type BC = Tile<bf16, ColMajor<32, 64, 8>>;
+        let (mut a, mut ac, mut br, mut bc): (A, AC, BR, BC) = dynamic_tiles();
+        let val = |r: usize, c: usize| b((r * 64 + c) % 251);
+        fill(&mut a, val);
+        fill(&mut ac, val);
+        fill(&mut br, val);
+        fill(&mut bc, val);
+        let w = Warp::whole();
+        let lane = w.lane();
+        let bad = |what: &str, x: bool| {
+            if !x {
+                failures.lock().unwrap().push(format!("lane {lane}: {what}"));
+            }
+        };
+        let fa: [FragA<bf16, M16N8K16>; 2] = w.load_a(&a, 0, 16);
+        let sa: [FragA<bf16, M16N8K16>; 2] = w.load_a_scalar(&a, 0, 16);
+        bad("A ldmatrix", fa.map(|f| f.regs()) == sa.map(|f| f.regs()));
+        let ft: [FragA<bf16, M16N8K16>; 2] = w.load_a_trans(&ac, 0, 16);
+        let st: [FragA<bf16, M16N8K16>; 2] = w.load_a_scalar(&ac, 0, 16);
+        bad("A ldmatrix.trans", ft.map(|f| f.regs()) == st.map(|f| f.regs()));
+        let fb: [FragB<bf16, M16N8K16>; 3] = w.load_b_trans(&br, 16, 8);
+        let sb: [FragB<bf16, M16N8K16>; 3] = w.load_b_scalar(&br, 16, 8);
+        bad("B ldmatrix.trans (x4 and x2)", fb.map(|f| f.regs()) == sb.map(|f| f.regs()));
+        let fc: [FragB<bf16, M16N8K16>; 4] = w.load_b(&bc, 0, 32);
+        let sc: [FragB<bf16, M16N8K16>; 4] = w.load_b_scalar(&bc, 0, 32);
+        bad("B ldmatrix", fc.map(|f| f.regs()) == sc.map(|f| f.regs()));
+        // And the scalar loads follow the spec's table.
+        let (r, c) = spec::a16_elem(lane, 2, 1);
+        bad("A table", (sa[1].regs()[2] >> 16) as u16 == val(16 + r as usize, 16 + c as usize).to_bits());
+    })
+    .unwrap();
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{f:?}");
+}
+
+/// The tiles of `mma_matches_the_f64_product`: bf16 A and k-major B, tf32 A and K-contiguous B.
+type MmaTiles =
+    (Tile<bf16, RowMajor<16, 16>>, Tile<bf16, RowMajor<16, 8>>, Tile<f32, RowMajor<16, 8>>, Tile<f32, ColMajor<8, 8>>);
+
+#[test]
+fn mma_matches_the_f64_product() {
+    let out = Mutex::new(vec![0f32; 2 * 128]);
+    cpu::launch([1, 1, 1], [32, 1, 1], 8192, &|| {
+        let (mut a, mut bt, mut af, mut bf): MmaTiles = dynamic_tiles();
+        fill(&mut a, |r, c| bf16::from_f32(((r * 7 + c * 3) % 11) as f32 - 5.0));
+        fill(&mut bt, |r, c| bf16::from_f32(((r * 5 + c) % 7) as f32 * 0.25));
+        fill(&mut af, |r, c| ((r * 7 + c * 3) % 11) as f32 / 3.0);
+        fill(&mut bf, |r, c| ((r * 5 + c) % 7) as f32 * 1.1);
+        let w = Warp::whole();
+        let mut acc = Accum::<M16N8K16>::from_regs([1.0; 4]);
+        let fa: [FragA<bf16, M16N8K16>; 1] = w.load_a(&a, 0, 0);
+        let fb: [FragB<bf16, M16N8K16>; 1] = w.load_b_trans(&bt, 0, 0);
+        w.mma(&mut acc, &fa[0], &fb[0]);
+        let mut acc8 = Accum::<M16N8K8>::zero();
+        let ga = w.load_a::<_, _, M16N8K8, 1>(&af, 0, 0);
+        let gb = w.load_b::<_, _, M16N8K8, 1>(&bf, 0, 0);
+        w.mma(&mut acc8, &ga[0], &gb[0]);
+        let lane = w.lane();
+        let mut o = out.lock().unwrap();
+        for i in 0..4 {
+            let (r, c) = spec::c_elem(lane, i);
+            o[(r * 8 + c) as usize] = acc.regs()[i as usize];
+            o[128 + (r * 8 + c) as usize] = acc8.regs()[i as usize];
+        }
+    })
+    .unwrap();
+    let o = out.into_inner().unwrap();
+    for m in 0..16 {
+        for n in 0..8 {
+            let want: f64 = 1.0
+                + (0..16)
+                    .map(|k| (((m * 7 + k * 3) % 11) as f64 - 5.0) * (((k * 5 + n) % 7) as f64 * 0.25))
+                    .sum::<f64>();
+            assert_eq!(o[m * 8 + n] as f64, want, "bf16 ({m}, {n})");
+            let want8: f64 = (0..8)
+                .map(|k| {
+                    spec::to_tf32(((m * 7 + k * 3) % 11) as f32 / 3.0) as f64
+                        * spec::to_tf32(((k * 5 + n) % 7) as f32 * 1.1) as f64
+                })
+                .sum();
+            assert!((o[128 + m * 8 + n] as f64 - want8).abs() < 1e-4 * want8.abs().max(1.0), "tf32 ({m}, {n})");
+        }
+    }
+}
+
+#[test]
+fn a_pipeline_hands_out_each_stage_as_copied_and_zero_fills_past_the_edges() {
+    // A 40 × 20 source (ragged: tiles of 16 × 16), four k-tiles of 16 columns, 3 stages.
+    let (rows, cols) = (40usize, 50usize);
+    let src: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let failures = Mutex::new(Vec::new());
+    cpu::launch([1, 1, 1], [64, 1, 1], Pipeline::<Tile<f32, Swizzled<16, 16>>, 3>::SHARED_BYTES as u32, &|| {
+        let m = Matrix::new(&src, rows, cols);
+        let threads = Threads::<64>::check();
+        let row0 = 32; // the last, ragged row of tiles
+        let k_tiles = cols.div_ceil(16);
+        let mut pipe = Pipeline::<Tile<f32, Swizzled<16, 16>>, 3>::start(&threads, |s, mut t| {
+            t.copy_from(&threads, &m, row0, 16 * s);
+        });
+        for kt in 0..k_tiles {
+            let (ready, refill) = pipe.wait();
+            let next = kt + 2;
+            refill.fill(|mut t| {
+                if next < k_tiles {
+                    t.copy_from(&threads, &m, row0, 16 * next);
+                }
+            });
+            let t = ready.tiles();
+            if threads.rank() == 0 {
+                for r in 0..16 {
+                    for c in 0..16 {
+                        let want = m.get(row0 + r, 16 * kt + c).unwrap_or(0.0);
+                        if t.get(r, c) != want {
+                            failures.lock().unwrap().push(format!("k-tile {kt} ({r}, {c}): {} != {want}", t.get(r, c)));
+                        }
+                    }
+                }
+            }
+        }
+        pipe.finish();
+    })
+    .unwrap();
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{:?}", &f[..f.len().min(5)]);
+}
+
+#[test]
+fn a_warp_operation_in_a_divergent_branch_fails_the_launch() {
+    let r = cpu::launch([1, 1, 1], [32, 1, 1], 0, &|| {
+        if sluice_device::thread::block_rank() < 16 {
+            let _ = Warp::whole();
+        }
+    });
+    let e = r.expect_err("a warp operation without the whole warp must fail");
+    assert!(e.contains("all 32 lanes"), "{e}");
+}

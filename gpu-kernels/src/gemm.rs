@@ -1,0 +1,182 @@
+//! Tensor-core matrix products, written without `unsafe`: `C = A · B` with `A` (`m × k`)
+//! and `B` (`k × n`) row-major in bf16, f16 or f32 (multiplied as tf32), `C` (`m × n`)
+//! row-major f32, any sizes (the tiles at the edges are zero-filled and clipped).
+//!
+//! One design, [`GemmShape`]: a block computes a `BM × BN` tile of C (blocks in Triton's
+//! grouped order, [`GEMM_GROUP`] rows of tiles per group, for L2 reuse) with one warp per
+//! 64 × 64 warp tile (4 × 8 MMAs of 16 × 8); A and B move through a `STAGES`-deep `cp.async`
+//! pipeline of swizzled shared tiles (no padding, no bank conflicts), k-tile
+//! `kt + STAGES - 1` copied while k-tile `kt` is multiplied; in `gemm_bf16` and `gemm_f16`
+//! the k-steps of a k-tile are unrolled into one straight-line block (every warp operation
+//! is predicated on its convergence check, not branched on, see `sluice_device::mma`), so
+//! the assembler overlaps each step's `ldmatrix` with the last step's MMAs; the others loop
+//! over them (unrolled, ptxas spills). Fragments come from
+//! `ldmatrix` (`.trans` for B, which is k-major in memory; tf32's B element by element, as
+//! `ldmatrix` cannot transpose 32-bit elements). `benches/cuda/tc_gemm.cu` is the same
+//! kernel in CUDA C++.
+
+use sluice_device::async_copy::{Pipeline, Threads};
+use sluice_device::half::{bf16, f16};
+use sluice_device::kernel;
+use sluice_device::mma::{Accum, Warp, M16N8K16, M16N8K8};
+use sluice_device::slice::DeviceSliceMut;
+use sluice_device::tile::{Matrix, MatrixMut, Raster, RowMajor, Swizzled, Tile};
+
+use super::{GemmShape, GEMM_BF16, GEMM_BF16_128X128, GEMM_BF16_BK64, GEMM_GROUP, GEMM_TF32};
+
+/// Warp tile: 64 × 64, 4 × 8 MMAs of 16 × 8.
+const WM: usize = 64;
+const WN: usize = 64;
+const MI: usize = WM / 16;
+const NI: usize = WN / 8;
+
+macro_rules! gemm_body {
+    // The k-steps of a k-tile: unrolled into one straight-line block (each step's loads free
+    // to overlap the last one's MMAs, at the cost of registers), or a loop (where unrolled
+    // they spill: ptxas's report in `cargo xtask check-ptx`).
+    (@ks unrolled, $n:expr, $ks:ident => $body:block) => {
+        sluice_device::unroll!($ks in 0..$n; max 8 => $body)
+    };
+    (@ks looped, $n:expr, $ks:ident => $body:block) => {
+        for $ks in 0..$n $body
+    };
+    ($t:ty, $shape:ty, $g:expr, $load_b:ident, $unroll:tt, $c:ident, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {{
+        const G: GemmShape = $g;
+        const BM: usize = G.bm;
+        const BN: usize = G.bn;
+        const BK: usize = G.bk;
+        const STAGES: usize = G.stages;
+        const THREADS: u32 = G.threads;
+        const KS: usize = <$shape as sluice_device::mma::Shape>::K;
+        let () = const { assert!(THREADS as usize == (BM / WM) * (BN / WN) * 32, "one warp per warp tile") };
+        let () = const { assert!(G.elem_bytes == core::mem::size_of::<$t>(), "the shape's element size") };
+        type TA = Tile<$t, Swizzled<BM, BK>>;
+        type TB = Tile<$t, Swizzled<BK, BN>>;
+        // What the host gives (`GemmShape::shared_bytes`) is what the pipeline takes.
+        let () = const {
+            assert!(Pipeline::<(TA, TB), STAGES>::SHARED_BYTES == G.shared_bytes(), "GemmShape::shared_bytes")
+        };
+        let (m, n, k) = ($m as usize, $n as usize, $k as usize);
+        let threads = Threads::<THREADS>::check();
+        let a = Matrix::new($a, m, k);
+        let b = Matrix::new($b, k, n);
+        let Some(block) = MatrixMut::new($c, m, n).block_tile::<BM, BN>(Raster::Grouped(GEMM_GROUP)) else {
+            return;
+        };
+        let (row0, col0) = (block.row0(), block.col0());
+        let warp = Warp::whole();
+        // The warp's tile inside the block's, as `warp_tile` assigns it.
+        let w = (threads.rank() / 32) as usize;
+        let (wr, wc) = ((w / (BN / WN)) * WM, (w % (BN / WN)) * WN);
+        let k_tiles = k.div_ceil(BK);
+        let mut pipe = Pipeline::<(TA, TB), STAGES>::start(&threads, |s, (mut ta, mut tb)| {
+            if s < k_tiles {
+                ta.copy_from(&threads, &a, row0, s * BK);
+                tb.copy_from(&threads, &b, s * BK, col0);
+            }
+        });
+        let mut acc = [[Accum::<$shape>::zero(); NI]; MI];
+        for kt in 0..k_tiles {
+            let (ready, refill) = pipe.wait();
+            let next = kt + STAGES - 1;
+            refill.fill(|(mut ta, mut tb)| {
+                if next < k_tiles {
+                    ta.copy_from(&threads, &a, row0, next * BK);
+                    tb.copy_from(&threads, &b, next * BK, col0);
+                }
+            });
+            let (ta, tb) = ready.tiles();
+            gemm_body!(@ks $unroll, BK / KS, ks => {
+                let fa = warp.load_a::<_, _, $shape, MI>(ta, wr, ks * KS);
+                let fb = warp.$load_b::<_, _, $shape, NI>(tb, ks * KS, wc);
+                warp.mma_grid(&mut acc, &fa, &fb);
+            });
+        }
+        pipe.finish();
+        if let Some(mut out) = block.warp_tile::<WM, WN>() {
+            warp.store(&mut out, &acc);
+        }
+    }};
+}
+
+/// `c = a · b`: `a` `m × k`, `b` `k × n` bf16, `c` `m × n` f32, all row-major; launch as
+/// [`GEMM_BF16`] says ([`GemmShape::grid`], `threads`, [`GemmShape::shared_bytes`]).
+#[kernel]
+pub fn gemm_bf16(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
+    gemm_body!(bf16, M16N8K16, GEMM_BF16, load_b_trans, unrolled, c, a, b, m, n, k)
+}
+
+/// As [`gemm_bf16`], f16 operands (the same [`GEMM_BF16`] shape).
+#[kernel]
+pub fn gemm_f16(c: DeviceSliceMut<f32>, a: &[f16], b: &[f16], m: u32, n: u32, k: u32) {
+    gemm_body!(f16, M16N8K16, GEMM_BF16, load_b_trans, unrolled, c, a, b, m, n, k)
+}
+
+/// As [`gemm_bf16`], f32 operands multiplied as tf32 (rounded to nearest as they are loaded
+/// into fragments), launched as [`GEMM_TF32`] says.
+#[kernel]
+pub fn gemm_tf32(c: DeviceSliceMut<f32>, a: &[f32], b: &[f32], m: u32, n: u32, k: u32) {
+    gemm_body!(f32, M16N8K8, GEMM_TF32, load_b_scalar, looped, c, a, b, m, n, k)
+}
+
+/// As [`gemm_bf16`] in the [`GEMM_BF16_128X128`] shape (4 warps, two blocks per SM): a
+/// design variant timed beside it.
+#[kernel]
+pub fn gemm_bf16_128x128(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
+    gemm_body!(bf16, M16N8K16, GEMM_BF16_128X128, load_b_trans, looped, c, a, b, m, n, k)
+}
+
+/// As [`gemm_bf16`] in the [`GEMM_BF16_BK64`] shape (k-tiles of 64 in 3 stages, the first
+/// design): a variant timed beside it.
+#[kernel]
+pub fn gemm_bf16_bk64(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
+    gemm_body!(bf16, M16N8K16, GEMM_BF16_BK64, load_b_trans, looped, c, a, b, m, n, k)
+}
+
+macro_rules! mma_probe {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $shape:ty, $ta:ty, $tb:ty, $load_b:ident) => {
+        $(#[$doc])*
+        #[kernel]
+        pub fn $name(d: DeviceSliceMut<f32>, a: &[$t], b: &[$t]) {
+            use sluice_device::tile::dynamic_tiles;
+            const M: usize = <$shape as sluice_device::mma::Shape>::M;
+            const N: usize = <$shape as sluice_device::mma::Shape>::N;
+            const K: usize = <$shape as sluice_device::mma::Shape>::K;
+            let threads = Threads::<32>::check();
+            let (ta, tb): ($ta, $tb) = dynamic_tiles();
+            // cp.async into both tiles, one group each; then wait (and the block barrier).
+            let ta = ta.copy_async(&threads, &Matrix::new(a, M, K), 0, 0).wait();
+            let tb = tb.copy_async(&threads, &Matrix::new(b, K, N), 0, 0).wait();
+            let warp = Warp::whole();
+            let fa = warp.load_a::<_, _, $shape, 1>(&ta, 0, 0);
+            let fb = warp.$load_b::<_, _, $shape, 1>(&tb, 0, 0);
+            let mut acc = [[Accum::<$shape>::zero(); 1]; 1];
+            warp.mma(&mut acc[0][0], &fa[0], &fb[0]);
+            if let Some(block) = MatrixMut::new(d, M, N).block_tile::<16, 8>(Raster::RowMajor) {
+                if let Some(mut out) = block.warp_tile::<16, 8>() {
+                    warp.store(&mut out, &acc);
+                }
+            }
+        }
+    };
+}
+
+mma_probe! {
+    /// One warp: `d = a · b` for one `m16n8k16` bf16 MMA, through every tensor-core
+    /// operation (`cp.async` into row-major tiles, `ldmatrix`, `ldmatrix.trans`, `mma.sync`,
+    /// the accumulator store): `a` 16 × 16, `b` 16 × 8, `d` 16 × 8, row-major. Block 32,
+    /// grid 1, dynamic shared memory [`MMA_PROBE_SHARED`].
+    mma_probe_bf16, bf16, M16N8K16, Tile<bf16, RowMajor<16, 16>>, Tile<bf16, RowMajor<16, 8>>, load_b_trans
+}
+mma_probe! {
+    /// As [`mma_probe_bf16`], f16.
+    mma_probe_f16, f16, M16N8K16, Tile<f16, RowMajor<16, 16>>, Tile<f16, RowMajor<16, 8>>, load_b_trans
+}
+mma_probe! {
+    /// As [`mma_probe_bf16`] for one `m16n8k8` tf32 MMA: `a` 16 × 8, `b` 8 × 8 f32 (B read
+    /// element by element).
+    mma_probe_tf32, f32, M16N8K8, Tile<f32, RowMajor<16, 8>>, Tile<f32, RowMajor<8, 8>>, load_b_scalar
+}
+
+/// The dynamic shared memory (bytes) the MMA probes need (two tiles, aligned).
+pub const MMA_PROBE_SHARED: usize = 1024;

@@ -1,0 +1,191 @@
+//! The tensor-core kernels of `gpu-kernels` (`gemm.rs`) on both backends: the MMA probes
+//! (one warp through `cp.async`, `ldmatrix`, `ldmatrix.trans`, `mma.sync` and the
+//! accumulator store, bf16, f16 and tf32) and the gemms (and the bf16 design variants,
+//! `gemm_bf16_128x128` and `gemm_bf16_bk64`) at several shapes, ragged edges included, each against an f64 reference of the inputs as the kernel rounds them, with
+//! fresh random inputs and a NaN-poisoned output (every element must be written).
+//!
+//! `cargo test --test gpu_tensor` runs them on the CPU backend; `-- --ignored` on a GPU.
+
+mod common;
+
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X128, GEMM_BF16_BK64, GEMM_TF32, MMA_PROBE_SHARED};
+use half::{bf16, f16};
+use rand::Rng;
+use sluice::{kernels, scope, Gpu, LaunchConfig};
+
+/// `x` as the tensor core multiplies it in tf32 (rounded to nearest, ties away).
+fn tf32(x: f32) -> f64 {
+    sluice_device::spec::mma::to_tf32(x) as f64
+}
+
+/// The worst `|c - ref| / Σ|a b|` over every element (an unwritten element is infinite).
+fn worst_error(a: &[f64], b: &[f64], c: &[f32], m: usize, n: usize, k: usize) -> f64 {
+    let mut worst = 0f64;
+    for row in 0..m {
+        for col in 0..n {
+            let (mut r, mut mag) = (0f64, 0f64);
+            for i in 0..k {
+                let p = a[row * k + i] * b[i * n + col];
+                r += p;
+                mag += p.abs();
+            }
+            let e = (c[row * n + col] as f64 - r).abs() / mag.max(1e-30);
+            worst = worst.max(if e.is_finite() { e } else { f64::INFINITY });
+        }
+    }
+    worst
+}
+
+/// Runs `$kernel` over `a` (`m × k`) and `b` (`k × n`) into a NaN-poisoned `c`.
+macro_rules! run {
+    ($gpu:expr, $kernel:expr, $cfg:expr, $a:expr, $b:expr, $len:expr, ($($extra:expr),*)) => {{
+        let poison = vec![f32::NAN; $len];
+        let f = $gpu.function(&$kernel).expect("kernel");
+        scope(&$gpu, |s| {
+            let (a, b) = (s.upload(&$a)?, s.upload(&$b)?);
+            let c = s.alloc_buffer::<f32>($len)?;
+            let host = s.pinned_buffer::<f32>($len)?;
+            let copy = s.lane()?.enter(|st| {
+                let (a, b) = (st.await_fence(&a)?, st.await_fence(&b)?);
+                let mut c = st.bind(c.as_columns_mut());
+                st.copy_to_device(&poison, &mut c)?;
+                st.launch(&f, $cfg, (&mut c, &a, &b $(, $extra)*))?;
+                st.copy_to_host(&c, host.as_pinned_mut())
+            })?;
+            Ok(copy.wait()?.to_vec())
+        })
+        .expect("run")
+    }};
+}
+
+fn mma_probes_match_the_f64_product(gpu: Gpu) {
+    let mut rng = common::rng();
+    let cfg = LaunchConfig { grid: (1, 1, 1), block: (32, 1, 1), shared_mem_bytes: MMA_PROBE_SHARED as u32 };
+    let a: Vec<f32> = (0..256).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let b: Vec<f32> = (0..128).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+        (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+    let c = run!(gpu, kernels::mma_probe_bf16, cfg, ab, bb, 128, ());
+    let e = worst_error(
+        &ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &c,
+        16,
+        8,
+        16,
+    );
+    assert!(e < 1e-6, "bf16 probe: worst error {e:e}");
+    let (ah, bh): (Vec<f16>, Vec<f16>) =
+        (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+    let c = run!(gpu, kernels::mma_probe_f16, cfg, ah, bh, 128, ());
+    let e = worst_error(
+        &ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+        &c,
+        16,
+        8,
+        16,
+    );
+    assert!(e < 1e-6, "f16 probe: worst error {e:e}");
+    let (at, bt) = (a[..128].to_vec(), b[..64].to_vec());
+    let c = run!(gpu, kernels::mma_probe_tf32, cfg, at, bt, 128, ());
+    let e = worst_error(
+        &at.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+        &bt.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+        &c,
+        16,
+        8,
+        8,
+    );
+    assert!(e < 1e-6, "tf32 probe: worst error {e:e}");
+}
+
+/// The shapes: on the CPU backend small ones (every MMA is a warp collective there), on a
+/// GPU larger ones; both with ragged edges in every dimension and a source that is not
+/// 16-byte aligned (k or n odd: the element-by-element copy path).
+fn shapes(gpu: &Gpu) -> Vec<(usize, usize, usize)> {
+    if gpu.backend() == sluice::Backend::Cpu {
+        vec![(128, 256, 64), (96, 200, 72), (33, 17, 9)]
+    } else {
+        vec![(128, 256, 64), (1024, 1024, 1024), (1000, 1000, 1000), (777, 1301, 515), (4095, 4097, 1029), (64, 48, 33)]
+    }
+}
+
+fn gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
+    let mut rng = common::rng();
+    for (m, n, k) in shapes(&gpu) {
+        let cfg = |g: GemmShape| LaunchConfig {
+            grid: (g.grid(m, n), 1, 1),
+            block: (g.threads, 1, 1),
+            shared_mem_bytes: g.shared_bytes() as u32,
+        };
+        let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let c = run!(gpu, kernels::gemm_bf16, cfg(GEMM_BF16), ab, bb, m * n, (m as u32, n as u32, k as u32));
+        let e = worst_error(
+            &ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &c,
+            m,
+            n,
+            k,
+        );
+        assert!(e < 1e-5, "bf16 {m}x{n}x{k}: worst error {e:e}");
+        // The design variants: the same inputs, the same result (the same k order per
+        // element, so the same rounding up to the MMA's own).
+        for (g, c) in [
+            (
+                "128x128",
+                run!(
+                    gpu,
+                    kernels::gemm_bf16_128x128,
+                    cfg(GEMM_BF16_128X128),
+                    ab,
+                    bb,
+                    m * n,
+                    (m as u32, n as u32, k as u32)
+                ),
+            ),
+            (
+                "bk64",
+                run!(gpu, kernels::gemm_bf16_bk64, cfg(GEMM_BF16_BK64), ab, bb, m * n, (m as u32, n as u32, k as u32)),
+            ),
+        ] {
+            let e = worst_error(
+                &ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+                &c,
+                m,
+                n,
+                k,
+            );
+            assert!(e < 1e-5, "bf16 {g} {m}x{n}x{k}: worst error {e:e}");
+        }
+        let (ah, bh): (Vec<f16>, Vec<f16>) =
+            (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+        let c = run!(gpu, kernels::gemm_f16, cfg(GEMM_BF16), ah, bh, m * n, (m as u32, n as u32, k as u32));
+        let e = worst_error(
+            &ah.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &bh.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
+            &c,
+            m,
+            n,
+            k,
+        );
+        assert!(e < 1e-5, "f16 {m}x{n}x{k}: worst error {e:e}");
+        let c = run!(gpu, kernels::gemm_tf32, cfg(GEMM_TF32), a, b, m * n, (m as u32, n as u32, k as u32));
+        let e = worst_error(
+            &a.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+            &b.iter().map(|&x| tf32(x)).collect::<Vec<_>>(),
+            &c,
+            m,
+            n,
+            k,
+        );
+        assert!(e < 1e-5, "tf32 {m}x{n}x{k}: worst error {e:e}");
+    }
+}
+
+on_every_backend!(mma_probes_match_the_f64_product, gemms_match_the_f64_product_at_every_shape);
