@@ -372,6 +372,18 @@ impl Context {
         Ok(access)
     }
 
+    /// Whether a copy from host address `ptr` to the device may read it after the call that
+    /// enqueues it: page-locked or managed memory on CUDA (the copy is asynchronous), every
+    /// address on the CPU backend (its streams copy on their worker threads). `false` only
+    /// for CUDA and pageable memory, which the driver stages before the call returns.
+    pub(crate) fn copy_reads_host_later(&self, ptr: *const u8) -> Result<bool, DriverError> {
+        match &self.kind {
+            // SAFETY: the context is retained while `self` lives.
+            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::host_is_driver_memory(*raw, ptr.cast()) },
+            ContextKind::Cpu(_) => Ok(true),
+        }
+    }
+
     /// Free and total device memory.
     pub(crate) fn mem_info(&self) -> Result<(usize, usize), DriverError> {
         match &self.kind {
