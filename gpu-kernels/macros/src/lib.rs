@@ -673,6 +673,15 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         // kernel's name, beside the `const` handle of the same name.
         #vis struct #decl {}
 
+        // The kernel's name in the value namespace on the host too (on the device it is the
+        // entry fn), so that `use crate::module::kernel;` of a kernel resolves in both builds
+        // — also beside a module of the kernel's name, which lives in the type namespace.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #decl = #decl {};
+
         #[cfg(not(target_arch = "nvptx64"))]
         #(#cfgs)*
         // SAFETY: generated from the kernel's own signature: the device entry's parameters are,
