@@ -140,6 +140,11 @@ pub(crate) struct Clocks {
 /// Named barriers per block (`bar.sync 0..15`).
 const NAMED: usize = 16;
 
+/// The most synchronisation points a thread counts in one interval (what a shadow record
+/// keeps: 20 bits). A thread reaching it starts a new interval for the whole block, as a
+/// block barrier would: the checker may then miss a race, never report one that is not.
+pub(crate) const MAX_SEG: u32 = (1 << 20) - 1;
+
 fn cells(n: usize) -> Box<[Cell<u32>]> {
     (0..n).map(|_| Cell::new(0)).collect()
 }
@@ -275,6 +280,16 @@ impl Clocks {
         self.deferred.borrow_mut().take()
     }
 
+    /// Thread `t` passes a synchronisation point of its own: its segment grows (and at
+    /// [`MAX_SEG`] the block's interval ends).
+    fn bump(&self, t: u32) {
+        let seg = &self.seg[t as usize];
+        if seg.get() + 1 >= MAX_SEG {
+            self.block_barrier();
+        }
+        seg.set(seg.get() + 1);
+    }
+
     /// A block barrier completed: a new interval.
     pub(crate) fn block_barrier(&self) {
         self.stamp.set(self.stamp.get() + 1);
@@ -322,7 +337,7 @@ impl Clocks {
                     c.set(c.get().max(*x));
                 }
             }
-            self.seg[t as usize].set(self.seg[t as usize].get() + 1);
+            self.bump(t);
         }
     }
 
@@ -352,7 +367,7 @@ impl Clocks {
         }
         let own = &pending[rank as usize];
         own.set(own.get().max(self.seg[rank as usize].get() + 1));
-        self.seg[rank as usize].set(self.seg[rank as usize].get() + 1);
+        self.bump(rank);
     }
 
     /// Named barrier `id` completed: `waiters` learn what its arrivals brought.
@@ -511,13 +526,10 @@ pub(crate) fn global_access(addr: usize, kind: GlobalAccess) {
     if block.checker().is_none() {
         return;
     }
-    let region = {
-        let cache = GLOBALS.get(block).regions.borrow();
-        match cache.iter().find(|r| r.contains(addr)) {
-            Some(r) => r.clone(),
-            None => return,
-        }
-    };
+    // Borrowed, not cloned: the cache keeps the region for the runner's life (a clone's
+    // count would be one cache line every runner of the launch writes).
+    let cache = GLOBALS.get(block).regions.borrow();
+    let Some(region) = cache.iter().find(|r| r.contains(addr)) else { return };
     let i = (addr - region.base) / region.elem;
     // SAFETY: `i < len` (`contains`), inside the region's cells.
     let cell = unsafe { &*region.cells.add(i) };
@@ -561,6 +573,7 @@ pub(crate) fn global_access(addr: usize, kind: GlobalAccess) {
         };
         let second = access(block, ctx.rank, Some(site), what(atomic).into());
         let location = format!("element {i} of a slice parameter ({} bytes each, at {:#x})", region.elem, region.base);
+        drop(cache);
         fail(block, report(block, CheckKind::GlobalRace, location, first, Some(second)));
     }
 }

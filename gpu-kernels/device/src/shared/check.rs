@@ -35,7 +35,7 @@ use sluice_host::CheckKind;
 
 use super::arena::Arena;
 use crate::cpu::block::{Block, Launch, Local};
-use crate::cpu::check::{self, Clocks, Site, Stamp};
+use crate::cpu::check::{self, Clocks, Site, Stamp, MAX_SEG};
 
 /// What an access does to the bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -75,56 +75,125 @@ impl Kind {
     }
 }
 
-/// One recorded access (16 bytes; `stamp == 0`: none).
+/// One recorded access in 8 bytes: the interval's stamp relative to the shadow's
+/// `offset` (high 32 bits; 0: no access), the thread's segment (20 bits), the thread (11
+/// bits) and whether it was atomic (the low bit).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct Rec {
-    stamp: u64,
-    seg: u32,
-    rank: u16,
-    atomic: bool,
-}
+struct Rec(u64);
 
 impl Rec {
-    fn of(now: Stamp, atomic: bool) -> Rec {
-        Rec { stamp: now.stamp, seg: now.seg, rank: now.rank as u16, atomic }
+    fn new(stamp: u32, seg: u32, rank: u32, atomic: bool) -> Rec {
+        debug_assert!(seg <= MAX_SEG && rank <= UNSEEN);
+        Rec((stamp as u64) << 32 | (seg as u64) << 12 | (rank as u64) << 1 | atomic as u64)
     }
 
-    fn stamp(self) -> Stamp {
-        Stamp { stamp: self.stamp, seg: self.seg, rank: self.rank as u32 }
+    fn stamp(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn seg(self) -> u32 {
+        (self.0 >> 12) as u32 & MAX_SEG
+    }
+
+    fn rank(self) -> u32 {
+        (self.0 >> 1) as u32 & UNSEEN
+    }
+
+    fn atomic(self) -> bool {
+        self.0 & 1 != 0
     }
 }
 
-/// One byte's records: the last write, two reads, and their sites.
+/// One byte's records: the last write and two reads (24 bytes).
 struct Byte {
     w: Cell<Rec>,
     r: [Cell<Rec>; 2],
-    sites: [Cell<Option<Site>>; 3],
 }
 
-/// A block's shadow: one [`Byte`] per byte of the arena's capacity. Zeroed memory is
-/// "never accessed"; it is never cleared (stamps tell blocks apart).
+/// Where each of a [`Byte`]'s records was made (apart: only reports read them).
+type Sites = [Cell<Option<Site>>; 3];
+
+/// A block's shadow: one [`Byte`] and its [`Sites`] per byte of the arena's capacity.
+/// Zeroed memory is "never accessed"; it is never cleared (stamps tell blocks apart).
 pub(crate) struct Shadow {
     bytes: *mut Byte,
+    sites: *mut Sites,
     len: usize,
+    /// What the clocks' stamps are stored relative to (so that they fit 32 bits).
+    offset: Cell<u64>,
+    /// The base stamp of the block last seen (a new one may move `offset`).
+    seen: Cell<u64>,
+}
+
+/// Zeroed memory for `len` values of `T`, which must be valid as all zeros.
+fn zeroed<T>(len: usize) -> *mut T {
+    let layout = Layout::array::<T>(len.max(1)).expect("a shadow of at most the arena's size");
+    // SAFETY: a non-zero size.
+    let p = unsafe { alloc::alloc_zeroed(layout) } as *mut T;
+    if p.is_null() {
+        alloc::handle_alloc_error(layout);
+    }
+    p
+}
+
+/// Frees what [`zeroed`] gave.
+///
+/// # Safety
+/// `p` came from `zeroed::<T>(len)` and is freed once.
+unsafe fn free<T>(p: *mut T, len: usize) {
+    let layout = Layout::array::<T>(len.max(1)).expect("a shadow of at most the arena's size");
+    // SAFETY: allocated with this layout (the caller's duty).
+    unsafe { alloc::dealloc(p as *mut u8, layout) };
 }
 
 impl Shadow {
-    fn layout(len: usize) -> Layout {
-        Layout::array::<Byte>(len.max(1)).expect("a shadow of at most the arena's size")
+    /// A block's first access: if its stamps no longer fit 32 bits past `offset`, every
+    /// record goes (none is of this block yet) and stamps restart.
+    #[inline(always)]
+    fn enter(&self, clocks: &Clocks) {
+        let base = clocks.base();
+        if base == self.seen.replace(base) {
+            return;
+        }
+        if base - self.offset.get() > (u32::MAX / 2) as u64 {
+            // SAFETY: both arrays hold `len` elements; all-zero bytes are valid (see `new`),
+            // and no reference into them is held across this call.
+            unsafe {
+                core::ptr::write_bytes(self.bytes, 0, self.len);
+                core::ptr::write_bytes(self.sites, 0, self.len);
+            }
+            self.offset.set(base - 1);
+        }
+    }
+
+    /// Stamp `stamp` of the clocks as stored in a [`Rec`] (at least 1 for this block's).
+    #[inline(always)]
+    fn rel(&self, stamp: u64) -> u32 {
+        (stamp - self.offset.get()) as u32
+    }
+
+    /// A record as the clocks compare it.
+    #[inline(always)]
+    fn stamp_of(&self, r: Rec) -> Stamp {
+        Stamp { stamp: r.stamp() as u64 + self.offset.get(), seg: r.seg(), rank: r.rank() }
+    }
+
+    /// Byte `i`'s records and their sites.
+    #[inline(always)]
+    fn at(&self, i: usize) -> (&Byte, &Sites) {
+        debug_assert!(i < self.len);
+        // SAFETY: `i < len` (every caller clamps to it): inside both arrays, which live as
+        // long as `self`.
+        unsafe { (&*self.bytes.add(i), &*self.sites.add(i)) }
     }
 }
 
 impl Local for Shadow {
     fn new(launch: &Launch) -> Shadow {
         let len = Arena::capacity_for(launch.dynamic_shared_bytes);
-        let layout = Shadow::layout(len);
-        // SAFETY: a non-zero size. Zeroed memory is a valid `Byte`: `Rec`s of zeros, `None`
-        // sites (null references).
-        let bytes = unsafe { alloc::alloc_zeroed(layout) } as *mut Byte;
-        if bytes.is_null() {
-            alloc::handle_alloc_error(layout);
-        }
-        Shadow { bytes, len }
+        // Zeroed memory is a valid `Byte` (`Rec`s of zeros) and valid `Sites` (`None`: null
+        // references).
+        Shadow { bytes: zeroed(len), sites: zeroed(len), len, offset: Cell::new(0), seen: Cell::new(0) }
     }
 
     /// Nothing: a record of an earlier block has a stamp below the block's base.
@@ -133,15 +202,18 @@ impl Local for Shadow {
 
 impl Drop for Shadow {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { alloc::dealloc(self.bytes as *mut u8, Shadow::layout(self.len)) };
+        // SAFETY: allocated in `new` by `zeroed` with this length, freed once.
+        unsafe {
+            free(self.bytes, self.len);
+            free(self.sites, self.len);
+        }
     }
 }
 
 /// The thread of a byte's write record when a generic pointer was made to its variable
 /// before any visible write ([`Shadow::escape`]): a write the checker cannot see, which
-/// races with nothing.
-const UNSEEN: u16 = u16::MAX;
+/// races with nothing. (Threads' linear ranks are below 1024.)
+const UNSEEN: u32 = (1 << 11) - 1;
 
 impl Shadow {
     /// Marks the bytes at `addr..addr + len` that no visible access has written in this
@@ -149,14 +221,14 @@ impl Shadow {
     /// plain Rust writes through it are invisible here (no read of them is reported as
     /// uninitialised then).
     pub(super) fn escape(&self, clocks: &Clocks, addr: u32, len: u32) {
-        let base = clocks.base();
+        self.enter(clocks);
+        let base = self.rel(clocks.base());
         let end = (addr as usize + len as usize).min(self.len);
         for i in addr as usize..end {
-            // SAFETY: `i < len`: inside the shadow.
-            let b = unsafe { &*self.bytes.add(i) };
-            if b.w.get().stamp < base {
-                b.w.set(Rec { stamp: base, seg: 0, rank: UNSEEN, atomic: true });
-                b.sites[0].set(None);
+            let (b, sites) = self.at(i);
+            if b.w.get().stamp() < base {
+                b.w.set(Rec::new(base, 0, UNSEEN, true));
+                sites[0].set(None);
             }
         }
     }
@@ -176,18 +248,28 @@ impl Shadow {
         kind: Kind,
         site: Site,
     ) {
+        self.enter(clocks);
         clocks.saw(rank, site);
         let now = clocks.now(rank);
-        let base = clocks.base();
+        let base = self.rel(clocks.base());
         let atomic = kind.atomic();
-        let me = Rec::of(now, atomic);
-        let end = (addr as usize + len).min(self.len);
+        let me = Rec::new(self.rel(now.stamp), now.seg, rank, atomic);
+        let (start, end) = (addr as usize, (addr as usize + len).min(self.len));
+        // The common case: every byte of the access holds the same records (an element
+        // written and read whole). Then the first byte is checked and its new records
+        // copied to the others: three loads and compares per byte instead of the checks.
+        let records = |i: usize| {
+            let (b, _) = self.at(i);
+            (b.w.get(), b.r[0].get(), b.r[1].get())
+        };
+        let before = records(start);
+        let uniform = (start + 1..end).all(|i| records(i) == before);
+        let checked_end = if uniform { (start + 1).min(end) } else { end };
         let mut uninit = false;
-        for i in addr as usize..end {
-            // SAFETY: `i < len`: inside the shadow.
-            let b = unsafe { &*self.bytes.add(i) };
+        for i in start..checked_end {
+            let (b, sites) = self.at(i);
             let w = b.w.get();
-            let written = w.stamp >= base;
+            let written = w.stamp() >= base;
             if kind.reads() && !written && !uninit {
                 // Reported when the interval ends, unless a write of another thread in the
                 // interval turns it into a race first (the read came before the write).
@@ -203,20 +285,20 @@ impl Shadow {
                 );
                 clocks.defer(r);
             }
-            if written && w.rank != UNSEEN && !(w.atomic && atomic) && !clocks.ordered(w.stamp(), rank) {
-                let what = if w.atomic { "updates it atomically" } else { "writes it" };
-                return self.race(block, arena, (w, what, b.sites[0].get()), (rank, kind, site), addr, len);
+            if written && w.rank() != UNSEEN && !(w.atomic() && atomic) && !clocks.ordered(self.stamp_of(w), rank) {
+                let what = if w.atomic() { "updates it atomically" } else { "writes it" };
+                return self.race(block, arena, (w, what, sites[0].get()), (rank, kind, site), addr, len);
             }
             if kind.writes() {
-                for (slot, s) in b.r.iter().zip(&b.sites[1..]) {
+                for (slot, s) in b.r.iter().zip(&sites[1..]) {
                     let r = slot.get();
-                    if r.stamp >= base && !(r.atomic && atomic) && !clocks.ordered(r.stamp(), rank) {
-                        let what = if r.atomic { "reads it atomically" } else { "reads it" };
+                    if r.stamp() >= base && !(r.atomic() && atomic) && !clocks.ordered(self.stamp_of(r), rank) {
+                        let what = if r.atomic() { "reads it atomically" } else { "reads it" };
                         return self.race(block, arena, (r, what, s.get()), (rank, kind, site), addr, len);
                     }
                 }
                 b.w.set(me);
-                b.sites[0].set(Some(site));
+                sites[0].set(Some(site));
                 b.r[0].set(Rec::default());
                 b.r[1].set(Rec::default());
             } else {
@@ -224,12 +306,24 @@ impl Shadow {
                 // earlier interval; else keep the two there.
                 let mine = b.r.iter().position(|s| {
                     let s = s.get();
-                    s.stamp == me.stamp && s.rank == me.rank
+                    s.stamp() == me.stamp() && s.rank() == rank
                 });
-                let slot = mine.or_else(|| b.r.iter().position(|s| s.get().stamp < me.stamp));
+                let slot = mine.or_else(|| b.r.iter().position(|s| s.get().stamp() < me.stamp()));
                 if let Some(k) = slot.filter(|&k| b.r[k].get() != me) {
                     b.r[k].set(me);
-                    b.sites[1 + k].set(Some(site));
+                    sites[1 + k].set(Some(site));
+                }
+            }
+        }
+        if uniform && records(start) != before {
+            let (b0, s0) = self.at(start);
+            for i in start + 1..end {
+                let (b, sites) = self.at(i);
+                b.w.set(b0.w.get());
+                b.r[0].set(b0.r[0].get());
+                b.r[1].set(b0.r[1].get());
+                for (s, s0) in sites.iter().zip(s0) {
+                    s.set(s0.get());
                 }
             }
         }
@@ -246,7 +340,7 @@ impl Shadow {
         addr: u32,
         len: usize,
     ) {
-        let first = check::access(block, prev.rank as u32, prev_site, what.into());
+        let first = check::access(block, prev.rank(), prev_site, what.into());
         let second = check::access(block, rank, Some(site), kind.what().into());
         let location: String = arena.describe(addr, len);
         check::fail(block, check::report(block, CheckKind::SharedRace, location, first, Some(second)));
