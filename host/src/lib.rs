@@ -154,6 +154,12 @@
 //! Errors are values ([`Error`]), never panics: no driver, no device, a driver too old, a
 //! launch over the device's limits, a copy of mismatched lengths, an allocation too large.
 //!
+//! What the types cannot check in a kernel's body, the CPU backend checks while it runs it
+//! ([`CpuCheck`]: on in builds with debug assertions): a data race on shared or global
+//! memory, a barrier some threads skip, a warp operation with the wrong mask, a read of
+//! shared memory never written fails the launch with [`Error::KernelCheck`], whose
+//! [`CheckReport`] names the kernel, the block, both threads and both source lines.
+//!
 //! # Submission: when the work reaches the GPU
 //!
 //! A scope *defers* (by default; [`SubmitConfig`] says how, per device): its lanes' launches,

@@ -312,6 +312,27 @@ fn a_shuffle_reading_a_lane_that_skipped_it_is_a_divergent_warp_operation() {
 }
 
 #[test]
+fn two_operations_naming_each_others_lanes_are_divergent() {
+    // Lane 0 waits in a vote with the full mask; lane 1 calls a shuffle with the full
+    // mask: each waits for the other in its own operation.
+    let rep = report(launch([1, 1, 1], [32, 1, 1], &|| {
+        let lane = warp::lane_id();
+        // SAFETY: deliberately wrong: two operations with the same mask in one warp.
+        unsafe {
+            if lane == 0 {
+                warp::ballot(FULL_MASK, true); // @mixed:vote
+            } else {
+                warp::shfl_xor(FULL_MASK, lane, 1); // @mixed:shfl
+            }
+        }
+    }));
+    assert_eq!(rep.kind, CheckKind::DivergentWarp, "{rep}");
+    assert!(rep.first.site.starts_with(&at("@mixed:vote")) && rep.first.what.contains("ballot"), "{rep}");
+    let second = rep.second.as_ref().unwrap();
+    assert!(second.site.starts_with(&at("@mixed:shfl")) && second.what.contains("shfl_xor"), "{rep}");
+}
+
+#[test]
 fn two_masks_in_one_warp_operation_are_divergent() {
     let rep = report(launch([1, 1, 1], [32, 1, 1], &|| {
         let lane = warp::lane_id();

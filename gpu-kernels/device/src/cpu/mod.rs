@@ -120,17 +120,21 @@
 //! raw parameters — and what is done through a `&mut T` once a slice has handed it out
 //! (one record per hand-out). A variable a generic pointer was made to counts as written
 //! (no uninitialised-read report for it). An order made by fences and flags (without a
-//! barrier) is not seen: such code is reported. Slice parameters of more than
-//! [`MAX_SHADOWED_ELEMENTS`] elements are not shadowed. Within a barrier interval a byte
-//! keeps two reads: a third thread's read, racing with a later write that the two
-//! recorded readers are ordered before by `sync_warp`, goes unseen. Named barriers pass
-//! what each arriving thread knows to the waiters exactly, but their count is by thread
-//! (a partial warp counts its lanes). Whether a lane that exits instead of taking part
-//! in a warp operation had exited before the others reached it is a matter of
-//! scheduling the CPU does not model: exited lanes are allowed (CUDA's rule names the
-//! non-exited ones), and only reading such a lane's value is reported. Two launches
-//! never write the same memory at once: the lane rules forbid it (and kernels that
-//! could, through raw pointers, are outside what the checker sees).
+//! barrier) is not seen, nor the release/acquire orderings of atomics: a handshake
+//! through a flag without a barrier is reported as a race (use a barrier, or make the
+//! data accesses atomic too). Slice parameters of more than [`MAX_SHADOWED_ELEMENTS`]
+//! elements are not shadowed. Within a barrier interval a byte keeps two reads: a
+//! third thread's read, racing with a later write that the two recorded readers are
+//! ordered before by `sync_warp`, goes unseen. Whether a lane that exits instead of
+//! taking part in a warp operation had exited before the others reached it is a
+//! matter of scheduling the CPU does not model: exited lanes are allowed (CUDA's rule
+//! names the non-exited ones), and only reading such a lane's value is reported (a
+//! divergent `if lane < 16 { shfl(FULL_MASK, ..) }` whose other lanes just return is
+//! therefore seen only if a lane reads one of them). A thread that passes more than
+//! 2^20 `sync_warp`s or named barriers between two block barriers starts a new
+//! interval for the block (the checker may then miss a race). Two launches never write
+//! the same memory at once: the lane rules forbid it (and kernels that could, through
+//! raw pointers, are outside what the checker sees).
 //!
 //! **Cost** (see "Cost model" below for the measurements): nothing for a launch that is
 //! not checked but a load and a branch per shared access and a relaxed load per slice

@@ -197,6 +197,9 @@ pub(crate) fn collective<C: Collective>(what: &'static str, op: C, mask: u32, in
     slot.site.set(Some(site));
     slot.orders.set(op.orders_memory());
     let waiting = &warps.waiting[(ctx.rank / 32) as usize];
+    if block.checker().is_some() {
+        mixed(block, warps, ctx.rank, waiting.get());
+    }
     waiting.set(waiting.get() | 1 << lane);
     if !try_complete(block, warps, ctx.rank, Some(ctx.rank)) {
         suspend(ctx, Wait::Parked(&COLLECTIVE, 0), site);
@@ -206,6 +209,35 @@ pub(crate) fn collective<C: Collective>(what: &'static str, op: C, mask: u32, in
     // group's `complete_group` wrote every member's output), so `output` holds
     // this lane's `C::Out`. (An abandoned block unwinds out of `suspend` instead.)
     unsafe { output.assume_init() }
+}
+
+/// In a checked launch: lane `rank` (its slot written) names in its mask a lane that
+/// waits in another operation, or with another mask, whose own mask names `rank`: each
+/// waits for the other to take part in its own operation (CUDA's rule: every non-exited
+/// lane of the mask executes the same operation with the same mask). Reported as a
+/// divergent warp operation.
+fn mixed(block: &Block, warps: &Warps, rank: u32, waiting: u32) {
+    let me = &warps.slots[rank as usize];
+    let (ty, key, mask) = (me.ty.get(), me.key.get(), me.mask.get());
+    let base = rank - rank % 32;
+    let lane = rank % 32;
+    let other = (0..32).filter(|&l| waiting & mask & (1 << l) != 0).find(|&l| {
+        let t = &warps.slots[(base + l) as usize];
+        t.mask.get() & (1 << lane) != 0 && (t.ty.get() != ty || t.key.get() != key || t.mask.get() != mask)
+    });
+    if let Some(l) = other {
+        let t = &warps.slots[(base + l) as usize];
+        let first = check::access(
+            block,
+            base + l,
+            t.site.get(),
+            format!("waits in {} with mask {:#010x}", t.name.get(), t.mask.get()),
+        );
+        let second =
+            check::access(block, rank, me.site.get(), format!("calls {} with mask {mask:#010x}", me.name.get()));
+        let location = format!("warp {}: two operations or masks name each other's lanes", rank / 32);
+        check::fail(block, check::report(block, CheckKind::DivergentWarp, location, first, Some(second)));
+    }
 }
 
 /// Computes the outputs of the group of lanes `members` of the warp at rank
