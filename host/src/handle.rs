@@ -551,9 +551,9 @@ impl StreamHandle {
         }
     }
 
-    /// The message of the fault that ended this stream's work (CPU backend; CUDA faults have
-    /// no message here).
-    pub(crate) fn fault(&self) -> Option<String> {
+    /// The fault that ended this stream's work (CPU backend: its message, and the checking
+    /// mode's report if that failed the launch; CUDA faults have no message here).
+    pub(crate) fn fault(&self) -> Option<cpu::CpuFault> {
         match &self.kind {
             StreamKind::Cuda(_) => None,
             StreamKind::Cpu(s) => s.fault(),
@@ -736,6 +736,7 @@ impl StreamHandle {
                     grid: [grid.0, grid.1, grid.2],
                     block: [block.0, block.1, block.2],
                     shared_mem_bytes,
+                    check: self.ctx.cpu_device().map_or_else(crate::check::CpuCheck::auto, CpuDevice::check),
                     values: Mutex::new(values),
                 });
                 s.enqueue_kernel(op);

@@ -127,6 +127,7 @@
 //! | --- | --- | --- |
 //! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
 //! | NCCL | `nccl.rs` | NCCL loaded at run time (where it looks, in order), one thin function per call |
+//! | checks | `check.rs` | the CPU backend's checking mode as the host sees it: [`CpuCheck`], [`CheckReport`], [`CpuLaunch`] |
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
 //! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
@@ -152,6 +153,12 @@
 //!
 //! Errors are values ([`Error`]), never panics: no driver, no device, a driver too old, a
 //! launch over the device's limits, a copy of mismatched lengths, an allocation too large.
+//!
+//! What the types cannot check in a kernel's body, the CPU backend checks while it runs it
+//! ([`CpuCheck`]: on in builds with debug assertions): a data race on shared or global
+//! memory, a barrier some threads skip, a warp operation with the wrong mask, a read of
+//! shared memory never written fails the launch with [`Error::KernelCheck`], whose
+//! [`CheckReport`] names the kernel, the block, both threads and both source lines.
 //!
 //! # Submission: when the work reaches the GPU
 //!
@@ -213,6 +220,7 @@
 
 // In layer order, lowest first (see "Layers" above).
 mod capture;
+mod check;
 mod copy;
 mod cpu;
 mod device;
@@ -245,6 +253,7 @@ pub mod __abi {
 }
 
 pub use capture::KernelNode;
+pub use check::{Access, CheckKind, CheckReport, CpuCheck, CpuLaunch, CpuLaunchError};
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};

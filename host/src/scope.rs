@@ -971,12 +971,14 @@ impl ScopeShared {
             match result {
                 Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
                 Ok(()) => joined.push(inner),
-                // The CPU backend: a kernel of this lane panicked; the lane has stopped (its
+                // The CPU backend: a kernel of this lane panicked or failed the checking
+                // mode ([`Error::KernelCheck`]); the lane has stopped (its
                 // later work was skipped), the other lanes are fine. The faulted stream is
                 // destroyed, not reused.
                 Err(_) if inner.stream.fault().is_some() => {
-                    let message = inner.stream.fault().unwrap_or_default();
-                    errors.push(Error::KernelFault { lane: inner.id, message });
+                    if let Some(fault) = inner.stream.fault() {
+                        errors.push(fault.into_error(inner.id));
+                    }
                 }
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first,

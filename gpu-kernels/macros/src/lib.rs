@@ -636,9 +636,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         /// launch of the kernel (the host's `KernelOp` upholds both).
         #vis unsafe fn #entry_fn(
             params: *const *mut ::core::ffi::c_void,
-            grid: [u32; 3],
-            block: [u32; 3],
-            dynamic_shared_bytes: u32,
+            launch: &#host::CpuLaunch,
         ) -> #host::CpuResult {
             // The lowered values, shared by every thread of every block as a GPU launch's
             // parameter block is.
@@ -651,7 +649,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             // SAFETY: the caller's contract: `params[i]` points to a value of the i-th
             // lowered type.
             let lowered = unsafe { Lowered { #(#lowered_names: (*params.add(#lowered_index)).cast::<#lowered_types>().read(),)* } };
-            #dev::cpu::launch(grid, block, dynamic_shared_bytes, &|| {
+            #dev::cpu::run(launch, &|| {
                 // The whole parameter block, not its fields one by one (a closure would capture
                 // each raw pointer alone, and those are not `Sync`).
                 let lowered: &Lowered = &lowered;
