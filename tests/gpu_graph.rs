@@ -154,7 +154,44 @@ fn host_waits_are_refused_while_recording(gpu: Gpu) {
     assert_eq!(err.primary(), &Error::Recording { what: "Pending::wait" });
 }
 
+/// The program issue 19 found refused: a graph that recorded `s.upload(&data)` does not keep
+/// `data` borrowed (the upload was staged into the graph's own buffer), so the host changes
+/// `data` after recording and hands it to `write_input`; the replay computes with the new
+/// values, checked against a reference.
+fn data_uploaded_in_a_recording_is_the_hosts_again_after_it(gpu: Gpu) {
+    const N: usize = 4096;
+    let mut data: Vec<f32> = (0..N).map(|i| i as f32 * 0.25 - 7.0).collect();
+    let mut host = gpu.pinned_buffer::<f32>(N).expect("pinned");
+    let (mut g, ()) = graph(&gpu, |s| {
+        let x = s.upload(&data)?; // input 0, staged now
+        let y = s.alloc_buffer::<f32>(N)?;
+        s.lane()?.enter(|st| {
+            let x = st.await_fence(&x)?;
+            let mut y = st.bind(y.as_columns_mut());
+            st.zero(&mut y)?;
+            st.launch(&kernels::saxpy, LaunchConfig::for_elements(N, 256), (&mut y, &x, 2.0))?;
+            st.copy_to_host(&y, host.as_pinned_mut()).map(drop) // output 0
+        })
+    })
+    .expect("record");
+    // The recording let go of `data`: change it and give it to the graph.
+    for (i, v) in data.iter_mut().enumerate() {
+        *v = (i % 97) as f32 - 48.5;
+    }
+    g.write_input(0, &data).expect("new input");
+    scope(&gpu, |s| {
+        let outputs = s.lane()?.enter(|st| st.replay(&g))?.wait()?;
+        let y = outputs.get::<f32>(0)?;
+        for (i, (y, x)) in y.iter().zip(&data).enumerate() {
+            assert_eq!(*y, 2.0 * x, "element {i}");
+        }
+        Ok(())
+    })
+    .expect("replay");
+}
+
 on_every_backend!(
+    data_uploaded_in_a_recording_is_the_hosts_again_after_it,
     the_seed_workload_recorded_once_replays_a_thousand_times_with_new_inputs,
     scalar_arguments_change_between_replays,
     hand_offs_and_fan_ins_inside_a_graph_and_replays_between_scopes,

@@ -193,7 +193,43 @@ fn functions_stay_with_the_gpu_that_resolved_them(gpu: Gpu) {
     .expect("a clone launches it");
 }
 
+/// `Scope::upload` borrows its source for the call only: the host changes the data right
+/// after the upload, and the lanes still read what it held at the call — from pageable
+/// memory (the driver's staging) and from pinned memory (the scope's own staging copy).
+fn an_upload_takes_its_copy_before_it_returns(gpu: Gpu) {
+    let first: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let mut pageable = first.clone();
+    let mut pinned = gpu.pinned_buffer::<f32>(N).expect("pinned");
+    pinned.copy_from_slice(&first);
+    let mut out = gpu.pinned_matrix::<f32>(N, 2).expect("pinned");
+    scope(&gpu, |s| {
+        let a = s.upload(&pageable)?;
+        pageable.iter_mut().for_each(|v| *v = f32::NAN); // after the call: the upload's copy is taken
+        let b = s.upload(&pinned)?;
+        pinned.iter_mut().for_each(|v| *v = f32::NAN);
+        let y = s.alloc_matrix::<f32>(N, 2)?;
+        for ((lane, (col, dst)), x) in s.lanes(2)?.into_iter().zip(y.columns_mut().zip(out.columns_mut())).zip([&a, &b])
+        {
+            lane.enter(|st| {
+                let x = st.await_fence(x)?;
+                let mut col = st.bind(col);
+                st.zero(&mut col)?;
+                st.launch(&kernels::saxpy, cfg(), (&mut col, &x, 2.0))?;
+                st.copy_to_host(&col, dst).map(drop)
+            })?;
+        }
+        Ok(())
+    })
+    .expect("scope");
+    for j in 0..2 {
+        for (i, (y, x)) in out.column(j).unwrap().iter().zip(&first).enumerate() {
+            assert_eq!(*y, 2.0 * x, "column {j}, element {i}");
+        }
+    }
+}
+
 on_every_backend!(
+    an_upload_takes_its_copy_before_it_returns,
     functions_stay_with_the_gpu_that_resolved_them,
     kernels_from_ptx_made_at_run_time,
     forgetting_pending_copies_fences_and_views_is_harmless,

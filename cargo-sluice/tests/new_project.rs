@@ -109,6 +109,29 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
     let tested = run(cargo(&project).arg("test"), "cargo test");
     assert!(tested.contains("test tests::axpy_is_a_times_x_plus_y ... ok"), "{tested}");
     assert!(tested.contains("test tests::the_reference_sums_each_tile ... ok"), "{tested}");
+    // The kernels themselves, on the CPU backend, checked (a debug build).
+    assert!(tested.contains("test tests::the_kernels_match_the_reference_on_the_cpu_backend ... ok"), "{tested}");
+
+    // A user's racing kernel fails `cargo test` on this machine (no GPU needed), the
+    // message naming both accesses: the tree reduction without its barrier, where thread
+    // t reads the element thread t + half writes in the same step.
+    let lib = project.join("kernels/src/lib.rs");
+    let original = std::fs::read_to_string(&lib).unwrap();
+    let barrier = "        sync::sync_threads(); // __syncthreads(): the previous step's writes are visible\n";
+    assert!(original.contains(barrier), "the template's reduction has its barrier:\n{original}");
+    std::fs::write(&lib, original.replace(barrier, "")).unwrap();
+    let out = output(cargo(&project).arg("test"));
+    std::fs::write(&lib, &original).unwrap();
+    let said = text(&out);
+    assert!(!out.status.success(), "{said}");
+    // The reduction's line, one up now that the barrier above it is gone (0-based index
+    // of the original = 1-based line of the edited file).
+    let reduction =
+        original.lines().position(|l| l.contains("tile.set(t, tile.get(t) + tile.get(t + half));")).unwrap();
+    let at = format!("kernels/src/lib.rs:{reduction}:");
+    assert!(said.contains("kernel `tiled_sum`") && said.contains("data race on shared memory"), "{said}");
+    // The shared variable's declaration and both accesses, one of them the reduction's.
+    assert!(said.contains(&at) && said.matches("kernels/src/lib.rs:").count() >= 3, "({at}):\n{said}");
 
     let ran = run(cargo(&project).arg("run"), "cargo run");
     // The kernels ran and matched their reference: on the GPU where there is one, else on

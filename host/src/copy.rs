@@ -293,35 +293,86 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     pub fn copy_to_device<T: Pod>(&self, src: &'scope [T], dst: &mut ColumnViewMut<'_, 'lane, T>) -> Result<()> {
         let s = dst.span();
         check_enqueue(self, &s, src.len(), s.len(), "copy")?;
-        // Recorded into a graph: the copy reads a pinned staging buffer the graph owns (filled
-        // now, rewritten by `Graph::write_input`), never the program's `src` at replay time.
-        let src: &[T] = match self.lane.shared.capture() {
+        let src: &[T] = match self.stage_for_recording(src)? {
+            Some(staged) => staged,
             None => src,
-            Some(capture) => {
-                // Bytes: pinned allocations are page-aligned, so any `T` fits them.
-                let bytes: &[u8] = bytemuck::cast_slice(src);
-                let mut buf = self.gpu().pinned_matrix::<u8>(bytes.len(), 1)?;
-                buf.copy_from_slice(bytes);
-                let ptr = buf.as_mut_ptr();
-                capture.recorded().inputs.push(Staged {
-                    ptr,
-                    len: src.len(),
-                    elem: TypeId::of::<T>(),
-                    elem_name: std::any::type_name::<T>(),
-                    _owner: Box::new(buf),
-                });
-                // SAFETY: `ptr` is `src.len()` `T`s (their bytes, copied just above) of pinned,
-                // page-aligned memory owned by the recording (moved into its inputs, never moved
-                // or freed before the graph is dropped); nothing writes it while this is used.
-                unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), src.len()) }
-            }
         };
+        // SAFETY: `src` is `src.len()` elements borrowed (shared) for 'scope (or staged into
+        // the recording's own buffer), so nothing writes or frees it before the scope has
+        // submitted and joined the copy.
+        unsafe { self.submit_copy_to_device(src, &s) }
+    }
+
+    /// A copy to the device whose source is borrowed for this call only (`Scope::upload`):
+    /// when the copy could read `src` after the call returns — a recording (staged into the
+    /// graph's own buffer here), page-locked memory (copied asynchronously), the CPU
+    /// backend (its streams copy on worker threads) — `src` is first copied into a buffer
+    /// `stage` gives, owned for `'scope`; pageable memory on CUDA goes to the driver as is,
+    /// which stages it into its own buffer before `cuMemcpyHtoDAsync` returns.
+    pub(crate) fn copy_to_device_now<T: Pod>(
+        &self,
+        src: &[T],
+        dst: &mut ColumnViewMut<'_, 'lane, T>,
+        stage: impl FnOnce(&[u8]) -> Result<&'scope [u8]>,
+    ) -> Result<()> {
+        let s = dst.span();
+        check_enqueue(self, &s, src.len(), s.len(), "copy")?;
+        if let Some(staged) = self.stage_for_recording(src)? {
+            // SAFETY: staged into the recording's own buffer, which lives as long as the graph.
+            return unsafe { self.submit_copy_to_device(staged, &s) };
+        }
+        let later = self
+            .gpu()
+            .context()
+            .copy_reads_host_later(src.as_ptr().cast())
+            .map_err(|error| Error::Copy { direction: "host to device", error })?;
+        if !later {
+            // SAFETY: pageable host memory on CUDA, and this lane submits at once (the upload
+            // lane is never deferred): the driver copies `src` into its own staging buffer
+            // before the call returns, and never reads `src` after it.
+            return unsafe { self.submit_copy_to_device(src, &s) };
+        }
+        let bytes: &'scope [u8] = stage(bytemuck::cast_slice(src))?;
+        // Page-aligned (a pinned allocation) and `src.len() * size_of::<T>()` bytes long.
+        let staged: &'scope [T] = bytemuck::cast_slice(bytes);
+        // SAFETY: `staged` is owned by the scope for 'scope, and nothing writes it after
+        // `stage` filled it, so it outlives every use of the copy (the scope joins it first).
+        unsafe { self.submit_copy_to_device(staged, &s) }
+    }
+
+    /// In a recording: `src` copied into a pinned staging buffer the graph owns (filled now,
+    /// rewritten by `Graph::write_input`), which the recorded copy reads at every replay,
+    /// never the program's `src`. `None` when the stream is not recorded.
+    fn stage_for_recording<T: Pod>(&self, src: &[T]) -> Result<Option<&'scope [T]>> {
+        let Some(capture) = self.lane.shared.capture() else { return Ok(None) };
+        // Bytes: pinned allocations are page-aligned, so any `T` fits them.
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        let mut buf = self.gpu().pinned_matrix::<u8>(bytes.len(), 1)?;
+        buf.copy_from_slice(bytes);
+        let ptr = buf.as_mut_ptr();
+        capture.recorded().inputs.push(Staged {
+            ptr,
+            len: src.len(),
+            elem: TypeId::of::<T>(),
+            elem_name: std::any::type_name::<T>(),
+            _owner: Box::new(buf),
+        });
+        // SAFETY: `ptr` is `src.len()` `T`s (their bytes, copied just above) of pinned,
+        // page-aligned memory owned by the recording (moved into its inputs, never moved or
+        // freed before the graph, which outlives 'scope, is dropped); nothing writes it
+        // while this is used.
+        Ok(Some(unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), src.len()) }))
+    }
+
+    /// Submits the copy of `src` into the device span `s` (checked by the caller).
+    ///
+    /// # Safety
+    /// `src` is neither written nor freed until the copy has run: the caller says why.
+    unsafe fn submit_copy_to_device<T: Pod>(&self, src: &[T], s: &Span) -> Result<()> {
         let host = src.as_ptr() as usize;
         let work = Work::Copy { dir: Direction::HostToDevice, device: s.ptr, host, span: s.to_2d(), elem: s.elem_size };
         // SAFETY: device side: bound to this lane and borrowed exclusively for at least as long
-        // as the lane may run. Host side: `src` is `src.len()` elements borrowed (shared) for
-        // 'scope (or staged into the recording's own buffer), so nothing writes or frees it
-        // before the scope has submitted and joined the copy.
+        // as the lane may run. Host side: the caller's duty.
         unsafe { self.submit(work, None) }?;
         self.lane.inner.copies.fetch_add(1, Ordering::Relaxed);
         Ok(())

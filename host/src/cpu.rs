@@ -32,22 +32,50 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::check::{CheckReport, CpuCheck, CpuLaunch, CpuLaunchError};
 use crate::driver::mem::{Direction, Span2d};
+use crate::error::{Error, LaneId};
 
 /// A kernel's CPU entry: the `#[kernel]` body compiled for the host. `params` points to one
 /// pointer per lowered kernel parameter (each to a value of that parameter's size, as for
-/// `cuLaunchKernel`); runs the whole grid and returns when it is done, or the message of the
-/// first thread that panicked.
+/// `cuLaunchKernel`); `launch` gives the shape and whether to check it ([`CpuLaunch`]). Runs
+/// the whole grid and returns when it is done, or how the launch failed: the message of the
+/// first thread that panicked, or the checking mode's report ([`CpuLaunchError`]).
 ///
 /// # Safety
 /// The caller passes the kernel's parameters in its ABI, valid for the launch, and keeps the
 /// memory they point to unshared in conflicting ways until the entry returns.
-pub type CpuEntry = unsafe fn(
-    params: *const *mut c_void,
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic_shared_bytes: u32,
-) -> Result<(), String>;
+pub type CpuEntry = unsafe fn(params: *const *mut c_void, launch: &CpuLaunch) -> Result<(), CpuLaunchError>;
+
+/// Why a CPU stream stopped: the message its joins report, and the checking mode's report
+/// when that is what failed the launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CpuFault {
+    pub(crate) message: String,
+    pub(crate) report: Option<Box<CheckReport>>,
+}
+
+impl CpuFault {
+    /// The error a scope's join reports for lane `lane`.
+    pub(crate) fn into_error(self, lane: LaneId) -> Error {
+        match self.report {
+            Some(report) => Error::KernelCheck { lane, report },
+            None => Error::KernelFault { lane, message: self.message },
+        }
+    }
+}
+
+impl From<String> for CpuFault {
+    fn from(message: String) -> CpuFault {
+        CpuFault { message, report: None }
+    }
+}
+
+impl From<&str> for CpuFault {
+    fn from(message: &str) -> CpuFault {
+        CpuFault::from(message.to_string())
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -57,7 +85,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct CpuDevice {
     allocations: Mutex<HashMap<u64, Layout>>,
     total: usize,
+    /// Whether its launches are checked: [`CHECK_AUTO`] ([`CpuCheck::auto`]), or a
+    /// [`CpuCheck`] set for this device (`1` on, `2` off).
+    check: std::sync::atomic::AtomicU8,
 }
+
+/// [`CpuDevice::check`]'s value before [`CpuDevice::set_check`].
+const CHECK_AUTO: u8 = 0;
 
 /// The bytes `/proc/meminfo` reports, or 16 GiB.
 fn system_memory() -> usize {
@@ -73,7 +107,29 @@ fn system_memory() -> usize {
 
 impl CpuDevice {
     pub(crate) fn new() -> CpuDevice {
-        CpuDevice { allocations: Mutex::new(HashMap::new()), total: system_memory() }
+        CpuDevice {
+            allocations: Mutex::new(HashMap::new()),
+            total: system_memory(),
+            check: std::sync::atomic::AtomicU8::new(CHECK_AUTO),
+        }
+    }
+
+    /// Whether launches on this device are checked now.
+    pub(crate) fn check(&self) -> CpuCheck {
+        match self.check.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => CpuCheck::On,
+            2 => CpuCheck::Off,
+            _ => CpuCheck::auto(),
+        }
+    }
+
+    /// Checks (or not) the launches enqueued from now on.
+    pub(crate) fn set_check(&self, check: CpuCheck) {
+        let v = match check {
+            CpuCheck::On => 1,
+            CpuCheck::Off => 2,
+        };
+        self.check.store(v, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// `bytes` of memory aligned to `align`, every byte `fill`; `None` if the allocator
@@ -208,7 +264,7 @@ impl CpuEvent {
 }
 
 /// Work on a CPU stream: re-runnable, so that a graph can replay it.
-pub(crate) type Work = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+pub(crate) type Work = Arc<dyn Fn() -> Result<(), CpuFault> + Send + Sync>;
 
 /// What a stream's worker runs.
 enum Op {
@@ -232,7 +288,7 @@ struct Progress {
 struct ProgressState {
     sent: u64,
     done: u64,
-    fault: Option<String>,
+    fault: Option<CpuFault>,
 }
 
 /// A CPU stream: a worker thread running its operations in order.
@@ -259,12 +315,14 @@ impl CpuStream {
                     Op::Work(w) if fault.is_none() => w(),
                     Op::Work(_) | Op::Marker => Ok(()),
                     Op::Signal(c) => {
-                        c.signal(fault);
+                        c.signal(fault.map(|f| f.message));
                         Ok(())
                     }
                     // A lane that waits for a faulted lane faults too (on a GPU the whole
                     // context would be lost): its work would read what was never written.
-                    Op::Wait(c) => c.wait().map(drop).map_err(|m| format!("waited for a lane that faulted ({m})")),
+                    Op::Wait(c) => {
+                        c.wait().map(drop).map_err(|m| CpuFault::from(format!("waited for a lane that faulted ({m})")))
+                    }
                 };
                 let mut st = lock(&p.state);
                 if let Err(message) = outcome {
@@ -348,13 +406,13 @@ impl CpuStream {
             st = self.progress.cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
         match &st.fault {
-            Some(m) => Err(m.clone()),
+            Some(f) => Err(f.message.clone()),
             None => Ok(()),
         }
     }
 
     /// The fault that ended this stream's work, if any.
-    pub(crate) fn fault(&self) -> Option<String> {
+    pub(crate) fn fault(&self) -> Option<CpuFault> {
         lock(&self.progress.state).fault.clone()
     }
 
@@ -381,7 +439,7 @@ impl CpuStream {
             Some(r) => {
                 r.push(self.id, RecOp::Mem(m));
             }
-            None => self.send(Op::Work(Arc::new(move || m.run()))),
+            None => self.send(Op::Work(Arc::new(move || m.run().map_err(CpuFault::from)))),
         }
     }
 
@@ -424,11 +482,13 @@ pub(crate) struct KernelOp {
     pub(crate) grid: [u32; 3],
     pub(crate) block: [u32; 3],
     pub(crate) shared_mem_bytes: u32,
+    /// Whether the launch is checked (the device's [`CpuCheck`] when it was enqueued).
+    pub(crate) check: CpuCheck,
     pub(crate) values: Mutex<Vec<Vec<u8>>>,
 }
 
 impl KernelOp {
-    fn run(&self) -> Result<(), String> {
+    fn run(&self) -> Result<(), CpuFault> {
         let mut values = lock(&self.values).clone();
         // 16-byte aligned copies: a parameter's value is read through a typed pointer.
         let mut aligned: Vec<Vec<u128>> = values.iter_mut().map(|v| vec![0u128; v.len().div_ceil(16).max(1)]).collect();
@@ -437,11 +497,20 @@ impl KernelOp {
             unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), a.as_mut_ptr().cast::<u8>(), v.len()) };
         }
         let ptrs: Vec<*mut c_void> = aligned.iter_mut().map(|a| a.as_mut_ptr().cast()).collect();
+        let launch = CpuLaunch {
+            kernel: self.name,
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared_bytes: self.shared_mem_bytes,
+            check: self.check,
+        };
         // SAFETY: one pointer per lowered parameter, each to a value of its size (copied at
         // enqueue time from the launch's arguments, in the kernel's ABI); the memory the
         // arguments name is the launch's caller's duty (the same as a GPU launch's).
-        unsafe { (self.entry)(ptrs.as_ptr(), self.grid, self.block, self.shared_mem_bytes) }
-            .map_err(|m| format!("kernel `{}` failed on the CPU: {m}", self.name))
+        unsafe { (self.entry)(ptrs.as_ptr(), &launch) }.map_err(|e| match e {
+            CpuLaunchError::Fault(m) => CpuFault::from(format!("kernel `{}` failed on the CPU: {m}", self.name)),
+            CpuLaunchError::Check(report) => CpuFault { message: report.to_string(), report: Some(report) },
+        })
     }
 
     /// New argument values (same count and sizes) for later runs.
@@ -561,7 +630,7 @@ impl Recording {
             let g = match op {
                 RecOp::Work(w) => GraphOp::Work(w),
                 RecOp::Kernel(k) => GraphOp::Work(Arc::new(move || k.run())),
-                RecOp::Mem(m) => GraphOp::Work(Arc::new(move || m.run())),
+                RecOp::Mem(m) => GraphOp::Work(Arc::new(move || m.run().map_err(CpuFault::from))),
                 RecOp::Signal(c) => GraphOp::Signal(slot(&c, &mut records)),
                 RecOp::Wait(c) => GraphOp::Wait(slot(&c, &mut records)),
             };
@@ -588,7 +657,7 @@ impl CpuGraph {
     /// Runs every recorded lane's operations in order, switching lanes at a wait whose
     /// record has not been reached yet (the records and waits of the recording are its only
     /// cross-lane order, as in the CUDA graph).
-    fn replay(&self) -> Result<(), String> {
+    fn replay(&self) -> Result<(), CpuFault> {
         let mut signalled = vec![false; self.records];
         let mut next = vec![0usize; self.lanes.len()];
         loop {

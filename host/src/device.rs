@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::check::CpuCheck;
 use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, RawDevice, RawPool};
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
@@ -434,6 +435,57 @@ impl Gpu {
         } else {
             Backend::Cuda
         }
+    }
+
+    /// The CPU backend ([`Gpu::cpu`]) with every launch checked ([`CpuCheck::On`]), whatever
+    /// the build and `SLUICE_CPU_CHECK` say (the device's mode: every [`Gpu::cpu`] handle of
+    /// the process is checked from now on, see [`Gpu::set_cpu_check`]): data races on shared and global memory,
+    /// divergent barriers and warp operations, reads of uninitialised shared memory fail the
+    /// launch with [`Error::KernelCheck`], which names the kernel, the block, both threads and
+    /// both source lines. Checked launches are slower (`sluice_device::cpu` says how much).
+    ///
+    /// ```
+    /// use sluice_host::{CpuCheck, Gpu};
+    /// let gpu = Gpu::cpu_checked();
+    /// assert_eq!(gpu.cpu_check(), CpuCheck::On);
+    /// ```
+    pub fn cpu_checked() -> Gpu {
+        let gpu = Gpu::cpu();
+        gpu.set_cpu_check(CpuCheck::On);
+        gpu
+    }
+
+    /// Checks ([`CpuCheck::On`]) or does not check ([`CpuCheck::Off`]) the launches enqueued
+    /// from now on, on this device; on a CUDA device it does nothing (compute-sanitizer
+    /// checks there). The CPU backend is one device per process, shared by every
+    /// [`Gpu::cpu`] handle while any lives (as a CUDA device's primary context is), so the
+    /// mode is the device's: it applies to every such handle, in every thread — tests that
+    /// want different modes at once belong in different test binaries (each its own
+    /// process). The default is [`CpuCheck::auto`]: on in
+    /// builds with debug assertions, off in release builds, `SLUICE_CPU_CHECK=1|0` deciding
+    /// instead where it is set.
+    ///
+    /// ```
+    /// use sluice_host::{CpuCheck, Gpu};
+    /// let gpu = Gpu::new(0)?;
+    /// gpu.set_cpu_check(CpuCheck::Off); // a benchmark: unchecked even in a debug build
+    /// # Ok::<(), sluice_host::Error>(())
+    /// ```
+    pub fn set_cpu_check(&self, check: CpuCheck) {
+        if let Some(d) = self.inner.ctx.cpu_device() {
+            d.set_check(check);
+        }
+    }
+
+    /// Whether this device's launches are checked now ([`Gpu::set_cpu_check`]); always
+    /// [`CpuCheck::Off`] on a CUDA device.
+    ///
+    /// ```
+    /// let gpu = sluice_host::Gpu::cpu();
+    /// assert_eq!(gpu.cpu_check(), sluice_host::CpuCheck::auto());
+    /// ```
+    pub fn cpu_check(&self) -> CpuCheck {
+        self.inner.ctx.cpu_device().map_or(CpuCheck::Off, |d| d.check())
     }
 
     /// How many CUDA devices the driver sees.

@@ -569,6 +569,35 @@ pub(crate) mod mem {
         check(unsafe { sys::cuMemHostRegister_v2(ptr, bytes, sys::CU_MEMHOSTREGISTER_PORTABLE) })
     }
 
+    /// Whether the driver knows host address `ptr`: page-locked (`cuMemHostAlloc`,
+    /// `cuMemHostRegister`) or managed memory, from which a copy to the device runs
+    /// asynchronously and reads the source later. `false` for pageable memory, which an
+    /// asynchronous copy to the device stages into the driver's own buffer before it returns
+    /// (CUDA's documented behaviour for `cuMemcpyHtoDAsync` from pageable memory).
+    ///
+    /// # Safety
+    /// - `ctx` is retained.
+    pub(crate) unsafe fn host_is_driver_memory(ctx: RawContext, ptr: *const c_void) -> Result<bool, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut kind: u32 = 0;
+        // SAFETY: `kind` is a valid out-pointer of the attribute's size (an `unsigned int`);
+        // the address is only looked up, never accessed.
+        let r = unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut kind as *mut u32).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                ptr as sys::CUdeviceptr,
+            )
+        };
+        match r {
+            sys::CUresult::CUDA_SUCCESS => Ok(true),
+            // An address the driver does not know: pageable host memory.
+            sys::CUresult::CUDA_ERROR_INVALID_VALUE => Ok(false),
+            other => Err(DriverError::from_code(other as u32)),
+        }
+    }
+
     /// Page-locks `bytes` at `ptr` and maps them into the device's address space: kernels
     /// can then write this host memory directly, and what they wrote stays readable by the
     /// host after the context is lost. Returns the device address of `ptr`.

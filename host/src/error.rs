@@ -135,6 +135,17 @@ pub enum Error {
         /// What happened, with the kernel's name and where.
         message: String,
     },
+    /// The checking mode of the CPU backend found a bug in a kernel (a data race, a
+    /// divergent barrier or warp operation, a read of uninitialised shared memory): the
+    /// launch failed and its lane's later work was skipped, as for a fault. The report
+    /// names the kernel, the block, both threads and both source lines
+    /// ([`CpuCheck`](crate::CpuCheck) says when launches are checked).
+    KernelCheck {
+        /// The lane it ran on.
+        lane: LaneId,
+        /// What was found.
+        report: Box<crate::check::CheckReport>,
+    },
     /// There is no device with this ordinal.
     NoDevice {
         /// The ordinal asked for.
@@ -608,6 +619,7 @@ impl fmt::Display for Error {
                 "kernel `{name}` has no CPU entry (declared with `Kernel::new`, PTX only): declare it with `#[kernel]` to run it on the CPU backend"
             ),
             Error::KernelFault { lane, message } => write!(f, "{lane} faulted: {message}"),
+            Error::KernelCheck { lane, report } => write!(f, "{lane}: the CPU backend's check failed: {report}"),
             Error::NoDevice { ordinal, count } => {
                 write!(f, "no CUDA device {ordinal}: the driver sees {count} device(s)")
             }

@@ -372,6 +372,18 @@ impl Context {
         Ok(access)
     }
 
+    /// Whether a copy from host address `ptr` to the device may read it after the call that
+    /// enqueues it: page-locked or managed memory on CUDA (the copy is asynchronous), every
+    /// address on the CPU backend (its streams copy on their worker threads). `false` only
+    /// for CUDA and pageable memory, which the driver stages before the call returns.
+    pub(crate) fn copy_reads_host_later(&self, ptr: *const u8) -> Result<bool, DriverError> {
+        match &self.kind {
+            // SAFETY: the context is retained while `self` lives.
+            ContextKind::Cuda { raw, .. } => unsafe { driver::mem::host_is_driver_memory(*raw, ptr.cast()) },
+            ContextKind::Cpu(_) => Ok(true),
+        }
+    }
+
     /// Free and total device memory.
     pub(crate) fn mem_info(&self) -> Result<(usize, usize), DriverError> {
         match &self.kind {
@@ -539,9 +551,9 @@ impl StreamHandle {
         }
     }
 
-    /// The message of the fault that ended this stream's work (CPU backend; CUDA faults have
-    /// no message here).
-    pub(crate) fn fault(&self) -> Option<String> {
+    /// The fault that ended this stream's work (CPU backend: its message, and the checking
+    /// mode's report if that failed the launch; CUDA faults have no message here).
+    pub(crate) fn fault(&self) -> Option<cpu::CpuFault> {
         match &self.kind {
             StreamKind::Cuda(_) => None,
             StreamKind::Cpu(s) => s.fault(),
@@ -724,6 +736,7 @@ impl StreamHandle {
                     grid: [grid.0, grid.1, grid.2],
                     block: [block.0, block.1, block.2],
                     shared_mem_bytes,
+                    check: self.ctx.cpu_device().map_or_else(crate::check::CpuCheck::auto, CpuDevice::check),
                     values: Mutex::new(values),
                 });
                 s.enqueue_kernel(op);

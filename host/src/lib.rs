@@ -74,7 +74,7 @@
 //! | 1. a view written on lane A is used on lane B only after B awaited a fence recorded on A | brands: each [`Lane::enter`] is a `for<'lane>` closure, `'lane` is invariant in every view, and a fence is the only way a view's columns leave their lane; across GPUs, each [`MultiScope::device`] is a `for<'dev>` closure whose lanes take only its own memory, and a peer copy's hand-off is the way between devices | `fence.rs`, `multi/device.rs` |
 //! | 2. no two lanes hold mutable access to the same elements | column splitting is disjoint by construction; binding consumes the borrow | `matrix.rs` |
 //! | 3. read-only data is read by many lanes, each after awaiting its upload fence | awaiting `&Fenced<ColumnsRef>` yields a `ColumnView`, which fits only `Ref` parameters | `fence.rs` |
-//! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back) and borrow sources for the scope | `copy.rs` |
+//! | 4. the host keeps off a pending copy's host side | copies consume the destination (`Pending::wait` gives it back); a lane's `copy_to_device` borrows its source for the scope; [`Scope::upload`] reads its source before it returns (the driver stages pageable memory; pinned memory and the CPU backend go through the scope's own staging copy; a recording stages into the graph's buffer) | `copy.rs` |
 //! | 5. no memory is freed while work may use it; `mem::forget` is harmless | everything work touches is borrowed for `'scope`; the scope joins every lane before `'scope` ends (its stream synchronized, or known idle because its last operation came before a fence that the host or an already joined lane awaited: `join_order`); a multi-GPU scope joins every device's lanes before it frees any device's memory | `scope.rs`, `multi/scope.rs` |
 //! | 6. no device-wide synchronization | only `cuStreamSynchronize` and `cuEventSynchronize` are bound; device memory is stream-ordered (`cuMemAllocFromPoolAsync`/`cuMemFreeAsync`), never `cuMemFree`; the `tidy` test | `driver.rs` |
 //! | 7. no hidden events or waits; awaiting on one's own lane enqueues nothing | the program asks for one event per fence/copy/timestamp and one wait per foreign await ([`LaneStats`] counts what it asked); what is submitted is a subset of those — a fence no one can await is not recorded — plus, for each merged copy, one fan-in event and wait per copy it absorbed; no dependency comes from tracking memory ([`Submission`] counts what was submitted; see "Submission" below) | `fence.rs`, `plan.rs` |
@@ -127,6 +127,7 @@
 //! | --- | --- | --- |
 //! | driver | `driver.rs` | one thin function per driver call, raw `Copy` handles, [`DriverError`] |
 //! | NCCL | `nccl.rs` | NCCL loaded at run time (where it looks, in order), one thin function per call |
+//! | checks | `check.rs` | the CPU backend's checking mode as the host sees it: [`CpuCheck`], [`CheckReport`], [`CpuLaunch`] |
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
 //! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
@@ -152,6 +153,12 @@
 //!
 //! Errors are values ([`Error`]), never panics: no driver, no device, a driver too old, a
 //! launch over the device's limits, a copy of mismatched lengths, an allocation too large.
+//!
+//! What the types cannot check in a kernel's body, the CPU backend checks while it runs it
+//! ([`CpuCheck`]: on in builds with debug assertions): a data race on shared or global
+//! memory, a barrier some threads skip, a warp operation with the wrong mask, a read of
+//! shared memory never written fails the launch with [`Error::KernelCheck`], whose
+//! [`CheckReport`] names the kernel, the block, both threads and both source lines.
 //!
 //! # Submission: when the work reaches the GPU
 //!
@@ -213,6 +220,7 @@
 
 // In layer order, lowest first (see "Layers" above).
 mod capture;
+mod check;
 mod copy;
 mod cpu;
 mod device;
@@ -245,6 +253,7 @@ pub mod __abi {
 }
 
 pub use capture::KernelNode;
+pub use check::{Access, CheckKind, CheckReport, CpuCheck, CpuLaunch, CpuLaunchError};
 pub use copy::Pending;
 pub use device::{Backend, DeviceInfo, Gpu, MemInfo};
 pub use driver::{driver_present, DriverError};

@@ -840,7 +840,10 @@ mod tests {
     use crate::handle::Context;
 
     /// A kernel entry for shapes (never run).
-    unsafe fn entry(_: *const *mut std::ffi::c_void, _: [u32; 3], _: [u32; 3], _: u32) -> Result<(), String> {
+    unsafe fn entry(
+        _: *const *mut std::ffi::c_void,
+        _: &crate::check::CpuLaunch,
+    ) -> Result<(), crate::check::CpuLaunchError> {
         Ok(())
     }
 

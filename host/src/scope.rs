@@ -620,9 +620,14 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// fence with [`Stream::await_fence`] (a GPU-side wait — the host never blocks) and
     /// gets a read-only [`ColumnView`](crate::ColumnView) on its own lane.
     ///
-    /// `data` stays borrowed until the scope ends, so the host cannot change or free it
-    /// while the copy may still read it (rule 4). Pinned `data` copies fastest; pageable
-    /// data is staged by the driver.
+    /// `data` is borrowed for this call only: the upload never reads it after returning.
+    /// Pageable memory (a `Vec`, a slice of one) goes to the driver, which copies it into its
+    /// own staging buffer before the call returns; page-locked memory (a [`PinnedMatrix`]),
+    /// and every source on the CPU backend, is first copied into a pinned buffer the scope
+    /// owns, since a copy from it would run later. In a recorded [`graph`](crate::graph) the
+    /// data is staged into the graph's own buffer, which [`Graph::write_input`](crate::Graph::write_input)
+    /// rewrites between replays, so the recording does not keep `data` borrowed either. (A
+    /// lane's own [`Stream::copy_to_device`] borrows its source until the scope ends, rule 4.)
     ///
     /// # Errors
     /// [`Error::ZeroSized`] for empty `data`; allocation and copy errors.
@@ -643,36 +648,27 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     ///
-    /// Changing uploaded data inside the scope does not compile:
-    ///
-    /// ```compile_fail,E0502
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// let mut data = vec![1.0f32; 1024];
-    /// sluice_host::scope(gpu, |s| {
-    ///     let shared = s.upload(&data)?;
-    ///     data[0] = 2.0; // error[E0502]: `data` is borrowed by the upload until the scope ends
-    ///     # drop(shared);
-    ///     Ok(())
-    /// })
-    /// # }
-    /// ```
-    ///
-    /// Change it before the scope, or after it.
+    /// The host may change `data` as soon as `upload` returns: the lanes read the copy.
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
     /// let mut data = vec![1.0f32; 1024];
-    /// data[0] = 2.0;
-    /// sluice_host::scope(gpu, |s| s.upload(&data).map(drop))?;
-    /// data[0] = 3.0;
-    /// # Ok(()) }
+    /// sluice_host::scope(gpu, |s| {
+    ///     let first = s.upload(&data)?;
+    ///     data[0] = 2.0;                  // the upload took its copy already
+    ///     let second = s.upload(&data)?;  // another buffer, with the new value
+    ///     drop((first, second));
+    ///     Ok(())
+    /// })
+    /// # }
     /// ```
-    pub fn upload<T: Pod>(&'scope self, data: &'scope [T]) -> Result<Fenced<'scope, ColumnsRef<'scope, T>>> {
+    pub fn upload<T: Pod>(&'scope self, data: &[T]) -> Result<Fenced<'scope, ColumnsRef<'scope, T>>> {
         self.upload_matrix(data, data.len(), 1)
     }
 
     /// Uploads `data` as a `rows` x `cols` column-major matrix (`data.len()` must be
-    /// `rows * cols`), for lanes to read whole or by column.
+    /// `rows * cols`), for lanes to read whole or by column. `data` is borrowed for this
+    /// call only, as by [`upload`](Scope::upload).
     ///
     /// ```no_run
     /// # fn demo(gpu: &sluice_host::Gpu, targets: &[f32]) -> sluice_host::Result<()> {
@@ -688,7 +684,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// ```
     pub fn upload_matrix<T: Pod>(
         &'scope self,
-        data: &'scope [T],
+        data: &[T],
         rows: usize,
         cols: usize,
     ) -> Result<Fenced<'scope, ColumnsRef<'scope, T>>> {
@@ -699,7 +695,15 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         let lane = self.upload_lane()?;
         let st = Stream::new(lane);
         let mut view = st.bind(m.as_columns_mut());
-        st.copy_to_device(data, &mut view)?;
+        // A pinned buffer the scope owns until its end, for a source the copy would read
+        // after this call (see `copy_to_device_now`).
+        let stage = |bytes: &[u8]| -> Result<&'scope [u8]> {
+            let buf: &'scope mut PinnedMatrix<u8> =
+                self.shared.keep(self.shared.lanes.gpu.pinned_matrix(bytes.len(), 1)?);
+            buf.copy_from_slice(bytes);
+            Ok(&buf[..])
+        };
+        st.copy_to_device_now(data, &mut view, stage)?;
         st.fence(view.into_view())
     }
 
@@ -967,12 +971,14 @@ impl ScopeShared {
             match result {
                 Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
                 Ok(()) => joined.push(inner),
-                // The CPU backend: a kernel of this lane panicked; the lane has stopped (its
+                // The CPU backend: a kernel of this lane panicked or failed the checking
+                // mode ([`Error::KernelCheck`]); the lane has stopped (its
                 // later work was skipped), the other lanes are fine. The faulted stream is
                 // destroyed, not reused.
                 Err(_) if inner.stream.fault().is_some() => {
-                    let message = inner.stream.fault().unwrap_or_default();
-                    errors.push(Error::KernelFault { lane: inner.id, message });
+                    if let Some(fault) = inner.stream.fault() {
+                        errors.push(fault.into_error(inner.id));
+                    }
                 }
                 Err(error) => {
                     // Once the context is lost every lane fails the same way: report the first,

@@ -268,20 +268,76 @@ fn ci() -> Result {
     cargo(&["test", "--workspace"])
 }
 
-/// The workspace's packages that are not published (`publish = false`).
-const UNPUBLISHED: &[&str] = &["xtask", "sluice-ports", "ports-kernels"];
-
 /// `cargo package` of every published crate, each built from its own `.crate` file, so that
 /// `cargo publish --workspace` is one command that works: versions on every path dependency,
 /// the metadata crates.io asks for, every file a build needs inside its package. The
 /// workspace's own crates resolve to each other's packages locally (a recent cargo: 1.95 here),
 /// not from crates.io. `--allow-dirty`: what is checked is the packages, not the work tree.
+/// The members marked `publish = false` are left out, read from their manifests (a list kept
+/// here would miss the next test crate).
 fn package() -> Result {
+    let unpublished = unpublished_members()?;
     let mut args = vec!["package", "--workspace", "--allow-dirty"];
-    for p in UNPUBLISHED {
-        args.extend(["--exclude", p]);
+    for p in &unpublished {
+        args.extend(["--exclude", p.as_str()]);
     }
     cargo(&args)
+}
+
+/// The names of the workspace members whose manifest says `publish = false`.
+fn unpublished_members() -> Result<Vec<String>> {
+    let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo_bin)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not start cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err("cargo metadata failed".into());
+    }
+    let json = String::from_utf8_lossy(&out.stdout);
+    let mut names = Vec::new();
+    for manifest in json_strings(&json, "manifest_path") {
+        let text = std::fs::read_to_string(manifest).map_err(|e| format!("reading {manifest}: {e}"))?;
+        if let Some(name) = unpublished_name(&text) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Every string value of `"key":"…"` in cargo's JSON (paths have no escaped quotes).
+fn json_strings<'a>(json: &'a str, key: &str) -> Vec<&'a str> {
+    let tag = format!("\"{key}\":\"");
+    json.match_indices(&tag)
+        .filter_map(|(at, _)| {
+            let from = at + tag.len();
+            json[from..].find('"').map(|end| &json[from..from + end])
+        })
+        .collect()
+}
+
+/// The package's name if its manifest's `[package]` table says `publish = false`.
+fn unpublished_name(manifest: &str) -> Option<String> {
+    let mut in_package = false;
+    let (mut name, mut unpublished) = (None, false);
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+            continue;
+        }
+        if !in_package {
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        match key.trim() {
+            "name" => name = Some(value.trim().trim_matches('"').to_string()),
+            "publish" => unpublished = value.trim() == "false",
+            _ => {}
+        }
+    }
+    name.filter(|_| unpublished)
 }
 
 fn step(what: &str) {
@@ -566,3 +622,24 @@ echo
 echo "== summary ($((SECONDS - t0)) s; logs in $out) =="
 printf '%s\n' "${summary[@]}"
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unpublished_member_is_read_from_its_package_table() {
+        let toml = "[package]\nname = \"abi-check-kernels\"\npublish = false\n\n[dependencies]\nname = \"x\"\n";
+        assert_eq!(unpublished_name(toml).as_deref(), Some("abi-check-kernels"));
+        assert_eq!(unpublished_name("[package]\nname = \"sluice\"\nversion = \"0.1.0\"\n"), None);
+        // `publish` outside [package] says nothing about the package.
+        assert_eq!(unpublished_name("[package]\nname = \"a\"\n[workspace.package]\npublish = false\n"), None);
+    }
+
+    #[test]
+    fn cargo_json_strings_are_found_by_key() {
+        let json =
+            r#"{"packages":[{"name":"a","manifest_path":"/w/a/Cargo.toml"},{"manifest_path":"/w/b/Cargo.toml"}]}"#;
+        assert_eq!(json_strings(json, "manifest_path"), ["/w/a/Cargo.toml", "/w/b/Cargo.toml"]);
+    }
+}

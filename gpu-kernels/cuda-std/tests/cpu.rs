@@ -21,7 +21,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 // The host library's launch descriptor, which `#[kernel]` implements (its `CPU` entry is
 // what a CPU-backend launch calls).
-use cuda_std::__sluice::__host::KernelDecl;
+use cuda_std::__sluice::__host::{CpuLaunch, KernelDecl};
+use cuda_std::__sluice::cpu::CpuCheck;
 use cuda_std::atomic::{
     mid, AtomicF32, AtomicF64, AtomicI64, AtomicU32, BlockAtomicF32, BlockAtomicU32, Ordering, SystemAtomicU64,
 };
@@ -406,8 +407,10 @@ unsafe fn launch_dyn<K: KernelDecl>(
     params: &[*mut c_void],
 ) -> Result<(), String> {
     let entry = K::CPU.expect("cuda_std's #[kernel] gives every kernel a CPU entry");
+    // Checked as the host's CPU backend checks by default (on with debug assertions).
+    let launch = CpuLaunch { kernel: K::NAME, grid, block, dynamic_shared_bytes: dynamic, check: CpuCheck::auto() };
     // SAFETY: forwarded to the caller.
-    unsafe { entry(params.as_ptr(), grid, block, dynamic) }
+    unsafe { entry(params.as_ptr(), &launch) }.map_err(|e| e.to_string())
 }
 
 /// The lowered parameters of a launch, each a pointer to a local holding the value.

@@ -161,10 +161,12 @@ pub fn __linked() {}
 #[cfg(not(target_arch = "nvptx64"))]
 #[doc(hidden)]
 pub mod __host {
-    pub use sluice_host::{Arg, ByValue, Checked, CpuEntry, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked};
+    pub use sluice_host::{
+        Arg, ByValue, Checked, CpuEntry, CpuLaunch, CpuLaunchError, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked,
+    };
     /// What a kernel's CPU entry returns (named here so that the expansion in a `#![no_std]`
     /// kernel crate needs no `std` path of its own).
-    pub type CpuResult = core::result::Result<(), std::string::String>;
+    pub type CpuResult = core::result::Result<(), CpuLaunchError>;
 }
 
 pub use spec::scope::MemoryScope;

@@ -34,6 +34,20 @@ unsafe impl<T> Sync for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T> Send for Shared<T> {}
 
+/// `cpu::launch`, never checked: for the tests of what the runtime does with code CUDA's
+/// rules leave undefined (early exits before barriers, reads of unwritten shared memory,
+/// shuffles from lanes outside the group), which the checking mode reports
+/// (`tests/check.rs`).
+fn unchecked(
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_shared_bytes: u32,
+    body: &(dyn Fn() + Sync),
+) -> Result<(), String> {
+    let launch = cpu::CpuLaunch { kernel: "(closure)", grid, block, dynamic_shared_bytes, check: cpu::CpuCheck::Off };
+    cpu::run(&launch, body).map_err(|e| e.to_string())
+}
+
 fn counters(n: u64) -> Vec<AtomicU32> {
     (0..n).map(|_| AtomicU32::new(0)).collect()
 }
@@ -113,7 +127,7 @@ fn barriers_order_shared_memory_and_reduce_predicates() {
 
 #[test]
 fn barriers_wait_for_non_exited_threads_only() {
-    cpu::launch([2, 1, 1], [64, 1, 1], 0, &|| {
+    unchecked([2, 1, 1], [64, 1, 1], 0, &|| {
         let t = thread::thread_idx_x();
         if t >= 48 {
             return;
@@ -239,7 +253,7 @@ fn in_kernel_shared_statics_as_cuda_std_kernels_declare_them() {
 
 #[test]
 fn unwritten_shared_memory_reads_the_poison() {
-    cpu::launch([2, 1, 1], [32, 1, 1], 16, &|| {
+    unchecked([2, 1, 1], [32, 1, 1], 16, &|| {
         let ints = shared_array!(INTS: [u32; 8]);
         let floats = shared_array!(FLOATS: [f32; 8]);
         assert_eq!(ints.get(3), u32::MAX);
@@ -378,7 +392,7 @@ fn votes_match_and_reductions() {
 
 #[test]
 fn divergent_warps_partial_warps_and_exited_lanes() {
-    cpu::launch([2, 1, 1], [48, 1, 1], 0, &|| {
+    unchecked([2, 1, 1], [48, 1, 1], 0, &|| {
         let tid = thread::thread_idx_x();
         let lane = tid % 32;
         // SAFETY: each call's mask is exactly the lanes that reach it (or those
@@ -534,7 +548,8 @@ fn a_panic_is_reported_with_its_thread_and_location() {
 #[test]
 fn a_deadlock_is_reported_not_hung() {
     // Lane 0 waits at the block barrier, the other lanes in a shuffle that needs lane 0.
-    let err = cpu::launch([1, 1, 1], [32, 1, 1], 0, &|| {
+    // (Unchecked: the checking mode reports these as divergent, `tests/check.rs`.)
+    let err = unchecked([1, 1, 1], [32, 1, 1], 0, &|| {
         if warp::lane_id() == 0 {
             sync::sync_threads();
         } else {
@@ -551,7 +566,7 @@ fn a_deadlock_is_reported_not_hung() {
     );
 
     // A named barrier whose count is never reached.
-    let err = cpu::launch([2, 1, 1], [64, 1, 1], 0, &|| {
+    let err = unchecked([2, 1, 1], [64, 1, 1], 0, &|| {
         if thread::thread_idx_x() < 32 {
             // SAFETY: deliberately wrong: only 32 of the 64 threads come.
             unsafe { sync::barrier_sync(3, 64) };
@@ -684,13 +699,15 @@ fn spinning_on_a_flag_with_nanosleep_lets_the_writer_run() {
             flag.set(0, 0);
         }
         sync::sync_threads();
+        // The flag is read and written atomically (plain accesses would race: the
+        // checking mode reports them).
         if t == 0 {
             // Waits for thread 63, which starts after it.
-            while flag.get(0) != 63 {
+            while flag.fetch_add(0, 0) != 63 {
                 thread::nanosleep(100);
             }
         } else if t == 63 {
-            flag.set(0, 63);
+            flag.swap(0, 63);
         }
         let c0 = misc::clock64();
         assert!(misc::clock64() >= c0);

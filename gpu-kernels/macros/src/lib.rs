@@ -636,9 +636,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         /// launch of the kernel (the host's `KernelOp` upholds both).
         #vis unsafe fn #entry_fn(
             params: *const *mut ::core::ffi::c_void,
-            grid: [u32; 3],
-            block: [u32; 3],
-            dynamic_shared_bytes: u32,
+            launch: &#host::CpuLaunch,
         ) -> #host::CpuResult {
             // The lowered values, shared by every thread of every block as a GPU launch's
             // parameter block is.
@@ -651,7 +649,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             // SAFETY: the caller's contract: `params[i]` points to a value of the i-th
             // lowered type.
             let lowered = unsafe { Lowered { #(#lowered_names: (*params.add(#lowered_index)).cast::<#lowered_types>().read(),)* } };
-            #dev::cpu::launch(grid, block, dynamic_shared_bytes, &|| {
+            #dev::cpu::run(launch, &|| {
                 // The whole parameter block, not its fields one by one (a closure would capture
                 // each raw pointer alone, and those are not `Sync`).
                 let lowered: &Lowered = &lowered;
@@ -672,6 +670,15 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         // name beside it does not collide; `include_kernels!` re-exports it under the
         // kernel's name, beside the `const` handle of the same name.
         #vis struct #decl {}
+
+        // The kernel's name in the value namespace on the host too (on the device it is the
+        // entry fn), so that `use crate::module::kernel;` of a kernel resolves in both builds
+        // — also beside a module of the kernel's name, which lives in the type namespace.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #decl = #decl {};
 
         #[cfg(not(target_arch = "nvptx64"))]
         #(#cfgs)*

@@ -252,7 +252,8 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     }
 
     /// Uploads `data` once to this device, for any number of this device's lanes to read
-    /// (each awaits the returned fence: [`DeviceStream::await_fence`]).
+    /// (each awaits the returned fence: [`DeviceStream::await_fence`]). `data` is borrowed
+    /// for this call only, as by [`Scope::upload`](crate::Scope::upload).
     ///
     /// ```
     /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
@@ -266,7 +267,7 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// }).map(drop))?;
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
-    pub fn upload<T: Pod>(&self, data: &'scope [T]) -> Result<OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>>> {
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>>> {
         Ok(self.brand(self.scope().upload(data)?))
     }
 
@@ -284,7 +285,7 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// ```
     pub fn upload_matrix<T: Pod>(
         &self,
-        data: &'scope [T],
+        data: &[T],
         rows: usize,
         cols: usize,
     ) -> Result<OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>>> {

@@ -10,15 +10,21 @@ use crate::spec::scope::MemoryScope;
 use core::sync::atomic::Ordering::{self, Relaxed};
 use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 
-/// The host address of `addr` in `space`.
+use crate::shared::imp::check::Kind;
+
+/// The host address of `addr` in `space`, the access recorded in a checked launch (every
+/// operation here reads and writes: a read-modify-write).
 #[inline(always)]
 #[track_caller]
 fn host<T>(space: Space, addr: u64) -> *mut T {
     match space {
         Space::Shared => {
-            crate::shared::imp::checked("atomic::shared", addr as u32, core::mem::size_of::<T>()) as *mut T
+            crate::shared::imp::checked_rmw("atomic::shared", addr as u32, core::mem::size_of::<T>()) as *mut T
         }
-        Space::Generic | Space::Global => addr as usize as *mut T,
+        Space::Generic | Space::Global => {
+            crate::shared::imp::atomic_at(addr as usize, core::mem::size_of::<T>(), Kind::AtomicRmw);
+            addr as usize as *mut T
+        }
     }
 }
 
@@ -26,12 +32,14 @@ macro_rules! int_impls {
     ($($t:ty => $a:ident;)*) => {$(
         impl AtomicAdd for $t {
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_add(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: the public wrappers require `addr` to be a valid, aligned
                 // address of a `$t` in `space`, accessed only atomically meanwhile.
                 unsafe { $a::from_ptr(host(space, addr)) }.fetch_add(v, Relaxed)
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
                 // SAFETY: forwarded (the same contract).
                 unsafe { Self::__fetch_add(space, scope, addr, v) };
@@ -39,11 +47,13 @@ macro_rules! int_impls {
         }
         impl AtomicMinMax for $t {
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_min(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 unsafe { $a::from_ptr(host(space, addr)) }.fetch_min(v, Relaxed)
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_max(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 unsafe { $a::from_ptr(host(space, addr)) }.fetch_max(v, Relaxed)
@@ -51,16 +61,19 @@ macro_rules! int_impls {
         }
         impl AtomicBits for $t {
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_and(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 unsafe { $a::from_ptr(host(space, addr)) }.fetch_and(v, Relaxed)
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_or(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 unsafe { $a::from_ptr(host(space, addr)) }.fetch_or(v, Relaxed)
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_xor(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 unsafe { $a::from_ptr(host(space, addr)) }.fetch_xor(v, Relaxed)
@@ -68,11 +81,13 @@ macro_rules! int_impls {
         }
         impl AtomicSwap for $t {
             #[inline(always)]
+            #[track_caller]
             unsafe fn __swap(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 unsafe { $a::from_ptr(host(space, addr)) }.swap(v, Relaxed)
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __cas(space: Space, _scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 let a = unsafe { $a::from_ptr(host(space, addr)) };
@@ -98,6 +113,7 @@ macro_rules! float_impls {
     ($($t:ty => $a:ident;)*) => {$(
         impl AtomicAdd for $t {
             #[inline(always)]
+            #[track_caller]
             unsafe fn __fetch_add(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as for the integers: a valid, aligned `$t`, accessed
                 // only atomically meanwhile; its bits are an integer of its size.
@@ -112,6 +128,7 @@ macro_rules! float_impls {
                 }
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __add(space: Space, scope: MemoryScope, addr: u64, v: Self) {
                 // SAFETY: forwarded (the same contract).
                 unsafe { Self::__fetch_add(space, scope, addr, v) };
@@ -119,11 +136,13 @@ macro_rules! float_impls {
         }
         impl AtomicSwap for $t {
             #[inline(always)]
+            #[track_caller]
             unsafe fn __swap(space: Space, _scope: MemoryScope, addr: u64, v: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 <$t>::from_bits(unsafe { $a::from_ptr(host(space, addr)) }.swap(v.to_bits(), Relaxed))
             }
             #[inline(always)]
+            #[track_caller]
             unsafe fn __cas(space: Space, _scope: MemoryScope, addr: u64, current: Self, new: Self) -> Self {
                 // SAFETY: as in `__fetch_add`.
                 let a = unsafe { $a::from_ptr(host(space, addr)) };
@@ -148,8 +167,10 @@ macro_rules! ld_st {
         /// # Safety
         /// `p` is a live, aligned value accessed only atomically.
         #[inline(always)]
+        #[track_caller]
         pub(super) unsafe fn $ld(p: *mut $t, order: Ordering, o: PtxOrder, scope: MemoryScope) -> $t {
             let _ = (o, scope);
+            crate::shared::imp::atomic_at(p as usize, core::mem::size_of::<$t>(), Kind::AtomicRead);
             // SAFETY: forwarded to the caller.
             unsafe { $a::from_ptr(p) }.load(order)
         }
@@ -157,8 +178,10 @@ macro_rules! ld_st {
         /// # Safety
         /// As the load.
         #[inline(always)]
+        #[track_caller]
         pub(super) unsafe fn $st(p: *mut $t, v: $t, order: Ordering, o: PtxOrder, scope: MemoryScope) {
             let _ = (o, scope);
+            crate::shared::imp::atomic_at(p as usize, core::mem::size_of::<$t>(), Kind::AtomicWrite);
             // SAFETY: forwarded to the caller.
             unsafe { $a::from_ptr(p) }.store(v, order)
         }
@@ -174,8 +197,10 @@ macro_rules! rmw {
         /// # Safety
         /// `p` is a live, aligned value accessed only atomically.
         #[inline(always)]
+        #[track_caller]
         pub(super) unsafe fn $name(p: *mut $t, v: $t, order: Ordering, scope: MemoryScope) -> $t {
             let _ = scope;
+            crate::shared::imp::atomic_at(p as usize, core::mem::size_of::<$t>(), Kind::AtomicRmw);
             // SAFETY: forwarded to the caller.
             unsafe { $a::from_ptr(p) }.$op(v, order)
         }
@@ -201,8 +226,10 @@ macro_rules! rmw_loop {
         /// # Safety
         /// `p` is a live, aligned value accessed only atomically.
         #[inline(always)]
+        #[track_caller]
         pub(super) unsafe fn $name(p: *mut $t, v: $t, order: Ordering, scope: MemoryScope) -> $t {
             let _ = scope;
+            crate::shared::imp::atomic_at(p as usize, core::mem::size_of::<$t>(), Kind::AtomicRmw);
             // SAFETY: forwarded to the caller; the value's bits are an integer of its size.
             let a = unsafe { $a::from_ptr(p.cast()) };
             let to = |$x: $t| $to;
@@ -235,6 +262,7 @@ macro_rules! cas {
         /// # Safety
         /// `p` is a live, aligned value accessed only atomically.
         #[inline(always)]
+        #[track_caller]
         pub(super) unsafe fn $name(
             p: *mut $t,
             current: $t,
@@ -245,6 +273,7 @@ macro_rules! cas {
             scope: MemoryScope,
         ) -> $t {
             let _ = (o, scope);
+            crate::shared::imp::atomic_at(p as usize, core::mem::size_of::<$t>(), Kind::AtomicRmw);
             // SAFETY: forwarded to the caller.
             match unsafe { $a::from_ptr(p) }.compare_exchange(current, new, success, failure) {
                 Ok(v) | Err(v) => v,

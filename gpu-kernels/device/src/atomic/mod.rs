@@ -48,8 +48,14 @@
 //! shared memory of the CPU runtime ([`crate::cpu`]); the atomic types run on
 //! `core::sync::atomic` with their orderings. Since the CPU is stronger than
 //! PTX's memory model, a missing ordering may pass on the CPU and fail on a GPU.
-//! Every atomic passes through `cpu.rs`: a race checker sees them as atomic (never
-//! racing each other) and the orderings they carry.
+//! Every atomic passes through `cpu.rs`: in a checked launch ([`crate::cpu`]'s
+//! checking mode) an atomic on shared memory (a `SharedPtr`, or a generic pointer
+//! into the block's shared memory) or on an element of a slice parameter is recorded
+//! as atomic — atomics never race each other, an atomic and a plain access to the
+//! same bytes do, and an atomic read-modify-write of shared memory never written is
+//! an uninitialised read. Their orderings are not modelled as synchronisation: a
+//! release store and an acquire load of a flag do not order the plain accesses around
+//! them for the checker (a handshake without a barrier is reported as a race).
 //!
 //! **The memory scope** says which threads the atomicity is guaranteed against:
 //! [`MemoryScope::Block`] (`.cta`, the block's threads — enough for shared memory and

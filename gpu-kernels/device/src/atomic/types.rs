@@ -134,6 +134,7 @@ macro_rules! atomic_common {
             /// for loads: the kernel traps.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn load(&self, order: Ordering) -> $t {
                 let o = valid(load_order(order));
                 // SAFETY: `self` is a live, aligned `T`, accessed only atomically.
@@ -144,6 +145,7 @@ macro_rules! atomic_common {
             /// stores: the kernel traps.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn store(&self, val: $t, order: Ordering) {
                 let o = valid(store_order(order));
                 // SAFETY: as in `load`.
@@ -152,6 +154,7 @@ macro_rules! atomic_common {
             /// Atomically replaces the value with `val`, returning the old one (`atom.exch`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn swap(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 <$t>::from_b(unsafe { imp::$exch(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
@@ -163,6 +166,7 @@ macro_rules! atomic_common {
             /// `success` and `failure`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn compare_exchange(&self, current: $t, new: $t, success: Ordering, failure: Ordering) -> Result<$t, $t> {
                 let o = valid(cas_order(success, failure));
                 // SAFETY: as in `load`.
@@ -176,6 +180,7 @@ macro_rules! atomic_common {
             /// Bitwise and with `val` (on the bits, for floats); returns the old value.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_and(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 <$t>::from_b(unsafe { imp::$and(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
@@ -183,6 +188,7 @@ macro_rules! atomic_common {
             /// Bitwise or with `val` (on the bits, for floats); returns the old value.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_or(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 <$t>::from_b(unsafe { imp::$or(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
@@ -190,6 +196,7 @@ macro_rules! atomic_common {
             /// Bitwise xor with `val` (on the bits, for floats); returns the old value.
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_xor(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 <$t>::from_b(unsafe { imp::$xor(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
@@ -204,6 +211,7 @@ macro_rules! atomic_arith {
             /// Adds `val` (wrapping), returning the old value (`atom.add`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_add(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 <$t>::from_b(unsafe { imp::$add(self.bits(), val.to_b(), order, MemoryScope::$scope) })            }
@@ -211,6 +219,7 @@ macro_rules! atomic_arith {
             /// Subtracts `val` (wrapping), returning the old value (`atom.add` of `-val`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_sub(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: forwarded (same contract as `fetch_add`).
                 #[allow(unused_unsafe)]
@@ -220,6 +229,7 @@ macro_rules! atomic_arith {
             /// Stores the minimum of the value and `val`, returning the old value (`atom.min`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_min(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 unsafe { imp::$min(self.v.get(), val, order, MemoryScope::$scope) }            }
@@ -227,6 +237,7 @@ macro_rules! atomic_arith {
             /// Stores the maximum of the value and `val`, returning the old value (`atom.max`).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_max(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 unsafe { imp::$max(self.v.get(), val, order, MemoryScope::$scope) }            }
@@ -238,6 +249,7 @@ macro_rules! atomic_arith {
             /// (`atom.add.f32/f64`, the hardware float atomic).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_add(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: as in `load`.
                 unsafe { imp::$add(self.v.get(), val, order, MemoryScope::$scope) }            }
@@ -246,6 +258,7 @@ macro_rules! atomic_arith {
             /// IEEE arithmetic makes exactly `old - val` (signed zeros and NaNs included).
             #[doc = safety_doc!($($unsafety)?)]
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub $($unsafety)? fn fetch_sub(&self, val: $t, order: Ordering) -> $t {
                 // SAFETY: forwarded (same contract as `fetch_add`).
                 #[allow(unused_unsafe)]

@@ -28,7 +28,9 @@ use std::string::String;
 use std::vec::Vec;
 
 use corosensei::Yielder;
+use sluice_host::{CheckReport, CpuLaunchError};
 
+use super::check::Checker;
 use crate::spec::thread::Dim3;
 
 /// Why a suspended thread is resumed.
@@ -129,6 +131,14 @@ pub(crate) trait Rendezvous: Sync {
         let _ = block;
         false
     }
+
+    /// In a checked launch whose block is stuck (a deadlock), what the checking mode
+    /// reports about the threads parked here: a barrier or a warp collective that some
+    /// threads it names never reach. `None`: the plain deadlock report.
+    fn diagnose(&self, block: &Block) -> Option<Box<CheckReport>> {
+        let _ = block;
+        None
+    }
 }
 
 /// The context of one GPU thread, which the device functions read through
@@ -220,8 +230,10 @@ pub(crate) struct Block {
     /// The op families' per-block state, by [`LocalKey`] slot.
     pub(super) locals: Locals,
     pub(super) abort: Cell<bool>,
-    pub(super) error: RefCell<Option<String>>,
+    pub(super) error: RefCell<Option<CpuLaunchError>>,
     pub(super) body: *const (dyn Fn() + Sync),
+    /// The launch's checking mode, or null when it is not checked.
+    pub(super) checker: *const Checker,
 }
 
 impl Block {
@@ -252,11 +264,35 @@ impl Block {
 
     /// Records the block's error (the first one wins) and abandons the block.
     pub(crate) fn fail(&self, message: String) {
+        self.fail_with(CpuLaunchError::Fault(message));
+    }
+
+    /// Records the checking mode's report as the block's error (the first one wins) and
+    /// abandons the block.
+    pub(crate) fn fail_check(&self, report: Box<CheckReport>) {
+        self.fail_with(CpuLaunchError::Check(report));
+    }
+
+    fn fail_with(&self, error: CpuLaunchError) {
         let mut e = self.error.borrow_mut();
         if e.is_none() {
-            *e = Some(message);
+            *e = Some(error);
         }
         self.abort.set(true);
+    }
+
+    /// The launch's checking mode, if it is checked.
+    #[inline(always)]
+    pub(crate) fn checker(&self) -> Option<&Checker> {
+        // SAFETY: null, or the launch's `Checker`, which `cpu::run` keeps alive until every
+        // block has ended (the runners borrow it).
+        unsafe { self.checker.as_ref() }
+    }
+
+    /// In a checked launch, what the parked threads' rendezvous report about a stuck block.
+    pub(super) fn diagnose(&self) -> Option<Box<CheckReport>> {
+        self.checker()?;
+        self.parked_kinds().iter().find_map(|k| k.diagnose(self))
     }
 
     /// `block (x, y, z)`.
@@ -466,7 +502,7 @@ pub(crate) fn suspend(ctx: &ThreadCtx, wait: Wait, site: &'static Location<'stat
 /// Unwinds the calling GPU thread of an abandoned block. During another
 /// unwinding (a destructor that waits at a barrier) it returns instead: a
 /// second panic would abort the process.
-fn abandon() {
+pub(crate) fn abandon() {
     if !std::thread::panicking() {
         panic::resume_unwind(Box::new(Abandoned));
     }

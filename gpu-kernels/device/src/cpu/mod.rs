@@ -65,6 +65,83 @@
 //!   waits and none can be released is a **deadlock**: reported with where each
 //!   group of threads waits, never a hang.
 //!
+//! # Checking mode
+//!
+//! The coroutines of a block switch only at barriers and warp collectives, so a kernel
+//! whose threads race passes here: each thread sees the others' stores either all done
+//! or not begun, whatever a GPU would interleave. A **checked** launch records instead
+//! what each thread did between the block's synchronisation points and reports a bug as
+//! the launch's error (a [`CpuLaunchError::Check`] with a typed
+//! [`CheckReport`](sluice_host::CheckReport): the kind, the kernel, the block, both
+//! threads, both source lines, and what to do; through the host's CPU backend,
+//! `Error::KernelCheck` of the lane). It reports:
+//!
+//! * **data races on shared memory**: two threads of a block access the same bytes in
+//!   one barrier interval (nothing orders them), at least one writes, not both atomic
+//!   — byte-exact, so a `u8` array written per thread is fine;
+//! * **data races on global memory**: two threads of a launch access one element of a
+//!   written slice parameter (`for_thread`, `for_thread_1d`, `grid_stride`, `write`,
+//!   `get_unchecked_mut`, or an atomic on it) unordered: threads of different blocks are
+//!   never ordered; a block's are by its barriers (and `sync_warp`, named barriers);
+//! * **divergent barriers**: a `sync_threads` (or its count/and/or form) that a thread
+//!   of the block returned before, that threads reach from different call sites, or
+//!   where some threads wait at another barrier or another form of barrier 0 (on the
+//!   GPU the reductions use barrier ids of their own); a named barrier used with two
+//!   thread counts;
+//! * **divergent warp operations**: a lane not in its own mask, a lane named in the mask
+//!   that has not exited and never takes part (it waits at a barrier or in another
+//!   operation or mask: the block is stuck), and a shuffle reading a lane that does not
+//!   take part (exited, or outside the mask: an undefined value);
+//! * **reads of uninitialised shared memory**: a read (or an atomic read-modify-write) of
+//!   shared memory no thread of the block wrote before, reported at the end of its
+//!   interval unless a write of another thread in that interval makes it a race.
+//!
+//! **How.** Races are found from *happens-before*, not from an interleaving, so the
+//! schedule cannot hide them: every access is recorded with the block's barrier
+//! interval and the thread's position among its own synchronisation points; a
+//! `sync_warp` orders its lanes (a 32-entry vector clock per thread), a named barrier
+//! its arrivals before its waiters (a vector clock over the block, made only when one is
+//! used). Shuffles, votes, `match` and `redux` exchange values, not memory: PTX gives
+//! them no memory ordering, and neither does the checker (a lane reading a neighbour's
+//! store after a shuffle, without `sync_warp`, is a race). Shared memory has a shadow of
+//! 72 bytes per byte (the last write and two reads); global memory one of 32 bytes per
+//! element of each written slice parameter, shared by the launch's blocks (each element
+//! locked while it is compared and updated).
+//!
+//! **When.** [`CpuCheck::auto`]: on in builds with debug assertions (so a plain
+//! `cargo test` of a project checks every CPU launch), off in release builds;
+//! `SLUICE_CPU_CHECK=1` or `0` decides instead where it is set. On the host,
+//! `Gpu::cpu_checked()` and `Gpu::set_cpu_check` decide for one device; here [`run`]
+//! takes the mode ([`CpuLaunch::check`]) and [`launch`] uses [`CpuCheck::auto`].
+//!
+//! **What it cannot see.** Plain Rust accesses through raw pointers — generic pointers
+//! to shared memory (`as_generic_ptr`, `to_generic`, a `shared_static!`'s `Deref`, as
+//! Rust-CUDA ports use them), `as_mut_ptr` of a slice parameter, `#[kernel(unchecked)]`'s
+//! raw parameters — and what is done through a `&mut T` once a slice has handed it out
+//! (one record per hand-out). A variable a generic pointer was made to counts as written
+//! (no uninitialised-read report for it). An order made by fences and flags (without a
+//! barrier) is not seen, nor the release/acquire orderings of atomics: a handshake
+//! through a flag without a barrier is reported as a race (use a barrier, or make the
+//! data accesses atomic too). Slice parameters of more than [`MAX_SHADOWED_ELEMENTS`]
+//! elements are not shadowed. Within a barrier interval a byte keeps two reads: a
+//! third thread's read, racing with a later write that the two recorded readers are
+//! ordered before by `sync_warp`, goes unseen. Whether a lane that exits instead of
+//! taking part in a warp operation had exited before the others reached it is a
+//! matter of scheduling the CPU does not model: exited lanes are allowed (CUDA's rule
+//! names the non-exited ones), and only reading such a lane's value is reported (a
+//! divergent `if lane < 16 { shfl(FULL_MASK, ..) }` whose other lanes just return is
+//! therefore seen only if a lane reads one of them). A thread that passes more than
+//! 2^20 `sync_warp`s or named barriers between two block barriers starts a new
+//! interval for the block (the checker may then miss a race). Two launches never write
+//! the same memory at once: the lane rules forbid it (and kernels that could, through
+//! raw pointers, are outside what the checker sees).
+//!
+//! **Cost** (see "Cost model" below for the measurements): nothing for a launch that is
+//! not checked but a load and a branch per shared access and a relaxed load per slice
+//! element. Checked, barrier-free kernels that only write their slices cost a shadow
+//! update per element, and shared-memory-heavy ones a few nanoseconds per byte
+//! accessed.
+//!
 //! # What the CPU backend does not model
 //!
 //! * **Timing.** No warp scheduling, latency or throughput model; `clock`,
@@ -161,7 +238,7 @@
 //! ```
 
 use std::format;
-use std::string::String;
+use std::string::{String, ToString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::vec::Vec;
@@ -171,7 +248,11 @@ use rayon::prelude::*;
 use crate::spec::thread::Dim3;
 
 pub(crate) mod block;
+pub(crate) mod check;
 pub(crate) mod runner;
+
+pub use check::MAX_SHADOWED_ELEMENTS;
+pub use sluice_host::{CpuCheck, CpuLaunch, CpuLaunchError};
 
 /// The byte every shared-memory location holds before it is written on the
 /// CPU (NaN as `f32`/`f64`, `-1` or `MAX` as an integer).
@@ -189,6 +270,11 @@ pub const MAX_DYNAMIC_SHARED_BYTES: u32 = 227 * 1024;
 /// as cooperating tasks with real barrier and warp semantics. Err(message) if a thread
 /// panicked (a device panic, failed dassert!, out-of-bounds index...) or the block
 /// deadlocked on a barrier; the message says where (block, thread, panic message/location).
+///
+/// Checked as [`CpuCheck::auto`] says (on in builds with debug assertions,
+/// `SLUICE_CPU_CHECK=1|0` deciding where it is set): a bug the checking mode finds is
+/// the error too, its report as the message ([`run`] returns it typed, and takes the
+/// mode and the kernel's name).
 ///
 /// Inside `body` every device function of this crate works as on the GPU for
 /// the thread running it: `thread::thread_idx()` and friends give its indices,
@@ -212,18 +298,50 @@ pub fn launch(
     dynamic_shared_bytes: u32,
     body: &(dyn Fn() + Sync),
 ) -> Result<(), String> {
+    let launch = CpuLaunch { kernel: "(closure)", grid, block, dynamic_shared_bytes, check: CpuCheck::auto() };
+    run(&launch, body).map_err(|e| e.to_string())
+}
+
+/// [`launch`] with the launch described by a [`CpuLaunch`] — its shape, the kernel's name
+/// for reports, and whether to check it — and the error typed: a
+/// [`CpuLaunchError::Check`] carries the checking mode's [`CheckReport`](sluice_host::CheckReport).
+/// What a `#[kernel]`'s CPU entry calls.
+///
+/// ```
+/// use sluice_device::{cpu, shared_array, sync, thread};
+/// use sluice_host::{CheckKind, CpuCheck, CpuLaunch};
+///
+/// let launch = CpuLaunch { kernel: "rotate", grid: [1, 1, 1], block: [32, 1, 1], dynamic_shared_bytes: 0, check: CpuCheck::On };
+/// let err = cpu::run(&launch, &|| {
+///     let tile = shared_array!(TILE: [u32; 32]);
+///     let t = thread::thread_idx_x() as usize;
+///     tile.set(t, t as u32);
+///     // sync::sync_threads() is missing here
+///     let _next = tile.get((t + 1) % 32);
+/// })
+/// .unwrap_err();
+/// let report = err.report().expect("the checker's report");
+/// assert_eq!(report.kind, CheckKind::SharedRace);
+/// assert_eq!(report.kernel, "rotate");
+/// ```
+pub fn run(launch: &CpuLaunch, body: &(dyn Fn() + Sync)) -> Result<(), CpuLaunchError> {
+    let CpuLaunch { grid, block, dynamic_shared_bytes, .. } = *launch;
     validate(grid, block, dynamic_shared_bytes)?;
     if block::in_launch() {
-        return Err("cpu::launch called from inside a kernel: a kernel cannot launch another on the CPU \
-                    (no dynamic parallelism)"
-            .into());
+        return Err(CpuLaunchError::Fault(
+            "cpu::launch called from inside a kernel: a kernel cannot launch another on the CPU \
+             (no dynamic parallelism)"
+                .into(),
+        ));
     }
     runner::install_panic_hook();
+    let checker = launch.check.is_on().then(|| check::Checker::new(launch.kernel));
+    let checker = checker.as_ref();
     let (g, d) = (Dim3::new(grid[0], grid[1], grid[2]), Dim3::new(block[0], block[1], block[2]));
     let failed = AtomicBool::new(false);
-    let errors: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+    let errors: Mutex<Vec<(u64, CpuLaunchError)>> = Mutex::new(Vec::new());
     (0..g.volume()).into_par_iter().for_each_init(
-        || runner::Runner::new(g, d, dynamic_shared_bytes, body),
+        || runner::Runner::new(g, d, dynamic_shared_bytes, body, checker),
         |runner, b| {
             if failed.load(Ordering::Relaxed) {
                 return;
@@ -239,15 +357,17 @@ pub fn launch(
     let mut it = errors.into_iter();
     match it.next() {
         None => Ok(()),
-        Some((_, e)) => match it.len() {
-            0 => Err(e),
-            n => Err(format!("{e} (and {n} more block{} failed)", if n == 1 { "" } else { "s" })),
+        Some((_, e)) => match (it.len(), e) {
+            (0, e) | (_, e @ CpuLaunchError::Check(_)) => Err(e),
+            (n, CpuLaunchError::Fault(m)) => {
+                Err(CpuLaunchError::Fault(format!("{m} (and {n} more block{} failed)", if n == 1 { "" } else { "s" })))
+            }
         },
     }
 }
 
-fn validate(grid: [u32; 3], block: [u32; 3], dynamic: u32) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("invalid launch configuration: grid {grid:?}, block {block:?}: {why}"));
+fn validate(grid: [u32; 3], block: [u32; 3], dynamic: u32) -> Result<(), CpuLaunchError> {
+    let bad = |why: &str| Err(format!("invalid launch configuration: grid {grid:?}, block {block:?}: {why}").into());
     if grid.contains(&0) || block.contains(&0) {
         return bad("every dimension must be at least 1");
     }
@@ -264,7 +384,8 @@ fn validate(grid: [u32; 3], block: [u32; 3], dynamic: u32) -> Result<(), String>
         return Err(format!(
             "invalid launch configuration: {dynamic} bytes of dynamic shared memory, more than the \
              {MAX_DYNAMIC_SHARED_BYTES} a block may have"
-        ));
+        )
+        .into());
     }
     Ok(())
 }

@@ -30,7 +30,10 @@ use std::vec::Vec;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
+use sluice_host::CpuLaunchError;
+
 use super::block::{Abandoned, Block, Launch, Locals, ThreadCtx, Wait, Wake, CURRENT};
+use super::check::Checker;
 use crate::spec::thread::{linear_rank, Dim3};
 
 type Worker = Coroutine<Wake, (), (), DefaultStack>;
@@ -135,7 +138,13 @@ pub(crate) struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    pub(crate) fn new(grid: Dim3, dims: Dim3, dynamic_shared: u32, body: &'a (dyn Fn() + Sync)) -> Runner<'a> {
+    pub(crate) fn new(
+        grid: Dim3,
+        dims: Dim3,
+        dynamic_shared: u32,
+        body: &'a (dyn Fn() + Sync),
+        checker: Option<&'a Checker>,
+    ) -> Runner<'a> {
         let size = (dims.x * dims.y * dims.z) as usize;
         let body: *const (dyn Fn() + Sync + 'a) = body;
         // SAFETY: only the trait object's lifetime bound changes (same fat
@@ -158,6 +167,7 @@ impl<'a> Runner<'a> {
                 abort: Cell::new(false),
                 error: RefCell::new(None),
                 body,
+                checker: checker.map_or(core::ptr::null(), |c| c as *const Checker),
             }),
             _body: core::marker::PhantomData,
         }
@@ -165,7 +175,7 @@ impl<'a> Runner<'a> {
 
     /// Runs block number `linear` (x fastest) to its end. `Err` if a thread
     /// panicked or the block deadlocked.
-    pub(crate) fn run(&mut self, linear: u64) -> Result<(), String> {
+    pub(crate) fn run(&mut self, linear: u64) -> Result<(), CpuLaunchError> {
         let g = self.block.launch.grid;
         let block_idx = Dim3 {
             x: (linear % g.x as u64) as u32,
@@ -176,6 +186,12 @@ impl<'a> Runner<'a> {
         let saved = CURRENT.with(Cell::get);
         self.schedule();
         CURRENT.with(|c| c.set(saved));
+        if self.block.checker().is_some() {
+            // The block's last interval is over: what the checker held until then.
+            if let Some(report) = super::check::clocks(&self.block).take_deferred() {
+                self.block.fail_check(report);
+            }
+        }
         match self.block.error.borrow_mut().take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -254,7 +270,10 @@ impl<'a> Runner<'a> {
                 workers.resume(block.threads[t as usize].worker.get(), Wake::Go);
                 continue;
             }
-            block.fail(super::deadlock_report(block));
+            match block.diagnose() {
+                Some(report) => block.fail_check(report),
+                None => block.fail(super::deadlock_report(block)),
+            }
         }
     }
 }

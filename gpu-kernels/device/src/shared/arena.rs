@@ -14,6 +14,9 @@
 
 use core::cell::{Cell, RefCell};
 use std::alloc::{self, Layout};
+use std::format;
+use std::panic::Location;
+use std::string::String;
 use std::vec::Vec;
 
 use crate::cpu::block::{Launch, Local};
@@ -33,9 +36,18 @@ pub(super) struct Arena {
     used: Cell<usize>,
     dynamic: u32,
     static_bytes: Cell<usize>,
-    /// (declaration hash, type name, window address, bytes) of the statics allocated so far.
-    symbols: RefCell<Vec<(u64, &'static str, u32, u32)>>,
+    /// (declaration hash, type name, window address, bytes, where first used) of the
+    /// statics allocated so far.
+    symbols: RefCell<Vec<Symbol>>,
+    /// The checking mode's: the statics (by index in `symbols`) and whether the dynamic
+    /// region a generic pointer was made to in this block (see [`Arena::escape`]).
+    escaped: RefCell<Vec<bool>>,
+    dynamic_escaped: Cell<bool>,
 }
+
+/// A static variable of a block: (declaration hash, type name, window address, bytes,
+/// where first used).
+type Symbol = (u64, &'static str, u32, u32, &'static Location<'static>);
 
 const fn round_up(x: usize, a: usize) -> usize {
     (x + a - 1) & !(a - 1)
@@ -54,19 +66,36 @@ impl Local for Arena {
         self.used.set(round_up(d, 16));
         self.static_bytes.set(0);
         self.symbols.get_mut().clear();
+        self.escaped.get_mut().clear();
+        self.dynamic_escaped.set(false);
     }
 }
 
 impl Arena {
+    /// Bytes the buffer of a block with `dynamic` bytes of dynamic shared memory holds:
+    /// every window address is below it.
+    pub(super) fn capacity_for(dynamic: u32) -> usize {
+        round_up(dynamic as usize, 16) + STATIC_LIMIT + BASE_ALIGN
+    }
+
     fn with_dynamic(dynamic: u32) -> Arena {
-        let cap = round_up(dynamic as usize, 16) + STATIC_LIMIT + BASE_ALIGN;
+        let cap = Arena::capacity_for(dynamic);
         let layout = Layout::from_size_align(cap, BASE_ALIGN).expect("shared memory layout");
         // SAFETY: `layout` has a non-zero size (at least STATIC_LIMIT).
         let base = unsafe { alloc::alloc(layout) };
         if base.is_null() {
             alloc::handle_alloc_error(layout);
         }
-        Arena { base, cap, used: Cell::new(0), dynamic, static_bytes: Cell::new(0), symbols: RefCell::new(Vec::new()) }
+        Arena {
+            base,
+            cap,
+            used: Cell::new(0),
+            dynamic,
+            static_bytes: Cell::new(0),
+            symbols: RefCell::new(Vec::new()),
+            escaped: RefCell::new(Vec::new()),
+            dynamic_escaped: Cell::new(false),
+        }
     }
 
     /// Bytes of dynamic shared memory of the launch.
@@ -91,10 +120,11 @@ impl Arena {
     /// `declare::<T, H>` is a function of its own per `T`: two declarations that share a
     /// hash (one macro expanding `shared_array!` twice) get one variable each when their
     /// types differ.
+    #[track_caller]
     pub(super) fn declare(&self, hash: u64, ty: &'static str, bytes: usize, align: usize) -> u32 {
         let bytes = bytes.max(1);
-        let same = |s: &&(u64, &'static str, u32, u32)| s.0 == hash && (core::ptr::eq(s.1, ty) || s.1 == ty);
-        if let Some(&(_, _, addr, n)) = self.symbols.borrow().iter().find(same) {
+        let same = |s: &&Symbol| s.0 == hash && (core::ptr::eq(s.1, ty) || s.1 == ty);
+        if let Some(&(_, _, addr, n, _)) = self.symbols.borrow().iter().find(same) {
             assert_eq!(n as usize, bytes, "shared memory: one declaration used with two sizes");
             return addr;
         }
@@ -111,8 +141,48 @@ impl Arena {
         unsafe { self.base.add(addr).write_bytes(SHARED_POISON, bytes) };
         self.used.set(addr + bytes);
         self.static_bytes.set(total);
-        self.symbols.borrow_mut().push((hash, ty, addr as u32, bytes as u32));
+        self.symbols.borrow_mut().push((hash, ty, addr as u32, bytes as u32, Location::caller()));
         addr as u32
+    }
+
+    /// The window address of host address `p`, if it is inside this block's allocated
+    /// shared memory (a generic pointer to shared memory).
+    #[inline(always)]
+    pub(super) fn window_of(&self, p: usize) -> Option<u32> {
+        let base = self.base as usize;
+        (p >= base && p < base + self.used.get()).then(|| (p - base) as u32)
+    }
+
+    /// Notes that a generic pointer was made to window address `addr`: the variable
+    /// holding it (or the dynamic region) may be written through plain Rust accesses,
+    /// which the checking mode cannot see. Returns that variable's (address, bytes) the
+    /// first time in the block, `None` after (or outside every variable).
+    pub(super) fn escape(&self, addr: u32) -> Option<(u32, u32)> {
+        if addr < self.dynamic {
+            return (!self.dynamic_escaped.replace(true)).then_some((0, self.dynamic));
+        }
+        let symbols = self.symbols.borrow();
+        let i = symbols.iter().position(|s| addr >= s.2 && addr < s.2 + s.3)?;
+        let mut escaped = self.escaped.borrow_mut();
+        if escaped.len() < symbols.len() {
+            escaped.resize(symbols.len(), false);
+        }
+        (!std::mem::replace(&mut escaped[i], true)).then_some((symbols[i].2, symbols[i].3))
+    }
+
+    /// `bytes 8..12 of the shared variable declared at src/lib.rs:12:16`: where the `len`
+    /// bytes at window address `addr` are, for a report.
+    pub(super) fn describe(&self, addr: u32, len: usize) -> String {
+        let end = addr as usize + len;
+        if addr < self.dynamic {
+            return format!("bytes {addr}..{end} of the dynamic shared memory");
+        }
+        match self.symbols.borrow().iter().find(|s| addr >= s.2 && addr < s.2 + s.3) {
+            Some(&(_, _, start, _, site)) => {
+                format!("bytes {}..{} of the shared variable declared at {site}", addr - start, end - start as usize)
+            }
+            None => format!("bytes {addr:#x}..{end:#x} of shared memory"),
+        }
     }
 
     /// The host address of window address `addr` (no check: making a pointer

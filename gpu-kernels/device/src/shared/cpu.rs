@@ -2,20 +2,66 @@
 //! family's per-block state in the CPU runtime ([`crate::cpu`]); window
 //! addresses are offsets into it, the same for every thread of the block, and
 //! every access is checked against what the block has allocated (a panic, not a
-//! wild access).
+//! wild access). In a checked launch every access also passes the shadow
+//! ([`check`]): the checking mode's record of who touched which byte when.
 
 use super::SharedStatic;
-use crate::cpu::block::{current, LocalKey};
+use crate::cpu::block::{current, LocalKey, ThreadCtx};
 use crate::spec::shared::array_align;
 use core::mem::size_of;
+use std::panic::Location;
 
 #[path = "arena.rs"]
 mod arena;
+#[path = "check.rs"]
+pub(crate) mod check;
 
 use arena::Arena;
+use check::{Kind, Shadow};
 
 /// Each block's arena.
 static ARENA: LocalKey<Arena> = LocalKey::new();
+
+/// Each block's shadow (checked launches only).
+static SHADOW: LocalKey<Shadow> = LocalKey::new();
+
+/// The checking mode's record of an access to the `len` bytes at window address `addr`
+/// of the current thread's block, already bounds-checked.
+#[inline(never)]
+#[track_caller]
+fn shadow(ctx: &ThreadCtx, arena: &Arena, addr: u32, len: usize, kind: Kind) {
+    let block = ctx.block();
+    let clocks = crate::cpu::check::clocks(block);
+    SHADOW.get(block).access(block, arena, clocks, ctx.rank, addr, len, kind, Location::caller());
+}
+
+/// The checking mode's record of an atomic access of kind `kind` to the `len` bytes at
+/// host address `p`, in a checked launch: in the shadow if `p` is in the current block's
+/// shared memory (a generic pointer to it), else in the launch's shadow of global memory
+/// (if `p` is an element of a slice parameter). Nothing outside a checked launch.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn atomic_at(p: usize, len: usize, kind: Kind) {
+    if !crate::cpu::check::any_checked() || !crate::cpu::block::in_launch() {
+        return;
+    }
+    atomic_at_checked(p, len, kind);
+}
+
+#[inline(never)]
+#[track_caller]
+fn atomic_at_checked(p: usize, len: usize, kind: Kind) {
+    let ctx = current("atomic");
+    let block = ctx.block();
+    if block.checker().is_none() {
+        return;
+    }
+    let arena = ARENA.get(block);
+    match arena.window_of(p) {
+        Some(addr) => shadow(ctx, arena, addr, len, kind),
+        None => crate::cpu::check::global_access(p, crate::cpu::check::GlobalAccess::Atomic),
+    }
+}
 
 /// The current GPU thread's block's arena.
 #[inline(always)]
@@ -32,7 +78,12 @@ fn arena(what: &'static str) -> &'static Arena {
 #[inline(always)]
 #[track_caller]
 pub(super) unsafe fn load<T: Copy>(addr: u32, _align: usize) -> T {
-    let p = arena("shared memory access").checked(addr, size_of::<T>());
+    let ctx = current("shared memory access");
+    let arena = ARENA.get(ctx.block());
+    let p = arena.checked(addr, size_of::<T>());
+    if ctx.block().checker().is_some() {
+        shadow(ctx, arena, addr, size_of::<T>(), Kind::Read);
+    }
     // SAFETY: `checked` proved the bytes inside the block's allocated shared
     // memory; any bits form a valid `T` (caller); only this block's OS
     // thread accesses it.
@@ -46,16 +97,35 @@ pub(super) unsafe fn load<T: Copy>(addr: u32, _align: usize) -> T {
 #[inline(always)]
 #[track_caller]
 pub(super) unsafe fn store<T: Copy>(addr: u32, _align: usize, v: T) {
-    let p = arena("shared memory access").checked(addr, size_of::<T>());
+    let ctx = current("shared memory access");
+    let arena = ARENA.get(ctx.block());
+    let p = arena.checked(addr, size_of::<T>());
+    if ctx.block().checker().is_some() {
+        shadow(ctx, arena, addr, size_of::<T>(), Kind::Write);
+    }
     // SAFETY: as in `load`.
     unsafe { (p as *mut T).write_unaligned(v) }
 }
 
-/// The host address of shared address `addr`.
+/// The host address of shared address `addr`. In a checked launch the variable there is
+/// noted as reachable by plain Rust accesses the checker cannot see ([`Shadow::escape`]).
 #[inline(always)]
 #[track_caller]
 pub(super) fn generic<T>(addr: u32) -> *mut T {
-    arena("shared memory access").generic(addr) as *mut T
+    let ctx = current("shared memory access");
+    let block = ctx.block();
+    let arena = ARENA.get(block);
+    if block.checker().is_some() {
+        escape(block, arena, addr);
+    }
+    arena.generic(addr) as *mut T
+}
+
+#[inline(never)]
+fn escape(block: &crate::cpu::block::Block, arena: &Arena, addr: u32) {
+    if let Some((start, len)) = arena.escape(addr) {
+        SHADOW.get(block).escape(crate::cpu::check::clocks(block), start, len);
+    }
 }
 
 /// The dynamic region: at window address 0, as many bytes as the launch asked for.
@@ -124,7 +194,8 @@ pub(super) fn split_at_out_of_bounds() -> ! {
 }
 
 /// The host address of `len` bytes at shared-window address `addr` of the current
-/// block (for the atomics' CPU side).
+/// block, for an atomic read-modify-write (the atomics' CPU side), recorded in a checked
+/// launch.
 ///
 /// # Panics
 ///
@@ -132,6 +203,12 @@ pub(super) fn split_at_out_of_bounds() -> ! {
 /// shared memory (on a GPU such an access reads or writes another variable, or faults).
 #[inline(always)]
 #[track_caller]
-pub(crate) fn checked(what: &'static str, addr: u32, len: usize) -> *mut u8 {
-    arena(what).checked(addr, len)
+pub(crate) fn checked_rmw(what: &'static str, addr: u32, len: usize) -> *mut u8 {
+    let ctx = current(what);
+    let arena = ARENA.get(ctx.block());
+    let p = arena.checked(addr, len);
+    if ctx.block().checker().is_some() {
+        shadow(ctx, arena, addr, len, Kind::AtomicRmw);
+    }
+    p
 }

@@ -97,10 +97,19 @@
 //! addresses are offsets into it, the same for every thread of the block, and
 //! every access through a `SharedPtr` or a `SharedArray` is checked against what
 //! the block has allocated (a panic, not a wild access). Unwritten bytes read as
-//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`). A race checker
-//! sees every access made through `get`/`set`/`read`/`write` and the atomics
-//! (`cpu.rs` is where they pass); it cannot see accesses through a generic
-//! pointer (`as_generic_ptr`, `to_generic`, a `shared_static!`'s `Deref`).
+//! [`cpu::SHARED_POISON`](crate::cpu::SHARED_POISON) (`0xff`).
+//!
+//! In a checked launch ([`crate::cpu`]'s checking mode) every access made through
+//! `get`/`set`/`read`/`write`, the atomics of this family and of
+//! [`crate::atomic`] (on a `SharedPtr`, or on a generic pointer into the block's
+//! shared memory) is recorded per byte (`check.rs`, the shadow beside the arena):
+//! two threads' accesses to the same bytes in one barrier interval, one of them a
+//! write and not both atomic, are a data race; a read of bytes no thread of the
+//! block wrote before, an uninitialised read. Both are reported with the two threads
+//! and their source lines. It cannot see plain Rust accesses through a generic
+//! pointer (`as_generic_ptr`, `to_generic`, a `shared_static!`'s `Deref`,
+//! `shared_array![T; N]`, `dynamic_shared_ptr`): a variable such a pointer was
+//! made to counts as written, and races through the pointer go unseen.
 
 use core::marker::PhantomData;
 

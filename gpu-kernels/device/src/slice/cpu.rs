@@ -1,7 +1,19 @@
 //! `slice` on the CPU: element accesses of the GPU thread the CPU runtime runs
 //! ([`crate::cpu`]) — host pointers, accessed as on the GPU. Every element a
-//! kernel thread reaches through a slice parameter passes here: where a race
-//! checker records which thread took which element.
+//! kernel thread reaches through a slice parameter passes here: in a checked launch
+//! each is recorded in the launch's shadow of global memory (`cpu/check.rs`), which
+//! reports two threads' unordered accesses to one element.
+
+use crate::cpu::check::{any_checked, global_access, global_region, GlobalAccess};
+
+/// Notes a slice parameter of the launch (`DeviceSliceMut::from_raw_parts`), so that its
+/// elements are shadowed in a checked launch.
+#[inline(always)]
+pub(super) fn adopt<T>(ptr: *mut T, len: usize) {
+    if any_checked() {
+        global_region(ptr as usize, len, core::mem::size_of::<T>());
+    }
+}
 
 /// `&mut *ptr.add(i)`, for the current GPU thread.
 ///
@@ -10,9 +22,15 @@
 /// `ptr.add(i)` is a valid, aligned `T` that only this thread accesses while the
 /// reference lives.
 #[inline(always)]
+#[track_caller]
 pub(super) unsafe fn element<'a, T>(ptr: *mut T, i: usize) -> &'a mut T {
     // SAFETY: forwarded to the caller.
-    unsafe { &mut *ptr.add(i) }
+    let p = unsafe { ptr.add(i) };
+    if any_checked() {
+        global_access(p as usize, GlobalAccess::Write);
+    }
+    // SAFETY: forwarded to the caller.
+    unsafe { &mut *p }
 }
 
 /// `ptr.add(i).write(v)`, for the current GPU thread.
@@ -22,7 +40,13 @@ pub(super) unsafe fn element<'a, T>(ptr: *mut T, i: usize) -> &'a mut T {
 /// `ptr.add(i)` is valid for a write of a `T` and aligned; no other thread
 /// accesses it unordered.
 #[inline(always)]
+#[track_caller]
 pub(super) unsafe fn write<T>(ptr: *mut T, i: usize, v: T) {
     // SAFETY: forwarded to the caller.
-    unsafe { ptr.add(i).write(v) }
+    let p = unsafe { ptr.add(i) };
+    if any_checked() {
+        global_access(p as usize, GlobalAccess::Write);
+    }
+    // SAFETY: forwarded to the caller.
+    unsafe { p.write(v) }
 }

@@ -39,10 +39,18 @@
 //! # On the CPU
 //!
 //! The same pointers, to host memory: every element a thread reaches goes through
-//! the backend's `element`/`write` (`cpu.rs`), the one place where a race checker
-//! sees which thread touches which element of a slice parameter. What it cannot
-//! see: a `&mut T` already handed out (writes through it are invisible), and raw
-//! pointers taken with [`DeviceSliceMut::as_mut_ptr`].
+//! the backend's `element`/`write` (`cpu.rs`). In a checked launch ([`crate::cpu`]'s
+//! checking mode) each is recorded in the launch's shadow of global memory — an element
+//! handed out as `&mut T` counts as written — and two threads' accesses to one element
+//! that nothing orders (threads of different blocks never are) fail the launch with a
+//! report naming both; atomics on the parameter's elements (through `as_mut_ptr`) are
+//! recorded as atomic, and never race each other. What it cannot see: what is done
+//! through a `&mut T` once handed out (one record per hand-out), plain reads and writes
+//! through raw pointers taken with [`DeviceSliceMut::as_mut_ptr`], and parameters of
+//! more than [`MAX_SHADOWED_ELEMENTS`](crate::cpu::MAX_SHADOWED_ELEMENTS) elements. Reads
+//! through `&[T]` cannot conflict: the host never passes one memory as both a `&[T]` and
+//! a written slice of a launch, and no launch runs concurrently with one that writes what
+//! it uses (the lane rules).
 //!
 //! # Example (device code)
 //!
@@ -126,6 +134,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     ///   parameter, at most one per thread.
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: u64) -> DeviceSliceMut<'a, T> {
+        imp::adopt(ptr, len as usize);
         DeviceSliceMut { ptr, len: len as usize, _borrow: PhantomData }
     }
 
@@ -170,6 +179,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// * no other thread reads or writes element `i` while the reference is
     ///   live (the kernel's indexing must make `i` this thread's own).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get_unchecked_mut(&mut self, i: usize) -> &mut T {
         // SAFETY: in bounds and exclusive to this thread (caller); valid memory
         // (constructor's contract).
@@ -204,6 +214,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// end. Safe: `global_rank` differs between any two threads of the grid,
     /// so the references handed out never alias.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn for_thread(&mut self) -> Option<&mut T> {
         let i = crate::thread::global_rank();
         if i < self.len as u64 {
@@ -221,6 +232,7 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// (where that index is shared by several threads) it returns `None` in
     /// every thread.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn for_thread_1d(&mut self) -> Option<&mut T> {
         use crate::thread::*;
         let one_d = (grid_dim_y() | grid_dim_z() | block_dim_y() | block_dim_z()) == 1;
@@ -271,6 +283,7 @@ impl<'s, T> Iterator for GridStride<'s, T> {
     type Item = (usize, &'s mut T);
 
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.next >= self.len {
             return None;

@@ -26,9 +26,18 @@
 //! [`crate::cpu`]); a barrier that can never complete is reported as a deadlock,
 //! with where each thread waits. Named barriers count threads one by one, not by
 //! warps. Fences are `std::sync::atomic::fence` (`SeqCst`, `AcqRel`): the CPU's
-//! threads of a block are sequentially consistent anyway. A race checker sees
-//! barriers as the points that order a block's accesses; it cannot see an order
-//! a kernel gets from a fence and a flag without atomics.
+//! threads of a block are sequentially consistent anyway. `sync_threads` and its
+//! reductions are each a barrier of their own, as on the GPU, so threads that meet
+//! at two different forms never complete together.
+//!
+//! In a checked launch ([`crate::cpu`]'s checking mode) each block barrier begins a
+//! new interval of the block (accesses of different intervals are ordered), and a
+//! named barrier orders the accesses its threads made before arriving before those
+//! its waiters make after it. A block barrier that a thread returned before (an early
+//! `return` above it), that threads reach from different call sites, or that some
+//! threads wait at while others wait elsewhere is reported as divergent. The checker
+//! cannot see an order a kernel gets from a fence and a flag without a barrier: such
+//! code is reported as racing.
 //!
 //! # What the kernel author must still do
 //!

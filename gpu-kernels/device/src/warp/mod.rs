@@ -47,9 +47,16 @@
 //! a group that can never complete a reported deadlock. Lanes do not run in
 //! lockstep: see [`crate::cpu`] for what that means for warp-synchronous code
 //! without `sync_warp`. `reduce_*` exist on the host whatever the architecture.
-//! The operations move registers, not memory: a race checker sees `sync_warp`
-//! (and every `.sync` operation) as ordering the memory accesses of the lanes
-//! that take part, nothing more.
+//!
+//! In a checked launch ([`crate::cpu`]'s checking mode) `sync_warp` orders the
+//! memory accesses of the lanes that take part, as `bar.warp.sync` does in PTX;
+//! the other operations move registers, not memory, and order nothing (PTX gives
+//! them no memory ordering): a lane that reads a neighbour's store after a shuffle
+//! or a vote, without `sync_warp`, races. A lane outside its own mask, a lane the
+//! mask names that has not exited and never takes part (the block is stuck), and a
+//! shuffle that reads a lane not taking part (exited, or outside the mask: an
+//! undefined value) are reported as divergent warp operations. A lane that exits
+//! instead of taking part is allowed, as CUDA's rule names only non-exited lanes.
 //!
 //! # Example (device code): a warp sum
 //!

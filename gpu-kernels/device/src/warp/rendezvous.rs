@@ -25,10 +25,15 @@ use core::cell::Cell;
 use core::mem::MaybeUninit;
 use std::format;
 use std::panic::Location;
-use std::string::String;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
+use std::boxed::Box;
+
+use sluice_host::{CheckKind, CheckReport};
+
 use crate::cpu::block::{current, suspend, Block, Launch, Local, LocalKey, Rendezvous, Wait};
+use crate::cpu::check;
 use crate::spec::warp::{shfl_source, Redux, ShflMode};
 
 /// A warp-synchronous operation on the CPU: the lanes of a group each bring an
@@ -59,7 +64,25 @@ pub(crate) trait Collective: Copy + 'static {
         input: &dyn Fn(u32) -> *const Self::In,
         output: &mut dyn FnMut(u32, Self::Out),
     );
+
+    /// Whether completing it orders memory among its members, as `bar.warp.sync` does
+    /// (PTX gives shuffles, votes, `match` and `redux` no memory ordering).
+    fn orders_memory(self) -> bool {
+        false
+    }
+
+    /// A member whose output PTX leaves undefined because it reads a lane outside the
+    /// group (a shuffle's source that has exited or is not in the mask): `(member,
+    /// source)`. The checking mode reports it.
+    fn undefined_read(self, members: u32, input: &dyn Fn(u32) -> *const Self::In) -> Option<(u32, u32)> {
+        let _ = (members, input);
+        None
+    }
 }
+
+/// `complete_group::<C>` for the collective type in a slot: computes a group's outputs,
+/// and returns what [`Collective::undefined_read`] found.
+type CompleteFn = unsafe fn(&Warps, u32, u32) -> Option<(u32, u32)>;
 
 /// One lane's part in a collective in flight (meaningful while its bit in
 /// [`Warps::waiting`] is set).
@@ -72,7 +95,11 @@ struct Slot {
     input: Cell<*const ()>,
     output: Cell<*mut ()>,
     /// `complete_group::<C>`.
-    complete: Cell<unsafe fn(&Warps, u32, u32)>,
+    complete: Cell<CompleteFn>,
+    /// Where the lane called it.
+    site: Cell<Option<&'static Location<'static>>>,
+    /// `C::orders_memory`.
+    orders: Cell<bool>,
 }
 
 /// The warps of one block: each lane's slot, and per warp the lanes waiting in a
@@ -85,7 +112,9 @@ pub(crate) struct Warps {
 
 /// A slot's `complete` before its first collective (never called: a slot is
 /// read only while its lane waits, after it wrote its slot).
-unsafe fn no_collective(_: &Warps, _: u32, _: u32) {}
+unsafe fn no_collective(_: &Warps, _: u32, _: u32) -> Option<(u32, u32)> {
+    None
+}
 
 impl Local for Warps {
     fn new(launch: &Launch) -> Warps {
@@ -100,6 +129,8 @@ impl Local for Warps {
                     input: Cell::new(core::ptr::null()),
                     output: Cell::new(core::ptr::null_mut()),
                     complete: Cell::new(no_collective),
+                    site: Cell::new(None),
+                    orders: Cell::new(false),
                 })
                 .collect(),
             waiting: (0..size.div_ceil(32)).map(|_| Cell::new(0)).collect(),
@@ -136,10 +167,23 @@ pub(crate) fn collective<C: Collective>(what: &'static str, op: C, mask: u32, in
     let site = Location::caller();
     let ctx = current(what);
     let lane = ctx.rank % 32;
+    let block = ctx.block();
     if mask & (1 << lane) == 0 {
+        if block.checker().is_some() {
+            let me = check::access(
+                block,
+                ctx.rank,
+                Some(site),
+                format!("calls {} with mask {mask:#010x}, which does not name its own lane {lane}", op.name()),
+            );
+            let location = format!("warp {} {} (mask {mask:#010x})", ctx.rank / 32, op.name());
+            check::fail(block, check::report(block, CheckKind::DivergentWarp, location, me, None));
+        }
         panic!("{what}: lane {lane} is not in its own mask {mask:#010x} (undefined in PTX)");
     }
-    let block = ctx.block();
+    if block.checker().is_some() {
+        check::clocks(block).saw(ctx.rank, site);
+    }
     let warps = WARPS.get(block);
     let mut output = MaybeUninit::<C::Out>::uninit();
     let slot = &warps.slots[ctx.rank as usize];
@@ -150,7 +194,12 @@ pub(crate) fn collective<C: Collective>(what: &'static str, op: C, mask: u32, in
     slot.input.set(&input as *const C::In as *const ());
     slot.output.set(output.as_mut_ptr() as *mut ());
     slot.complete.set(complete_group::<C>);
+    slot.site.set(Some(site));
+    slot.orders.set(op.orders_memory());
     let waiting = &warps.waiting[(ctx.rank / 32) as usize];
+    if block.checker().is_some() {
+        mixed(block, warps, ctx.rank, waiting.get());
+    }
     waiting.set(waiting.get() | 1 << lane);
     if !try_complete(block, warps, ctx.rank, Some(ctx.rank)) {
         suspend(ctx, Wait::Parked(&COLLECTIVE, 0), site);
@@ -162,14 +211,45 @@ pub(crate) fn collective<C: Collective>(what: &'static str, op: C, mask: u32, in
     unsafe { output.assume_init() }
 }
 
+/// In a checked launch: lane `rank` (its slot written) names in its mask a lane that
+/// waits in another operation, or with another mask, whose own mask names `rank`: each
+/// waits for the other to take part in its own operation (CUDA's rule: every non-exited
+/// lane of the mask executes the same operation with the same mask). Reported as a
+/// divergent warp operation.
+fn mixed(block: &Block, warps: &Warps, rank: u32, waiting: u32) {
+    let me = &warps.slots[rank as usize];
+    let (ty, key, mask) = (me.ty.get(), me.key.get(), me.mask.get());
+    let base = rank - rank % 32;
+    let lane = rank % 32;
+    let other = (0..32).filter(|&l| waiting & mask & (1 << l) != 0).find(|&l| {
+        let t = &warps.slots[(base + l) as usize];
+        t.mask.get() & (1 << lane) != 0 && (t.ty.get() != ty || t.key.get() != key || t.mask.get() != mask)
+    });
+    if let Some(l) = other {
+        let t = &warps.slots[(base + l) as usize];
+        let first = check::access(
+            block,
+            base + l,
+            t.site.get(),
+            format!("waits in {} with mask {:#010x}", t.name.get(), t.mask.get()),
+        );
+        let second =
+            check::access(block, rank, me.site.get(), format!("calls {} with mask {mask:#010x}", me.name.get()));
+        let location = format!("warp {}: two operations or masks name each other's lanes", rank / 32);
+        check::fail(block, check::report(block, CheckKind::DivergentWarp, location, first, Some(second)));
+    }
+}
+
 /// Computes the outputs of the group of lanes `members` of the warp at rank
 /// `base`, whose slots all hold a `C` (same type, key and mask).
+///
+/// Returns what [`Collective::undefined_read`] found.
 ///
 /// # Safety
 ///
 /// Every member's slot was written by `collective::<C>` and the member still
 /// waits in it (its input and output live on its suspended, or running, stack).
-unsafe fn complete_group<C: Collective>(warps: &Warps, base: u32, members: u32) {
+unsafe fn complete_group<C: Collective>(warps: &Warps, base: u32, members: u32) -> Option<(u32, u32)> {
     let first = &warps.slots[(base + members.trailing_zeros()) as usize];
     let (op, mask) = (C::from_key(first.key.get()), first.mask.get());
     let input = |l: u32| warps.slots[(base + l) as usize].input.get() as *const C::In;
@@ -179,6 +259,7 @@ unsafe fn complete_group<C: Collective>(warps: &Warps, base: u32, members: u32) 
         unsafe { (warps.slots[(base + l) as usize].output.get() as *mut C::Out).write(v) }
     };
     op.complete(mask, members, &input, &mut output);
+    op.undefined_read(members, &input)
 }
 
 /// Completes the group of the waiting lane `rank` if every non-exited lane
@@ -207,7 +288,36 @@ fn try_complete(block: &Block, warps: &Warps, rank: u32, current: Option<u32>) -
     waiting.set(waiting.get() & !members);
     // SAFETY: every member waits in a collective of the same type, key and mask
     // (checked above), whose slot it wrote; `complete` is that type's.
-    unsafe { (me.complete.get())(warps, base, members) };
+    let undefined = unsafe { (me.complete.get())(warps, base, members) };
+    if block.checker().is_some() {
+        if let Some((reader, source)) = undefined {
+            let op = me.name.get();
+            let r = &warps.slots[(base + reader) as usize];
+            let first = check::access(
+                block,
+                base + reader,
+                r.site.get(),
+                format!("reads lane {source} in {op} with mask {mask:#010x}"),
+            );
+            let name = format!("warp {} {op} (mask {mask:#010x})", rank / 32);
+            let (location, second) = if base + source >= block.size {
+                (format!("{name}: lane {source} does not exist (the block has {} threads)", block.size), None)
+            } else {
+                let t = &block.threads[(base + source) as usize];
+                let (what, site) = if block.exited_lanes(rank / 32) & (1 << source) != 0 {
+                    ("had returned from the kernel: the value read is undefined", None)
+                } else {
+                    ("does not take part (not in the mask): the value read is undefined", t.site.get())
+                };
+                (name, Some(check::access(block, base + source, site, what.to_string())))
+            };
+            check::fail(block, check::report(block, CheckKind::DivergentWarp, location, first, second));
+            return true;
+        }
+        if me.orders.get() {
+            check::clocks(block).warp_sync(base, members);
+        }
+    }
     for l in 0..32 {
         if members & (1 << l) != 0 && Some(base + l) != current {
             block.make_ready(base + l);
@@ -257,6 +367,33 @@ impl Rendezvous for CollectiveWait {
     fn label(&self, block: &Block, rank: u32, _tag: u32) -> String {
         let slot = &WARPS.get(block).slots[rank as usize];
         format!("in {} with mask {:#010x}", slot.name.get(), slot.mask.get())
+    }
+
+    /// A group that cannot complete: a lane its mask names has not exited and waits
+    /// elsewhere (a barrier, another operation or mask).
+    fn diagnose(&self, block: &Block) -> Option<Box<CheckReport>> {
+        let warps = WARPS.get(block);
+        let parked = |t: u32| block.threads[t as usize].state.get().parked_in(&COLLECTIVE).is_some();
+        let rank = (0..block.size).find(|&t| parked(t))?;
+        let me = &warps.slots[rank as usize];
+        let (ty, key, mask) = (me.ty.get(), me.key.get(), me.mask.get());
+        let base = rank - rank % 32;
+        let op = me.name.get();
+        let missing = (0..32).filter(|&l| mask & (1 << l) != 0 && base + l < block.size).find(|&l| {
+            let t = &block.threads[(base + l) as usize];
+            let slot = &warps.slots[(base + l) as usize];
+            let here = parked(base + l) && slot.ty.get() == ty && slot.key.get() == key && slot.mask.get() == mask;
+            !(matches!(t.state.get(), Wait::Exited) || here)
+        })?;
+        let first = check::access(block, rank, me.site.get(), format!("waits in {op} with mask {mask:#010x}"));
+        let t = &block.threads[(base + missing) as usize];
+        let what = match t.state.get() {
+            Wait::Parked(at, tag) => format!("never takes part: it waits {}", at.label(block, t.rank, tag)),
+            _ => "never takes part".to_string(),
+        };
+        let second = check::access(block, t.rank, t.site.get(), what);
+        let location = format!("warp {} {op} (mask {mask:#010x}), lane {missing} missing", rank / 32);
+        Some(check::report(block, CheckKind::DivergentWarp, location, first, Some(second)))
     }
 
     fn release_after_exits(&self, block: &Block) -> bool {
@@ -461,6 +598,20 @@ impl Collective for WarpOp {
             }
             WarpOp::Sync => each(&|_, _| (0, false)),
         }
+    }
+
+    fn orders_memory(self) -> bool {
+        self == WarpOp::Sync
+    }
+
+    fn undefined_read(self, members: u32, input: &dyn Fn(u32) -> *const Operands) -> Option<(u32, u32)> {
+        let WarpOp::Shfl(mode) = self else { return None };
+        (0..32).filter(|&l| members & (1 << l) != 0).find_map(|l| {
+            // SAFETY: `l` is a member: its input lives on its stack until it is released.
+            let t = unsafe { &*input(l) };
+            let (src, _) = shfl_source(mode, l, t.b, t.c);
+            (members & (1 << src) == 0).then_some((l, src))
+        })
     }
 }
 

@@ -1,0 +1,231 @@
+//! The checking mode of the CPU backend through the host API, as a user meets it: a
+//! `#[kernel]` that races passes on the CPU unchecked (its threads switch only at
+//! barriers), and fails `cargo test` checked — the scope returns `Error::KernelCheck`
+//! naming the kernel, the block, both threads and both source lines.
+//!
+//! The kernels here are compiled for the host only (a test file is never built for the
+//! GPU): the racy ones must never run on one (they would give wrong results, or hang).
+//! `sluice_device`'s `tests/check.rs` has a kernel of every kind the checker reports;
+//! these show the path from a kernel to the error a scope returns.
+
+use sluice::{scope, CheckKind, CpuCheck, Error, Gpu, Kernel, LaunchConfig, Mut, Ref, Result};
+use sluice_device::slice::DeviceSliceMut;
+use sluice_device::{kernel, shared_array, sync, thread};
+
+/// Rows of the tile of [`tile_rows`].
+const ROWS: usize = 4;
+
+/// The example: each thread sets its column of every row of a 2-D tile by
+/// reading the row, changing its element and writing the row back — 32 threads writing
+/// one row at once, a race on a GPU (one thread's row overwrites another's). The CPU runs
+/// the threads one after another, so unchecked the result is right.
+#[kernel]
+pub fn tile_rows(out: DeviceSliceMut<f32>) {
+    let tile = shared_array!(TILE: [[f32; 32]; ROWS]);
+    let t = thread::thread_idx_x() as usize;
+    if t < ROWS {
+        tile.set(t, [0.0; 32]);
+    }
+    sync::sync_threads();
+    for r in 0..ROWS {
+        let mut row = tile.get(r); // @tile:get
+        row[t] = (r * 32 + t) as f32;
+        tile.set(r, row); // @tile:set
+    }
+    sync::sync_threads();
+    let mut out = out;
+    for (i, o) in out.grid_stride() {
+        *o = tile.get(i / 32)[i % 32];
+    }
+}
+
+/// [`tile_rows`] done right: each thread writes only its element, through a tile of
+/// `f32`s (one element per thread and row).
+#[kernel]
+pub fn tile_elements(out: DeviceSliceMut<f32>) {
+    let tile = shared_array!(TILE: [f32; 32 * ROWS]);
+    let t = thread::thread_idx_x() as usize;
+    for r in 0..ROWS {
+        tile.set(r * 32 + t, (r * 32 + t) as f32);
+    }
+    sync::sync_threads();
+    let mut out = out;
+    for (i, o) in out.grid_stride() {
+        *o = tile.get(i);
+    }
+}
+
+/// Every block's thread 0 writes `out[0]`: a race between blocks.
+#[kernel]
+pub fn last_block_wins(out: DeviceSliceMut<u32>) {
+    if thread::thread_idx_x() == 0 {
+        // SAFETY: deliberately wrong (the checker's test): every block writes element 0.
+        unsafe { out.write(0, thread::block_idx_x()) }; // @blocks:write
+    }
+}
+
+/// Threads past `x`'s end return before the barrier the others wait at.
+#[kernel]
+pub fn reverse_in_blocks(out: DeviceSliceMut<f32>, x: &[f32]) {
+    let tile = shared_array!(TILE: [f32; 64]);
+    let t = thread::thread_idx_x() as usize;
+    let i = thread::index_1d() as usize;
+    if i >= x.len() {
+        return; // the bug: these threads never reach the barrier below
+    }
+    tile.set(t, x[i]);
+    sync::sync_threads(); // @reverse:barrier
+    let mut out = out;
+    if let Some(o) = out.for_thread_1d() {
+        *o = tile.get(63 - t);
+    }
+}
+
+// SAFETY: (all four) CPU-only handles: the kernels of this file, which no PTX holds (the
+// CPU backend runs their CPU entries; an empty PTX text declares no entry to check).
+const TILE_ROWS: Kernel<(Mut<f32>,)> = unsafe { Kernel::of::<__sluice_kernel_tile_rows>("") };
+// SAFETY: as above.
+const TILE_ELEMENTS: Kernel<(Mut<f32>,)> = unsafe { Kernel::of::<__sluice_kernel_tile_elements>("") };
+// SAFETY: as above.
+const LAST_BLOCK_WINS: Kernel<(Mut<u32>,)> = unsafe { Kernel::of::<__sluice_kernel_last_block_wins>("") };
+// SAFETY: as above.
+const REVERSE: Kernel<(Mut<f32>, Ref<f32>)> = unsafe { Kernel::of::<__sluice_kernel_reverse_in_blocks>("") };
+
+/// The CPU device's check mode is the process's (see `Gpu::set_cpu_check`): the tests of this
+/// file, which set it, take turns.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `file:line:` of the line of this file that ends with `// marker`.
+fn at(marker: &str) -> String {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cpu_check.rs")).expect("this file");
+    let tag = format!("// {marker}");
+    let line = text.lines().position(|l| l.ends_with(&tag)).expect("the marker") + 1;
+    format!("{}:{line}:", file!())
+}
+
+/// The checking mode's report in `e` (a scope's error: a host-side wait on the failed
+/// lane, such as a copy's, fails first and the lane's join reports the check in the
+/// cleanup), with its lane.
+fn check_report(e: &Error) -> (sluice::LaneId, &sluice::CheckReport) {
+    match e {
+        Error::KernelCheck { lane, report } => (*lane, report),
+        Error::Cleanup { error, cleanup } => std::iter::once(&**error)
+            .chain(cleanup)
+            .find(|e| matches!(e, Error::KernelCheck { .. }))
+            .map(check_report)
+            .unwrap_or_else(|| panic!("no check report in {e:?}")),
+        e => panic!("no check report in {e:?}"),
+    }
+}
+
+/// Runs `kernel` over one column of `n` elements, 32 threads per block.
+fn run_f32(gpu: &Gpu, kernel: &Kernel<(Mut<f32>,)>, n: usize) -> Result<Vec<f32>> {
+    let mut host = gpu.pinned_matrix::<f32>(n, 1)?;
+    scope(gpu, |s| {
+        let out = s.alloc_matrix::<f32>(n, 1)?;
+        let col = out.columns_mut().next().expect("one column");
+        let dst = host.columns_mut().next().expect("one column");
+        let pending = s.lane()?.enter(|st| {
+            let mut col = st.bind(col);
+            st.launch(kernel, LaunchConfig { grid: (1, 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 }, (&mut col,))?;
+            st.copy_to_host(&col, dst)
+        })?;
+        pending.wait().map(drop)
+    })?;
+    Ok(host.column(0).expect("one column").to_vec())
+}
+
+#[test]
+fn a_racing_tile_passes_unchecked_and_fails_checked_naming_both_accesses() {
+    let _turn = one_at_a_time();
+    let n = 32 * ROWS;
+    let want: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    // Unchecked, the CPU hides the race: the result is right.
+    let gpu = Gpu::cpu();
+    gpu.set_cpu_check(CpuCheck::Off);
+    assert_eq!(run_f32(&gpu, &TILE_ROWS, n).unwrap(), want);
+    // Checked, it is found.
+    let gpu = Gpu::cpu_checked();
+    let e = run_f32(&gpu, &TILE_ROWS, n).expect_err("the checker reports the race");
+    let (lane, report) = check_report(&e);
+    assert_eq!(lane.to_string(), "lane 0");
+    assert_eq!(report.kind, CheckKind::SharedRace);
+    assert_eq!(report.kernel, "tile_rows");
+    let second = report.second.as_ref().expect("two accesses");
+    assert_ne!(report.first.thread, second.thread);
+    assert!(report.first.site.starts_with(&at("@tile:set")), "{report}");
+    assert!(second.site.starts_with(&at("@tile:get")), "{report}");
+    let m = e.to_string();
+    assert!(
+        m.contains(
+            "lane 0: the CPU backend's check failed: kernel `tile_rows`, block (0, 0, 0): data race on shared memory"
+        ),
+        "{m}"
+    );
+    assert!(m.contains(&at("@tile:set")) && m.contains(&at("@tile:get")), "{m}");
+    // The fixed kernel passes the check.
+    assert_eq!(run_f32(&gpu, &TILE_ELEMENTS, n).unwrap(), want);
+}
+
+#[test]
+fn blocks_writing_one_element_fail_checked() {
+    let _turn = one_at_a_time();
+    let gpu = Gpu::cpu_checked();
+    let e = scope(&gpu, |s| {
+        let out = s.alloc_matrix::<u32>(1, 1)?;
+        let col = out.columns_mut().next().expect("one column");
+        s.lane()?.enter(|st| {
+            let mut col = st.bind(col);
+            st.launch(
+                &LAST_BLOCK_WINS,
+                LaunchConfig { grid: (4, 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 },
+                (&mut col,),
+            )
+        })?;
+        Ok(())
+    })
+    .expect_err("a race between blocks");
+    let (_, report) = check_report(&e);
+    assert_eq!(report.kind, CheckKind::GlobalRace);
+    let second = report.second.as_ref().unwrap();
+    assert_ne!(report.first.block, second.block, "{report}");
+    assert!(report.first.site.starts_with(&at("@blocks:write")) && second.site.starts_with(&at("@blocks:write")));
+}
+
+#[test]
+fn an_early_return_before_a_barrier_fails_checked() {
+    let _turn = one_at_a_time();
+    let gpu = Gpu::cpu_checked();
+    let x: Vec<f32> = (0..100).map(|i| i as f32).collect();
+    let e = scope(&gpu, |s| {
+        let x = s.upload(&x)?;
+        let out = s.alloc_matrix::<f32>(100, 1)?;
+        let col = out.columns_mut().next().expect("one column");
+        s.lane()?.enter(|st| {
+            let x = st.await_fence(&x)?;
+            let mut col = st.bind(col);
+            st.launch(&REVERSE, LaunchConfig::for_elements(100, 64), (&mut col, &x))
+        })?;
+        Ok(())
+    })
+    .expect_err("threads 36..64 of block 1 return before the barrier");
+    let (_, report) = check_report(&e);
+    assert_eq!(report.kind, CheckKind::DivergentBarrier);
+    assert_eq!(report.block, [1, 0, 0]);
+    assert!(report.first.site.starts_with(&at("@reverse:barrier")), "{report}");
+    assert_eq!(report.second.as_ref().unwrap().thread, [36, 0, 0], "{report}");
+}
+
+#[test]
+fn the_default_follows_the_build() {
+    // A plain `cargo test` has debug assertions: every CPU launch is checked, unless
+    // SLUICE_CPU_CHECK says otherwise.
+    let _turn = one_at_a_time();
+    if std::env::var_os("SLUICE_CPU_CHECK").is_none() {
+        // No test of this file holds a handle now, so this one starts a fresh device.
+        assert_eq!(Gpu::cpu().cpu_check(), if cfg!(debug_assertions) { CpuCheck::On } else { CpuCheck::Off });
+    }
+}
