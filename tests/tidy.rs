@@ -238,8 +238,25 @@ const HOST_ROOMS: &[(&str, &[&str])] = &[(
 /// The rooms of the device std (`gpu-kernels/device/src`), lowest first: the `spec` floor,
 /// the CPU engine, then the op families in a fixed order (`gpu-kernels/device/src/lib.rs`,
 /// # Layers). Each room uses only itself and the rooms before it.
-const DEVICE_LAYERS: &[&str] =
-    &["spec", "cpu", "sync", "thread", "misc", "math", "io", "shared", "atomic", "warp", "slice", "selftest", "lib"];
+const DEVICE_LAYERS: &[&str] = &[
+    "spec",
+    "cpu",
+    "sync",
+    "thread",
+    "misc",
+    "math",
+    "io",
+    "shared",
+    "atomic",
+    "warp",
+    "slice",
+    "half",
+    "tile",
+    "async_copy",
+    "mma",
+    "selftest",
+    "lib",
+];
 
 /// The device std's macros (exported at the crate root) and the room that defines each.
 const DEVICE_MACROS: &[(&str, &str)] = &[
@@ -250,6 +267,7 @@ const DEVICE_MACROS: &[(&str, &str)] = &[
     ("__dprint_impl", "io"),
     ("shared_array", "shared"),
     ("shared_static", "shared"),
+    ("unroll", "misc"),
 ];
 
 /// A crate in rooms: its `src`, the rooms lowest first (a room is a top-level file
@@ -581,7 +599,8 @@ fn device_std_rooms_import_only_lower_rooms() {
     assert!(
         wrong.is_empty(),
         "the device std is in rooms (gpu-kernels/device/src/lib.rs, # Layers): spec <- cpu <- sync <- thread <- \
-         misc <- math <- io <- shared <- atomic <- warp <- slice <- selftest; a room uses only itself and the \
+         misc <- math <- io <- shared <- atomic <- warp <- slice <- half <- tile <- async_copy <- mma <- \
+         selftest; a room uses only itself and the \
          rooms before it, so that there is no import cycle. Found:\n{}\nfix: move a rule down to spec/ (what \
          PTX specifies), a mechanism to cpu/ if it names no op family, the rest to the family it belongs to",
         wrong.join("\n")

@@ -17,6 +17,10 @@
 //! | [`atomic`] | add/min/max/and/or/xor/exchange/CAS on global and shared memory with a [`MemoryScope`]; atomic types (`AtomicU32` … `AtomicF64`, block/system twins) with acquire/release/seq-cst orderings |
 //! | [`warp`] | lane id and masks, shuffles (idx/up/down/xor; 8- to 128-bit values; with a segment width and the in-range flag), votes, match, `redux`, warp sum |
 //! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
+//! | [`half`] | `f16`, `bf16` (the `half` crate's types) and their conversions with the GPU's `cvt` |
+//! | [`tile`] | typed shared tiles with layouts (row/column major, padded, swizzled), global matrices read ([`tile::Matrix`]) and written one block and one warp tile each ([`tile::MatrixMut`]) |
+//! | [`async_copy`] | `cp.async` into tiles with type state: a tile is read only after its copies were waited for, a stage refilled only after every thread read it ([`async_copy::Pipeline`]) |
+//! | [`mma`] | the warp MMA on the tensor cores: `ldmatrix`, `mma.sync` with fragments typed by element, shape and layout, each batch checked without a branch (see `docs/tensor-cores.md`) |
 //! | [`abi`] | the parameter record `#[kernel]` leaves in the PTX, and the `Pod` checks of parameter types |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
 //!
@@ -33,7 +37,8 @@
 //!    the current thread's context, generic waits (a family's `Rendezvous`) and
 //!    per-block family state (`LocalKey`). It names no op family.
 //! 3. **The op families**, in this order: `sync`, `thread`, `misc`, `math`, `io`,
-//!    `shared`, `atomic`, `warp`, `slice`, then `selftest` (which tests the others).
+//!    `shared`, `atomic`, `warp`, `slice`, the tensor-core families `half`, `tile`,
+//!    `async_copy`, `mma`, then `selftest` (which tests the others).
 //!    Each is a folder: `mod.rs` is the API, written once with its docs and
 //!    `# Safety` (the only other `target_arch` there is
 //!    `cfg_attr(not(target_arch = "nvptx64"), track_caller)`, so that a failure on
@@ -42,7 +47,7 @@
 //!    once by `#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]` on `mod imp`.
 //!    Files a backend declares (`atomic/raw.rs`, `shared/arena.rs`,
 //!    `warp/rendezvous.rs`, `io/printf.rs`) belong to that backend. A new family
-//!    (`mma`, `async_copy`, `mbarrier`, `tma`, `wgmma`, `cluster`, half types) is a
+//!    (`mbarrier`, `tma`, `wgmma`, `cluster`, as `half`, `mma` and `async_copy` were) is a
 //!    new folder of the same shape, with a `raw.rs` of one `unsafe fn` per
 //!    instruction form where there are many, and types above it.
 //!

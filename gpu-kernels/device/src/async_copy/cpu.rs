@@ -3,9 +3,13 @@
 //! written to shared memory) only when a wait covers their group. So a kernel that reads a
 //! destination before its wait sees the old bytes (the poison of fresh shared memory), as
 //! it might on a GPU, instead of the new ones. Completion writes through
-//! [`SharedPtr`](crate::shared::SharedPtr), bounds-checked and seen by the race checker as
-//! the issuing thread's writes, at the wait that completes them (where they become visible
-//! to that thread on a GPU; the barrier after the wait orders them for the others).
+//! [`SharedPtr`](crate::shared::SharedPtr), bounds-checked and seen by the checking mode
+//! ([`crate::cpu`]) as the issuing thread's writes, at the wait that completes them (where
+//! they become visible to that thread on a GPU; the barrier after the wait orders them for
+//! the others), and at the issue too (the bytes may land any time in between): another
+//! thread's access of the destination in the issue's barrier interval or the wait's is a
+//! reported race. An access in an interval in between is not seen (the type-state of
+//! [`super`] rules it out for safe code).
 //!
 //! The queues are the family's per-block state in the CPU runtime ([`crate::cpu`]): one
 //! per thread of the block, reset with the block, so that a block never sees another's
@@ -94,6 +98,9 @@ fn complete_to(pending: usize) {
 /// (kernel parameters are, for the launch).
 #[track_caller]
 pub(super) unsafe fn copy16(dst: u32, src: *const u8, src_bytes: u32) {
+    // The checker sees the destination written from here on (the copy may land any time
+    // until its wait, where `land` writes it), so a thread still reading it is a race.
+    crate::shared::imp::note_pending_write(dst, 16);
     with_queue("cp.async", |q| q.open.push(Copy16 { dst, src, src_bytes }));
 }
 

@@ -136,6 +136,17 @@
 //! the same memory at once: the lane rules forbid it (and kernels that could, through
 //! raw pointers, are outside what the checker sees).
 //!
+//! **The tensor-core families** (`tile`, `mma`, `async_copy`) reach shared memory through
+//! [`SharedPtr`](crate::shared::SharedPtr), so the checker sees them: a tile's `get`/`set`,
+//! each lane's 16-byte row of an `ldmatrix` (as that lane's read; the CPU runtime has each
+//! lane read the row its address names), the element-wise fragment loads, and a
+//! `cp.async` as a write of its 16 bytes by the issuing thread both at its issue and at
+//! the wait that lands it (on a GPU the bytes land at some point in between; an access by
+//! another thread in a barrier interval strictly between the two is not seen — the type
+//! state of `async_copy` rules it out for safe code). The accumulator store writes through
+//! the output slice's element access (shadowed as above). A fragment's registers are
+//! plain data: what a lane does with a fragment copied out of them is not an access.
+//!
 //! **Cost** (see "Cost model" below for the measurements): nothing for a launch that is
 //! not checked but a load and a branch per shared access and a relaxed load per slice
 //! element. Checked, barrier-free kernels that only write their slices cost a shadow

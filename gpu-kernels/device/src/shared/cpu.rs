@@ -107,6 +107,21 @@ pub(super) unsafe fn store<T: Copy>(addr: u32, _align: usize, v: T) {
     unsafe { (p as *mut T).write_unaligned(v) }
 }
 
+/// The checking mode's record of a write of the `len` bytes at shared address `addr` that
+/// lands later (a `cp.async`, at its issue: on a GPU its bytes may land any time until
+/// its wait, where [`store`] records them again). Bounds-checked as [`store`]; writes
+/// nothing.
+#[inline(always)]
+#[track_caller]
+pub(crate) fn note_pending_write(addr: u32, len: usize) {
+    let ctx = current("shared memory access");
+    let arena = ARENA.get(ctx.block());
+    arena.checked(addr, len);
+    if ctx.block().checker().is_some() {
+        shadow(ctx, arena, addr, len, Kind::Write);
+    }
+}
+
 /// The host address of shared address `addr`. In a checked launch the variable there is
 /// noted as reachable by plain Rust accesses the checker cannot see ([`Shadow::escape`]).
 #[inline(always)]

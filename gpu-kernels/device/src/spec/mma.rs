@@ -364,7 +364,7 @@ mod tests {
         for kind in [MmaKind::Bf16, MmaKind::F16, MmaKind::Tf32] {
             let enc = |x: f32| -> u32 {
                 match kind {
-                    MmaKind::Bf16 => (x.to_bits() >> 16) as u32,
+                    MmaKind::Bf16 => x.to_bits() >> 16,
                     MmaKind::F16 => half::f16::from_f32(x).to_bits() as u32,
                     MmaKind::Tf32 => x.to_bits(),
                 }
