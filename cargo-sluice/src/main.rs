@@ -1,6 +1,6 @@
 //! `cargo sluice`: sluice for your own projects.
 //!
-//! Install it once (`cargo install --path cargo-sluice` in a sluice checkout, or
+//! Install it once (`cargo install --locked --path cargo-sluice` in a sluice checkout, or
 //! `cargo install cargo-sluice` from crates.io), then:
 //!
 //! | command | what it does |

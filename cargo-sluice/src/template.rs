@@ -5,10 +5,6 @@ use std::path::{Path, PathBuf};
 
 use crate::{Failure, Result};
 
-/// The repository sluice's manifests name (a placeholder until sluice has a public home):
-/// the project's README links it.
-pub const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
-
 /// The folder this `cargo-sluice` was compiled from: a sluice checkout's `cargo-sluice/`
 /// (`cargo install --path`), a registry copy (`cargo install cargo-sluice`) or a git
 /// checkout (`cargo install --git`) under `CARGO_HOME`.
@@ -185,6 +181,16 @@ impl Project {
         }
     }
 
+    /// Where the README's link to sluice points: the source the project depends on (its
+    /// checkout, its git repository, its crates.io page), never a placeholder.
+    fn home(&self) -> String {
+        match &self.source {
+            Source::Git { url, .. } => url.clone(),
+            Source::Path(p) => p.display().to_string(),
+            Source::Registry(v) => format!("https://crates.io/crates/sluice/{v}"),
+        }
+    }
+
     /// The text of one template file for this project.
     pub fn render(&self, text: &str) -> String {
         let kernels_lib = format!("{}_kernels", self.name.replace('-', "_"));
@@ -193,7 +199,7 @@ impl Project {
             .replace("{{sluice}}", &self.dependency(""))
             .replace("{{sluice_builder}}", &self.dependency("gpu-kernels/builder"))
             .replace("{{sluice_device}}", &self.dependency("gpu-kernels/device"))
-            .replace("{{repository}}", REPOSITORY)
+            .replace("{{repository}}", &self.home())
             .replace("{{name}}", &self.name)
     }
 

@@ -85,6 +85,8 @@ fn a_new_project_builds_runs_its_cpu_tests_and_passes_ptxas() {
     assert!(said.contains(&format!("sluice from the checkout {}", checkout.display())), "{said}");
     let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
     assert!(!manifest.contains("example.invalid") && manifest.contains("path = "), "{manifest}");
+    let readme = std::fs::read_to_string(project.join("README.md")).unwrap();
+    assert!(readme.contains(&format!("[sluice]({})", checkout.display())), "{readme}");
     if kept.is_dir() {
         std::fs::rename(&kept, project.join("target")).unwrap();
     }

@@ -99,9 +99,11 @@
 //! | be launched under a declaration of other element types | the device build records each parameter's kind, size and alignment beside the entry; the host compares the record at load ([`Error::KernelParamType`]) on a GPU and on the CPU backend | `gpu-kernels/device/src/abi.rs`, `ptx.rs`, `kernel.rs` |
 //! | be paired with another module's PTX | [`Kernel::of`] and `kernel_handles!` need `unsafe`; `include_kernels!` includes the builder's file, generated from the crate it compiled | `kernel.rs`, the `sluice` facade |
 //! | add an entry of its own beside the `#[kernel]`s (a hand-written `extern "ptx-kernel"` fn, an entry in `global_asm!`) | the builder compiles kernel crates with `unsafe_attr_outside_unsafe` denied, so `#[no_mangle]`/`#[export_name]` need `unsafe(..)` in every edition; the bitcode linker refuses module assembly that declares an entry or a parameter record | `gpu-kernels/builder/src/builder.rs`, `bin/sluice-llbc.rs` |
+//! | export a symbol from its body in either build (`#[export_name = "malloc"]` on a nested fn, also behind a `cfg_attr`; `global_asm!`) | `#[kernel]` forbids `unsafe_attr_outside_unsafe` on the body in both builds (the host build too, which the CPU backend runs and the builder does not compile) and refuses `global_asm!` in it | `gpu-kernels/macros/src/lib.rs` |
+//! | take parameters that the GPU cannot (over 4352 bytes) | a compile-time check in both builds, so a kernel the CPU backend runs also assembles | `gpu-kernels/macros/src/lib.rs` |
 //! | reach shared memory as a Rust reference | `shared_array!` arrays are read and written with bounds-checked inline PTX (`get`/`set`, `Pod` elements); `SharedStatic` handles and raw shared pointers are made or used only in `unsafe` | `gpu-kernels/device/src/shared.rs` |
 //! | make a warp operation name lanes that do not take part, or misuse a named barrier | the `*.sync` warp operations, named barriers, atomics on raw pointers and block-scope atomic types are `unsafe fn`s | `gpu-kernels/device/src/warp.rs`, `sync.rs`, `atomic.rs` |
-//! | make `printf` read what was not passed | formats are checked against the arguments at compile time (C strings, no `%n`, no `*`); the argument traits are sealed | `gpu-kernels/device/src/io.rs` |
+//! | make `printf` read what was not passed, or print without end | formats are checked against the arguments at compile time (C strings, no `%n`, no `*`, widths and precisions at most 1024); the argument traits are sealed | `gpu-kernels/device/src/io.rs` |
 //!
 //! What a safe kernel *can* still do wrong, without breaking memory safety: race on a shared
 //! array through `get`/`set` (PTX defines such a race: a read returns some written value),
@@ -115,7 +117,10 @@
 //! extend a lifetime, and with it keep a kernel's parameter past its launch; the unstable
 //! features the device build can enable (it runs with `RUSTC_BOOTSTRAP=1`), such as
 //! `specialization`, are known to be unsound. A kernel crate that uses neither keeps the
-//! contract.
+//! contract. Outside the kernels' bodies, a kernel crate is ordinary Rust under its own
+//! edition and lints: in edition 2021, an item of the crate may still be `#[no_mangle]` or
+//! `global_asm!` without `unsafe` in its host build — Rust's rule there, not sluice's (edition
+//! 2024, or `#![deny(unsafe_attr_outside_unsafe)]` at the crate's top, closes the first).
 //!
 //! # Layers
 //!

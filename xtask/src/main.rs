@@ -275,9 +275,18 @@ fn ci() -> Result {
 /// not from crates.io. `--allow-dirty`: what is checked is the packages, not the work tree.
 /// The members marked `publish = false` are left out, read from their manifests (a list kept
 /// here would miss the next test crate).
+///
+/// The verification builds go to a target folder of their own, emptied first: cargo takes a
+/// built registry package as immutable, so the local packages of an earlier run (the same
+/// names and versions, older sources) would be reused in place of today's.
 fn package() -> Result {
     let unpublished = unpublished_members()?;
-    let mut args = vec!["package", "--workspace", "--allow-dirty"];
+    let verify = target_dir().join("package-verify");
+    if verify.exists() {
+        std::fs::remove_dir_all(&verify).map_err(|e| format!("emptying {}: {e}", verify.display()))?;
+    }
+    let verify = verify.to_string_lossy().into_owned();
+    let mut args = vec!["package", "--workspace", "--allow-dirty", "--target-dir", verify.as_str()];
     for p in &unpublished {
         args.extend(["--exclude", p.as_str()]);
     }

@@ -61,7 +61,7 @@
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments, Type};
 
@@ -371,6 +371,18 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             ),
         ));
     }
+    if mode == Mode::Checked {
+        if let Some(at) = find_ident(func.block.to_token_stream(), "global_asm") {
+            return Err(syn::Error::new(
+                at.span(),
+                format!(
+                    "kernel `{kernel}`: `global_asm!` in a kernel's body: module assembly can define any symbol \
+                     (a kernel entry, an allocator's `malloc` on the host) and Rust asks no `unsafe` for it, so a \
+                     safe kernel refuses it; write it outside the kernel, where it is the crate's own code"
+                ),
+            ));
+        }
+    }
     let mut params = Vec::new();
     for input in &sig.inputs {
         let FnArg::Typed(pt) = input else {
@@ -410,9 +422,16 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     let mut inner_sig = func.sig.clone();
     inner_sig.ident = inner_name.clone();
     let inner_block = &func.block;
+    // A checked body cannot export a symbol without `unsafe`: `#[no_mangle]`, `#[export_name]`
+    // and `#[link_section]` on an item in it (even behind a `cfg_attr` one build sees) must be
+    // written `#[unsafe(..)]`, in every edition, in both builds (the builder denies the lint in
+    // the device build; the host build is the user's cargo's). `forbid`: an `allow` inside
+    // the body cannot lift it.
+    let forbid = (mode == Mode::Checked).then(|| quote!(#[forbid(unsafe_attr_outside_unsafe)]));
     let inner = quote! {
         #(#cfgs)*
         #(#body_attrs)*
+        #forbid
         // `DeviceFloat`'s methods (`erf`, ...) on `f32` may one day collide with std's
         // inherent ones on the host; the device build has no such methods.
         #[cfg_attr(not(target_arch = "nvptx64"), allow(unstable_name_collisions))]
@@ -585,10 +604,31 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     let lowered_types: Vec<&TokenStream2> = lowered.iter().map(|(_, t)| t).collect();
     let lowered_index: Vec<usize> = (0..lowered.len()).collect();
 
+    let too_large = format!(
+        "kernel `{name}`: its parameters take more than {MAX_PARAM_BYTES} bytes, the most a kernel's \
+         parameters may take (ptxas refuses more): pass a large value in device memory instead, as a \
+         `&[T]` of one element"
+    );
+    let param_space = quote! {
+        // Both builds: the lowered parameters fit CUDA's parameter space (each at its
+        // alignment), so what runs on the CPU backend also assembles for the GPU.
+        #(#cfgs)*
+        const _: () = {
+            let mut end = 0usize;
+            #(
+                end = end.next_multiple_of(::core::mem::align_of::<#lowered_types>())
+                    + ::core::mem::size_of::<#lowered_types>();
+            )*
+            ::core::assert!(end <= #MAX_PARAM_BYTES, #too_large);
+        };
+    };
+
     Ok(quote! {
         // The user's function, as written, compiled as an ordinary (safe) Rust function in
         // both builds; the entries below rebuild its parameters and call it.
         #inner
+
+        #param_space
 
         #[cfg(target_arch = "nvptx64")]
         #(#cfgs)*
@@ -706,5 +746,18 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 (#(#arg_names,)*)
             }
         }
+    })
+}
+
+/// The most bytes a kernel's parameters may take: the parameter space ptxas allows the PTX
+/// the builder emits (`0x1100`).
+const MAX_PARAM_BYTES: usize = 4352;
+
+/// The first identifier `name` anywhere in `tokens` (groups included).
+fn find_ident(tokens: TokenStream2, name: &str) -> Option<proc_macro2::Ident> {
+    tokens.into_iter().find_map(|t| match t {
+        proc_macro2::TokenTree::Ident(i) if i == name => Some(i),
+        proc_macro2::TokenTree::Group(g) => find_ident(g.stream(), name),
+        _ => None,
     })
 }

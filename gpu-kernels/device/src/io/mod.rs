@@ -53,8 +53,9 @@
 //! | `%p` | `*const T`, `*mut T` |
 //! | `%%` | none |
 //!
-//! `*` widths and precisions are not accepted; at most 12 arguments (CUDA
-//! allows 32; more tuple impls would lift the limit).
+//! `*` widths and precisions are not accepted, nor a width or precision over
+//! [`MAX_FIELD`] (1024); at most 12 arguments (CUDA allows 32; more tuple impls
+//! would lift the limit).
 //!
 //! # `dassert!` and `dfail!`
 //!
@@ -258,7 +259,8 @@ pub trait Format {
 /// NUL-terminated, with no NUL before its end (`vprintf` reads up to the first NUL).
 /// Length modifiers go with integer conversions only, as `h`, `hh`, `l`, `ll`, `z`, `j`
 /// or `t` (`%ld`, `%llu`, `%zu`, `%hd`), and `l` with floats (`%lf`): a wide `%ls`/`%lc`,
-/// a `long double` `%Lf` or an `%Ld` would read other than the argument passed.
+/// a `long double` `%Lf` or an `%Ld` would read other than the argument passed. A width
+/// or precision is at most [`MAX_FIELD`].
 #[doc(hidden)]
 pub const fn format_matches(fmt: &str, kinds: &[ArgKind]) -> bool {
     let b = fmt.as_bytes();
@@ -281,9 +283,28 @@ pub const fn format_matches(fmt: &str, kinds: &[ArgKind]) -> bool {
             i += 1;
             continue;
         }
-        // flags, width, precision
-        while i < b.len() && matches!(b[i], b'-' | b'+' | b' ' | b'#' | b'0'..=b'9' | b'.') {
+        // flags, then a width and a `.precision`, each at most MAX_FIELD
+        while i < b.len() && matches!(b[i], b'-' | b'+' | b' ' | b'#' | b'0') {
             i += 1;
+        }
+        let mut field = 0;
+        while i < b.len() && b[i].is_ascii_digit() {
+            field = field * 10 + (b[i] - b'0') as usize;
+            if field > MAX_FIELD {
+                return false;
+            }
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'.' {
+            i += 1;
+            let mut precision = 0;
+            while i < b.len() && b[i].is_ascii_digit() {
+                precision = precision * 10 + (b[i] - b'0') as usize;
+                if precision > MAX_FIELD {
+                    return false;
+                }
+                i += 1;
+            }
         }
         // length: one of h, hh, l, ll, z, j, t (L, for long double, is refused)
         let start = i;
@@ -321,6 +342,11 @@ pub const fn format_matches(fmt: &str, kinds: &[ArgKind]) -> bool {
     }
     k == kinds.len()
 }
+
+/// The largest width or precision a format may give (`%1024d`, `%.1024f`): a field is
+/// printed into the device's printf buffer (1 MiB by default, shared by every thread), so
+/// a wider one would only fill it; `dprint!` refuses a larger one at compile time.
+pub const MAX_FIELD: usize = 1024;
 
 const fn kind_eq(a: ArgKind, b: ArgKind) -> bool {
     a as u8 == b as u8
@@ -578,5 +604,13 @@ mod tests {
         no("%*d\0", &[Int32, Int32]);
         no("%d %d\0", &[Int32]);
         no("%s\0", &[Int32]);
+        // Widths and precisions up to MAX_FIELD; larger ones (which overflowed the CPU's
+        // printf, or printed gigabytes of spaces) are refused.
+        ok("%1024d|%.1024f|%1024.1024e\0", &[Int32, Float, Float]);
+        no("%1025d\0", &[Int32]);
+        no("%.1025f\0", &[Float]);
+        no("%4294967297d\0", &[Int32]);
+        no("%99999999999999999999d\0", &[Int32]);
+        no("%.99999999999999999999f\0", &[Float]);
     }
 }

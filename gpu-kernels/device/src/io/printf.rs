@@ -59,14 +59,15 @@ pub(crate) unsafe fn format(fmt: *const u8, args: *const u8) -> String {
             i += 1;
         }
         while i < fmt.len() && fmt[i].is_ascii_digit() {
-            spec.width = spec.width * 10 + (fmt[i] - b'0') as usize;
+            // At most MAX_FIELD in a checked format; saturating for any other.
+            spec.width = (spec.width * 10 + (fmt[i] - b'0') as usize).min(crate::io::MAX_FIELD);
             i += 1;
         }
         if i < fmt.len() && fmt[i] == b'.' {
             i += 1;
             let mut p = 0;
             while i < fmt.len() && fmt[i].is_ascii_digit() {
-                p = p * 10 + (fmt[i] - b'0') as usize;
+                p = (p * 10 + (fmt[i] - b'0') as usize).min(crate::io::MAX_FIELD);
                 i += 1;
             }
             spec.precision = Some(p);

@@ -1,0 +1,1 @@
+../../../../ui/kernel/global_asm_in_a_kernel_body.rs

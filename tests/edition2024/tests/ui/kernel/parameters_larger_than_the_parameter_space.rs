@@ -1,0 +1,1 @@
+../../../../ui/kernel/parameters_larger_than_the_parameter_space.rs

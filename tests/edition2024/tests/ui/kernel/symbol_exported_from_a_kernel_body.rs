@@ -1,0 +1,1 @@
+../../../../ui/kernel/symbol_exported_from_a_kernel_body.rs
