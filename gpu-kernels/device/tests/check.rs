@@ -3,7 +3,8 @@
 //! threads and source lines checked, and clean kernels of the patterns it must accept
 //! (barriers in uniform loops, warp-synchronous reductions with `sync_warp`, atomics to
 //! one bin, early exit after the last barrier, named barriers pairing producers and
-//! consumers, a `u8` array written per thread) reporting nothing.
+//! consumers, a `u8` array written per thread) reporting nothing; and a `cp.async` seen
+//! as a write of its destination from its issue on.
 //!
 //! The kernels are closures run by `cpu::run` with `CpuCheck::On`: they never run on a
 //! GPU (the racy ones would hang or give wrong results there).
@@ -624,4 +625,53 @@ fn cpu_launch_reports_as_a_message_when_checked() {
     })
     .unwrap_err();
     assert!(err.starts_with("kernel `(closure)`, block (0, 0, 0): data race on shared memory"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The tensor-core families: a `cp.async` is a write of its destination from its issue on.
+
+/// 64 f32, 16-byte aligned (the `cp.async` path of `copy_from`).
+#[repr(C, align(16))]
+struct Aligned([f32; 64]);
+static SRC: Aligned = Aligned([1.0; 64]);
+
+#[test]
+fn a_tile_read_while_a_copy_into_it_is_in_flight_is_a_race() {
+    use sluice_device::async_copy::Threads;
+    use sluice_device::tile::{dynamic_tiles, dynamic_tiles_bytes, Matrix, RowMajor, Tile};
+    type T = Tile<f32, RowMajor<8, 8>>;
+    let launch = CpuLaunch {
+        kernel: "checked",
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared_bytes: dynamic_tiles_bytes::<T>() as u32,
+        check: CpuCheck::On,
+    };
+    let rep = report(cpu::run(&launch, &|| {
+        let threads = Threads::<32>::check();
+        let t = thread::thread_idx_x();
+        let mut tile: T = dynamic_tiles();
+        tile.fill_cooperative(0.0);
+        sync::sync_threads();
+        // A second handle to the same tile: what the type-state cannot see.
+        let other: T = dynamic_tiles();
+        let src = Matrix::new(&SRC.0, 8, 8);
+        // Thread 0 copies the first 16 bytes; it lands at the wait, after the barrier
+        // below, but on a GPU it may land at once: thread 31's read races with it.
+        let in_flight = tile.copy_async(&threads, &src, 0, 0); // @cp:w
+        if t == 31 {
+            let _ = other.get(0, 0); // @cp:r
+        }
+        sync::sync_threads();
+        let _ = in_flight.wait();
+    }));
+    assert_eq!(rep.kind, CheckKind::SharedRace, "{rep}");
+    let second = rep.second.as_ref().expect("two accesses");
+    // Both accesses, in the order the report gives them.
+    let (read, write) = if rep.first.what == "reads it" { (&rep.first, second) } else { (second, &rep.first) };
+    assert_eq!(read.thread, [31, 0, 0], "{rep}");
+    assert!(read.site.starts_with(&at("@cp:r")) && read.what == "reads it", "{rep}");
+    assert_eq!(write.thread, [0, 0, 0], "{rep}");
+    assert!(write.site.starts_with(&at("@cp:w")) && write.what == "writes it", "{rep}");
+    assert!(rep.location.starts_with("bytes 0..16 of the dynamic shared memory"), "{rep}");
 }
