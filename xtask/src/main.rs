@@ -449,7 +449,9 @@ fn bundle() -> Result {
         // The measured kernels' sources, for the bench table's `unsafe` column (join.py).
         let sources = dir.join("benches/sources");
         std::fs::create_dir_all(&sources).map_err(|e| e.to_string())?;
-        for (from, to) in [("gpu-kernels/src/device.rs", "gpu-kernels.rs"), ("ports/kernels/src/lib.rs", "ports-kernels.rs")] {
+        for (from, to) in
+            [("gpu-kernels/src/device.rs", "gpu-kernels.rs"), ("ports/kernels/src/lib.rs", "ports-kernels.rs")]
+        {
             std::fs::copy(root().join(from), sources.join(to)).map_err(|e| format!("copying {from}: {e}"))?;
         }
     }
