@@ -109,10 +109,13 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: u64) -> &'a [T] {
     if len == 0 {
         return &[];
     }
-    // SAFETY: the caller's contract above is `from_raw_parts`'s; it bounds `len` as the
-    // assumption says, which tells LLVM that index arithmetic below `len` cannot wrap.
+    // SAFETY: the caller's contract above is `from_raw_parts`'s; for a `T` of non-zero size
+    // it bounds `len` as the assumption says, which tells LLVM that index arithmetic below
+    // `len` cannot wrap.
     unsafe {
-        core::hint::assert_unchecked(len as usize <= isize::MAX as usize / size_of::<T>().max(1));
+        if size_of::<T>() > 0 {
+            core::hint::assert_unchecked(len as usize <= isize::MAX as usize / size_of::<T>());
+        }
         core::slice::from_raw_parts(ptr, len as usize)
     }
 }
