@@ -189,7 +189,8 @@ if [ "$mode" = multi ]; then
   cp "$work/multi.csv" "$out/multi.csv"
 else
   step "join"
-  python3 "$src/join.py" --work "$work" --out "$out" --mode "$mode" || { echo "join.py failed"; status=1; }
+  python3 "$src/join.py" --work "$work" --out "$out" --mode "$mode" --sources "$src"/sources/*.rs \
+    || { echo "join.py failed"; status=1; }
 fi
 echo "benchmarks took $((SECONDS - t0)) s; status $status"
 tar -czf "$out/raw.tar.gz" -C "$work" . 2>/dev/null || true

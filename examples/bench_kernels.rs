@@ -6,6 +6,7 @@
 //! bench_kernels all [--warmup W] [--reps R]
 //! bench_kernels <kernel> <sizes...> [--warmup W] [--reps R] [--seed S]
 //!   fill_column N | saxpy N | potential ROWS SOURCES | potential_tiled ROWS SOURCES
+//!   potential_tiled_rsqrt ROWS SOURCES (the seed kernel)
 //!   sum_reduce N | transpose ROWS COLS | histogram N BINS
 //! ```
 //!
@@ -18,7 +19,7 @@
 //! synchronises each launch; resetting an output the kernel adds to (`sum_reduce`'s
 //! `out[0]`, `histogram`'s bins) is enqueued before the first timestamp, outside the span.
 //!
-//! Output: `# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check`, then one
+//! Output: `# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers`, then one
 //! line per kernel with `impl` = `rust`, formatted as `bench.cu`'s `printf` formats it.
 //! Exit status: 1 for bad arguments, 2 for a CUDA error or no GPU (with a message on
 //! stderr), 3 if `transpose`'s sampled elements are wrong.
@@ -29,6 +30,7 @@ use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Particle, Result, Stream}
 
 const USAGE: &str = "usage: bench_kernels <kernel> <sizes...> [--warmup W] [--reps R] [--seed S]\n  \
     fill_column N | saxpy N | potential ROWS SOURCES | potential_tiled ROWS SOURCES\n  \
+    potential_tiled_rsqrt ROWS SOURCES\n  \
     sum_reduce N | transpose ROWS COLS | histogram N BINS | all (default sizes)\n";
 
 /// Command-line options, with `bench.cu`'s defaults.
@@ -49,6 +51,8 @@ struct Line {
     /// The timed launches, in ms.
     ms: Vec<f32>,
     check: f64,
+    /// Registers per thread, as the driver compiled the kernel.
+    registers: u32,
 }
 
 /// Why a benchmark stopped.
@@ -84,7 +88,7 @@ fn main() -> ExitCode {
     let kernel = pos[0].as_str();
     let arity = match kernel {
         "fill_column" | "saxpy" | "sum_reduce" => 1,
-        "potential" | "potential_tiled" | "transpose" | "histogram" => 2,
+        "potential" | "potential_tiled" | "potential_tiled_rsqrt" | "transpose" | "histogram" => 2,
         "all" => 0,
         _ => usize::MAX,
     };
@@ -106,13 +110,16 @@ fn main() -> ExitCode {
         "bench_kernels: {} (sm_{}{}, {} SMs); {} warm-up and {} timed launches per kernel, seed {:#x}",
         info.name, info.compute_capability.0, info.compute_capability.1, info.sm_count, o.warmup, o.reps, o.seed
     );
-    println!("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check");
+    println!("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers");
     let runs: Vec<(&str, Vec<u64>)> = if kernel == "all" {
         vec![
             ("fill_column", vec![1 << 26]),
             ("saxpy", vec![1 << 26]),
             ("potential", vec![1 << 16, 1 << 14]),
             ("potential_tiled", vec![1 << 16, 1 << 14]),
+            // The seed workload's kernel at its compute-bound and copy-bound sizes.
+            ("potential_tiled_rsqrt", vec![262_144, 8192]),
+            ("potential_tiled_rsqrt", vec![4_194_304, 16]),
             ("sum_reduce", vec![1 << 26]),
             ("transpose", vec![8192, 8192]),
             ("histogram", vec![1 << 26, 256]),
@@ -124,8 +131,13 @@ fn main() -> ExitCode {
         let outcome = match (kernel, sizes.as_slice()) {
             ("fill_column", &[n]) => bench_fill_column(&gpu, &o, n as usize),
             ("saxpy", &[n]) => bench_saxpy(&gpu, &o, n as usize),
-            ("potential", &[rows, sources]) => bench_potential(&gpu, &o, false, rows as usize, sources as usize),
-            ("potential_tiled", &[rows, sources]) => bench_potential(&gpu, &o, true, rows as usize, sources as usize),
+            ("potential", &[rows, sources]) => bench_potential(&gpu, &o, "potential", rows as usize, sources as usize),
+            ("potential_tiled", &[rows, sources]) => {
+                bench_potential(&gpu, &o, "potential_tiled", rows as usize, sources as usize)
+            }
+            ("potential_tiled_rsqrt", &[rows, sources]) => {
+                bench_potential(&gpu, &o, "potential_tiled_rsqrt", rows as usize, sources as usize)
+            }
             ("sum_reduce", &[n]) => bench_sum_reduce(&gpu, &o, n as usize),
             // bench.cu takes them as `unsigned`.
             ("transpose", &[rows, cols]) => bench_transpose(&gpu, &o, rows as u32, cols as u32),
@@ -185,7 +197,8 @@ fn number(s: &str) -> Option<u64> {
 }
 
 /// Prints one CSV line as `bench.cu`'s `report` does
-/// (`%s,%s,%s,%ux%ux%u,%ux%ux%u,%.6f,%.6f,%.6f,%zu,%.9g`).
+/// (`%s,%s,%s,%ux%ux%u,%ux%ux%u,%.6f,%.6f,%.6f,%zu,%.9g,%d`; the last column the kernel's
+/// registers per thread).
 fn report(line: &Line) {
     let mut ms = line.ms.clone();
     ms.sort_by(f32::total_cmp);
@@ -194,7 +207,7 @@ fn report(line: &Line) {
     let median = if n % 2 == 1 { ms[n / 2] } else { 0.5f32 * (ms[n / 2 - 1] + ms[n / 2]) };
     let (b, g) = (line.cfg.block, line.cfg.grid);
     println!(
-        "rust,{},{},{}x{}x{},{}x{}x{},{:.6},{:.6},{:.6},{},{}",
+        "rust,{},{},{}x{}x{},{}x{}x{},{:.6},{:.6},{:.6},{},{},{}",
         line.kernel,
         line.sizes,
         b.0,
@@ -207,7 +220,8 @@ fn report(line: &Line) {
         ms[0] as f64,
         ms[n - 1] as f64,
         n,
-        format_g(line.check, 9)
+        format_g(line.check, 9),
+        line.registers
     );
 }
 
@@ -296,7 +310,7 @@ fn bench_fill_column(gpu: &Gpu, o: &Options, n: usize) -> std::result::Result<Li
         })?;
         Ok((ms, sum_f32(&copy.wait()?)))
     })?;
-    Ok(Line { kernel: "fill_column", sizes: n.to_string(), cfg, ms, check })
+    Ok(Line { kernel: "fill_column", sizes: n.to_string(), cfg, ms, check, registers: f.registers() })
 }
 
 fn bench_saxpy(gpu: &Gpu, o: &Options, n: usize) -> std::result::Result<Line, Failure> {
@@ -322,13 +336,13 @@ fn bench_saxpy(gpu: &Gpu, o: &Options, n: usize) -> std::result::Result<Line, Fa
         })?;
         Ok((ms, sum_f32(&copy.wait()?)))
     })?;
-    Ok(Line { kernel: "saxpy", sizes: n.to_string(), cfg, ms, check })
+    Ok(Line { kernel: "saxpy", sizes: n.to_string(), cfg, ms, check, registers: f.registers() })
 }
 
 fn bench_potential(
     gpu: &Gpu,
     o: &Options,
-    tiled: bool,
+    kernel: &'static str,
     rows: usize,
     n_sources: usize,
 ) -> std::result::Result<Line, Failure> {
@@ -344,7 +358,11 @@ fn bench_potential(
             q: rng.next(-1.0, 1.0),
         })
         .collect();
-    let f = gpu.function(if tiled { &kernels::potential_tiled } else { &kernels::potential })?;
+    let f = gpu.function(match kernel {
+        "potential" => &kernels::potential,
+        "potential_tiled" => &kernels::potential_tiled,
+        _ => &kernels::potential_tiled_rsqrt,
+    })?;
     let cfg = cfg_1d(ceil_div(rows, 256), 256);
     const EPS2: f32 = 1e-3;
     let (ms, check) = scope(gpu, |s| {
@@ -359,8 +377,7 @@ fn bench_potential(
         })?;
         Ok((ms, sum_f32(&copy.wait()?)))
     })?;
-    let kernel = if tiled { "potential_tiled" } else { "potential" };
-    Ok(Line { kernel, sizes: format!("{rows}x{n_sources}"), cfg, ms, check })
+    Ok(Line { kernel, sizes: format!("{rows}x{n_sources}"), cfg, ms, check, registers: f.registers() })
 }
 
 fn bench_sum_reduce(gpu: &Gpu, o: &Options, n: usize) -> std::result::Result<Line, Failure> {
@@ -383,7 +400,7 @@ fn bench_sum_reduce(gpu: &Gpu, o: &Options, n: usize) -> std::result::Result<Lin
         })?;
         Ok((ms, copy.wait()?[0] as f64))
     })?;
-    Ok(Line { kernel: "sum_reduce", sizes: n.to_string(), cfg, ms, check })
+    Ok(Line { kernel: "sum_reduce", sizes: n.to_string(), cfg, ms, check, registers: f.registers() })
 }
 
 fn bench_transpose(gpu: &Gpu, o: &Options, rows: u32, cols: u32) -> std::result::Result<Line, Failure> {
@@ -417,7 +434,7 @@ fn bench_transpose(gpu: &Gpu, o: &Options, rows: u32, cols: u32) -> std::result:
     if let Some((r, c)) = mismatch {
         return Err(Failure::Wrong(format!("transpose mismatch at ({r}, {c})")));
     }
-    Ok(Line { kernel: "transpose", sizes: format!("{rows}x{cols}"), cfg, ms, check })
+    Ok(Line { kernel: "transpose", sizes: format!("{rows}x{cols}"), cfg, ms, check, registers: f.registers() })
 }
 
 fn bench_histogram(gpu: &Gpu, o: &Options, n: usize, n_bins: usize) -> std::result::Result<Line, Failure> {
@@ -440,7 +457,7 @@ fn bench_histogram(gpu: &Gpu, o: &Options, n: usize, n_bins: usize) -> std::resu
         })?;
         Ok((ms, copy.wait()?.iter().map(|&c| c as f64).sum::<f64>()))
     })?;
-    Ok(Line { kernel: "histogram", sizes: format!("{n}x{n_bins}"), cfg, ms, check })
+    Ok(Line { kernel: "histogram", sizes: format!("{n}x{n_bins}"), cfg, ms, check, registers: f.registers() })
 }
 
 #[cfg(test)]

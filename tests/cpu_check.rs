@@ -229,3 +229,50 @@ fn the_default_follows_the_build() {
         assert_eq!(Gpu::cpu().cpu_check(), if cfg!(debug_assertions) { CpuCheck::On } else { CpuCheck::Off });
     }
 }
+
+/// The safe kernels of `gpu-kernels` whose outputs are slices of atomics (`&[AtomicU32]`,
+/// `&[AtomicF32]`: issue 22's form for writes chosen by data) pass checked: the checker
+/// shadows such a parameter and records every access through it as atomic, and atomics
+/// never race each other — many blocks adding to one bin or one total, and a transpose's
+/// stores through a `Matrix` tile of them.
+#[test]
+fn the_kernels_taking_slices_of_atomics_pass_checked() {
+    let _turn = one_at_a_time();
+    let gpu = Gpu::cpu_checked();
+    let x: Vec<f32> = (0..5000).map(|i| ((i * 37) % 211) as f32 / 100.0 - 1.0).collect();
+    let (lo, hi, n_bins) = (-1.0f32, 1.0f32, 64usize);
+    let (rows, cols) = (40u32, 70u32);
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let mut bins_host = gpu.pinned_buffer::<u32>(n_bins).unwrap();
+    let mut sum_host = gpu.pinned_buffer::<f32>(1).unwrap();
+    let mut t_host = gpu.pinned_buffer::<f32>(input.len()).unwrap();
+    let transpose_cfg = LaunchConfig {
+        grid: (cols.div_ceil(gpu_kernels::TRANSPOSE_TILE), rows.div_ceil(gpu_kernels::TRANSPOSE_TILE), 1),
+        block: (gpu_kernels::TRANSPOSE_TILE, gpu_kernels::TRANSPOSE_BLOCK_ROWS, 1),
+        shared_mem_bytes: 0,
+    };
+    let blocks = |grid: u32| LaunchConfig { grid: (grid, 1, 1), block: (256, 1, 1), shared_mem_bytes: 0 };
+    scope(&gpu, |s| {
+        let (xs, inp) = (s.upload(&x)?, s.upload(&input)?);
+        let (bins, sum, out) =
+            (s.alloc_buffer::<u32>(n_bins)?, s.alloc_buffer::<f32>(1)?, s.alloc_buffer::<f32>(input.len())?);
+        s.lane()?.enter(|st| {
+            let (x, inp) = (st.await_fence(&xs)?, st.await_fence(&inp)?);
+            let (mut bins, mut sum, mut out) =
+                (st.bind(bins.as_columns_mut()), st.bind(sum.as_columns_mut()), st.bind(out.as_columns_mut()));
+            st.zero(&mut bins)?;
+            st.zero(&mut sum)?;
+            st.launch(&sluice::kernels::histogram, blocks(4), (&mut bins, &x, lo, hi))?;
+            st.launch(&sluice::kernels::sum_reduce, blocks(3), (&mut sum, &x))?;
+            st.launch(&sluice::kernels::transpose, transpose_cfg, (&mut out, &inp, rows, cols))?;
+            st.copy_to_host(&bins, bins_host.as_pinned_mut())?.wait()?;
+            st.copy_to_host(&sum, sum_host.as_pinned_mut())?.wait()?;
+            st.copy_to_host(&out, t_host.as_pinned_mut())?.wait().map(drop)
+        })
+    })
+    .expect("clean checked");
+    assert_eq!(bins_host[..], gpu_kernels::reference::histogram(&x, lo, hi, n_bins)[..]);
+    let (want, abs) = gpu_kernels::reference::sum(&x);
+    assert!((sum_host[0] as f64 - want).abs() <= 1e-5 * abs, "{} against {want}", sum_host[0]);
+    assert_eq!(t_host[..], gpu_kernels::reference::transpose(&input, rows as usize, cols as usize)[..]);
+}

@@ -7,7 +7,7 @@
 //   ./sluice-cuda-bench all [--warmup W] [--reps R]
 //
 // Output: one CSV line per measurement after a `#` header:
-//   impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check
+//   impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers
 // `check` is a checksum of the output (the sum of the output as f64, or the
 // sum of the bins), for eyeballing against the Rust run with the same sizes.
 #include <cuda_runtime.h>
@@ -63,7 +63,7 @@ static void bench_fill_column(const Options& o, uint64_t n) {
     CHECK(cudaMalloc(&out, n * sizeof(float)));
     dim3 block(256), grid(ceil_div(n, 256));
     auto ms = time_it(o, 0, [] {}, [&] { fill_column<<<grid, block>>>(out, n, 1.5f); });
-    report("fill_column", std::to_string(n), block, grid, ms, sum_f32(download(out, n)));
+    report("fill_column", std::to_string(n), block, grid, ms, sum_f32(download(out, n)), registers_of(fill_column));
     CHECK(cudaFree(out));
 }
 
@@ -78,12 +78,13 @@ static void bench_saxpy(const Options& o, uint64_t n) {
     auto ms = time_it(o, 0, [] {}, [&] { saxpy<<<grid, block>>>(dy, n, dx, n, 0.5f); });
     CHECK(cudaMemcpy(dy, y.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     saxpy<<<grid, block>>>(dy, n, dx, n, 0.5f);
-    report("saxpy", std::to_string(n), block, grid, ms, sum_f32(download(dy, n)));
+    report("saxpy", std::to_string(n), block, grid, ms, sum_f32(download(dy, n)), registers_of(saxpy));
     CHECK(cudaFree(dx));
     CHECK(cudaFree(dy));
 }
 
-static void bench_potential(const Options& o, bool tiled, uint64_t rows, uint64_t n_sources) {
+// variant: 0 potential, 1 potential_tiled, 2 potential_tiled_rsqrt (the seed kernel).
+static void bench_potential(const Options& o, int variant, uint64_t rows, uint64_t n_sources) {
     Rng rng{o.seed};
     std::vector<Particle> t(rows), s(n_sources);
     for (auto& p : t) p = {rng.next(-1, 1), rng.next(-1, 1), rng.next(-1, 1), 0.0f};
@@ -94,13 +95,17 @@ static void bench_potential(const Options& o, bool tiled, uint64_t rows, uint64_
     dim3 block(256), grid(ceil_div(rows, 256));
     const float eps2 = 1e-3f;
     auto ms = time_it(o, 0, [] {}, [&] {
-        if (tiled)
+        if (variant == 2)
+            potential_tiled_rsqrt<<<grid, block>>>(out, rows, dt, rows, ds, n_sources, eps2);
+        else if (variant == 1)
             potential_tiled<<<grid, block>>>(out, rows, dt, rows, ds, n_sources, eps2);
         else
             potential<<<grid, block>>>(out, rows, dt, rows, ds, n_sources, eps2);
     });
-    report(tiled ? "potential_tiled" : "potential", std::to_string(rows) + "x" + std::to_string(n_sources), block,
-           grid, ms, sum_f32(download(out, rows)));
+    const char* names[] = {"potential", "potential_tiled", "potential_tiled_rsqrt"};
+    decltype(&potential) kernels[] = {potential, potential_tiled, potential_tiled_rsqrt};
+    report(names[variant], std::to_string(rows) + "x" + std::to_string(n_sources), block,
+           grid, ms, sum_f32(download(out, rows)), registers_of(kernels[variant]));
     CHECK(cudaFree(dt));
     CHECK(cudaFree(ds));
     CHECK(cudaFree(out));
@@ -117,7 +122,7 @@ static void bench_sum_reduce(const Options& o, uint64_t n) {
     auto ms = time_it(
         o, 0, [&] { CHECK(cudaMemsetAsync(out, 0, sizeof(float), 0)); },
         [&] { sum_reduce<<<grid, block>>>(out, 1, dx, n); });
-    report("sum_reduce", std::to_string(n), block, grid, ms, download(out, 1)[0]);
+    report("sum_reduce", std::to_string(n), block, grid, ms, download(out, 1)[0], registers_of(sum_reduce));
     CHECK(cudaFree(dx));
     CHECK(cudaFree(out));
 }
@@ -141,7 +146,8 @@ static void bench_transpose(const Options& o, unsigned rows, unsigned cols) {
             exit(3);
         }
     }
-    report("transpose", std::to_string(rows) + "x" + std::to_string(cols), block, grid, ms, sum_f32(h));
+    report("transpose", std::to_string(rows) + "x" + std::to_string(cols), block, grid, ms, sum_f32(h),
+           registers_of(transpose));
     CHECK(cudaFree(din));
     CHECK(cudaFree(out));
 }
@@ -160,7 +166,8 @@ static void bench_histogram(const Options& o, uint64_t n, uint64_t n_bins) {
     std::vector<unsigned> h = download(bins, n_bins);
     double total = 0;
     for (unsigned c : h) total += c;
-    report("histogram", std::to_string(n) + "x" + std::to_string(n_bins), block, grid, ms, total);
+    report("histogram", std::to_string(n) + "x" + std::to_string(n_bins), block, grid, ms, total,
+           registers_of(histogram));
     CHECK(cudaFree(dx));
     CHECK(cudaFree(bins));
 }
@@ -178,6 +185,7 @@ static uint64_t num(const char* s) {
 static const char* USAGE =
     "usage: sluice-cuda-bench <kernel> <sizes...> [--warmup W] [--reps R] [--seed S]\n"
     "  fill_column N | saxpy N | potential ROWS SOURCES | potential_tiled ROWS SOURCES\n"
+    "  potential_tiled_rsqrt ROWS SOURCES\n"
     "  sum_reduce N | transpose ROWS COLS | histogram N BINS | all (default sizes)\n";
 
 int main(int argc, char** argv) {
@@ -200,11 +208,12 @@ int main(int argc, char** argv) {
             exit(1);
         }
     };
-    printf("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check\n");
+    printf("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers\n");
     if (k == "fill_column") need(1), bench_fill_column(o, num(pos[1]));
     else if (k == "saxpy") need(1), bench_saxpy(o, num(pos[1]));
-    else if (k == "potential") need(2), bench_potential(o, false, num(pos[1]), num(pos[2]));
-    else if (k == "potential_tiled") need(2), bench_potential(o, true, num(pos[1]), num(pos[2]));
+    else if (k == "potential") need(2), bench_potential(o, 0, num(pos[1]), num(pos[2]));
+    else if (k == "potential_tiled") need(2), bench_potential(o, 1, num(pos[1]), num(pos[2]));
+    else if (k == "potential_tiled_rsqrt") need(2), bench_potential(o, 2, num(pos[1]), num(pos[2]));
     else if (k == "sum_reduce") need(1), bench_sum_reduce(o, num(pos[1]));
     else if (k == "transpose") need(2), bench_transpose(o, (unsigned)num(pos[1]), (unsigned)num(pos[2]));
     else if (k == "histogram") need(2), bench_histogram(o, num(pos[1]), num(pos[2]));
@@ -212,8 +221,11 @@ int main(int argc, char** argv) {
         need(0);
         bench_fill_column(o, 1 << 26);
         bench_saxpy(o, 1 << 26);
-        bench_potential(o, false, 1 << 16, 1 << 14);
-        bench_potential(o, true, 1 << 16, 1 << 14);
+        bench_potential(o, 0, 1 << 16, 1 << 14);
+        bench_potential(o, 1, 1 << 16, 1 << 14);
+        // The seed workload's kernel at its compute-bound and copy-bound sizes.
+        bench_potential(o, 2, 262144, 8192);
+        bench_potential(o, 2, 4194304, 16);
         bench_sum_reduce(o, 1 << 26);
         bench_transpose(o, 8192, 8192);
         bench_histogram(o, 1 << 26, 256);

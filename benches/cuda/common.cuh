@@ -58,10 +58,19 @@ std::vector<float> time_it(const Options& o, cudaStream_t stream, Reset reset, L
     return ms;
 }
 
+// One CSV line; the last column is the kernel's registers per thread (`registers_of`).
 inline void report(const char* kernel, const std::string& sizes, dim3 block, dim3 grid, const std::vector<float>& ms,
-                   double check) {
+                   double check, int registers) {
     float median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5f * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-    printf("cuda,%s,%s,%ux%ux%u,%ux%ux%u,%.6f,%.6f,%.6f,%zu,%.9g\n", kernel, sizes.c_str(), block.x, block.y, block.z,
-           grid.x, grid.y, grid.z, median, ms.front(), ms.back(), ms.size(), check);
+    printf("cuda,%s,%s,%ux%ux%u,%ux%ux%u,%.6f,%.6f,%.6f,%zu,%.9g,%d\n", kernel, sizes.c_str(), block.x, block.y,
+           block.z, grid.x, grid.y, grid.z, median, ms.front(), ms.back(), ms.size(), check, registers);
     fflush(stdout);
+}
+
+// Registers per thread of a compiled kernel (cudaFuncAttributes::numRegs).
+template <typename F>
+inline int registers_of(F* kernel) {
+    cudaFuncAttributes a{};
+    CHECK(cudaFuncGetAttributes(&a, kernel));
+    return a.numRegs;
 }

@@ -10,7 +10,7 @@
 // 0x5eed, A's elements first, then B's (common.cuh; sluice-ports draws the same floats).
 // Each timed launch is bracketed by two cudaEventRecords and synchronised; 5 warm-up and
 // 30 timed launches by default, inputs uploaded before. Output, after a `#` header:
-//   impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check
+//   impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers
 // `check` is the f64 sum of C (the Rust kernels fuse the same multiply-adds in the same
 // order, so the two programs' sums agree). A sample of C is checked against an f64
 // reference with the f32 dot-product bound; a miss exits with status 3, a CUDA error 2.
@@ -116,7 +116,7 @@ static bool bench_gemm(const Options& o, size_t size) {
         double sum = 0;
         for (float x : c) sum += x;
         const char* name = tiled ? "gemm_tiled" : "gemm_naive";
-        report(name, sizes, block, grid, ms, sum);
+        report(name, sizes, block, grid, ms, sum, tiled ? registers_of(gemm_tiled) : registers_of(gemm_naive));
         ok = verify(a, b, c, m, n, k, name) && ok;
     }
     CHECK(cudaFree(da));
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
         }
     }
     if (sizes.empty()) sizes = {1024, 2048, 4096};
-    printf("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check\n");
+    printf("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers\n");
     bool ok = true;
     for (size_t s : sizes) ok = bench_gemm(o, s) && ok;
     return ok ? 0 : 3;

@@ -12,13 +12,11 @@
 
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
 use sluice_device::kernel;
-use sluice_device::slice::DeviceSliceMut;
+use sluice_device::slice::{DeviceSliceMut, Matrix};
 use sluice_device::{
-    atomic,
+    atomic::{AtomicF32, AtomicU32, Ordering},
     math::DeviceFloat,
-    shared_array, sync, thread,
-    warp::{self, FULL_MASK},
-    MemoryScope,
+    shared_array, sync, thread, warp,
 };
 
 /// `out[i] = value` for every `i`. Any 1-D grid (grid-stride loop).
@@ -34,10 +32,9 @@ pub fn fill_column(mut out: DeviceSliceMut<f32>, value: f32) {
 pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
     let mut y = y.prefix(x.len());
     for (i, yi) in y.grid_stride() {
-        // SAFETY: i < y.len() <= x.len().
-        let xi = unsafe { *x.get_unchecked(i) };
-        // One `fma.rn`, what nvcc makes of `a * x[i] + y[i]`.
-        *yi = a.mul_add(xi, *yi);
+        // `x[i]` is checked against `x.len()`, which `prefix` made at least `y.len() > i`:
+        // LLVM removes the check.
+        *yi = a.mul_add(x[i], *yi);
     }
 }
 
@@ -79,9 +76,10 @@ pub unsafe fn vecadd_unchecked_index(a: &[f32], b: &[f32], c: *mut f32) {
 #[kernel]
 pub fn potential(out: DeviceSliceMut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32) {
     let mut out = out.prefix(targets.len());
+    let i = thread::index_1d() as usize;
     let Some(o) = out.for_thread_1d() else { return };
-    // SAFETY: for_thread_1d returned Some, so index_1d() < out.len() <= targets.len().
-    let t = unsafe { *targets.get_unchecked(thread::index_1d() as usize) };
+    // i < out.len() <= targets.len(): the check folds away.
+    let t = targets[i];
     // Four sources per iteration, the unrolling nvcc applies to the same loop.
     let mut acc = 0.0f32;
     let mut quads = sources.chunks_exact(4);
@@ -96,18 +94,24 @@ pub fn potential(out: DeviceSliceMut<f32>, targets: &[Particle], sources: &[Part
     *o = acc;
 }
 
-/// `q_s / sqrt(|t − s|² + eps2)` — the one formula both potential kernels and
-/// the CUDA C++ versions use: `sqrt.rn` + `div.rn` (nvcc's `sqrtf` and `/`
-/// without fast math), and the fused multiply-adds nvcc forms by default
-/// (`-fmad=true`) from `dx*dx + dy*dy + dz*dz + eps2` — `fma(dz, dz,
-/// fma(dx, dx, dy*dy)) + eps2`, as read off nvcc 13.5's SASS — written out
-/// because LLVM never contracts without fast-math flags. Same operations in
-/// the same order: the two compilers' results are bitwise equal.
+/// `q_s / sqrt(|t − s|² + eps2)` — the one formula both potential kernels use: `sqrt.rn` +
+/// `div.rn` (CUDA C++'s `sqrtf` and `/` without fast math), and `|t − s|² + eps2` as three
+/// fused multiply-adds with `eps2` folded into the first, `fma(dz, dz, fma(dy, dy, fma(dx,
+/// dx, eps2)))`, the form a CUDA programmer writes for speed (one instruction fewer than
+/// `dx*dx + dy*dy + dz*dz + eps2` contracted). Written out because LLVM never contracts
+/// without fast-math flags; `benches/cuda/kernels.cuh` writes the same `fmaf`s, so the two
+/// compilers' results are bitwise equal.
 #[inline(always)]
 fn interaction(t: &Particle, s: &Particle, eps2: f32) -> f32 {
+    s.q / r2(t, s, eps2).sqrt()
+}
+
+/// `|t − s|² + eps2` as three fused multiply-adds, `eps2` folded into the first: three
+/// subtractions and three `fma.rn` per interaction.
+#[inline(always)]
+fn r2(t: &Particle, s: &Particle, eps2: f32) -> f32 {
     let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
-    let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + eps2;
-    s.q / r2.sqrt()
+    dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)))
 }
 
 /// As [`potential`], with the sources staged through shared memory
@@ -128,32 +132,34 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
     let (tid, step) = (thread::thread_idx_x() as usize, thread::block_dim_x() as usize);
 
     let mut acc = 0.0f32;
-    let mut base = 0usize;
+    // One tile of sources per step: `chunk` is a slice of at most POTENTIAL_TILE sources, so
+    // every index below is checked against a length LLVM knows (`j < chunk.len()`,
+    // `k < chunk.len() <= POTENTIAL_TILE`) and the checks fold away.
+    let mut base = 0;
     while base < sources.len() {
-        let m = if sources.len() - base < POTENTIAL_TILE { sources.len() - base } else { POTENTIAL_TILE };
+        let rest = &sources[base..];
+        let chunk = &rest[..rest.len().min(POTENTIAL_TILE)];
         // The previous tile has been read by every thread before it is overwritten.
         sync::sync_threads();
         let mut j = tid;
-        while j < m {
-            // SAFETY: j < m <= POTENTIAL_TILE (tile), base + j < sources.len().
-            unsafe { tile.set_unchecked(j, *sources.get_unchecked(base + j)) };
+        while j < chunk.len() {
+            tile.set(j, chunk[j]);
             j += step;
         }
         sync::sync_threads();
         // Four sources per iteration (the unrolling nvcc applies to this loop),
         // then the rest; the additions stay in source order.
+        let m = chunk.len();
         let mut k = 0;
         while k + 4 <= m {
             for u in 0..4 {
-                // SAFETY: k + u < m <= POTENTIAL_TILE, written before the barrier above.
-                let s = unsafe { tile.get_unchecked(k + u) };
+                let s = tile.get(k + u);
                 acc += interaction(&t, &s, eps2);
             }
             k += 4;
         }
         while k < m {
-            // SAFETY: k < m <= POTENTIAL_TILE, written before the barrier above.
-            let s = unsafe { tile.get_unchecked(k) };
+            let s = tile.get(k);
             acc += interaction(&t, &s, eps2);
             k += 1;
         }
@@ -166,15 +172,12 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
 
 /// `acc + q_s * rsqrt(|t − s|² + eps2)`: the interaction the way a CUDA programmer writes
 /// it for speed, `acc += s.q * rsqrtf(r2)` (`rsqrt.approx.f32`, ≤ 2 ulp; see
-/// `sluice_device::math` for the error bounds of the approximate functions), with the
-/// contractions nvcc makes by default (`-fmad=true`): `dx*dx + dy*dy + dz*dz + eps2` as two
-/// fused multiply-adds, and the accumulation as one (`fma(q, rsqrt(r2), acc)`) — written
-/// out, because LLVM never contracts without fast-math flags.
+/// `sluice_device::math` for the error bounds of the approximate functions), `r2` as three
+/// fused multiply-adds with `eps2` folded in ([`r2`]) and the accumulation as one
+/// (`fma(q, rsqrt(r2), acc)`): eight floating-point instructions per interaction.
 #[inline(always)]
 fn accumulate_rsqrt(acc: f32, t: &Particle, s: &Particle, eps2: f32) -> f32 {
-    let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
-    let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + eps2;
-    s.q.mul_add(r2.rsqrt(), acc)
+    s.q.mul_add(r2(t, s, eps2).rsqrt(), acc)
 }
 
 /// [`potential_tiled`] with `rsqrt` instead of `sqrt` and a division: the form of the seed
@@ -193,30 +196,34 @@ pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sou
     // Threads past the last row stay for the barriers and only skip their store.
     let t = targets.get(i).copied().unwrap_or(Particle { x: 0.0, y: 0.0, z: 0.0, q: 0.0 });
     let (tid, step) = (thread::thread_idx_x() as usize, thread::block_dim_x() as usize);
+
     let mut acc = 0.0f32;
-    let mut base = 0usize;
+    // One tile of sources per step: `chunk` is a slice of at most POTENTIAL_TILE sources, so
+    // every index below is checked against a length LLVM knows (`j < chunk.len()`,
+    // `k < chunk.len() <= POTENTIAL_TILE`) and the checks fold away.
+    let mut base = 0;
     while base < sources.len() {
-        let m = if sources.len() - base < POTENTIAL_TILE { sources.len() - base } else { POTENTIAL_TILE };
+        let rest = &sources[base..];
+        let chunk = &rest[..rest.len().min(POTENTIAL_TILE)];
+        // The previous tile has been read by every thread before it is overwritten.
         sync::sync_threads();
         let mut j = tid;
-        while j < m {
-            // SAFETY: j < m <= POTENTIAL_TILE (tile), base + j < sources.len().
-            unsafe { tile.set_unchecked(j, *sources.get_unchecked(base + j)) };
+        while j < chunk.len() {
+            tile.set(j, chunk[j]);
             j += step;
         }
         sync::sync_threads();
+        let m = chunk.len();
         let mut k = 0;
         while k + 8 <= m {
             for u in 0..8 {
-                // SAFETY: k + u < m <= POTENTIAL_TILE, written before the barrier above.
-                let s = unsafe { tile.get_unchecked(k + u) };
+                let s = tile.get(k + u);
                 acc = accumulate_rsqrt(acc, &t, &s, eps2);
             }
             k += 8;
         }
         while k < m {
-            // SAFETY: k < m <= POTENTIAL_TILE, written before the barrier above.
-            let s = unsafe { tile.get_unchecked(k) };
+            let s = tile.get(k);
             acc = accumulate_rsqrt(acc, &t, &s, eps2);
             k += 1;
         }
@@ -230,7 +237,7 @@ pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sou
 /// `out[0] += Σ x` in one launch. Each thread sums a grid-stride share of `x`
 /// (four independent loads per iteration), each warp reduces with shuffles,
 /// warp 0 reduces the warps' sums from shared memory, and thread 0 adds the
-/// block's sum to `out[0]` with one `red.global.add.f32` (device scope).
+/// block's sum to `out[0]` with one atomic add (device scope).
 /// `out[0]` must hold 0 (or a value to add to) before the launch; the order of
 /// the per-block additions is unspecified, so the result may differ in the
 /// last bits between runs.
@@ -238,77 +245,52 @@ pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sou
 /// Launch: 1-D; block a multiple of 32 up to 1024 (256 recommended; other
 /// shapes trap with a message); grid `min(ceil(n / 1024), 8 × SMs)`.
 ///
-/// `out[0]` is updated with one atomic per block: a general write, so the body
-/// takes the raw pointer (`out.as_mut_ptr()`) under `unsafe`.
+/// `out` is a slice of atomics: every block adds to `out[0]`, and an atomic
+/// add is what makes that safe (the host passes a mutable `f32` view).
 #[kernel]
-pub fn sum_reduce(out: DeviceSliceMut<f32>, x: &[f32]) {
-    let out_len = out.len();
-    let out = out.as_mut_ptr();
+pub fn sum_reduce(out: &[AtomicF32], x: &[f32]) {
     let warp_sums = shared_array!(WARP_SUMS: [f32; 32]);
     let bdim = thread::block_dim_x();
-    // Full warps are what makes the FULL_MASK shuffles below defined.
+    // Full warps are what the warp sums below need (they check it too, per warp).
     sluice_device::dassert!(
         bdim.is_multiple_of(32) && thread::block_dim_y() == 1 && thread::block_dim_z() == 1,
         "sum_reduce: the block must be 1-D with a multiple of 32 threads"
     );
-    if out_len == 0 {
+    let Some(total) = out.first() else {
         return; // uniform over the grid: no thread reaches a barrier
-    }
+    };
     let n = x.len();
     let stride = thread::grid_size_1d() as usize;
     let mut i = thread::index_1d() as usize;
     let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     while i + 3 * stride < n {
-        // SAFETY: i + 3 * stride < n, and the smaller offsets too.
-        unsafe {
-            a0 += *x.get_unchecked(i);
-            a1 += *x.get_unchecked(i + stride);
-            a2 += *x.get_unchecked(i + 2 * stride);
-            a3 += *x.get_unchecked(i + 3 * stride);
-        }
+        a0 += x[i];
+        a1 += x[i + stride];
+        a2 += x[i + 2 * stride];
+        a3 += x[i + 3 * stride];
         i += 4 * stride;
     }
     while i < n {
-        // SAFETY: i < n.
-        a0 += unsafe { *x.get_unchecked(i) };
+        a0 += x[i];
         i += stride;
     }
-    let mut v = (a0 + a1) + (a2 + a3);
+    let v = (a0 + a1) + (a2 + a3);
 
     let tid = thread::thread_idx_x();
     let (lane, w) = (tid % 32, tid / 32);
-    // SAFETY: every lane of every (full) warp runs this code: no thread has left.
-    v = unsafe { warp_sum_down(v) };
+    let v = warp::sum_f32_converged(v);
     if lane == 0 {
         warp_sums.set(w as usize, v);
     }
     sync::sync_threads();
     if w == 0 {
         let n_warps = bdim / 32;
-        let mut s = if lane < n_warps { warp_sums.get(lane as usize) } else { 0.0 };
-        // SAFETY: warp 0 is a full warp and all its lanes take this branch.
-        s = unsafe { warp_sum_down(s) };
+        let s = if lane < n_warps { warp_sums.get(lane as usize) } else { 0.0 };
+        let s = warp::sum_f32_converged(s);
         if lane == 0 {
-            // SAFETY: out_len >= 1, so `out` points to at least one f32 of global
-            // memory that this launch alone updates (the host's bound view).
-            unsafe { atomic::global::add(out, s, MemoryScope::Device) };
+            total.fetch_add(s, Ordering::Relaxed);
         }
     }
-}
-
-/// Tree reduction within a warp with `shfl.down`; lane 0 gets the sum.
-///
-/// # Safety
-/// All 32 lanes of the warp call it together.
-#[inline(always)]
-unsafe fn warp_sum_down(mut v: f32) -> f32 {
-    let mut offset = 16;
-    while offset > 0 {
-        // SAFETY: the caller guarantees the full warp is converged here.
-        v += unsafe { warp::shfl_down(FULL_MASK, v, offset) };
-        offset /= 2;
-    }
-    v
 }
 
 /// `out[c * rows + r] = input[r * cols + c]` (`input`: `rows × cols`
@@ -321,56 +303,41 @@ unsafe fn warp_sum_down(mut v: f32) -> f32 {
 /// `(ceil(cols / 32), ceil(rows / 32))`. If `rows * cols` exceeds either
 /// slice's length, it does nothing.
 ///
-/// Each thread writes the elements its tile position maps to: a general
-/// indexed write, done through `out.as_mut_ptr()` under `unsafe`.
+/// `out` is a slice of atomics: each thread writes elements chosen by index
+/// arithmetic (a permutation no type can state), so every store is a relaxed
+/// atomic store (`st.relaxed.gpu`, which two threads may issue to one element
+/// without undefined behaviour); `input` is read through a [`Tile`] of a
+/// [`Matrix`], whose indexing is bounds-checked by construction.
 #[kernel]
-pub fn transpose(out: DeviceSliceMut<f32>, input: &[f32], rows: u32, cols: u32) {
-    let (out_len, input_len) = (out.len() as u64, input.len() as u64);
-    let out = out.as_mut_ptr();
+pub fn transpose(out: &[AtomicF32], input: &[f32], rows: u32, cols: u32) {
     const T: u32 = TRANSPOSE_TILE;
-    const PITCH: u32 = TRANSPOSE_TILE + 1;
+    const PITCH: usize = TRANSPOSE_TILE as usize + 1;
     let tile = shared_array!(TILE: [f32; (TRANSPOSE_TILE * (TRANSPOSE_TILE + 1)) as usize]);
     sluice_device::dassert!(
         thread::block_dim_x() == T && thread::block_dim_y() == TRANSPOSE_BLOCK_ROWS && thread::block_dim_z() == 1,
         "transpose: the block must be (32, 8, 1)"
     );
-    let n = rows as u64 * cols as u64;
-    if n > out_len || n > input_len {
+    let (rows, cols) = (rows as usize, cols as usize);
+    let (Some(src), Some(dst)) = (Matrix::new(input, rows, cols), Matrix::new(out, cols, rows)) else {
         return; // uniform over the grid
-    }
-    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
-    let (c0, r0) = (thread::block_idx_x() * T, thread::block_idx_y() * T);
+    };
+    let (tx, ty) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+    let (bx, by) = (thread::block_idx_x() as usize, thread::block_idx_y() as usize);
 
-    let c = c0 + tx;
-    let mut j = 0;
-    while j < T {
-        let r = r0 + ty + j;
-        if r < rows && c < cols {
-            // SAFETY: r < rows, c < cols, so r * cols + c < n <= input_len;
-            // the tile index (ty + j) * 33 + tx < 32 * 33.
-            unsafe {
-                let v = *input.get_unchecked(r as usize * cols as usize + c as usize);
-                tile.set_unchecked(((ty + j) * PITCH + tx) as usize, v);
-            }
+    // This block's tile of `input` (tile row by, tile column bx), staged transposed.
+    let src = src.tile::<32, 32>(by, bx);
+    for j in (0..T as usize).step_by(TRANSPOSE_BLOCK_ROWS as usize) {
+        if let Some(&v) = src.get(ty + j, tx) {
+            tile.set((ty + j) * PITCH + tx, v);
         }
-        j += TRANSPOSE_BLOCK_ROWS;
     }
     sync::sync_threads();
-    let r = r0 + tx; // a row of `input` = a column of `out`
-    let mut j = 0;
-    while j < T {
-        let c = c0 + ty + j; // a column of `input` = a row of `out`
-        if r < rows && c < cols {
-            // SAFETY: c * rows + r < n <= out_len. Each (r, c) of the grid is
-            // written by exactly one thread (one tile per block, one (tx, ty + j)
-            // per thread), and no thread reads `out`. The tile index
-            // tx * 33 + ty + j < 32 * 33, written before the barrier.
-            unsafe {
-                let v = tile.get_unchecked((tx * PITCH + ty + j) as usize);
-                *out.add(c as usize * rows as usize + r as usize) = v;
-            }
+    // The same tile of `out` (tile row bx, tile column by): row c of out is column c of input.
+    let dst = dst.tile::<32, 32>(bx, by);
+    for j in (0..T as usize).step_by(TRANSPOSE_BLOCK_ROWS as usize) {
+        if let Some(o) = dst.get(ty + j, tx) {
+            o.store(tile.get(tx * PITCH + ty + j), Ordering::Relaxed);
         }
-        j += TRANSPOSE_BLOCK_ROWS;
     }
 }
 
@@ -384,64 +351,48 @@ pub fn transpose(out: DeviceSliceMut<f32>, input: &[f32], rows: u32, cols: u32) 
 ///
 /// Launch: 1-D, any grid (grid-stride); block 256, grid about 2 blocks per SM.
 ///
-/// Bins are updated with atomics at data-dependent indices: the body takes
-/// `bins.as_mut_ptr()` under `unsafe`.
+/// `bins` is a slice of atomics: the bin a value falls in is chosen by the data,
+/// so any thread may update any bin, atomically.
 #[kernel]
-pub fn histogram(bins: DeviceSliceMut<u32>, x: &[f32], lo: f32, hi: f32) {
+pub fn histogram(bins: &[AtomicU32], x: &[f32], lo: f32, hi: f32) {
     let local = shared_array!(BINS: [u32; HISTOGRAM_SHARED_BINS]);
-    let n_bins = bins.len() as u64;
-    let bins = bins.as_mut_ptr();
     let (tid, bdim) = (thread::thread_idx_x() as usize, thread::block_dim_x() as usize);
     let stride = thread::grid_size_1d() as usize;
-    let nb = n_bins as u32;
-    if n_bins == 0 || n_bins > u32::MAX as u64 {
+    let Ok(nb) = u32::try_from(bins.len()) else {
         return; // uniform over the grid
+    };
+    if nb == 0 {
+        return;
     }
-    if n_bins > HISTOGRAM_SHARED_BINS as u64 {
+    if bins.len() > HISTOGRAM_SHARED_BINS {
         let mut i = thread::index_1d() as usize;
         while i < x.len() {
-            // SAFETY: i < x.len().
-            let v = unsafe { *x.get_unchecked(i) };
-            if let Some(b) = histogram_bin(v, lo, hi, nb) {
-                // SAFETY: b < n_bins, the length of `bins`; global memory this
-                // launch alone updates, only atomically.
-                unsafe { atomic::global::add(bins.add(b as usize), 1u32, MemoryScope::Device) };
+            if let Some(b) = histogram_bin(x[i], lo, hi, nb) {
+                bins[b as usize].fetch_add(1, Ordering::Relaxed);
             }
             i += stride;
         }
         return;
     }
-    let nb_us = nb as usize;
     let mut j = tid;
-    while j < nb_us {
-        // SAFETY: j < n_bins <= HISTOGRAM_SHARED_BINS.
-        unsafe { local.set_unchecked(j, 0) };
+    while j < bins.len() {
+        local.set(j, 0);
         j += bdim;
     }
     sync::sync_threads();
     let mut i = thread::index_1d() as usize;
     while i < x.len() {
-        // SAFETY: i < x.len().
-        let v = unsafe { *x.get_unchecked(i) };
-        if let Some(b) = histogram_bin(v, lo, hi, nb) {
-            // SAFETY: b < n_bins <= HISTOGRAM_SHARED_BINS (histogram_bin's
-            // contract and the branch above), so the address is inside `local`,
-            // aligned for u32; shared memory is only this block's, and its
-            // threads update this array only atomically until the barrier.
-            // (The bounds-checked `local.add(b, 1)` costs a compare per value
-            // here: LLVM does not see that b < 4096.)
-            unsafe { atomic::shared::add(local.as_ptr().add(b), 1u32, MemoryScope::Block) };
+        if let Some(b) = histogram_bin(x[i], lo, hi, nb) {
+            local.add(b as usize, 1);
         }
         i += stride;
     }
     sync::sync_threads();
     let mut j = tid;
-    while j < nb_us {
-        // SAFETY: j < n_bins <= HISTOGRAM_SHARED_BINS, counted before the barrier.
-        let count = unsafe { local.get_unchecked(j) };
+    while j < bins.len() {
+        let count = local.get(j);
         if count != 0 {
-            // SAFETY: j < n_bins, the length of `bins`; updated only atomically.
-            unsafe { atomic::global::add(bins.add(j), count, MemoryScope::Device) };
+            bins[j].fetch_add(count, Ordering::Relaxed);
         }
         j += bdim;
     }

@@ -16,7 +16,8 @@
 //! # Kernels
 //!
 //! Signatures are the kernels' own: `&[T]` is read-only, `DeviceSliceMut<T>` (written
-//! `Mut<T>` below for short) is the per-thread mutable slice; on the wire each slice is
+//! `Mut<T>` below for short) is the per-thread mutable slice, `&[AtomicU32]` a slice every
+//! thread updates atomically (on the host, `Mut<u32>`); on the wire each slice is
 //! two parameters (see ABI below). "any grid" kernels use grid-stride loops and are
 //! correct for every grid size; the recommended sizes are those of the
 //! benchmarks (H200, 132 SMs).
@@ -27,9 +28,9 @@
 //! | `saxpy(y: Mut<f32>, x: &[f32], a: f32)` | `y[i] = a * x[i] + y[i]` for `i < min(len)` | 1-D, any grid; block 256, grid `ceil(n / 256)` |
 //! | `potential(out: Mut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32)` | `out[i] = Σ_k q_k / sqrt(\|t_i − s_k\|² + eps2)`, every thread reads every source from global memory | 1-D, one thread per row: block 256, grid `ceil(rows / 256)` |
 //! | `potential_tiled(` same `)` | the same sum; each block stages [`POTENTIAL_TILE`] (256) sources at a time in shared memory (4 KiB) | 1-D, one thread per row: block 256 (any size up to 1024 works), grid `ceil(rows / block)` |
-//! | `sum_reduce(out: Mut<f32>, x: &[f32])` | `out[0] += Σ x` in one launch: grid-stride partial sums (4 loads in flight per thread), warp shuffles, one shared-memory step, **one `red.global.add.f32` per block**. `out[0]` must be zeroed first; the order of the additions varies from run to run | 1-D; block 256 (a multiple of 32, up to 1024; else it traps), grid `min(ceil(n / 1024), 1056)` (8 blocks per SM) |
-//! | `transpose(out: Mut<f32>, input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]`: `input` is `rows × cols` row-major, `out` is `cols × rows`; 32×32 tiles through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (else it traps), grid `(ceil(cols / 32), ceil(rows / 32))` |
-//! | `histogram(bins: Mut<u32>, x: &[f32], lo: f32, hi: f32)` | `bins[histogram_bin(v)] += 1` for each `v` in `[lo, hi)` (others ignored), `bins.len()` bins of equal width; per-block sub-histograms in shared memory (`red.shared.add.u32`), then one global atomic per non-empty bin per block. Adds to `bins` (zero it first). Up to [`HISTOGRAM_SHARED_BINS`] (4096) bins in shared memory; more bins fall back to global atomics | 1-D; block 256, grid `min(ceil(n / 256), 264)` (2 blocks per SM) |
+//! | `sum_reduce(out: &[AtomicF32], x: &[f32])` | `out[0] += Σ x` in one launch: grid-stride partial sums (4 loads in flight per thread), warp shuffles (`warp::sum_f32_converged`), one shared-memory step, **one atomic add per block**. `out[0]` must be zeroed first; the order of the additions varies from run to run | 1-D; block 256 (a multiple of 32, up to 1024; else it traps), grid `min(ceil(n / 1024), 1056)` (8 blocks per SM) |
+//! | `transpose(out: &[AtomicF32], input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]` (relaxed atomic stores: a permutation no type states): `input` is `rows × cols` row-major, `out` is `cols × rows`; 32×32 tiles through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (else it traps), grid `(ceil(cols / 32), ceil(rows / 32))` |
+//! | `histogram(bins: &[AtomicU32], x: &[f32], lo: f32, hi: f32)` | `bins[histogram_bin(v)] += 1` for each `v` in `[lo, hi)` (others ignored), `bins.len()` bins of equal width; per-block sub-histograms in shared memory (`red.shared.add.u32`), then one global atomic per non-empty bin per block. Adds to `bins` (zero it first). Up to [`HISTOGRAM_SHARED_BINS`] (4096) bins in shared memory; more bins fall back to global atomics | 1-D; block 256, grid `min(ceil(n / 256), 264)` (2 blocks per SM) |
 //! | `spin_then_fail(out: Mut<u32>, cycles: u64, fail_at: u32)` | spins `cycles` clock cycles, then `out[i] = 1`; thread `fail_at` fails with `dfail!` instead (`u32::MAX`: none). For the fault and overlap tests | 1-D, any |
 //! | `tag_and_print(out: Mut<u32>, tag: u32)` | `out[i] = tag`; thread 0 prints the tag (`dprintln!`). For the first-launch overlap test | 1-D, any grid |
 //! | `device_selftest(out: Mut<u32>)` | exercises the device std (shuffles, votes, match, `redux`, predicate barriers, shared/global atomics of every kind, dynamic shared memory, libdevice math, `dprintln!`) and records the results; `reference::check_selftest` (host) says which operation is wrong, if any | grid 1, block [`SELFTEST_THREADS`] (64), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] (256 B), `out.len() >= SELFTEST_LEN` |
@@ -45,11 +46,12 @@
 //! The kernels use the device std (`sluice_device`) the way a user would:
 //! every kernel is a `#[kernel]` function, read-only slices are `&[T]`,
 //! one-thread-one-element outputs go through
-//! [`DeviceSliceMut`](sluice_device::slice::DeviceSliceMut), and every raw
-//! access left (a transpose's scattered writes, unchecked loads in hot loops)
-//! is an `unsafe` block whose `// SAFETY:` comment names the invariant and who
-//! upholds it. `benches/cuda/` holds the same kernels in CUDA C++ for the
-//! speed comparison.
+//! [`DeviceSliceMut`](sluice_device::slice::DeviceSliceMut), outputs whose element a
+//! thread picks by data or index arithmetic are slices of atomics, and no kernel
+//! measured against nvcc holds `unsafe` or `get_unchecked` (issue 22; the Rust-CUDA
+//! style `vecadd` pair is the one `#[kernel(unchecked)]` comparison).
+//! `docs/fast-safe-kernels.md` shows the forms that let LLVM remove the bounds checks.
+//! `benches/cuda/` holds the same kernels in CUDA C++ for the speed comparison.
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
@@ -166,7 +168,10 @@ pub fn histogram_bin(v: f32, lo: f32, hi: f32, n_bins: u32) -> Option<u32> {
     }
     let scale = n_bins as f32 / (hi - lo);
     let b = f32_to_u32_saturating((v - lo) * scale);
-    Some(if b < n_bins { b } else { n_bins - 1 })
+    // `min`, not `if b < n_bins { b } else { n_bins - 1 }` (the same value): with `n_bins >= 1`
+    // known from above, LLVM sees that the bin is below `n_bins`, and a caller's bounds
+    // check against it folds away.
+    Some(b.min(n_bins - 1))
 }
 
 /// `x as u32`: truncation, saturating at 0 and `u32::MAX`, NaN to 0.

@@ -749,6 +749,24 @@ impl<S, K> Clone for Function<S, K> {
     }
 }
 
+impl<S, K> Function<S, K> {
+    /// Registers per thread the driver compiled the kernel to (`CU_FUNC_ATTRIBUTE_NUM_REGS`),
+    /// what bounds how many threads an SM holds at once; 0 on the CPU backend.
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host::{Kernel, Mut};
+    /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
+    /// let f = gpu.function(&FILL)?;
+    /// println!("fill: {} registers per thread", f.registers());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn registers(&self) -> u32 {
+        self.target.registers
+    }
+}
+
 impl<S, K> std::fmt::Debug for Function<S, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Function").field("name", &self.target.name).finish_non_exhaustive()

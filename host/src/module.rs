@@ -23,6 +23,9 @@ pub struct LaunchTarget {
     pub(crate) name: &'static str,
     pub(crate) func: FunctionHandle,
     pub(crate) max_threads_per_block: u32,
+    /// Registers per thread of the compiled function (`CU_FUNC_ATTRIBUTE_NUM_REGS`; 0 on
+    /// the CPU backend).
+    pub(crate) registers: u32,
     /// The most dynamic shared memory a launch may ask for (the device's opt-in limit less
     /// the static shared memory, once the function allows it).
     pub(crate) dynamic_shared_limit: u32,
@@ -162,6 +165,7 @@ impl ModuleCache {
             name,
             func,
             max_threads_per_block: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            registers: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             dynamic_shared_limit,
             source,
         };
@@ -197,6 +201,7 @@ impl ModuleCache {
             name,
             func: FunctionHandle::Cpu(entry, name),
             max_threads_per_block: 1024,
+            registers: 0,
             dynamic_shared_limit: 227 << 10,
             source,
         };

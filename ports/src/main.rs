@@ -412,14 +412,14 @@ impl XorShift {
     }
 }
 
-/// One CSV line: `impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check`.
-fn report(kernel: &str, sizes: &str, cfg: LaunchConfig, mut ms: Vec<f32>, check: f64) {
+/// One CSV line: `impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers`.
+fn report(kernel: &str, sizes: &str, cfg: LaunchConfig, mut ms: Vec<f32>, check: f64, registers: u32) {
     ms.sort_by(f32::total_cmp);
     let n = ms.len();
     let median = if n % 2 == 1 { ms[n / 2] } else { 0.5 * (ms[n / 2 - 1] + ms[n / 2]) };
     let (b, g) = (cfg.block, cfg.grid);
     println!(
-        "rust,{kernel},{sizes},{}x{}x{},{}x{}x{},{:.6},{:.6},{:.6},{n},{check:.9e}",
+        "rust,{kernel},{sizes},{}x{}x{},{}x{}x{},{:.6},{:.6},{:.6},{n},{check:.9e},{registers}",
         b.0,
         b.1,
         b.2,
@@ -460,7 +460,7 @@ fn bench(o: &Options) -> Result<bool> {
         info.name, info.compute_capability.0, info.compute_capability.1, o.warmup, o.reps
     );
     let seed = o.seed.unwrap_or(0x5eed);
-    println!("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check");
+    println!("# impl,kernel,sizes,block,grid,median_ms,min_ms,max_ms,reps,check,registers");
 
     // vecadd, with and without the bounds check on b: the check's cost.
     let n = 1usize << 26;
@@ -484,7 +484,8 @@ fn bench(o: &Options) -> Result<bool> {
                 Ok(ms)
             })
         })?;
-        report(name, &n.to_string(), cfg, ms, host.iter().map(|&x| x as f64).sum());
+        let registers = gpu.function(kernel)?.registers();
+        report(name, &n.to_string(), cfg, ms, host.iter().map(|&x| x as f64).sum(), registers);
     }
 
     // gemm, naive and tiled, square sizes.
@@ -511,7 +512,8 @@ fn bench(o: &Options) -> Result<bool> {
                     Ok(ms)
                 })
             })?;
-            report(name, &format!("{size}x{size}x{size}"), cfg, ms, host.iter().map(|&x| x as f64).sum());
+            let registers = gpu.function(kernel)?.registers();
+            report(name, &format!("{size}x{size}x{size}"), cfg, ms, host.iter().map(|&x| x as f64).sum(), registers);
         }
     }
 
@@ -537,7 +539,8 @@ fn bench(o: &Options) -> Result<bool> {
         })
     })?;
     let wrong = (0..count).filter(|&i| host[i][..] != Sha256::digest(msgs.message(i))[..]).count();
-    report("sha256", &format!("{count}x{}", msgs.data.len()), cfg, ms, wrong as f64);
+    let registers = gpu.function(&kernels::sha256)?.registers();
+    report("sha256", &format!("{count}x{}", msgs.data.len()), cfg, ms, wrong as f64, registers);
     if wrong != 0 {
         eprintln!("sluice-ports bench: sha256: {wrong} of {count} digests differ from the sha2 crate's");
         return Ok(false);

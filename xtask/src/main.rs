@@ -446,6 +446,14 @@ fn bundle() -> Result {
     let benches = root().join("benches");
     if benches.is_dir() {
         run(Command::new("cp").arg("-r").arg(&benches).arg(dir.join("benches")))?;
+        // The measured kernels' sources, for the bench table's `unsafe` column (join.py).
+        let sources = dir.join("benches/sources");
+        std::fs::create_dir_all(&sources).map_err(|e| e.to_string())?;
+        for (from, to) in
+            [("gpu-kernels/src/device.rs", "gpu-kernels.rs"), ("ports/kernels/src/lib.rs", "ports-kernels.rs")]
+        {
+            std::fs::copy(root().join(from), sources.join(to)).map_err(|e| format!("copying {from}: {e}"))?;
+        }
     }
     std::fs::write(dir.join("run.sh"), RUN_SH).map_err(|e| e.to_string())?;
     let size: u64 = walk(&dir).iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();

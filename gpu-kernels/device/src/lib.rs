@@ -16,7 +16,7 @@
 //! | [`shared`] | static shared arrays ([`shared_array!`], sized by any constant, also as `*mut T`), `static mut` in shared memory ([`shared_static!`]), the dynamic shared region, `ld/st/atom.shared` access |
 //! | [`atomic`] | add/min/max/and/or/xor/exchange/CAS on global and shared memory with a [`MemoryScope`]; atomic types (`AtomicU32` … `AtomicF64`, block/system twins) with acquire/release/seq-cst orderings |
 //! | [`warp`] | lane id and masks, shuffles (idx/up/down/xor; 8- to 128-bit values; with a segment width and the in-range flag), votes, match, `redux`, warp sum |
-//! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, `unsafe` general writes |
+//! | [`slice`](mod@slice) | kernel slice parameters: safe per-thread `&mut` element access, slices of atomics, matrix tiles, `unsafe` general writes |
 //! | [`half`] | `f16`, `bf16` (the `half` crate's types) and their conversions with the GPU's `cvt` |
 //! | [`tile`] | typed shared tiles with layouts (row/column major, padded, swizzled), global matrices read ([`tile::Matrix`]) and written one block and one warp tile each ([`tile::MatrixMut`]) |
 //! | [`async_copy`] | `cp.async` into tiles with type state: a tile is read only after its copies were waited for, a stage refilled only after every thread read it ([`async_copy::Pipeline`]) |
@@ -95,7 +95,9 @@
 //!   elements, PTX defines racy accesses); barriers are the author's duty
 //!   ([`shared`] explains; the CPU backend's checking mode reports races).
 //! * Warp `.sync` operations and named barriers: `unsafe` — PTX leaves them
-//!   undefined when the lanes/threads named do not all take part.
+//!   undefined when the lanes/threads named do not all take part;
+//!   [`warp::sum_f32_converged`] is the safe warp sum (it checks that the whole
+//!   warp is there).
 //! * Atomics on raw pointers, `SharedPtr::read/write`: `unsafe` (the address
 //!   must be valid). Atomic types: safe through `&self` (device and system
 //!   scope); the block-scope types' methods are `unsafe` (only the block may
@@ -104,7 +106,9 @@
 //!   `static mut`, as in Rust-CUDA; the memory is uninitialised (`MaybeUninit`).
 //!   Making a [`shared::SharedStatic`] handle by hand is `unsafe`.
 //! * Slices: per-thread `&mut` is safe ([`slice`](mod@slice)); arbitrary indexed writes
-//!   are `unsafe`.
+//!   are `unsafe`, or safe through a kernel parameter of atomics (`&[AtomicU32]`, every
+//!   access atomic); read-only tiles of a matrix ([`slice::Matrix`]) index safely.
+//!   `docs/fast-safe-kernels.md` shows how safe kernels compile to nvcc's code.
 //! * `dprint!`: the format is checked against the arguments at compile time.
 
 //! # Parity with Rust-CUDA's `cuda_std`

@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use sluice_device::cpu::{self, CpuCheck, CpuLaunch, CpuLaunchError};
-use sluice_device::slice::DeviceSliceMut;
+use sluice_device::slice::{self, DeviceSliceMut};
 use sluice_device::warp::{self, FULL_MASK};
 use sluice_device::{shared_array, sync, thread};
 use sluice_host::{CheckKind, CheckReport};
@@ -525,6 +525,61 @@ fn atomics_to_one_bin_are_clean() {
     })
     .unwrap();
     assert_eq!(bins, [8 * 128, 8 * 128]);
+}
+
+/// A kernel parameter of atomics (`x: &[AtomicU32]`, [`slice::atomics`]) is shadowed like
+/// a `DeviceSliceMut`: every thread of every block updating, loading and storing one
+/// element through it is clean (atomics never race each other).
+#[test]
+fn a_slice_of_atomics_updated_by_every_thread_is_clean() {
+    let mut bins = vec![0u32; 4];
+    let mut total = vec![0f32; 1];
+    let (b, s) = (Out(bins.as_mut_ptr()), Out(total.as_mut_ptr()));
+    launch([4, 1, 1], [64, 1, 1], &|| {
+        // SAFETY: `bins` and `total` live for the launch and are reached only through these
+        // slices of atomics (as `#[kernel]` makes them from a `&[AtomicU32]` parameter).
+        let bins: &[sluice_device::atomic::AtomicU32] = unsafe { slice::atomics(b.ptr(), 4) };
+        // SAFETY: as above.
+        let total: &[sluice_device::atomic::AtomicF32] = unsafe { slice::atomics(s.ptr(), 1) };
+        let t = thread::thread_idx_x();
+        bins[(t % 3) as usize].fetch_add(1, Relaxed);
+        let _ = bins[3].load(Relaxed);
+        bins[3].store(7, Relaxed);
+        total[0].fetch_add(1.0, Relaxed);
+    })
+    .unwrap();
+    assert_eq!(bins, [4 * 22, 4 * 21, 4 * 21, 7]);
+    assert_eq!(total, [256.0]);
+}
+
+/// The same parameter's elements are recorded (as atomic): a plain write to one of them
+/// through another slice of the memory (which `#[kernel]` never makes: the host hands the
+/// launch the view once) races with the atomics of other blocks.
+#[test]
+fn a_plain_write_to_an_element_of_a_slice_of_atomics_is_a_race() {
+    let mut bins = vec![0u32; 2];
+    let p = Out(bins.as_mut_ptr());
+    let rep = report(launch([2, 1, 1], [32, 1, 1], &|| {
+        // SAFETY: `bins` lives for the launch.
+        let atomics: &[sluice_device::atomic::AtomicU32] = unsafe { slice::atomics(p.ptr(), 2) };
+        if thread::block_idx_x() == 0 {
+            atomics[1].fetch_add(1, Relaxed); // @atomics:rmw
+        } else if thread::thread_idx_x() == 0 {
+            // SAFETY: deliberately wrong: a second way into the memory of `atomics`.
+            let out = unsafe { DeviceSliceMut::from_raw_parts(p.ptr(), 2) };
+            // SAFETY: deliberately wrong: a plain write beside the other block's atomics.
+            unsafe { out.write(1, 5) }; // @atomics:w
+        }
+    }));
+    assert_eq!(rep.kind, CheckKind::GlobalRace, "{rep}");
+    assert!(rep.location.starts_with("element 1 of a slice parameter (4 bytes each"), "{rep}");
+    // The blocks may run in either order: one access is the atomic, the other the write.
+    let second = rep.second.clone().unwrap();
+    let (atomic, plain) = if rep.first.what == "writes it" { (&second, &rep.first) } else { (&rep.first, &second) };
+    assert!(atomic.site.starts_with(&at("@atomics:rmw")) && atomic.what == "updates it atomically", "{rep}");
+    assert!(plain.site.starts_with(&at("@atomics:w")) && plain.what == "writes it", "{rep}");
+    assert_ne!(atomic.block, plain.block, "{rep}");
+    drop(bins);
 }
 
 #[test]

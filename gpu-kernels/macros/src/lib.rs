@@ -51,13 +51,16 @@
 //! | --- | --- | --- |
 //! | `x: &[T]` | `Ref<T>`: a read-only view | `*const T`, `u64` |
 //! | `y: DeviceSliceMut<T>` | `Mut<T>`: a mutable view | `*mut T`, `u64` |
+//! | `bins: &[AtomicU32]` (any device-scope atomic `A`) | `Mut<u32>` (`Mut<A::Value>`): a mutable view | `*mut u32`, `u64` |
 //! | `a: T` (`T: Pod`) | `T` by value | `T` |
 //!
 //! `&mut [T]` is refused: every thread of the grid would hold a mutable
 //! reference to the whole slice at once, which Rust's aliasing rules forbid.
 //! `DeviceSliceMut` hands each thread its own element safely
 //! (`for_thread_1d`, `grid_stride`) and keeps arbitrary indexed writes
-//! `unsafe`, with the duty (no two threads write one element) spelled out.
+//! `unsafe`, with the duty (no two threads write one element) spelled out. A slice of
+//! atomics (`&[AtomicU32]`, `&[AtomicF32]`, ...) is the safe way for any thread to update
+//! any element: every access is atomic, and the host hands the launch the view mutably.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
@@ -195,6 +198,9 @@ enum Mode {
 enum Kind {
     /// `&[T]`
     Ref(Type),
+    /// `&[A]` with `A` a device-scope atomic type (`AtomicU32` ...): written by every thread,
+    /// atomically; the host passes a mutable view of `A`'s plain type
+    Atomic(Type),
     /// `DeviceSliceMut<T>`, or (unchecked) `&mut [T]` rebuilt as such a slice
     Mut(Type, bool),
     /// by value, `Pod`
@@ -221,6 +227,14 @@ fn is_primitive(ty: &Type) -> bool {
         && PRIMITIVES.iter().any(|n| p.path.segments[0].ident == n))
 }
 
+/// An atomic type of the device std by its name (`AtomicU32`, `atomic::AtomicF32`, ...): a
+/// `&[A]` of one is a parameter every thread writes (atomically), not a read-only slice.
+fn is_atomic(ty: &Type) -> bool {
+    const ATOMICS: &[&str] = &["AtomicU32", "AtomicI32", "AtomicU64", "AtomicI64", "AtomicF32", "AtomicF64"];
+    matches!(ty, Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| ATOMICS.iter().any(|n| s.ident == n)))
+}
+
 fn classify(ty: &Type, kernel: &str, name: &str, mode: Mode) -> syn::Result<Kind> {
     let unchecked = mode == Mode::Unchecked;
     match ty {
@@ -240,6 +254,9 @@ fn classify(ty: &Type, kernel: &str, name: &str, mode: Mode) -> syn::Result<Kind
                              (launched only through `unsafe`)"
                         ),
                     ));
+                }
+                if is_atomic(&sl.elem) {
+                    return Ok(Kind::Atomic((*sl.elem).clone()));
                 }
                 return Ok(Kind::Ref((*sl.elem).clone()));
             }
@@ -448,7 +465,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     // The lowered parameters one by one (name, type), for the CPU entry.
     let mut lowered: Vec<(syn::Ident, TokenStream2)> = Vec::new();
     // The parameter record left in the PTX: (name, kind letter, the type measured).
-    let mut record: Vec<(String, u8, &Type)> = Vec::new();
+    let mut record: Vec<(String, u8, Type)> = Vec::new();
     for p in &params {
         let id = &p.ident;
         let (ptr, len) = (format_ident!("{}__ptr", id), format_ident!("{}__len", id));
@@ -465,7 +482,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                     let #id = unsafe { #dev::slice::slice::<#t>(#ptr, #len) };
                 });
                 device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#t>();));
-                record.push((pname, b'r', t));
+                record.push((pname, b'r', t.clone()));
             }
             Kind::Mut(t, unchecked_slice) => {
                 lowered.push((ptr.clone(), quote!(*mut #t)));
@@ -488,7 +505,23 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 if !*unchecked_slice {
                     device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#t>();));
                 }
-                record.push((pname, b'm', t));
+                record.push((pname, b'm', t.clone()));
+            }
+            Kind::Atomic(t) => {
+                let value: Type = syn::parse_quote!(<#t as #dev::atomic::AtomicElement>::Value);
+                lowered.push((ptr.clone(), quote!(*mut #value)));
+                lowered.push((len.clone(), quote!(u64)));
+                abi.push(quote!(#ptr: *mut #value, #len: u64));
+                rebind.push(quote! {
+                    // SAFETY: the host lowers a view of `len` elements of the atomic's plain
+                    // type, bound to the launching lane, to (`ptr`, `len`), and hands this launch
+                    // the only access to it (a `&mut` borrow); the kernel reaches it only through
+                    // this slice of atomics.
+                    let #id = unsafe { #dev::slice::atomics::<#t>(#ptr, #len) };
+                });
+                device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#value>();));
+                // On the wire and to the host, a mutable slice of the plain type.
+                record.push((pname, b'm', value));
             }
             Kind::Ptr(t, true) => {
                 lowered.push((ptr.clone(), quote!(*const #t)));
@@ -498,7 +531,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                     // passed here holds at least one initialised `T`, not written meanwhile.
                     let #id: &#t = unsafe { &*#ptr };
                 });
-                record.push((pname, b'p', t));
+                record.push((pname, b'p', t.clone()));
             }
             Kind::Value(t) | Kind::ByValue(t) => {
                 lowered.push((id.clone(), quote!(#t)));
@@ -506,17 +539,17 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 if matches!(p.kind, Kind::Value(_)) {
                     device_checks.push(quote_spanned!(t.span()=> #dev::abi::value::<#t>();));
                 }
-                record.push((pname, b'v', t));
+                record.push((pname, b'v', t.clone()));
             }
             Kind::PtrMut(t) => {
                 lowered.push((id.clone(), quote!(*mut #t)));
                 abi.push(quote!(#id: *mut #t));
-                record.push((pname, b'q', t));
+                record.push((pname, b'q', t.clone()));
             }
             Kind::Ptr(t, false) => {
                 lowered.push((id.clone(), quote!(*const #t)));
                 abi.push(quote!(#id: *const #t));
-                record.push((pname, b'p', t));
+                record.push((pname, b'p', t.clone()));
             }
         }
     }
@@ -547,6 +580,9 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         .map(|p| match &p.kind {
             Kind::Ref(t) => quote_spanned!(t.span()=> #host::Ref<#t>),
             Kind::Mut(t, _) => quote_spanned!(t.span()=> #host::Mut<#t>),
+            Kind::Atomic(t) => {
+                quote_spanned!(t.span()=> #host::Mut<<#t as #dev::atomic::AtomicElement>::Value>)
+            }
             Kind::Value(t) => quote!(#t),
             Kind::PtrMut(t) => quote_spanned!(t.span()=> #host::PtrMut<#t>),
             Kind::Ptr(t, _) => quote_spanned!(t.span()=> #host::Ptr<#t>),

@@ -15,8 +15,19 @@
 //!    address-space inference sees where the pointer points and emits
 //!    `ld.shared`/`st.shared` for the loads and stores through it (a
 //!    `#[address_space(shared)]` static indexed as an array), as nvcc does for
-//!    `__shared__` ([`shared_addrspace_casts`]);
-//! 3. `llc --mcpu=sm_XX`: bitcode to PTX.
+//!    `__shared__` ([`shared_addrspace_casts`]); and every shared-variable
+//!    declaration of the device std moves from the functions that made it to the
+//!    module's scope, once per name ([`hoist_shared_declarations`]). `opt` also
+//!    gets `--unroll-runtime-multi-exit`: a loop whose other exits are bounds
+//!    checks (branches to a trap) is unrolled as nvcc unrolls the same loop
+//!    without them;
+//! 3. `llc --mcpu=sm_XX --disable-lsr`: bitcode to PTX, without LLVM's loop
+//!    strength reduction, which ptxas does itself (LLVM's kept a 64-bit pointer
+//!    beside every index a bounds check compares: 40 registers for Rust-CUDA's
+//!    bounds-checked tiled gemm, 32 — nvcc's count — without it).
+//!
+//! `SLUICE_KEEP_IR=1` keeps the linked IR and the optimised bitcode beside the
+//! PTX, for reading what LLVM made of a kernel.
 //!
 //! The LLVM tools are taken from `SLUICE_LLVM_BIN` (set by the builder).
 //! This file is a standalone program: the builder compiles it with the host
@@ -110,6 +121,7 @@ fn link(args: Args) -> Result<(), String> {
     let text = std::fs::read_to_string(&linked).map_err(|e| format!("reading {}: {e}", linked.display()))?;
     refuse_asm_entries(&text)?;
     let text = shared_addrspace_casts(&text).unwrap_or(text);
+    let text = hoist_shared_declarations(&text).unwrap_or(text);
     let text = short_shared_pointers(&text);
     std::fs::write(&linked, text).map_err(|e| format!("writing {}: {e}", linked.display()))?;
 
@@ -132,14 +144,26 @@ fn link(args: Args) -> Result<(), String> {
         .arg(format!("--internalize-public-api-file={}", symbols.display()))
         .arg(format!("--passes={passes}"))
         .arg("--nvptx-short-ptr")
-        .arg("--strip-debug");
+        .arg("--strip-debug")
+        // A loop whose only other exits are bounds checks (a branch to a trap) is unrolled
+        // like one without them: `for i in 0..k { sum = a[r + i].mul_add(b[i * n + c], sum) }`
+        // runs four iterations (eight checks, then eight loads in flight) per trip, as nvcc
+        // unrolls the same loop without checks. Off by default in LLVM because the extra
+        // exits usually cost more than the unrolling saves; here they are cold traps.
+        .arg("--unroll-runtime-multi-exit");
     if let Some(cpu) = &args.cpu {
         cmd.arg(format!("-mcpu={cpu}"));
     }
     run(cmd, "opt")?;
 
     let mut cmd = tool(&bin, "llc");
-    cmd.arg(&optimized).arg("-o").arg(&out).arg("-O3").arg("--nvptx-short-ptr");
+    // `--disable-lsr`: no loop strength reduction before instruction selection. ptxas
+    // strength-reduces address arithmetic itself; LLVM's LSR, run first, keeps a 64-bit
+    // pointer induction variable beside every index that a bounds check still compares,
+    // two registers each (the bounds-checked tiled gemm: 40 registers with it, 32 — nvcc's
+    // count — without; every kernel of the workspace has as few or fewer SASS instructions
+    // without it).
+    cmd.arg(&optimized).arg("-o").arg(&out).arg("-O3").arg("--nvptx-short-ptr").arg("--disable-lsr");
     if let Some(cpu) = &args.cpu {
         cmd.arg(format!("--mcpu={cpu}"));
     }
@@ -147,8 +171,13 @@ fn link(args: Args) -> Result<(), String> {
         cmd.arg(format!("--mattr={features}"));
     }
     run(cmd, "llc")?;
+    // `SLUICE_KEEP_IR=1` keeps the linked IR and the optimised bitcode beside the PTX
+    // (`<crate>.linked.ll`, `<crate>.opt.bc`), for reading what LLVM made of a kernel.
+    let keep = std::env::var_os("SLUICE_KEEP_IR").is_some_and(|v| v != "0");
     for tmp in [&linked, &optimized, &symbols] {
-        let _ = std::fs::remove_file(tmp);
+        if !keep {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
     Ok(())
 }
@@ -212,6 +241,75 @@ fn rewrite_cvta_shared(line: &str) -> Option<String> {
          {indent}%sluice.gen.{name} = addrspacecast ptr addrspace(3) %sluice.as3.{name} to ptr\n\
          {indent}{value} = ptrtoint ptr %sluice.gen.{name} to i64{nl}"
     ))
+}
+
+/// The inline assembly that declares a shared variable of the device std (`shared_array!`,
+/// `shared_static!`): `.shared .align A .b8 sluice_shared_H[BYTES];`, no operands.
+const SHARED_DECLARATION: &str = r#"asm sideeffect ".shared .align "#;
+
+/// Moves every shared-variable declaration of the device std out of the functions that
+/// make it and into the module's scope, once per name, as `module asm` (PTX's module-scope
+/// `.shared`, where CUDA C++ declares a `__shared__` array): each
+/// `call void asm sideeffect ".shared .align A .b8 sluice_shared_H[BYTES];", ""()` line is
+/// dropped, and one `module asm ".shared .align A .b8 sluice_shared_H[BYTES];"` per distinct
+/// declaration is added. A function then names the variable with one `mov.u32` of its
+/// symbol, however often LLVM inlines, unrolls or duplicates the code that declared it
+/// (a PTX function must not declare a name twice), and ptxas allocates it, once per
+/// block, in each kernel that uses it. Two declarations of one name that differ are
+/// left in place, for ptxas to report. `None` when there is nothing to move.
+fn hoist_shared_declarations(ir: &str) -> Option<String> {
+    if !ir.contains(SHARED_DECLARATION) {
+        return None;
+    }
+    let mut decls: Vec<&str> = Vec::new();
+    let mut body = String::with_capacity(ir.len());
+    for line in ir.split_inclusive('\n') {
+        match shared_declaration(line) {
+            Some(decl) => {
+                if !decls.contains(&decl) {
+                    decls.push(decl);
+                }
+            }
+            None => body.push_str(line),
+        }
+    }
+    // A name declared with two sizes or alignments is a ptxas error, not ours to pick.
+    let name = |d: &str| d.split(" .b8 ").nth(1).and_then(|r| r.split('[').next()).map(str::to_owned);
+    let clash = decls.iter().enumerate().any(|(i, a)| decls[..i].iter().any(|b| name(a) == name(b)));
+    if decls.is_empty() || clash {
+        return None;
+    }
+    let mut out = String::with_capacity(body.len() + decls.len() * 64);
+    let mut placed = false;
+    for line in body.split_inclusive('\n') {
+        out.push_str(line);
+        if !placed && line.starts_with("target triple = ") {
+            for d in &decls {
+                out.push_str(&format!("module asm \"{d}\"\n"));
+            }
+            placed = true;
+        }
+    }
+    placed.then_some(out)
+}
+
+/// The declaration of one line of [`hoist_shared_declarations`]:
+/// `.shared .align A .b8 sluice_shared_H[BYTES];` from
+/// `  [tail ]call void asm sideeffect "<it>", ""()<anything>`.
+fn shared_declaration(line: &str) -> Option<&str> {
+    let call = line.trim_start();
+    let call = call.strip_prefix("tail ").or_else(|| call.strip_prefix("notail ")).unwrap_or(call);
+    let rest = call.strip_prefix("call void asm sideeffect \"")?;
+    let (decl, args) = rest.split_once('"')?;
+    if !args.starts_with(r#", ""()"#) {
+        return None;
+    }
+    let tail = decl.strip_prefix(".shared .align ")?;
+    let (align, tail) = tail.split_once(" .b8 sluice_shared_")?;
+    let (hash, tail) = tail.split_once('[')?;
+    let bytes = tail.strip_suffix("];")?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(align) && digits(hash) && digits(bytes)).then_some(decl)
 }
 
 /// Declares 32-bit pointers for the shared, constant and local address spaces in the
@@ -303,6 +401,39 @@ mod tests {
         let out = rewrite_cvta_shared(line).expect("rewritten");
         assert!(out.contains("%sluice.as3.p.i = inttoptr i64 0 to ptr addrspace(3)"), "{out}");
         assert!(out.ends_with("%p.i = ptrtoint ptr %sluice.gen.p.i to i64\n"), "{out}");
+    }
+
+    #[test]
+    fn shared_declarations_move_to_the_module_once() {
+        let ir = "target datalayout = \"e\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\
+                  define void @k() {\n  \
+                  tail call void asm sideeffect \".shared .align 16 .b8 sluice_shared_42[4096];\", \"\"() #3, !srcloc !5\n  \
+                  call void asm sideeffect \".shared .align 16 .b8 sluice_shared_42[4096];\", \"\"()\n  \
+                  %1 = tail call i32 asm \"mov.u32 ${0}, sluice_shared_42;\", \"=r\"()\n  ret void\n}\n";
+        let out = hoist_shared_declarations(ir).expect("two to move");
+        assert_eq!(
+            out,
+            "target datalayout = \"e\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\
+             module asm \".shared .align 16 .b8 sluice_shared_42[4096];\"\n\
+             define void @k() {\n  \
+             %1 = tail call i32 asm \"mov.u32 ${0}, sluice_shared_42;\", \"=r\"()\n  ret void\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_name_declared_two_ways_is_left_for_ptxas() {
+        let ir = "target triple = \"nvptx64-nvidia-cuda\"\n\
+                  call void asm sideeffect \".shared .align 16 .b8 sluice_shared_1[4];\", \"\"()\n\
+                  call void asm sideeffect \".shared .align 16 .b8 sluice_shared_1[8];\", \"\"()\n";
+        assert_eq!(hoist_shared_declarations(ir), None);
+        // Not a declaration of the device std's: other text, operands, or a result.
+        for line in [
+            "  call void asm sideeffect \".shared .align 16 .b8 other[4];\", \"\"()\n",
+            "  call void asm sideeffect \".shared .align 16 .b8 sluice_shared_1[4];\", \"r\"(i32 1)\n",
+            "  %1 = call i32 asm sideeffect \".shared .align 16 .b8 sluice_shared_1[4];\", \"=r\"()\n",
+        ] {
+            assert_eq!(shared_declaration(line), None, "{line}");
+        }
     }
 
     #[test]

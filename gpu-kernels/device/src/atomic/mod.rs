@@ -159,6 +159,46 @@ pub trait AtomicSwap: Copy + sealed::Sealed {
     fn __same_bits(a: Self, b: Self) -> bool;
 }
 
+/// The atomic types a kernel may take a slice of: `x: &[AtomicU32]` is a kernel parameter
+/// whose elements every thread may update (the host passes a mutable view of `u32`s, so
+/// nothing else touches the memory during the launch), the safe way to write an element
+/// chosen by data (a histogram's bins, a reduction's total). `Value` is the plain type the
+/// host's view holds; the two have the same layout.
+///
+/// ```
+/// use sluice_device::atomic::{AtomicElement, AtomicU32};
+/// fn plain<A: AtomicElement>() -> usize { core::mem::size_of::<A::Value>() }
+/// assert_eq!(plain::<AtomicU32>(), core::mem::size_of::<AtomicU32>());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a device-scope atomic type, so `&[{Self}]` is not an atomic kernel parameter",
+    label = "not an atomic type a kernel can take a slice of",
+    note = "kernel parameters `&[A]` with A one of AtomicU32, AtomicI32, AtomicU64, AtomicI64, AtomicF32, \
+            AtomicF64 are written atomically by every thread; the host passes a mutable view of the plain type"
+)]
+pub trait AtomicElement: Sync + sealed::Sealed {
+    /// The plain type of the same layout (`u32` for [`AtomicU32`]).
+    type Value: bytemuck::Pod;
+}
+
+macro_rules! atomic_elements {
+    ($($name:ident: $t:ty;)*) => {$(
+        impl sealed::Sealed for $name {}
+        impl AtomicElement for $name {
+            type Value = $t;
+        }
+    )*};
+}
+
+atomic_elements! {
+    AtomicU32: u32;
+    AtomicI32: i32;
+    AtomicU64: u64;
+    AtomicI64: i64;
+    AtomicF32: f32;
+    AtomicF64: f64;
+}
+
 impl sealed::Sealed for u32 {}
 impl sealed::Sealed for i32 {}
 impl sealed::Sealed for u64 {}

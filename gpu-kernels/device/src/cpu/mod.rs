@@ -82,7 +82,9 @@
 //! * **data races on global memory**: two threads of a launch access one element of a
 //!   written slice parameter (`for_thread`, `for_thread_1d`, `grid_stride`, `write`,
 //!   `get_unchecked_mut`, or an atomic on it) unordered: threads of different blocks are
-//!   never ordered; a block's are by its barriers (and `sync_warp`, named barriers);
+//!   never ordered; a block's are by its barriers (and `sync_warp`, named barriers). A
+//!   kernel parameter of atomics (`&[AtomicU32]`, `slice::atomics`) is shadowed the same
+//!   way, every access through it recorded as atomic: it never races;
 //! * **divergent barriers**: a `sync_threads` (or its count/and/or form) that a thread
 //!   of the block returned before, that threads reach from different call sites, or
 //!   where some threads wait at another barrier or another form of barrier 0 (on the

@@ -161,27 +161,25 @@ pub(super) fn dynamic_shared_bytes() -> u32 {
 }
 
 /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` and
-/// returns its shared-window address (see the module docs for why the
-/// declaration is function-scoped, and why this function is never inlined:
-/// a PTX function must hold exactly one declaration of the name). Its path,
-/// `sluice_device::shared::imp::declare`, is in the PTX's mangled names.
-#[inline(never)]
+/// returns its shared-window address: one `mov` of the symbol. The declaration
+/// is an `asm!` statement of its own, which sluice's bitcode linker moves to
+/// the PTX module's scope, once per name, before optimising (see the module
+/// docs): however often this is inlined, unrolled or duplicated, the PTX
+/// declares the variable once.
+#[inline(always)]
 pub(super) fn declare<T, const H: u64>() -> u32 {
-    let addr: u32;
-    // SAFETY: declares a variable and reads its address; no memory is
-    // accessed. `pure`: calls of this function may be merged or hoisted.
+    // SAFETY: declares a variable; no memory is accessed. The linker removes
+    // the statement from the function and declares the variable at module scope.
     unsafe {
         asm!(
             ".shared .align {align} .b8 sluice_shared_{h}[{bytes}];",
-            "mov.u32 {a}, sluice_shared_{h};",
             align = const array_align::<T>(),
             h = const H,
             bytes = const if size_of::<T>() == 0 { 1 } else { size_of::<T>() },
-            a = out(reg32) addr,
-            options(pure, nomem, nostack, preserves_flags),
+            options(nomem, nostack, preserves_flags),
         );
     }
-    addr
+    symbol::<H>()
 }
 
 /// The generic address (`cvta.shared.u64`) of shared-window address `addr`.
@@ -196,8 +194,8 @@ pub(super) fn generic<T>(addr: u32) -> *mut T {
     p as *mut T
 }
 
-/// The shared-window address of `sluice_shared_H`, declared elsewhere in the
-/// calling PTX function (by [`declare_in_kernel`]): one `mov`, no call.
+/// The shared-window address of `sluice_shared_H`, declared at the PTX module's
+/// scope (by [`declare`] or [`declare_in_kernel`], through the linker): one `mov`.
 #[inline(always)]
 pub(super) fn symbol<const H: u64>() -> u32 {
     let addr: u32;

@@ -7,22 +7,19 @@
 //! * [`shared_array!`](crate::shared_array)`(NAME: [T; N])`,
 //!   [`shared_array!`](crate::shared_array)`[T; N]` and
 //!   [`shared_static!`](crate::shared_static) declare
-//!   `.shared .align A .b8 sluice_shared_HASH[N * size_of::<T>()];` in a small
-//!   function of their own (`declare::<[T; N], HASH>`, never inlined), which
-//!   returns its address; `HASH` hashes the invocation's module path, file,
-//!   line, column and name. Because the size is an `asm!` `const` operand of a
-//!   generic function, it may name function-local constants
-//!   (`const TILE2: usize = TILE * TILE;` inside the kernel), which a
-//!   module-scope `global_asm!` cannot see. Because the declaration is in its
-//!   own PTX function, it is declared exactly once however many places use the
-//!   variable (two uses in sibling branches of one kernel would otherwise
-//!   declare the name twice: a ptxas error). ptxas allocates such a variable in
-//!   each kernel that calls the function, once per block, as it does for
-//!   `__shared__` variables of CUDA C++ device functions. The cost is one call
-//!   (`call.uni`, a few instructions) where a handle is made: once per kernel
-//!   for a `shared_array!` handle; for a `shared_static!`, at each access site
-//!   the optimiser cannot merge with a dominating one (the function is `pure`,
-//!   so repeated uses in one block or loop share a call).
+//!   `.shared .align A .b8 sluice_shared_HASH[N * size_of::<T>()];` with an `asm!`
+//!   statement where the variable is used (`declare::<[T; N], HASH>`, inlined), and
+//!   read its address with one `mov.u32` of the symbol; `HASH` hashes the
+//!   invocation's module path, file, line, column and name. Because the size is
+//!   an `asm!` `const` operand of a generic function, it may name
+//!   function-local constants (`const TILE2: usize = TILE * TILE;` inside the
+//!   kernel), which a module-scope `global_asm!` cannot see. sluice's bitcode
+//!   linker (`sluice-llbc`) then moves every such declaration out of the
+//!   functions, once per name, to the PTX module's scope, where CUDA C++ declares
+//!   a `__shared__` array: however often LLVM inlines, unrolls or duplicates the
+//!   code that used the variable, the PTX declares it once (a PTX function must
+//!   not declare a name twice), and ptxas allocates it, once per block, in each
+//!   kernel that uses it. A handle costs one `mov`, no call.
 //! * [`dynamic_shared`] reads the region sized at launch
 //!   (`extern __shared__` in CUDA C++), declared once by this crate as
 //!   `.extern .shared .align 16 .b8 sluice_dynamic_shared[]`.
@@ -361,8 +358,8 @@ pub fn dynamic_shared_ptr<T>() -> *mut T {
 
 /// Declares `.shared .align A .b8 sluice_shared_H[size_of::<T>()]` and returns its
 /// shared-window address (on the CPU: allocates the block's copy at its first
-/// use). Used by `shared_array!` and `shared_static!`; see the module docs for why
-/// the declaration is in a small never-inlined function of its own.
+/// use). Used by `shared_array!` and `shared_static!`; see the module docs for how
+/// the bitcode linker moves the declaration to the module's scope.
 #[doc(hidden)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -373,9 +370,10 @@ pub fn __declare<T, const H: u64>() -> u32 {
 /// Declares the `.shared` variable of an in-kernel [`SharedStatic`] (one made
 /// by `shared_static!(@kernel ...)`) in the calling function. The kernel
 /// attribute calls it once, as the entry's first statement, for every such
-/// static in the kernel's body; the static's accesses then cost one `mov`
-/// each instead of a call. (On the CPU, which allocates every static at its
-/// first use in a block, it does that use early.)
+/// static in the kernel's body. (Every declaration now reaches the module's
+/// scope through the linker, so the plain form costs the same one `mov`; this
+/// form stays for the `cuda_std` attribute. On the CPU, which allocates every
+/// static at its first use in a block, it does that use early.)
 ///
 /// # Safety
 ///
@@ -648,14 +646,12 @@ macro_rules! shared_array {
 /// accesses (barriers between the phases that write and read). One variable
 /// exists per block per declaration (per kernel that uses it).
 ///
-/// **Cost, and the in-kernel form.** The plain form declares the variable in a
-/// small never-inlined function (see the [module docs](shared)): an access
-/// costs a call where the optimiser cannot reuse a dominating one (two
-/// branches that each touch the variable make two calls). A kernel attribute
-/// can remove that cost for statics declared in the kernel's own body:
-/// `shared_static! { @kernel static mut NAME: T = INIT; }` makes accesses a
-/// single `mov` of the symbol, and the attribute declares the variable once, as
-/// the entry's first statement, with
+/// **Cost, and the in-kernel form.** An access costs one `mov` of the
+/// variable's symbol (the bitcode linker moves its declaration to the PTX
+/// module's scope, see the [module docs](shared)). The in-kernel form,
+/// `shared_static! { @kernel static mut NAME: T = INIT; }`, which `cuda_std`'s
+/// kernel attribute writes, also declares the variable once as the entry's first
+/// statement, with
 /// `unsafe { sluice_device::shared::__declare_in_kernel(&raw const NAME) }`.
 #[macro_export]
 macro_rules! shared_static {

@@ -15,10 +15,15 @@
 //!   `rank, rank + total_threads, ...` of this thread (a grid-stride loop):
 //!   disjoint between threads for the same reason.
 //! * Anything else (a thread writing an element chosen by data, a transpose's
-//!   scattered writes, several threads updating one element) is
-//!   [`DeviceSliceMut::write`] or a raw pointer: `unsafe`, with the kernel
-//!   author proving that no two threads write the same element (or using
-//!   [`crate::atomic`]).
+//!   scattered writes, several threads updating one element) is, safely, a kernel
+//!   parameter of atomics: `bins: &[AtomicU32]` ([`atomics`]; the host passes a
+//!   mutable `u32` view, and every access is an atomic instruction, which no other
+//!   thread's access can race with); or [`DeviceSliceMut::write`] or a raw pointer:
+//!   `unsafe`, with the kernel author proving that no two threads write the same
+//!   element.
+//! * A read-only slice seen as a matrix ([`Matrix`]) hands out `TR × TC` [`Tile`]s
+//!   whose `get(r, c)` checks `r` and `c` against the tile's extent only: the
+//!   element's index is in bounds by construction.
 //! * Read-only parameters are plain `&[T]` ([`slice`](fn@slice)): sharing is what `&`
 //!   means, as long as nothing writes the memory during the launch — the
 //!   host-side guarantee sluice's views give.
@@ -31,6 +36,8 @@
 //! | [`DeviceSliceMut::for_thread`], [`DeviceSliceMut::grid_stride`] | `p[i]` with `i` this thread's own index | `ld.global`/`st.global` (generic where LLVM cannot tell) |
 //! | [`DeviceSliceMut::write`] | `p[i] = v` | `st.global` after a bounds check |
 //! | [`slice`](fn@slice), [`slice_mut`] | `const T* p, size_t n` | (none: a pointer and a length) |
+//! | [`atomics`] (`x: &[AtomicU32]`) | `unsigned* p` updated with `atomicAdd` | `atom`/`red` (generic) |
+//! | [`Matrix::tile`], [`Tile::get`] | `p[(r0 + r) * ld + c0 + c]` after `r < rows && c < cols` | two compares, one load |
 //!
 //! # Hardware support
 //!
@@ -50,7 +57,10 @@
 //! more than [`MAX_SHADOWED_ELEMENTS`](crate::cpu::MAX_SHADOWED_ELEMENTS) elements. Reads
 //! through `&[T]` cannot conflict: the host never passes one memory as both a `&[T]` and
 //! a written slice of a launch, and no launch runs concurrently with one that writes what
-//! it uses (the lane rules).
+//! it uses (the lane rules). A kernel parameter of atomics ([`atomics`], `x: &[AtomicU32]`)
+//! is noted as such a parameter: its accesses pass through `atomic/cpu.rs` and are recorded
+//! as atomic, so they never race each other (and nothing else reaches that memory during
+//! the launch). [`Tile::get`] reads like any `&[T]` read.
 //!
 //! # Example (device code)
 //!
@@ -99,8 +109,15 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: u64) -> &'a [T] {
     if len == 0 {
         return &[];
     }
-    // SAFETY: the caller's contract above is `from_raw_parts`'s.
-    unsafe { core::slice::from_raw_parts(ptr, len as usize) }
+    // SAFETY: the caller's contract above is `from_raw_parts`'s; for a `T` of non-zero size
+    // it bounds `len` as the assumption says, which tells LLVM that index arithmetic below
+    // `len` cannot wrap.
+    unsafe {
+        if size_of::<T>() > 0 {
+            core::hint::assert_unchecked(len as usize <= isize::MAX as usize / size_of::<T>());
+        }
+        core::slice::from_raw_parts(ptr, len as usize)
+    }
 }
 
 /// A `&mut [T]` from an unchecked kernel's (pointer, length) parameter (`#[kernel(unchecked)]`,
@@ -119,6 +136,40 @@ pub unsafe fn slice_mut<'a, T>(ptr: *mut T, len: u64) -> &'a mut [T] {
     }
     // SAFETY: the caller's contract above is `from_raw_parts_mut`'s.
     unsafe { core::slice::from_raw_parts_mut(ptr, len as usize) }
+}
+
+/// A `&[A]` of atomics from a kernel's mutable (pointer, length) parameter of their plain
+/// type (`&[AtomicU32]` from a `u32` view): every thread may update any element, each
+/// update an atomic instruction (`atom`/`red`, or `core::sync::atomic` on the CPU).
+///
+/// # Safety
+///
+/// * `ptr` is valid for reads and writes of `len` elements of `A::Value` and aligned
+///   (or `len == 0`), and `len * size_of::<A::Value>() <= isize::MAX`;
+/// * during `'a` (the launch) the memory is accessed only through such slices: no other
+///   work touches it, and this launch makes no other reference to it (sluice's host side
+///   hands the launch a `&mut` view).
+///
+/// `#[kernel]` calls it for a parameter `x: &[AtomicU32]` (any device-scope atomic type);
+/// by hand:
+///
+/// ```ignore
+/// // SAFETY: (ptr, len) is the launch's mutable u32 view, reached only through `bins`.
+/// let bins: &[AtomicU32] = unsafe { slice::atomics::<AtomicU32>(ptr, len) };
+/// bins[3].fetch_add(1, Ordering::Relaxed);
+/// ```
+#[inline(always)]
+pub unsafe fn atomics<'a, A: crate::atomic::AtomicElement>(ptr: *mut A::Value, len: u64) -> &'a [A] {
+    if len == 0 {
+        return &[];
+    }
+    // The CPU's checking mode shadows the parameter like a `DeviceSliceMut`'s: the atomics'
+    // accesses (`atomic/cpu.rs`) are recorded on its elements as atomic (nothing on the GPU).
+    imp::adopt(ptr, len as usize);
+    // SAFETY: `A` has `A::Value`'s size and alignment (`repr(C)` around an `UnsafeCell`
+    // of it); the pointer, length and exclusivity are the caller's contract, and every
+    // access through `&A` is atomic.
+    unsafe { core::slice::from_raw_parts(ptr.cast::<A>(), len as usize) }
 }
 
 impl<'a, T> DeviceSliceMut<'a, T> {
@@ -250,14 +301,117 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     /// correct for any launch shape and any length.
     #[inline(always)]
     pub fn grid_stride(&mut self) -> GridStride<'_, T> {
-        GridStride {
-            ptr: self.ptr,
-            len: self.len as u64,
-            next: crate::thread::global_rank(),
-            step: crate::thread::total_threads(),
-            _borrow: PhantomData,
+        let (next, step) = rank_and_threads();
+        GridStride { ptr: self.ptr, len: self.len as u64, next, step, _borrow: PhantomData }
+    }
+}
+
+/// A row-major `rows × cols` matrix held in a read-only slice, for [`Tile`]s of it.
+///
+/// ```
+/// use sluice_device::slice::Matrix;
+/// let data: Vec<f32> = (0..12).map(|v| v as f32).collect(); // 3 × 4
+/// let m = Matrix::new(&data, 3, 4).unwrap();
+/// let t = m.tile::<2, 2>(1, 1); // rows 2..4, columns 2..4, clipped to row 2
+/// assert_eq!((t.rows(), t.cols()), (1, 2));
+/// assert_eq!(t.get(0, 1), Some(&11.0));
+/// assert_eq!(t.get(1, 0), None); // past the matrix's last row
+/// assert!(Matrix::new(&data, 4, 4).is_none()); // 16 > 12 elements
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Matrix<'a, T> {
+    data: &'a [T],
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, T> Matrix<'a, T> {
+    /// The matrix, or `None` if `rows * cols` exceeds `data.len()`.
+    #[inline(always)]
+    pub fn new(data: &'a [T], rows: usize, cols: usize) -> Option<Matrix<'a, T>> {
+        let fits = rows.checked_mul(cols).is_some_and(|n| n <= data.len());
+        fits.then_some(Matrix { data, rows, cols })
+    }
+
+    /// The `TR × TC` tile at tile coordinates `(tile_row, tile_col)`, clipped at the
+    /// matrix's edge (possibly to nothing). Reading is shared, so any thread may take any
+    /// tile.
+    #[inline(always)]
+    pub fn tile<const TR: usize, const TC: usize>(&self, tile_row: usize, tile_col: usize) -> Tile<'a, T, TR, TC> {
+        let (row0, col0) = (tile_row.saturating_mul(TR), tile_col.saturating_mul(TC));
+        Tile {
+            data: self.data,
+            ld: self.cols,
+            base: row0.saturating_mul(self.cols).saturating_add(col0),
+            rows: self.rows.saturating_sub(row0).min(TR),
+            cols: self.cols.saturating_sub(col0).min(TC),
         }
     }
+}
+
+/// A read-only `TR × TC` tile of a [`Matrix`], clipped at the matrix's edge: `get(r, c)`
+/// checks `r` and `c` against the tile's extent only (two compares, which a kernel
+/// writes anyway at a matrix's edge); the element's index is in bounds by construction.
+#[derive(Debug, Clone, Copy)]
+pub struct Tile<'a, T, const TR: usize, const TC: usize> {
+    data: &'a [T],
+    ld: usize,
+    base: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, T, const TR: usize, const TC: usize> Tile<'a, T, TR, TC> {
+    /// Element `(r, c)` of the tile, or `None` outside the matrix (or `r >= TR`,
+    /// `c >= TC`).
+    #[inline(always)]
+    pub fn get(&self, r: usize, c: usize) -> Option<&'a T> {
+        if r < self.rows && c < self.cols {
+            // SAFETY: r < rows and c < cols of the clipped tile, so the index is below
+            // `Matrix::new`'s checked `rows * cols <= data.len()`.
+            Some(unsafe { self.data.get_unchecked(self.base + r * self.ld + c) })
+        } else {
+            None
+        }
+    }
+
+    /// Rows of the tile inside the matrix.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns of the tile inside the matrix.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+}
+
+/// `(global_rank(), total_threads())`, the start and step of a grid-stride loop, with a
+/// fast path for a 1-D launch (`gridDim.y/z` and `blockDim.y/z` all 1, four constant
+/// loads and a compare), where they are `index_1d()` and `grid_size_1d()`: the two
+/// multiplications and additions CUDA C++'s `blockIdx.x * blockDim.x + threadIdx.x`
+/// costs, rather than the 3-D rank's dozen. Both give every thread its own disjoint
+/// sequence of indices; in a 1-D launch they are the same numbers.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn rank_and_threads() -> (u64, u64) {
+    use crate::thread::*;
+    if (grid_dim_y() | grid_dim_z() | block_dim_y() | block_dim_z()) == 1 {
+        (index_1d(), grid_size_1d())
+    } else {
+        rank_and_threads_3d()
+    }
+}
+
+/// The general case of [`rank_and_threads`], out of line so that a 1-D launch does not
+/// compute it.
+#[cold]
+#[inline(never)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn rank_and_threads_3d() -> (u64, u64) {
+    (crate::thread::global_rank(), crate::thread::total_threads())
 }
 
 // Here, not in a backend: its path (`sluice_device::slice::write_out_of_bounds`) is

@@ -31,13 +31,37 @@ macro_rules! component {
     )*};
 }
 
+/// An index special register below its extent's: `%tid.x < %ntid.x`, `%ctaid.x <
+/// %nctaid.x`, ... The hardware guarantees it; LLVM's ranges of the registers (`%tid.x <
+/// 1024`, `%ntid.x <= 1024`) do not relate the two, so the read tells it: after a kernel
+/// has checked its block shape (`block_dim_x() == 32`), an index computed from
+/// `thread_idx_x()` is known below 32 and the bounds check it feeds folds away.
+macro_rules! index_below {
+    ($($name:ident => $intr:ident < $extent:ident;)*) => {$(
+        #[inline(always)]
+        pub(super) fn $name() -> u32 {
+            // SAFETY: reading special registers has no preconditions inside a kernel, and
+            // an index register is below its extent register (PTX ISA, "Special
+            // Registers").
+            unsafe {
+                let (i, n) = (nvptx::$intr() as u32, nvptx::$extent() as u32);
+                core::hint::assert_unchecked(i < n);
+                i
+            }
+        }
+    )*};
+}
+
+index_below! {
+    thread_idx_x => _thread_idx_x < _block_dim_x;
+    thread_idx_y => _thread_idx_y < _block_dim_y;
+    thread_idx_z => _thread_idx_z < _block_dim_z;
+    block_idx_x => _block_idx_x < _grid_dim_x;
+    block_idx_y => _block_idx_y < _grid_dim_y;
+    block_idx_z => _block_idx_z < _grid_dim_z;
+}
+
 component! {
-    thread_idx_x => _thread_idx_x;
-    thread_idx_y => _thread_idx_y;
-    thread_idx_z => _thread_idx_z;
-    block_idx_x => _block_idx_x;
-    block_idx_y => _block_idx_y;
-    block_idx_z => _block_idx_z;
     block_dim_x => _block_dim_x;
     block_dim_y => _block_dim_y;
     block_dim_z => _block_dim_z;

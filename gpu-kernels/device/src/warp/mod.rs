@@ -431,6 +431,35 @@ redux! {
     reduce_xor_u32, u32;
 }
 
+/// [`sum_f32`] without `unsafe`: the sum of `value` over all 32 lanes, in every lane, after
+/// checking that all 32 lanes execute this call together (`active_mask() == FULL_MASK`);
+/// if not (a partial last warp, a lane that left early, a call inside a branch that split
+/// the warp) the kernel fails with a message instead of shuffling with absent lanes. The
+/// check is one `activemask`, a compare and a predicated trap, beside the five shuffles.
+///
+/// On the CPU: the same check, with the CPU runtime's [`active_mask`].
+///
+/// ```ignore
+/// // Every lane of a full warp reaches this line.
+/// let warp_total = sluice_device::warp::sum_f32_converged(partial);
+/// ```
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sum_f32_converged(value: f32) -> f32 {
+    if active_mask() != FULL_MASK {
+        not_converged();
+    }
+    // SAFETY: every lane of the warp is executing this instruction now (checked above), and
+    // the butterfly below is straight-line code that each of them runs.
+    unsafe { sum_f32(value) }
+}
+
+#[cold]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn not_converged() -> ! {
+    crate::dfail!("warp::sum_f32_converged: not every lane of the warp is here")
+}
+
 /// The sum of `value` over all 32 lanes, in every lane (a butterfly of
 /// five `shfl.sync.bfly`; the order of the additions is fixed, so the
 /// result is the same in every lane and from run to run, and on the CPU

@@ -1,0 +1,1 @@
+../../../../ui/kernel/atomic_slice_of_a_type_that_is_not_a_device_atomic.rs
