@@ -12,7 +12,8 @@
 
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
 use sluice_device::kernel;
-use sluice_device::slice::{DeviceSliceMut, Matrix};
+use sluice_device::slice::DeviceSliceMut;
+use sluice_device::tile::Matrix;
 use sluice_device::{
     atomic::{AtomicF32, AtomicU32, Ordering},
     math::DeviceFloat,
@@ -318,7 +319,7 @@ pub fn transpose(out: &[AtomicF32], input: &[f32], rows: u32, cols: u32) {
         "transpose: the block must be (32, 8, 1)"
     );
     let (rows, cols) = (rows as usize, cols as usize);
-    let (Some(src), Some(dst)) = (Matrix::new(input, rows, cols), Matrix::new(out, cols, rows)) else {
+    let (Some(src), Some(dst)) = (Matrix::try_new(input, rows, cols), Matrix::try_new(out, cols, rows)) else {
         return; // uniform over the grid
     };
     let (tx, ty) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);

@@ -107,7 +107,7 @@
 //!   Making a [`shared::SharedStatic`] handle by hand is `unsafe`.
 //! * Slices: per-thread `&mut` is safe ([`slice`](mod@slice)); arbitrary indexed writes
 //!   are `unsafe`, or safe through a kernel parameter of atomics (`&[AtomicU32]`, every
-//!   access atomic); read-only tiles of a matrix ([`slice::Matrix`]) index safely.
+//!   access atomic); read-only tiles of a matrix ([`tile::Matrix::tile`]) index safely.
 //!   `docs/fast-safe-kernels.md` shows how safe kernels compile to nvcc's code.
 //! * `dprint!`: the format is checked against the arguments at compile time.
 

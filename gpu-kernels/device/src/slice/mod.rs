@@ -21,9 +21,10 @@
 //!   thread's access can race with); or [`DeviceSliceMut::write`] or a raw pointer:
 //!   `unsafe`, with the kernel author proving that no two threads write the same
 //!   element.
-//! * A read-only slice seen as a matrix ([`Matrix`]) hands out `TR × TC` [`Tile`]s
-//!   whose `get(r, c)` checks `r` and `c` against the tile's extent only: the
-//!   element's index is in bounds by construction.
+//! * A read-only slice seen as a matrix ([`tile::Matrix`](crate::tile::Matrix)) hands
+//!   out `TR × TC` [`MatrixTile`](crate::tile::MatrixTile)s whose `get(r, c)` checks `r`
+//!   and `c` against the tile's extent only: the element's index is in bounds by
+//!   construction.
 //! * Read-only parameters are plain `&[T]` ([`slice`](fn@slice)): sharing is what `&`
 //!   means, as long as nothing writes the memory during the launch — the
 //!   host-side guarantee sluice's views give.
@@ -37,7 +38,7 @@
 //! | [`DeviceSliceMut::write`] | `p[i] = v` | `st.global` after a bounds check |
 //! | [`slice`](fn@slice), [`slice_mut`] | `const T* p, size_t n` | (none: a pointer and a length) |
 //! | [`atomics`] (`x: &[AtomicU32]`) | `unsigned* p` updated with `atomicAdd` | `atom`/`red` (generic) |
-//! | [`Matrix::tile`], [`Tile::get`] | `p[(r0 + r) * ld + c0 + c]` after `r < rows && c < cols` | two compares, one load |
+//! | [`tile::Matrix::tile`](crate::tile::Matrix::tile), [`MatrixTile::get`](crate::tile::MatrixTile::get) | `p[(r0 + r) * ld + c0 + c]` after `r < rows && c < cols` | two compares, one load |
 //!
 //! # Hardware support
 //!
@@ -60,7 +61,7 @@
 //! it uses (the lane rules). A kernel parameter of atomics ([`atomics`], `x: &[AtomicU32]`)
 //! is noted as such a parameter: its accesses pass through `atomic/cpu.rs` and are recorded
 //! as atomic, so they never race each other (and nothing else reaches that memory during
-//! the launch). [`Tile::get`] reads like any `&[T]` read.
+//! the launch). [`MatrixTile::get`](crate::tile::MatrixTile::get) reads like any `&[T]` read.
 //!
 //! # Example (device code)
 //!
@@ -303,88 +304,6 @@ impl<'a, T> DeviceSliceMut<'a, T> {
     pub fn grid_stride(&mut self) -> GridStride<'_, T> {
         let (next, step) = rank_and_threads();
         GridStride { ptr: self.ptr, len: self.len as u64, next, step, _borrow: PhantomData }
-    }
-}
-
-/// A row-major `rows × cols` matrix held in a read-only slice, for [`Tile`]s of it.
-///
-/// ```
-/// use sluice_device::slice::Matrix;
-/// let data: Vec<f32> = (0..12).map(|v| v as f32).collect(); // 3 × 4
-/// let m = Matrix::new(&data, 3, 4).unwrap();
-/// let t = m.tile::<2, 2>(1, 1); // rows 2..4, columns 2..4, clipped to row 2
-/// assert_eq!((t.rows(), t.cols()), (1, 2));
-/// assert_eq!(t.get(0, 1), Some(&11.0));
-/// assert_eq!(t.get(1, 0), None); // past the matrix's last row
-/// assert!(Matrix::new(&data, 4, 4).is_none()); // 16 > 12 elements
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Matrix<'a, T> {
-    data: &'a [T],
-    rows: usize,
-    cols: usize,
-}
-
-impl<'a, T> Matrix<'a, T> {
-    /// The matrix, or `None` if `rows * cols` exceeds `data.len()`.
-    #[inline(always)]
-    pub fn new(data: &'a [T], rows: usize, cols: usize) -> Option<Matrix<'a, T>> {
-        let fits = rows.checked_mul(cols).is_some_and(|n| n <= data.len());
-        fits.then_some(Matrix { data, rows, cols })
-    }
-
-    /// The `TR × TC` tile at tile coordinates `(tile_row, tile_col)`, clipped at the
-    /// matrix's edge (possibly to nothing). Reading is shared, so any thread may take any
-    /// tile.
-    #[inline(always)]
-    pub fn tile<const TR: usize, const TC: usize>(&self, tile_row: usize, tile_col: usize) -> Tile<'a, T, TR, TC> {
-        let (row0, col0) = (tile_row.saturating_mul(TR), tile_col.saturating_mul(TC));
-        Tile {
-            data: self.data,
-            ld: self.cols,
-            base: row0.saturating_mul(self.cols).saturating_add(col0),
-            rows: self.rows.saturating_sub(row0).min(TR),
-            cols: self.cols.saturating_sub(col0).min(TC),
-        }
-    }
-}
-
-/// A read-only `TR × TC` tile of a [`Matrix`], clipped at the matrix's edge: `get(r, c)`
-/// checks `r` and `c` against the tile's extent only (two compares, which a kernel
-/// writes anyway at a matrix's edge); the element's index is in bounds by construction.
-#[derive(Debug, Clone, Copy)]
-pub struct Tile<'a, T, const TR: usize, const TC: usize> {
-    data: &'a [T],
-    ld: usize,
-    base: usize,
-    rows: usize,
-    cols: usize,
-}
-
-impl<'a, T, const TR: usize, const TC: usize> Tile<'a, T, TR, TC> {
-    /// Element `(r, c)` of the tile, or `None` outside the matrix (or `r >= TR`,
-    /// `c >= TC`).
-    #[inline(always)]
-    pub fn get(&self, r: usize, c: usize) -> Option<&'a T> {
-        if r < self.rows && c < self.cols {
-            // SAFETY: r < rows and c < cols of the clipped tile, so the index is below
-            // `Matrix::new`'s checked `rows * cols <= data.len()`.
-            Some(unsafe { self.data.get_unchecked(self.base + r * self.ld + c) })
-        } else {
-            None
-        }
-    }
-
-    /// Rows of the tile inside the matrix.
-    #[inline(always)]
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    /// Columns of the tile inside the matrix.
-    #[inline(always)]
-    pub fn cols(&self) -> usize {
-        self.cols
     }
 }
 

@@ -99,6 +99,86 @@ impl<'a, T: Copy> Matrix<'a, T> {
     }
 }
 
+impl<'a, T> Matrix<'a, T> {
+    /// The matrix whose rows are `cols` elements apart, or `None` if `rows * cols` exceeds
+    /// `data.len()` (where [`Matrix::new`] fails the launch).
+    ///
+    /// ```
+    /// use sluice_device::tile::Matrix;
+    /// let data: Vec<f32> = (0..12).map(|v| v as f32).collect(); // 3 × 4
+    /// let m = Matrix::try_new(&data, 3, 4).unwrap();
+    /// let t = m.tile::<2, 2>(1, 1); // rows 2..4, columns 2..4, clipped to row 2
+    /// assert_eq!((t.rows(), t.cols()), (1, 2));
+    /// assert_eq!(t.get(0, 1), Some(&11.0));
+    /// assert_eq!(t.get(1, 0), None); // past the matrix's last row
+    /// assert!(Matrix::try_new(&data, 4, 4).is_none()); // 16 > 12 elements
+    /// ```
+    #[inline(always)]
+    pub fn try_new(data: &'a [T], rows: usize, cols: usize) -> Option<Matrix<'a, T>> {
+        let fits = rows.checked_mul(cols).is_some_and(|n| n <= data.len());
+        fits.then_some(Matrix { data, rows, cols, ld: cols })
+    }
+
+    /// The `TR × TC` tile at tile coordinates `(tile_row, tile_col)`, clipped at the
+    /// matrix's edge (possibly to nothing). Reading is shared, so any thread may take any
+    /// tile.
+    #[inline(always)]
+    pub fn tile<const TR: usize, const TC: usize>(
+        &self,
+        tile_row: usize,
+        tile_col: usize,
+    ) -> MatrixTile<'a, T, TR, TC> {
+        let (row0, col0) = (tile_row.saturating_mul(TR), tile_col.saturating_mul(TC));
+        MatrixTile {
+            data: self.data,
+            ld: self.ld,
+            base: row0.saturating_mul(self.ld).saturating_add(col0),
+            rows: self.rows.saturating_sub(row0).min(TR),
+            cols: self.cols.saturating_sub(col0).min(TC),
+        }
+    }
+}
+
+/// A read-only `TR × TC` tile of a [`Matrix`], clipped at the matrix's edge: `get(r, c)`
+/// checks `r` and `c` against the tile's extent only (two compares, which a kernel
+/// writes anyway at a matrix's edge); the element's index is in bounds by construction.
+#[derive(Debug, Clone, Copy)]
+pub struct MatrixTile<'a, T, const TR: usize, const TC: usize> {
+    data: &'a [T],
+    ld: usize,
+    base: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
+    /// Element `(r, c)` of the tile, or `None` outside the matrix (or `r >= TR`,
+    /// `c >= TC`).
+    #[inline(always)]
+    pub fn get(&self, r: usize, c: usize) -> Option<&'a T> {
+        if r < self.rows && c < self.cols {
+            // SAFETY: r < rows and c < cols of the clipped tile: the element is inside the
+            // matrix, whose rows (`ld` apart, `ld >= cols`) fit the slice (`Matrix`'s
+            // constructors checked it).
+            Some(unsafe { self.data.get_unchecked(self.base + r * self.ld + c) })
+        } else {
+            None
+        }
+    }
+
+    /// Rows of the tile inside the matrix.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns of the tile inside the matrix.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+}
+
 /// How blocks are assigned to the tiles of a [`MatrixMut`]: a bijection from the block's
 /// linear rank ([`crate::thread::grid_block_rank`]) onto the tiles, so that no two blocks
 /// get the same tile, whatever the grid's shape (blocks past the last tile get none).
