@@ -465,7 +465,13 @@ fn bundle() -> Result {
         dir.display()
     );
     if size > 60 << 20 {
-        return Err("the bundle is over 60 MiB: too large to carry to the GPU machine".into());
+        // Not an error: the bundle runs as it is; only a transfer with a size limit (the
+        // device machine's carry is 64 MiB) needs a part of it.
+        println!(
+            "note: the bundle is over 60 MiB; to carry it where transfers are limited, leave out what the run does \
+             not use (bin/bench_multi, bin/seed_multi and tests/gpu_multi-* need two GPUs; bin/bench_cpu runs \
+             without one)"
+        );
     }
     Ok(())
 }
