@@ -182,6 +182,28 @@ impl<T, const N: usize> Clone for SharedArray<T, N> {
 }
 impl<T, const N: usize> Copy for SharedArray<T, N> {}
 
+/// A type a [`shared_array!`](crate::shared_array) can hold: plain bits
+/// (`bytemuck::Pod`), so that whatever the memory holds — uninitialised, or half
+/// written by another thread — reads as a valid value. Every `Pod` type is one: the
+/// numbers, arrays of them of any length (rows of a 2-D tile), `#[repr(C)]` structs
+/// deriving `Pod` and `Zeroable`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an element of a shared array",
+    label = "not plain data (`bytemuck::Pod`)",
+    note = "shared memory starts uninitialised and other threads write it: its elements must be \
+            `bytemuck::Pod` (numbers, arrays of them, `#[repr(C)]` structs deriving `Pod` and `Zeroable` \
+            with no padding); a 2-D tile is `shared_array!(TILE: [[f32; COLS]; ROWS])`, read and written \
+            per element with `at(r, c)` and `set_at(r, c, v)`"
+)]
+pub trait SharedElement: Pod {}
+impl<T: Pod> SharedElement for T {}
+
+/// Checks at compile time that `T` can be a shared array's element (what
+/// `shared_array!` calls first, for a clear error).
+#[doc(hidden)]
+#[inline(always)]
+pub const fn __element<T: SharedElement>() {}
+
 /// A `static mut` in the block's shared memory, made by
 /// [`shared_static!`](crate::shared_static) (the expansion of `cuda_std`'s
 /// `#[address_space(shared)] static mut NAME: T = ...;`). A zero-sized handle:
@@ -515,6 +537,59 @@ impl<T: Pod, const N: usize> SharedArray<T, N> {
     accessors!();
 }
 
+/// A 2-D tile, `shared_array!(TILE: [[T; C]; R])`: `R` rows of `C` elements, row-major
+/// (CUDA C++'s `__shared__ T tile[R][C]`). `get(r)`/`set(r, row)` move a whole row;
+/// `at(r, c)`/`set_at(r, c, v)` one element — the form for a tile that many threads
+/// write, each its own elements (a whole-row `set` by several threads at once races).
+///
+/// ```ignore
+/// let tile = shared_array!(TILE: [[f32; 33]; 32]); // 32 × 32 plus a column of padding
+/// let (tx, ty) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+/// tile.set_at(ty, tx, input[..]);                  // tile[ty][tx] = ...
+/// sync::sync_threads();
+/// let v = tile.at(tx, ty);                         // ... = tile[tx][ty]
+/// ```
+impl<T: Pod, const C: usize, const R: usize> SharedArray<[T; C], R> {
+    /// Rows, `R`.
+    #[inline(always)]
+    pub const fn rows(&self) -> usize {
+        R
+    }
+
+    /// Columns, `C`.
+    #[inline(always)]
+    pub const fn cols(&self) -> usize {
+        C
+    }
+
+    /// Element `(r, c)` (`tile[r][c]`). Panics if `r >= R` or `c >= C`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn at(&self, r: usize, c: usize) -> T {
+        crate::dassert!(r < R && c < C, "shared tile index out of bounds");
+        // SAFETY: r < R and c < C, so the element lies inside the array; a row is `C`
+        // elements of `T` with no padding between them (`[T; C]`), every element aligned
+        // as `T` at least (the declaration is 16-aligned), and `T: Pod` accepts any bits.
+        unsafe { imp::load::<T>(self.element_addr(r, c), element_align::<T>()) }
+    }
+
+    /// Stores `v` in element `(r, c)` (`tile[r][c] = v`). Panics if `r >= R` or
+    /// `c >= C`. Other threads see it after the next barrier.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn set_at(&self, r: usize, c: usize, v: T) {
+        crate::dassert!(r < R && c < C, "shared tile index out of bounds");
+        // SAFETY: in bounds and aligned as in `at`; `T: Pod` has no padding.
+        unsafe { imp::store::<T>(self.element_addr(r, c), element_align::<T>(), v) }
+    }
+
+    /// The shared-window address of element `(r, c)` (in bounds: the callers check).
+    #[inline(always)]
+    fn element_addr(&self, r: usize, c: usize) -> u32 {
+        self.base.cast::<T>().add((r * C + c) as u32).addr
+    }
+}
+
 impl<T: Pod> SharedSlice<T> {
     accessors!();
 }
@@ -576,9 +651,12 @@ impl<T, const H: u64, const IN_KERNEL: bool> core::ops::DerefMut for SharedStati
 /// Two forms:
 ///
 /// * `shared_array!(NAME: [T; N])` returns a [`SharedArray<T, N>`] handle with
-///   safe, bounds-checked `get`/`set`/atomics (`T: bytemuck::Pod`). `NAME` is any
+///   safe, bounds-checked `get`/`set`/atomics (`T:`
+///   [`SharedElement`](crate::shared::SharedElement), i.e. `bytemuck::Pod`). `NAME` is any
 ///   identifier (it is hashed into the PTX symbol with the call site, so it
-///   need not be unique across the crate).
+///   need not be unique across the crate). `shared_array!(NAME: [[T; C]; R])` is a
+///   2-D tile: `at(r, c)`/`set_at(r, c, v)` read and write one element
+///   (`tile[r][c]`), `get(r)`/`set(r, row)` a whole row.
 /// * `shared_array![T; N]` returns a `*mut T` to the first of `N` uninitialised
 ///   `T`s (the form Rust-CUDA's `cuda_std` had): a generic pointer, so every
 ///   access is `unsafe` and compiles to a generic load or store.
@@ -609,6 +687,7 @@ macro_rules! shared_array {
             "|",
             stringify!($name)
         ));
+        $crate::shared::__element::<$t>();
         // SAFETY: the hash is this invocation's own (module, file, line, column, name).
         unsafe { $crate::shared::SharedArray::<$t, { $n }>::__declare::<__SLUICE_SHARED_HASH>() }
     }};

@@ -1,0 +1,1 @@
+../../../../ui/kernel/shared_array_of_a_type_that_is_not_plain_data.rs
