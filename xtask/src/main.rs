@@ -279,12 +279,17 @@ fn ci() -> Result {
 /// The verification builds go to a target folder of their own, emptied first: cargo takes a
 /// built registry package as immutable, so the local packages of an earlier run (the same
 /// names and versions, older sources) would be reused in place of today's.
+///
+/// Cargo also unpacks each local package once into `$CARGO_HOME/registry/src/-HASH/`, the
+/// hash naming the local registry's path, and reuses that copy in later runs: the
+/// workspace's own copies there are removed first too.
 fn package() -> Result {
-    let unpublished = unpublished_members()?;
+    let (published, unpublished) = members()?;
     let verify = target_dir().join("package-verify");
     if verify.exists() {
         std::fs::remove_dir_all(&verify).map_err(|e| format!("emptying {}: {e}", verify.display()))?;
     }
+    forget_unpacked_packages(&published)?;
     let verify = verify.to_string_lossy().into_owned();
     let mut args = vec!["package", "--workspace", "--allow-dirty", "--target-dir", verify.as_str()];
     for p in &unpublished {
@@ -293,8 +298,37 @@ fn package() -> Result {
     cargo(&args)
 }
 
-/// The names of the workspace members whose manifest says `publish = false`.
-fn unpublished_members() -> Result<Vec<String>> {
+/// Removes cargo's unpacked copies of the packages `names` from its local registries
+/// (`$CARGO_HOME/registry/src/-HASH/NAME-VERSION`; crates.io's folder is not one of them).
+fn forget_unpacked_packages(names: &[String]) -> Result {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else { return Ok(()) };
+    let Ok(registries) = std::fs::read_dir(&src) else { return Ok(()) };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(packages) = std::fs::read_dir(registry.path()) else { continue };
+        for package in packages.flatten() {
+            let file = package.file_name().to_string_lossy().into_owned();
+            let ours = names.iter().any(|n| {
+                file.strip_prefix(n.as_str())
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(package.path())
+                    .map_err(|e| format!("removing {}: {e}", package.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The workspace members' names: (published, `publish = false`).
+fn members() -> Result<(Vec<String>, Vec<String>)> {
     let cargo_bin = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo_bin)
         .args(["metadata", "--format-version", "1", "--no-deps"])
@@ -306,14 +340,16 @@ fn unpublished_members() -> Result<Vec<String>> {
         return Err("cargo metadata failed".into());
     }
     let json = String::from_utf8_lossy(&out.stdout);
-    let mut names = Vec::new();
+    let (mut published, mut unpublished) = (Vec::new(), Vec::new());
     for manifest in json_strings(&json, "manifest_path") {
         let text = std::fs::read_to_string(manifest).map_err(|e| format!("reading {manifest}: {e}"))?;
-        if let Some(name) = unpublished_name(&text) {
-            names.push(name);
+        match package_table(&text) {
+            Some((name, false)) => published.push(name),
+            Some((name, true)) => unpublished.push(name),
+            None => {}
         }
     }
-    Ok(names)
+    Ok((published, unpublished))
 }
 
 /// Every string value of `"key":"…"` in cargo's JSON (paths have no escaped quotes).
@@ -328,7 +364,13 @@ fn json_strings<'a>(json: &'a str, key: &str) -> Vec<&'a str> {
 }
 
 /// The package's name if its manifest's `[package]` table says `publish = false`.
+#[cfg(test)]
 fn unpublished_name(manifest: &str) -> Option<String> {
+    package_table(manifest).and_then(|(name, unpublished)| unpublished.then_some(name))
+}
+
+/// The `[package]` table's name, and whether it says `publish = false`.
+fn package_table(manifest: &str) -> Option<(String, bool)> {
     let mut in_package = false;
     let (mut name, mut unpublished) = (None, false);
     for line in manifest.lines().map(str::trim) {
@@ -346,7 +388,7 @@ fn unpublished_name(manifest: &str) -> Option<String> {
             _ => {}
         }
     }
-    name.filter(|_| unpublished)
+    name.map(|n| (n, unpublished))
 }
 
 fn step(what: &str) {
