@@ -7,10 +7,10 @@
 //! 64 × 64 warp tile (4 × 8 MMAs of 16 × 8); A and B move through a `STAGES`-deep `cp.async`
 //! pipeline of swizzled shared tiles (no padding, no bank conflicts), k-tile
 //! `kt + STAGES - 1` copied while k-tile `kt` is multiplied; in `gemm_bf16` and `gemm_f16`
-//! the k-steps of a k-tile are unrolled into one straight-line block (every warp operation
-//! is predicated on its convergence check, not branched on, see `sluice_device::mma`), so
-//! the assembler overlaps each step's `ldmatrix` with the last step's MMAs; the others loop
-//! over them (unrolled, ptxas spills). Fragments come from
+//! the k-steps of a k-tile are unrolled (each batch of warp operations — one `load_a`, one
+//! `load_b_trans`, one `mma_grid` — is its own block behind its convergence check, see
+//! `sluice_device::mma`); the others loop over them (unrolled, ptxas spills). Fragments
+//! come from
 //! `ldmatrix` (`.trans` for B, which is k-major in memory; tf32's B element by element, as
 //! `ldmatrix` cannot transpose 32-bit elements). `benches/cuda/tc_gemm.cu` is the same
 //! kernel in CUDA C++.
@@ -31,9 +31,9 @@ const MI: usize = WM / 16;
 const NI: usize = WN / 8;
 
 macro_rules! gemm_body {
-    // The k-steps of a k-tile: unrolled into one straight-line block (each step's loads free
-    // to overlap the last one's MMAs, at the cost of registers), or a loop (where unrolled
-    // they spill: ptxas's report in `cargo xtask check-ptx`).
+    // The k-steps of a k-tile: unrolled (the loop's count and addresses folded, at the cost
+    // of registers), or a loop (where unrolled they spill: ptxas's report in `cargo xtask
+    // check-ptx`).
     (@ks unrolled, $n:expr, $ks:ident => $body:block) => {
         sluice_device::unroll!($ks in 0..$n; max 8 => $body)
     };

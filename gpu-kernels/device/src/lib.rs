@@ -20,7 +20,7 @@
 //! | [`half`] | `f16`, `bf16` (the `half` crate's types) and their conversions with the GPU's `cvt` |
 //! | [`tile`] | typed shared tiles with layouts (row/column major, padded, swizzled), global matrices read ([`tile::Matrix`]) and written one block and one warp tile each ([`tile::MatrixMut`]) |
 //! | [`async_copy`] | `cp.async` into tiles with type state: a tile is read only after its copies were waited for, a stage refilled only after every thread read it ([`async_copy::Pipeline`]) |
-//! | [`mma`] | the warp MMA on the tensor cores: `ldmatrix`, `mma.sync` with fragments typed by element, shape and layout, each batch checked without a branch (see `docs/tensor-cores.md`) |
+//! | [`mma`] | the warp MMA on the tensor cores: `ldmatrix`, `mma.sync` with fragments typed by element, shape and layout, each batch checked once, warp-uniform by construction (see `docs/tensor-cores.md`) |
 //! | [`abi`] | the parameter record `#[kernel]` leaves in the PTX, and the `Pod` checks of parameter types |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
 //!

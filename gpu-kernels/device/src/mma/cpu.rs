@@ -22,12 +22,11 @@ pub(super) fn whole_warp_here() -> bool {
     crate::warp::active_mask() == FULL_MASK
 }
 
-/// A batch's check, `(whole, inside)`: every batch may run (the collective itself needs
-/// all 32 lanes at the same call site), and `inside` held in this lane (`require_inside`
-/// panicked otherwise).
+/// A batch's check: every batch may run (the collective itself needs all 32 lanes at the
+/// same call site, and fails the kernel otherwise).
 #[inline(always)]
-pub(super) fn batch_check(inside: bool) -> (bool, bool) {
-    (true, inside)
+pub(super) fn batch_whole() -> bool {
+    true
 }
 
 /// A region outside its tile panics at the caller's line.

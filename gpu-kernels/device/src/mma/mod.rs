@@ -26,21 +26,29 @@
 //!
 //! The register layouts are [`crate::spec::mma`]'s tables.
 //!
-//! # The whole warp, checked without a branch
+//! # The whole warp, checked once per batch
 //!
 //! PTX leaves `mma.sync.aligned` and `ldmatrix.sync.aligned` undefined unless every lane
 //! of the warp executes the same instruction. [`Warp::whole`] checks it once (and ends the
 //! kernel if not); a [`Warp`] cannot prove that a later call is not in a divergent branch,
-//! so every operation checks again — without a branch, which would split the inner loop
-//! into blocks the assembler does not schedule across: each batch of operations (one
-//! `load_a`, one `mma_grid`) reads `activemask` once and runs **predicated** on "all 32
-//! lanes are here" (and, for loads, "the region is inside the tile in every lane": a
-//! `vote.sync.all` over the active lanes, since a region may depend on the lane, and the
-//! predicate of a `.aligned` instruction must be the same in every lane). If not, no lane runs
-//! it (so no lane runs a `.aligned` instruction alone, and no address outside a tile is
-//! read), and the warp records the fault. The fault ends the kernel with a message at the
+//! so every batch of operations (one `load_a`, one `load_b`, one `mma_grid`) checks again:
+//! a lane whose region is outside its tile turns away first, then the others read
+//! `activemask` once, and the batch's instructions run, unpredicated, inside one branch
+//! on "all 32 lanes are here". That answer is the same in every lane that reads it (and
+//! all ones only if no lane turned away), so the branch is warp-uniform by construction,
+//! with no vote: no lane runs a `.aligned` instruction without the others, and no address
+//! outside a tile is read. Where the region's check is known at compile time (`mma_grid`
+//! has none; the gemm's `load_b_trans`, at bounded offsets) it folds away, and a batch
+//! costs one `activemask`, a compare and a branch.
+//! A skipped batch is recorded in the warp; the fault ends the kernel with a message at the
 //! next [`Warp::store`] or [`Warp::check`], or when the `Warp` is dropped — before any
-//! result of a skipped operation is written by `store`.
+//! result of a skipped operation is written by `store` (if only some lanes' regions were
+//! outside, the message may be either fault's).
+//!
+//! Not predicated, and not without a branch: `ptxas` (13.x, `sm_90`) turns an `@p
+//! mma.sync` into a branch around that one `HMMA` (and `@p ldmatrix` likewise), which
+//! split a gemm's k-step into a block per MMA and cost it 40% of its speed; a branch per
+//! batch keeps each batch's `HMMA`s (or `LDSM`s) together in one block.
 //!
 //! # Hardware support
 //!
@@ -90,7 +98,7 @@ pub use crate::spec::layout::{Axis, Col, Row};
 pub use crate::spec::mma::MmaKind;
 use crate::tile::{Layout, Tile, WarpTile};
 
-// The backend, chosen once: `ldmatrix`/`mma.sync` predicated on `activemask` on the GPU
+// The backend, chosen once: `ldmatrix`/`mma.sync` in a branch on `activemask` on the GPU
 // (instruction forms in `raw.rs`), one warp collective per batch on the CPU.
 #[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
 #[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
@@ -467,16 +475,28 @@ impl Warp {
     }
 
     /// The start of a batch of warp operations: whether it may run (all 32 lanes here,
-    /// and `inside`); a fault is recorded, not branched on.
+    /// and `inside`), true in all 32 lanes or in none; a fault is recorded (and the batch
+    /// skipped), not reported here.
+    ///
+    /// Uniform by construction, without a vote: a lane whose region is outside its tile
+    /// turns away first (it records [`OUTSIDE`]), so if any lane does, the others do not
+    /// read an `activemask` of all 32 and skip the batch too (recording [`DIVERGED`]). Where
+    /// `inside` is known at compile time (a region at constant or bounded offsets) the first
+    /// test folds away and the check is one `activemask`.
     #[inline(always)]
     #[track_caller]
     fn enter(&self, inside: bool) -> bool {
         // On the CPU a region outside its tile panics here, at the caller's line.
         imp::require_inside(inside);
-        // Warp-uniform on the GPU: `inside` of every lane (a region may depend on the lane).
-        let (whole, inside) = imp::batch_check(inside);
-        self.faults.set(self.faults.get() | (!whole as u32 * DIVERGED) | ((whole & !inside) as u32 * OUTSIDE));
-        whole & inside
+        if !inside {
+            self.faults.set(self.faults.get() | OUTSIDE);
+            return false;
+        }
+        // Read after the branch above: the lanes that turned away are not among those
+        // executing this, so the answer is all ones only if every lane is inside.
+        let whole = imp::batch_whole();
+        self.faults.set(self.faults.get() | (!whole as u32 * DIVERGED));
+        whole
     }
 
     /// `acc += a · b` on the tensor cores (one `mma.sync`).

@@ -1,12 +1,13 @@
 //! The warp MMA's instruction forms on the GPU, one `unsafe fn` each, its PTX in its doc.
 //!
-//! Each form takes a run flag `p` and executes as `@p` (a PTX predicate set from `p != 0`
-//! inside the same `asm!`), so that the typed layer ([`crate::mma`]) can skip a batch
-//! without a branch. Not an API: the GPU backend (`gpu.rs`) calls these, after the typed
-//! layer checked what they leave to the caller — that every lane of the warp executes the
-//! same instruction (`.sync.aligned`) when `p` is non-zero, that the fragments were loaded
-//! for the shape and layout the instruction reads, and that an `ldmatrix` address is inside
-//! this block's shared memory.
+//! The forms are not predicated: the GPU backend (`gpu.rs`) runs a batch of them inside
+//! one branch on the batch's check, as `ptxas` turns an `@p mma.sync` (or `@p ldmatrix`)
+//! into a branch around that one instruction, which split the k-loop of a gemm into a block
+//! per MMA. Not an API: the GPU backend calls these, after the typed layer
+//! ([`crate::mma`]) checked what they leave to the caller — that every lane of the warp
+//! executes the same instruction (`.sync.aligned`), that the fragments were loaded for the
+//! shape and layout the instruction reads, and that an `ldmatrix` address is inside this
+//! block's shared memory.
 
 use core::arch::asm;
 
@@ -16,21 +17,18 @@ macro_rules! mma_16816 {
         ///
         /// # Safety
         ///
-        /// * If `p != 0`, every lane of the warp executes this same instruction, converged
-        ///   (`.aligned`), with `p != 0`; if `p == 0` in a lane, no lane runs it.
+        /// * Every lane of the warp executes this same instruction, converged (`.aligned`).
         /// * `a` and `b` hold this lane's A (row) and B (col) fragments as
         ///   [`crate::spec::mma`] lays them out (any bits are defined values; the layout
         ///   is what makes the product meaningful).
         #[inline(always)]
-        pub(super) unsafe fn $name(d: &mut [f32; 4], a: [u32; 4], b: [u32; 2], p: u32) {
+        pub(super) unsafe fn $name(d: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
             // SAFETY: registers only; convergence is the caller's duty (above).
             unsafe {
                 asm!(
-                    concat!("{{ .reg .pred p; setp.ne.b32 p, {p}, 0; ",
-                        "@p mma.sync.aligned.m16n8k16.row.col.f32.", $ty, ".", $ty, ".f32 ",
+                    concat!("mma.sync.aligned.m16n8k16.row.col.f32.", $ty, ".", $ty, ".f32 ",
                         "{{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, ",
-                        "{{{d0}, {d1}, {d2}, {d3}}}; }}"),
-                    p = in(reg32) p,
+                        "{{{d0}, {d1}, {d2}, {d3}}};"),
                     d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3],
                     a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
                     b0 = in(reg32) b[0], b1 = in(reg32) b[1],
@@ -63,12 +61,11 @@ mma_16816! {
 ///
 /// As [`mma_m16n8k16_bf16`]'s.
 #[inline(always)]
-pub(super) unsafe fn mma_m16n8k8_tf32(d: &mut [f32; 4], a: [u32; 4], b: [u32; 2], p: u32) {
+pub(super) unsafe fn mma_m16n8k8_tf32(d: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
     // SAFETY: registers only; convergence is the caller's duty.
     unsafe {
         asm!(
-            "{{ .reg .pred p; setp.ne.b32 p, {p}, 0; @p mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}}; }}",
-            p = in(reg32) p,
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
             d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3],
             a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
             b0 = in(reg32) b[0], b1 = in(reg32) b[1],
@@ -84,22 +81,19 @@ macro_rules! ldmatrix {
         ///
         /// # Safety
         ///
-        /// * If `p != 0`, every lane of the warp executes this same instruction, converged
-        ///   (`.aligned`), with `p != 0`; if `p == 0` in a lane, no lane runs it.
-        /// * If `p != 0`, the address this lane gives (lanes `0..8` per matrix, see
+        /// * Every lane of the warp executes this same instruction, converged (`.aligned`).
+        /// * The address this lane gives (lanes `0..8` per matrix, see
         ///   [`crate::spec::mma`]) is 16-byte aligned and its 16 bytes are inside this
         ///   block's shared memory. (Lanes whose address the form does not use pass any
         ///   value.)
         #[inline(always)]
-        pub(super) unsafe fn $name(addr: u32, p: u32) -> [u32; $n] {
+        pub(super) unsafe fn $name(addr: u32) -> [u32; $n] {
             $(let $r: u32;)*
             // SAFETY: a read of shared memory at addresses the caller vouches for.
             unsafe {
                 asm!(
-                    concat!("{{ .reg .pred p; setp.ne.b32 p, {p}, 0; ",
-                        "@p ldmatrix.sync.aligned.m8n8.", $form, ".shared.b16 {{", ldmatrix!(@regs $($r)*), "}}, [{addr}]; }}"),
+                    concat!("ldmatrix.sync.aligned.m8n8.", $form, ".shared.b16 {{", ldmatrix!(@regs $($r)*), "}}, [{addr}];"),
                     addr = in(reg32) addr,
-                    p = in(reg32) p,
                     $($r = out(reg32) $r,)*
                     // Not `pure` (warp-synchronous, see the MMA forms above).
                     options(readonly, nostack, preserves_flags),
@@ -161,33 +155,5 @@ pub(super) fn active_mask() -> u32 {
     let r: u32;
     // SAFETY: no operands besides the result; not `pure` (the answer depends on where it runs).
     unsafe { asm!("activemask.b32 {r};", r = out(reg32) r, options(nomem, nostack, preserves_flags)) };
-    r
-}
-
-/// A batch's check, warp-uniform: bit 0 is set if `activemask` is all ones (the 32 lanes
-/// execute this together), bit 1 if, in addition, `inside` is non-zero in every one of them
-/// (`vote.sync.all.pred` over the active lanes). Every lane that runs it together gets the
-/// same answer, so a predicate made of it never runs a `.aligned` instruction in some lanes
-/// and not in others. Safe: registers only.
-///
-/// ```text
-/// activemask.b32 m; setp.eq.b32 w, m, -1; setp.ne.b32 q, inside, 0;
-/// vote.sync.all.pred q, q, m; selp.b32 r, 1, 0, w; @q add.u32 r, r, 2;
-/// ```
-#[inline(always)]
-pub(super) fn batch_check(inside: u32) -> u32 {
-    let r: u32;
-    // SAFETY: registers only; `vote.sync` names exactly the lanes `activemask` says run it
-    // together (the `__all_sync(__activemask(), x)` idiom). Not `pure`: the answer depends
-    // on where it runs.
-    unsafe {
-        asm!(
-            "{{ .reg .b32 m; .reg .pred w, q; activemask.b32 m; setp.eq.b32 w, m, -1; setp.ne.b32 q, {inside}, 0; ",
-            "vote.sync.all.pred q, q, m; selp.b32 {r}, 1, 0, w; @q add.u32 {r}, {r}, 2; }}",
-            inside = in(reg32) inside,
-            r = out(reg32) r,
-            options(nomem, nostack, preserves_flags),
-        )
-    };
     r
 }

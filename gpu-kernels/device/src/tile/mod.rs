@@ -132,7 +132,7 @@ impl<T: Pod, L: Layout> Tile<T, L> {
     }
 
     /// Element `(r, c)`, unchecked: for reads whose region the caller checked once (the
-    /// fragment loads of [`crate::mma`], which fold the check into their predicate).
+    /// fragment loads of [`crate::mma`], which fold the check into their batch's check).
     ///
     /// # Safety
     ///
