@@ -3,7 +3,7 @@
 // (`cargo xtask bench kernels`). See README.md beside this file.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o sluice-cuda-bench bench.cu
-//   ./sluice-cuda-bench <kernel> <sizes...> [--warmup W] [--reps R] [--seed S]
+//   ./sluice-cuda-bench <kernel> <sizes...> [--warmup W] [--reps R] [--seed S] [--pool]
 //   ./sluice-cuda-bench all [--warmup W] [--reps R]
 //
 // Output: one CSV line per measurement after a `#` header:
@@ -58,13 +58,36 @@ static double sum_f32(const std::vector<float>& v) {
     return s;
 }
 
+
+// --pool: device memory from the default stream-ordered pool (cudaMallocAsync, as sluice's
+// allocations come from cuMemAllocFromPoolAsync), for telling a kernel's time from its
+// memory's placement.
+static bool g_pool = false;
+template <typename T>
+static cudaError_t dev_malloc(T** p, size_t bytes) {
+    if (!g_pool) return cudaMalloc(p, bytes);
+    cudaError_t e = cudaMallocAsync((void**)p, bytes, 0);
+    return e != cudaSuccess ? e : cudaStreamSynchronize(0);
+}
+template <typename T>
+static cudaError_t dev_free(T* p) {
+    return g_pool ? cudaFreeAsync(p, 0) : cudaFree(p);
+}
+template <typename T>
+static T* dev_upload(const std::vector<T>& h) {
+    T* d = nullptr;
+    CHECK(dev_malloc(&d, h.size() * sizeof(T) + 1));
+    CHECK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
 static void bench_fill_column(const Options& o, uint64_t n) {
     float* out = nullptr;
-    CHECK(cudaMalloc(&out, n * sizeof(float)));
+    CHECK(dev_malloc(&out, n * sizeof(float)));
     dim3 block(256), grid(ceil_div(n, 256));
     auto ms = time_it(o, 0, [] {}, [&] { fill_column<<<grid, block>>>(out, n, 1.5f); });
     report("fill_column", std::to_string(n), block, grid, ms, sum_f32(download(out, n)), registers_of(fill_column));
-    CHECK(cudaFree(out));
+    CHECK(dev_free(out));
 }
 
 static void bench_saxpy(const Options& o, uint64_t n) {
@@ -72,15 +95,15 @@ static void bench_saxpy(const Options& o, uint64_t n) {
     std::vector<float> x(n), y(n);
     for (auto& v : x) v = rng.next(-1, 1);
     for (auto& v : y) v = rng.next(-1, 1);
-    float *dx = upload(x), *dy = upload(y);
+    float *dx = dev_upload(x), *dy = dev_upload(y);
     dim3 block(256), grid(ceil_div(n, 256));
     // y changes at each launch (y = a x + y); the time does not depend on the values.
     auto ms = time_it(o, 0, [] {}, [&] { saxpy<<<grid, block>>>(dy, n, dx, n, 0.5f); });
     CHECK(cudaMemcpy(dy, y.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     saxpy<<<grid, block>>>(dy, n, dx, n, 0.5f);
     report("saxpy", std::to_string(n), block, grid, ms, sum_f32(download(dy, n)), registers_of(saxpy));
-    CHECK(cudaFree(dx));
-    CHECK(cudaFree(dy));
+    CHECK(dev_free(dx));
+    CHECK(dev_free(dy));
 }
 
 // variant: 0 potential, 1 potential_tiled, 2 potential_tiled_rsqrt (the seed kernel).
@@ -89,9 +112,9 @@ static void bench_potential(const Options& o, int variant, uint64_t rows, uint64
     std::vector<Particle> t(rows), s(n_sources);
     for (auto& p : t) p = {rng.next(-1, 1), rng.next(-1, 1), rng.next(-1, 1), 0.0f};
     for (auto& p : s) p = {rng.next(-1, 1), rng.next(-1, 1), rng.next(-1, 1), rng.next(-1, 1)};
-    Particle *dt = upload(t), *ds = upload(s);
+    Particle *dt = dev_upload(t), *ds = dev_upload(s);
     float* out = nullptr;
-    CHECK(cudaMalloc(&out, rows * sizeof(float)));
+    CHECK(dev_malloc(&out, rows * sizeof(float)));
     dim3 block(256), grid(ceil_div(rows, 256));
     const float eps2 = 1e-3f;
     auto ms = time_it(o, 0, [] {}, [&] {
@@ -106,25 +129,25 @@ static void bench_potential(const Options& o, int variant, uint64_t rows, uint64
     decltype(&potential) kernels[] = {potential, potential_tiled, potential_tiled_rsqrt};
     report(names[variant], std::to_string(rows) + "x" + std::to_string(n_sources), block,
            grid, ms, sum_f32(download(out, rows)), registers_of(kernels[variant]));
-    CHECK(cudaFree(dt));
-    CHECK(cudaFree(ds));
-    CHECK(cudaFree(out));
+    CHECK(dev_free(dt));
+    CHECK(dev_free(ds));
+    CHECK(dev_free(out));
 }
 
 static void bench_sum_reduce(const Options& o, uint64_t n) {
     Rng rng{o.seed};
     std::vector<float> x(n);
     for (auto& v : x) v = rng.next(-1, 1);
-    float* dx = upload(x);
+    float* dx = dev_upload(x);
     float* out = nullptr;
-    CHECK(cudaMalloc(&out, sizeof(float)));
+    CHECK(dev_malloc(&out, sizeof(float)));
     dim3 block(256), grid(std::min<unsigned>(ceil_div(n, 1024), 8u * sm_count()));
     auto ms = time_it(
         o, 0, [&] { CHECK(cudaMemsetAsync(out, 0, sizeof(float), 0)); },
         [&] { sum_reduce<<<grid, block>>>(out, 1, dx, n); });
     report("sum_reduce", std::to_string(n), block, grid, ms, download(out, 1)[0], registers_of(sum_reduce));
-    CHECK(cudaFree(dx));
-    CHECK(cudaFree(out));
+    CHECK(dev_free(dx));
+    CHECK(dev_free(out));
 }
 
 static void bench_transpose(const Options& o, unsigned rows, unsigned cols) {
@@ -132,9 +155,9 @@ static void bench_transpose(const Options& o, unsigned rows, unsigned cols) {
     Rng rng{o.seed};
     std::vector<float> in(n);
     for (auto& v : in) v = rng.next(-1, 1);
-    float* din = upload(in);
+    float* din = dev_upload(in);
     float* out = nullptr;
-    CHECK(cudaMalloc(&out, n * sizeof(float)));
+    CHECK(dev_malloc(&out, n * sizeof(float)));
     dim3 block(TRANSPOSE_TILE, TRANSPOSE_BLOCK_ROWS), grid(ceil_div(cols, TRANSPOSE_TILE), ceil_div(rows, TRANSPOSE_TILE));
     auto ms = time_it(o, 0, [] {}, [&] { transpose<<<grid, block>>>(out, n, din, n, rows, cols); });
     // Check a few elements exactly, then report the sum.
@@ -148,17 +171,17 @@ static void bench_transpose(const Options& o, unsigned rows, unsigned cols) {
     }
     report("transpose", std::to_string(rows) + "x" + std::to_string(cols), block, grid, ms, sum_f32(h),
            registers_of(transpose));
-    CHECK(cudaFree(din));
-    CHECK(cudaFree(out));
+    CHECK(dev_free(din));
+    CHECK(dev_free(out));
 }
 
 static void bench_histogram(const Options& o, uint64_t n, uint64_t n_bins) {
     Rng rng{o.seed};
     std::vector<float> x(n);
     for (auto& v : x) v = rng.next(-1.1f, 1.1f);
-    float* dx = upload(x);
+    float* dx = dev_upload(x);
     unsigned* bins = nullptr;
-    CHECK(cudaMalloc(&bins, n_bins * sizeof(unsigned)));
+    CHECK(dev_malloc(&bins, n_bins * sizeof(unsigned)));
     dim3 block(256), grid(std::min<unsigned>(ceil_div(n, 256), 2u * sm_count()));
     auto ms = time_it(
         o, 0, [&] { CHECK(cudaMemsetAsync(bins, 0, n_bins * sizeof(unsigned), 0)); },
@@ -168,8 +191,8 @@ static void bench_histogram(const Options& o, uint64_t n, uint64_t n_bins) {
     for (unsigned c : h) total += c;
     report("histogram", std::to_string(n) + "x" + std::to_string(n_bins), block, grid, ms, total,
            registers_of(histogram));
-    CHECK(cudaFree(dx));
-    CHECK(cudaFree(bins));
+    CHECK(dev_free(dx));
+    CHECK(dev_free(bins));
 }
 
 static uint64_t num(const char* s) {
@@ -183,7 +206,7 @@ static uint64_t num(const char* s) {
 }
 
 static const char* USAGE =
-    "usage: sluice-cuda-bench <kernel> <sizes...> [--warmup W] [--reps R] [--seed S]\n"
+    "usage: sluice-cuda-bench <kernel> <sizes...> [--warmup W] [--reps R] [--seed S] [--pool]\n"
     "  fill_column N | saxpy N | potential ROWS SOURCES | potential_tiled ROWS SOURCES\n"
     "  potential_tiled_rsqrt ROWS SOURCES\n"
     "  sum_reduce N | transpose ROWS COLS | histogram N BINS | all (default sizes)\n";
@@ -195,6 +218,7 @@ int main(int argc, char** argv) {
         if (!strcmp(argv[i], "--warmup") && i + 1 < argc) o.warmup = (int)num(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) o.reps = (int)num(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) o.seed = num(argv[++i]);
+        else if (!strcmp(argv[i], "--pool")) g_pool = true;
         else pos.push_back(argv[i]);
     }
     if (pos.empty() || o.reps < 1) {

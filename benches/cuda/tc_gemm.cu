@@ -58,6 +58,11 @@ __host__ __device__ constexpr uint32_t sw_shift(int row_bytes) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 }
+// 16 bytes if `read`, else 16 zeros without reading src (cp.async's ignore-src form).
+__device__ __forceinline__ void cp_async16_or_zero(uint32_t dst, const void* src, bool read) {
+    asm volatile("{ .reg .pred p; setp.eq.u32 p, %2, 0; cp.async.cg.shared.global [%0], [%1], 16, p; }\n" ::"r"(dst), "l"(src),
+                 "r"((uint32_t)read));
+}
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
@@ -131,6 +136,58 @@ __device__ __forceinline__ void copy_tile(uint32_t s, const T* g, int rows, int 
     }
 }
 
+// async_copy::CopyPlan: this thread's chunks of every k-tile copy of an R x C tile worked
+// out once (chunk 0's tile position and source pointer, how far the source reaches past
+// it; a thread's chunks share a tile column, THREADS / PER_ROW rows apart), so that a step
+// costs a pointer, a compare and the cp.async per chunk. ALONG_COLS: step s copies the tile
+// at (row0, col0 + s C) (A's k-tiles), else (row0 + s R, col0) (B's).
+template <typename T, int R, int C, bool ALONG_COLS>
+struct CopyPlan {
+    static constexpr int V = 16 / sizeof(T), PER_ROW = C / V, CHUNKS = R * PER_ROW, MINE = CHUNKS / THREADS,
+                         RA = THREADS / PER_ROW;
+    static_assert(THREADS % PER_ROW == 0 && CHUNKS % THREADS == 0, "a thread's chunks share a tile column");
+    static constexpr uint32_t SH = sw_shift(C * sizeof(T));
+    const T* g;
+    int rows, cols, ld, row0, col0, rank;
+    bool aligned;
+    const T* p0;
+    long long rows_left, cols_left;
+    uint32_t dst[MINE];
+    __device__ __forceinline__ CopyPlan(const T* g_, int rows_, int cols_, int ld_, int row0_, int col0_, int rank_)
+        : g(g_), rows(rows_), cols(cols_), ld(ld_), row0(row0_), col0(col0_), rank(rank_) {
+        aligned = ((uintptr_t)g % 16) == 0 && (ld * sizeof(T)) % 16 == 0;
+        int r0 = rank / PER_ROW, c0 = (rank % PER_ROW) * V;
+        p0 = g + (long long)(row0 + r0) * ld + col0 + c0;
+        rows_left = (long long)rows - (row0 + r0);
+        cols_left = (long long)cols - (col0 + c0);
+#pragma unroll
+        for (int it = 0; it < MINE; ++it) dst[it] = swz((uint32_t)((r0 + it * RA) * C + c0) * sizeof(T), SH);
+    }
+    __device__ __forceinline__ void step(uint32_t s, int st) const {
+        if (!aligned) {
+            if (ALONG_COLS) copy_tile<T, R, C>(s, g, rows, cols, ld, row0, col0 + st * C, rank);
+            else copy_tile<T, R, C>(s, g, rows, cols, ld, row0 + st * R, col0, rank);
+            return;
+        }
+        long long adv = ALONG_COLS ? (long long)st * C : (long long)st * R * ld;
+        long long rl = ALONG_COLS ? rows_left : rows_left - (long long)st * R;
+        long long cl = ALONG_COLS ? cols_left - (long long)st * C : cols_left;
+        unsigned rows_in = rl < 0 ? 0u : (rl > 0x7fffffffLL ? 0x7fffffffu : (unsigned)rl);
+        int in_row = cl <= 0 ? 0 : (cl < V ? (int)cl : V);
+        const T* base = p0 + adv;
+        if (in_row == V) {
+#pragma unroll
+            for (int it = 0; it < MINE; ++it) cp_async16_or_zero(s + dst[it], base + (long long)it * RA * ld, rows_in > (unsigned)(it * RA));
+        } else {
+#pragma unroll
+            for (int it = 0; it < MINE; ++it) {
+                int valid = rows_in > (unsigned)(it * RA) ? in_row : 0;
+                cp_async16(s + dst[it], valid > 0 ? base + (long long)it * RA * ld : g, valid * (int)sizeof(T));
+            }
+        }
+    }
+};
+
 template <typename T, int BK = Cfg<T>::BK, int STAGES = Cfg<T>::STAGES>
 __global__ __launch_bounds__(THREADS) void tc_gemm(float* __restrict__ c, const T* __restrict__ a, const T* __restrict__ b, int m, int n, int k) {
     constexpr int KS = Cfg<T>::KS, V = 16 / sizeof(T);
@@ -148,11 +205,13 @@ __global__ __launch_bounds__(THREADS) void tc_gemm(float* __restrict__ c, const 
     int t = threadIdx.x, lane = t % 32, w = t / 32;
     int wr = (w / (BN / WN)) * WM, wc = (w % (BN / WN)) * WN;
     int k_tiles = (k + BK - 1) / BK;
+    const CopyPlan<T, BM, BK, true> plan_a(a, m, k, k, row0, 0, t);
+    const CopyPlan<T, BK, BN, false> plan_b(b, k, n, n, 0, col0, t);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < k_tiles) {
-            copy_tile<T, BM, BK>(base + s * STAGE, a, m, k, k, row0, s * BK, t);
-            copy_tile<T, BK, BN>(base + s * STAGE + A_BYTES, b, k, n, n, s * BK, col0, t);
+            plan_a.step(base + s * STAGE, s);
+            plan_b.step(base + s * STAGE + A_BYTES, s);
         }
         commit();
     }
@@ -163,8 +222,8 @@ __global__ __launch_bounds__(THREADS) void tc_gemm(float* __restrict__ c, const 
         __syncthreads();
         int next = kt + STAGES - 1, free_s = (head + STAGES - 1) % STAGES;
         if (next < k_tiles) {
-            copy_tile<T, BM, BK>(base + free_s * STAGE, a, m, k, k, row0, next * BK, t);
-            copy_tile<T, BK, BN>(base + free_s * STAGE + A_BYTES, b, k, n, n, next * BK, col0, t);
+            plan_a.step(base + free_s * STAGE, next);
+            plan_b.step(base + free_s * STAGE + A_BYTES, next);
         }
         commit();
         uint32_t sa = base + head * STAGE, sb = sa + A_BYTES;

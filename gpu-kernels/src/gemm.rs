@@ -15,7 +15,7 @@
 //! `ldmatrix` cannot transpose 32-bit elements). `benches/cuda/tc_gemm.cu` is the same
 //! kernel in CUDA C++.
 
-use sluice_device::async_copy::{Pipeline, Threads};
+use sluice_device::async_copy::{CopyPlan, Pipeline, Threads, Walk};
 use sluice_device::half::{bf16, f16};
 use sluice_device::kernel;
 use sluice_device::mma::{Accum, Warp, M16N8K16, M16N8K8};
@@ -69,10 +69,14 @@ macro_rules! gemm_body {
         let w = (threads.rank() / 32) as usize;
         let (wr, wc) = ((w / (BN / WN)) * WM, (w % (BN / WN)) * WN);
         let k_tiles = k.div_ceil(BK);
+        // Each thread's copies of every k-tile, worked out once: A's tiles walk along its
+        // columns, B's along its rows.
+        let plan_a = CopyPlan::<_, _, THREADS>::new(&threads, &a, row0, 0, Walk::Cols);
+        let plan_b = CopyPlan::<_, _, THREADS>::new(&threads, &b, 0, col0, Walk::Rows);
         let mut pipe = Pipeline::<(TA, TB), STAGES>::start(&threads, |s, (mut ta, mut tb)| {
             if s < k_tiles {
-                ta.copy_from(&threads, &a, row0, s * BK);
-                tb.copy_from(&threads, &b, s * BK, col0);
+                ta.copy_step(&plan_a, s);
+                tb.copy_step(&plan_b, s);
             }
         });
         let mut acc = [[Accum::<$shape>::zero(); NI]; MI];
@@ -81,8 +85,8 @@ macro_rules! gemm_body {
             let next = kt + STAGES - 1;
             refill.fill(|(mut ta, mut tb)| {
                 if next < k_tiles {
-                    ta.copy_from(&threads, &a, row0, next * BK);
-                    tb.copy_from(&threads, &b, next * BK, col0);
+                    ta.copy_step(&plan_a, next);
+                    tb.copy_step(&plan_b, next);
                 }
             });
             let (ta, tb) = ready.tiles();

@@ -104,6 +104,17 @@ pub(super) unsafe fn copy16(dst: u32, src: *const u8, src_bytes: u32) {
     with_queue("cp.async", |q| q.open.push(Copy16 { dst, src, src_bytes }));
 }
 
+/// [`copy16`] of 16 bytes if `read`, else of none (16 zeros; `src` not read).
+///
+/// # Safety
+///
+/// As [`copy16`], for `src .. src + 16` if `read`.
+#[track_caller]
+pub(super) unsafe fn copy16_or_zero(dst: u32, src: *const u8, read: bool) {
+    // SAFETY: forwarded (with no bytes to read when `!read`).
+    unsafe { copy16(dst, src, if read { 16 } else { 0 }) }
+}
+
 #[track_caller]
 pub(super) fn commit() {
     with_queue("cp.async.commit_group", |q| {

@@ -14,6 +14,17 @@ pub(super) unsafe fn copy16(dst: u32, src: *const u8, src_bytes: u32) {
     unsafe { raw::cp_async_cg16(dst, src, src_bytes) }
 }
 
+/// 16 bytes from `src` to shared `dst` if `read`, else 16 zeros (`src` not read).
+///
+/// # Safety
+///
+/// `raw::cp_async_cg16_or_zero`'s contract.
+#[inline(always)]
+pub(super) unsafe fn copy16_or_zero(dst: u32, src: *const u8, read: bool) {
+    // SAFETY: forwarded.
+    unsafe { raw::cp_async_cg16_or_zero(dst, src, read) }
+}
+
 #[inline(always)]
 pub(super) fn commit() {
     // SAFETY: commits this thread's open group; no memory is touched.

@@ -5,6 +5,7 @@
 //! | sluice | CUDA C++ | PTX |
 //! | --- | --- | --- |
 //! | [`FillTile::copy_from`], [`Tile::copy_async`](crate::tile::Tile::copy_async) | `cp.async` + `__pipeline_commit` (or CUTLASS `cp_async_zfill`) | `cp.async.cg.shared.global [d], [s], 16, n` + `cp.async.commit_group` |
+//! | [`CopyPlan::new`] + [`FillTile::copy_step`] | CUTLASS's precomputed tile iterators (a pointer and a predicate per chunk, advanced per k-tile) | the same `cp.async`s, addresses worked out once |
 //! | [`Pipeline::start`] | the prologue of a multistage mainloop | `STAGES - 1` × (copies, `commit_group`) |
 //! | [`Pipeline::wait`] | `cp_async_wait<STAGES - 2>(); __syncthreads();` | `cp.async.wait_group STAGES-2; barrier.sync 0;` |
 //! | [`Refill::fill`] | the copies of k-tile `k + STAGES - 1`, committed | copies + `cp.async.commit_group` |
@@ -82,6 +83,9 @@ use crate::tile::{Layout, Matrix, Row, Tile, TileSet};
 #[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
 #[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
 mod imp;
+mod plan;
+
+pub use plan::{CopyPlan, Walk};
 
 /// The block has `N` threads: the cooperative copies split a tile's chunks among them,
 /// `N` at a time, unrolled. Made by [`Threads::check`].

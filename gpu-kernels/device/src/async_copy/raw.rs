@@ -31,6 +31,29 @@ pub(super) unsafe fn cp_async_cg16(dst: u32, src: *const u8, src_bytes: u32) {
     }
 }
 
+/// `cp.async.cg.shared.global [dst], [src], 16, !read;` — copies 16 bytes from global `src`
+/// to shared `dst` if `read`, else writes 16 zeros there without reading `src` (the
+/// `ignore-src` predicate form: no source size to adjust, one predicated `LDGSTS`).
+///
+/// # Safety
+///
+/// * `dst` as in [`cp_async_cg16`];
+/// * if `read`: `src` is 16-byte aligned and `src .. src + 16` is readable global memory
+///   (if not, `src` is not accessed and may be any value).
+#[inline(always)]
+pub(super) unsafe fn cp_async_cg16_or_zero(dst: u32, src: *const u8, read: bool) {
+    // SAFETY: the caller's contract above.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %ignore; setp.eq.u32 %ignore, {r}, 0; cp.async.cg.shared.global [{d}], [{s}], 16, %ignore; }}",
+            d = in(reg32) dst,
+            s = in(reg64) src,
+            r = in(reg32) read as u32,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// `cp.async.commit_group;` — closes this thread's group of the `cp.async`s issued since
 /// the last commit (an empty group if none).
 ///

@@ -5,7 +5,8 @@
 //! race checker as that lane's reads), then the rows (or the fragments and accumulators)
 //! are exchanged once and every lane gets its registers from [`crate::spec::mma`]
 //! ([`spec::ldmatrix_reg`], [`spec::warp_mma`]). A group that completes without all 32
-//! lanes (the others returned) fails the kernel, as a skipped batch does on the GPU.
+//! lanes (the others returned) fails the kernel, as a batch without the whole warp does on
+//! the GPU.
 
 use core::panic::Location;
 

@@ -21,7 +21,7 @@ pub(super) fn batch_whole() -> bool {
     whole_warp_here()
 }
 
-/// Nothing on the GPU: a region outside its tile is a recorded fault (the batch is skipped).
+/// Nothing on the GPU: `Warp::enter` ends the kernel on a region outside its tile.
 #[inline(always)]
 pub(super) fn require_inside(_inside: bool) {}
 
@@ -49,7 +49,7 @@ pub(super) fn ldmatrix<const X: usize, const TRANS: bool, const N: usize>(
                 // their tile turned away, and no branch since but this one, on that same
                 // warp-uniform answer) and every lane's address is a 16-byte row inside a
                 // tile of this block's shared memory (`Warp::load_*` checked the region in
-                // each lane; a lane outside skipped the batch, so the others are not whole).
+                // each lane; a lane outside ended the kernel, so the others are not whole).
                 unsafe {
                     match (X, TRANS) {
                         (1, false) => out[n][0] = raw::ldmatrix_x1(a)[0],

@@ -40,10 +40,9 @@
 //! outside a tile is read. Where the region's check is known at compile time (`mma_grid`
 //! has none; the gemm's `load_b_trans`, at bounded offsets) it folds away, and a batch
 //! costs one `activemask`, a compare and a branch.
-//! A skipped batch is recorded in the warp; the fault ends the kernel with a message at the
-//! next [`Warp::store`] or [`Warp::check`], or when the `Warp` is dropped — before any
-//! result of a skipped operation is written by `store` (if only some lanes' regions were
-//! outside, the message may be either fault's).
+//! A batch that cannot run ends the kernel there, with a message (a region outside its
+//! tile, or a warp not whole): the branch's other side never returns, so the batch's
+//! results need no placeholder values on the hot path.
 //!
 //! Not predicated, and not without a branch: `ptxas` (13.x, `sm_90`) turns an `@p
 //! mma.sync` into a branch around that one `HMMA` (and `@p ldmatrix` likewise), which
@@ -88,7 +87,6 @@
 //! }
 //! ```
 
-use core::cell::Cell;
 use core::marker::PhantomData;
 
 use bytemuck::Pod;
@@ -351,19 +349,10 @@ impl<S: Shape> Accum<S> {
     }
 }
 
-/// A warp operation ran without all 32 lanes (it was skipped).
-const DIVERGED: u32 = 1;
-/// An `ldmatrix` or fragment load named a region outside its tile (it was skipped).
-const OUTSIDE: u32 = 2;
-
 /// The whole warp, for the `.sync.aligned` operations. Not `Send` (it stands for the
-/// calling warp) and not `Sync`; it records, without branching, any operation it had to
-/// skip, and ends the kernel at the next [`store`](Warp::store) or [`check`](Warp::check),
-/// or when dropped. See the [module docs](self).
+/// calling warp) and not `Sync`; every batch of operations checks that it may run and
+/// ends the kernel with a message if not. See the [module docs](self).
 pub struct Warp {
-    /// The faults so far ([`DIVERGED`], [`OUTSIDE`]): or-ed in by every operation, tested
-    /// by `check` (a register on the GPU).
-    faults: Cell<u32>,
     // Not Send/Sync: a token of the thread (warp) that made it.
     _here: PhantomData<*const ()>,
 }
@@ -449,7 +438,7 @@ impl Warp {
         if !imp::whole_warp_here() {
             not_converged();
         }
-        Warp { faults: Cell::new(0), _here: PhantomData }
+        Warp { _here: PhantomData }
     }
 
     /// This lane, `0..32`.
@@ -459,44 +448,29 @@ impl Warp {
         crate::warp::lane_id()
     }
 
-    /// Ends the kernel with a message if an operation of this warp so far was skipped
-    /// (run without all 32 lanes, or on a region outside its tile). [`store`](Self::store)
-    /// and dropping the `Warp` check too; call it before writing results by other means.
-    #[inline(always)]
-    #[track_caller]
-    pub fn check(&self) {
-        let f = self.faults.get();
-        if f != 0 {
-            if f & DIVERGED != 0 {
-                not_converged();
-            }
-            outside_tile();
-        }
-    }
-
-    /// The start of a batch of warp operations: whether it may run (all 32 lanes here,
-    /// and `inside`), true in all 32 lanes or in none; a fault is recorded (and the batch
-    /// skipped), not reported here.
+    /// The start of a batch of warp operations: ends the kernel with a message unless it
+    /// may run (`inside`, and all 32 lanes here); returns `true`.
     ///
     /// Uniform by construction, without a vote: a lane whose region is outside its tile
-    /// turns away first (it records [`OUTSIDE`]), so if any lane does, the others do not
-    /// read an `activemask` of all 32 and skip the batch too (recording [`DIVERGED`]). Where
-    /// `inside` is known at compile time (a region at constant or bounded offsets) the first
-    /// test folds away and the check is one `activemask`.
+    /// ends the kernel first, so the others read `activemask` only when all 32 are here or
+    /// the kernel is ending anyway. Where `inside` is known at compile time (a region at
+    /// constant or bounded offsets) the first test folds away and the check is one
+    /// `activemask`, a compare and a branch to a block that never returns — so the batch's
+    /// results need no placeholder values on the hot path.
     #[inline(always)]
     #[track_caller]
     fn enter(&self, inside: bool) -> bool {
         // On the CPU a region outside its tile panics here, at the caller's line.
         imp::require_inside(inside);
         if !inside {
-            self.faults.set(self.faults.get() | OUTSIDE);
-            return false;
+            outside_tile();
         }
-        // Read after the branch above: the lanes that turned away are not among those
-        // executing this, so the answer is all ones only if every lane is inside.
-        let whole = imp::batch_whole();
-        self.faults.set(self.faults.get() | (!whole as u32 * DIVERGED));
-        whole
+        // Read after the branch above: the lanes that ended the kernel are not among those
+        // executing this.
+        if !imp::batch_whole() {
+            not_converged();
+        }
+        true
     }
 
     /// `acc += a · b` on the tensor cores (one `mma.sync`).
@@ -698,8 +672,7 @@ impl Warp {
     /// Writes the warp's accumulators to its tile of C: `acc[i][j]` is the 16 × 8 block at
     /// rows `16 i`, columns `8 j` of `out` (`MI * 16 == WM`, `NI * 8 == WN`, checked at
     /// compile time). Each lane writes the elements its registers hold; elements outside
-    /// the matrix are skipped. First [`check`](Self::check)s the warp: nothing is written
-    /// if an operation was skipped.
+    /// the matrix are skipped.
     #[inline(always)]
     #[track_caller]
     pub fn store<S: Shape, const MI: usize, const NI: usize, const WM: usize, const WN: usize>(
@@ -708,7 +681,6 @@ impl Warp {
         acc: &[[Accum<S>; NI]; MI],
     ) {
         let () = const { assert!(MI * 16 == WM && NI * 8 == WN, "the accumulators must cover the warp tile") };
-        self.check();
         let lane = self.lane();
         let (r0, c0) = crate::spec::mma::c_elem(lane, 0);
         let (r2, c2) = crate::spec::mma::c_elem(lane, 2);
@@ -725,13 +697,5 @@ impl Warp {
                 }
             });
         });
-    }
-}
-
-impl Drop for Warp {
-    /// A fault not yet reported ends the kernel here.
-    #[inline(always)]
-    fn drop(&mut self) {
-        self.check();
     }
 }

@@ -129,13 +129,12 @@ impl<'a, T> Matrix<'a, T> {
         tile_col: usize,
     ) -> MatrixTile<'a, T, TR, TC> {
         let (row0, col0) = (tile_row.saturating_mul(TR), tile_col.saturating_mul(TC));
-        MatrixTile {
-            data: self.data,
-            ld: self.ld,
-            base: row0.saturating_mul(self.ld).saturating_add(col0),
-            rows: self.rows.saturating_sub(row0).min(TR),
-            cols: self.cols.saturating_sub(col0).min(TC),
-        }
+        let rows = self.rows.saturating_sub(row0).min(TR);
+        let cols = self.cols.saturating_sub(col0).min(TC);
+        // Inside the matrix (`row0 < rows`, `col0 < cols`) the first element's index is
+        // below `(rows - 1) * ld + cols <= len`: no overflow. An empty tile never reads it.
+        let base = if rows > 0 && cols > 0 { row0 * self.ld + col0 } else { 0 };
+        MatrixTile { data: self.data, ld: self.ld, base, rows, cols }
     }
 }
 
@@ -186,6 +185,10 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
 pub enum Raster {
     /// Tile `(rank / tiles_n, rank % tiles_n)`: along rows of tiles.
     RowMajor,
+    /// Tile `(rank % tiles_m, rank / tiles_m)`: down columns of tiles. With a grid of
+    /// `(tiles_m, tiles_n)` blocks, block `(x, y)` gets tile `(x, y)` — the output tile of a
+    /// transpose whose input tile is `(y, x)`.
+    ColumnMajor,
     /// Triton's grouped order: groups of `g` rows of tiles, walked column by column inside
     /// a group, so that consecutive blocks share rows of A and columns of B in L2.
     Grouped(u32),
@@ -198,6 +201,7 @@ impl Raster {
     /// ```
     /// use sluice_device::tile::Raster;
     /// assert_eq!(Raster::RowMajor.tile(5, 3, 4), Some((1, 1)));
+    /// assert_eq!(Raster::ColumnMajor.tile(5, 3, 4), Some((2, 1)));
     /// assert_eq!(Raster::Grouped(2).tile(1, 3, 4), Some((1, 0)));
     /// assert_eq!(Raster::Grouped(2).tile(12, 3, 4), None);
     /// ```
@@ -208,8 +212,59 @@ impl Raster {
         }
         match self {
             Raster::RowMajor => Some((rank / tiles_n, rank % tiles_n)),
+            Raster::ColumnMajor => Some((rank % tiles_m, rank / tiles_m)),
             Raster::Grouped(g) => {
                 let g = if g == 0 { 1 } else { g as u64 };
+                let per_group = g * tiles_n;
+                let first = (rank / per_group) * g;
+                let size = if tiles_m - first < g { tiles_m - first } else { g };
+                let in_group = rank % per_group;
+                Some((first + in_group % size, in_group / size))
+            }
+        }
+    }
+}
+
+impl Raster {
+    /// [`Raster::tile`] of this block ([`crate::thread::grid_block_rank`]), without a
+    /// division where the grid is shaped like the tiles: a row-major raster on a grid of
+    /// `tiles_n` blocks across (block `(x, y)` takes tile `(y, x)`), a column-major one on
+    /// a grid of `tiles_m` across (tile `(x, y)`); otherwise 32-bit divisions where the
+    /// numbers fit, 64-bit ones where they do not. The same tile as `tile` in every case.
+    #[inline(always)]
+    fn tile_of_this_block(self, tiles_m: u64, tiles_n: u64) -> Option<(u64, u64)> {
+        use crate::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_z};
+        let (x, y) = (block_idx_x() as u64, block_idx_y() as u64);
+        let flat = grid_dim_z() == 1;
+        match self {
+            Raster::RowMajor if flat && grid_dim_x() as u64 == tiles_n => (y < tiles_m).then_some((y, x)),
+            Raster::ColumnMajor if flat && grid_dim_x() as u64 == tiles_m => (y < tiles_n).then_some((x, y)),
+            _ => {
+                let rank = crate::thread::grid_block_rank();
+                let small = u32::MAX as u64;
+                if rank <= small && tiles_m <= small && tiles_n <= small && tiles_m * tiles_n <= small {
+                    // The same arithmetic in 32 bits (a 64-bit division is a software routine).
+                    self.tile32(rank as u32, tiles_m as u32, tiles_n as u32).map(|(r, c)| (r as u64, c as u64))
+                } else {
+                    self.tile(rank, tiles_m, tiles_n)
+                }
+            }
+        }
+    }
+
+    /// [`Raster::tile`] in 32-bit arithmetic (`tiles_m * tiles_n` fits in `u32`).
+    #[inline(always)]
+    fn tile32(self, rank: u32, tiles_m: u32, tiles_n: u32) -> Option<(u32, u32)> {
+        if rank >= tiles_m * tiles_n {
+            return None;
+        }
+        match self {
+            Raster::RowMajor => Some((rank / tiles_n, rank % tiles_n)),
+            Raster::ColumnMajor => Some((rank % tiles_m, rank / tiles_m)),
+            Raster::Grouped(g) => {
+                let g = if g == 0 { 1 } else { g };
+                // `g * tiles_n` may pass u32: clamp g to tiles_m first (the same groups).
+                let g = g.min(tiles_m);
                 let per_group = g * tiles_n;
                 let first = (rank / per_group) * g;
                 let size = if tiles_m - first < g { tiles_m - first } else { g };
@@ -241,6 +296,24 @@ impl<'a, T> MatrixMut<'a, T> {
         Self::with_ld(slice, rows, cols, cols)
     }
 
+    /// The matrix whose rows are `cols` apart, over `slice` (consumed), or `None` if it
+    /// does not fit (where [`MatrixMut::new`] fails the launch).
+    ///
+    /// ```
+    /// # use sluice_device::tile::MatrixMut;
+    /// # use sluice_device::slice::DeviceSliceMut;
+    /// # fn body(out: DeviceSliceMut<f32>, rows: usize, cols: usize) {
+    /// let Some(m) = MatrixMut::try_new(out, rows, cols) else {
+    ///     return; // `out` is shorter than rows × cols: nothing to write
+    /// };
+    /// # let _ = m;
+    /// # }
+    /// ```
+    #[inline(always)]
+    pub fn try_new(slice: DeviceSliceMut<'a, T>, rows: usize, cols: usize) -> Option<MatrixMut<'a, T>> {
+        fits(slice.len(), rows, cols, cols).then_some(MatrixMut { slice, rows, cols, ld: cols })
+    }
+
     /// The matrix whose rows are `ld` apart. Panics if it does not fit.
     #[inline(always)]
     #[track_caller]
@@ -258,7 +331,7 @@ impl<'a, T> MatrixMut<'a, T> {
     pub fn block_tile<const BM: usize, const BN: usize>(self, raster: Raster) -> Option<BlockTile<'a, T, BM, BN>> {
         let tiles_m = self.rows.div_ceil(BM) as u64;
         let tiles_n = self.cols.div_ceil(BN) as u64;
-        let (tm, tn) = raster.tile(crate::thread::grid_block_rank(), tiles_m, tiles_n)?;
+        let (tm, tn) = raster.tile_of_this_block(tiles_m, tiles_n)?;
         Some(BlockTile { m: self, row0: tm as usize * BM, col0: tn as usize * BN })
     }
 }
@@ -283,6 +356,53 @@ impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
         self.col0
     }
 
+    /// This thread's share of the tile for a block of exactly `TX × TY` threads (`(TX,
+    /// TY, 1)`; otherwise the launch fails with a message): thread `(x, y)` owns the
+    /// elements `(y + i * TY, x + j * TX)` for `i < BM / TY`, `j < BN / TX` — consecutive
+    /// threads of a warp write consecutive columns (coalesced), and no two threads share
+    /// an element, so the writes need neither atomics nor `unsafe`. CuTe's
+    /// `local_partition` of a block tile by a row-major thread layout. `BM` must be a
+    /// multiple of `TY` and `BN` of `TX` (checked at compile time).
+    ///
+    /// ```
+    /// # use sluice_device::tile::{MatrixMut, Raster};
+    /// # use sluice_device::slice::DeviceSliceMut;
+    /// # fn body(out: DeviceSliceMut<f32>, n: usize) {
+    /// // A (32, 8) block writes its 32 × 32 tile, four rows per thread.
+    /// if let Some(tile) = MatrixMut::new(out, n, n).block_tile::<32, 32>(Raster::RowMajor) {
+    ///     let mut mine = tile.partition::<32, 8>();
+    ///     for i in 0..mine.rows() {
+    ///         let (r, c) = mine.position(i, 0); // (y + 8 i, x) inside the tile
+    ///         mine.set(i, 0, (r * 32 + c) as f32);
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn partition<const TX: usize, const TY: usize>(self) -> ThreadPart<'a, T, TX, TY> {
+        let () = const {
+            assert!(
+                TX > 0 && TY > 0 && BM.is_multiple_of(TY) && BN.is_multiple_of(TX),
+                "the thread layout must divide the block tile"
+            )
+        };
+        let (x, y) = (crate::thread::thread_idx_x(), crate::thread::thread_idx_y());
+        if crate::thread::block_dim_x() as usize != TX
+            || crate::thread::block_dim_y() as usize != TY
+            || crate::thread::block_dim_z() != 1
+        {
+            wrong_thread_layout();
+        }
+        ThreadPart {
+            row0: self.row0 + y as usize,
+            col0: self.col0 + x as usize,
+            rows: BM / TY,
+            cols: BN / TX,
+            m: self.m,
+        }
+    }
+
     /// This warp's `WM × WN` part of the tile: warp `w` (`block_rank() / 32`) of the
     /// `(BM / WM) × (BN / WN)` grid of warp tiles takes row `w / (BN / WN)` and column
     /// `w % (BN / WN)` of it; `None` for warps past the last. `BM` must be a multiple of
@@ -301,6 +421,64 @@ impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
             return None;
         }
         Some(WarpTile { m: self.m, row0: self.row0 + (w / per_row) * WM, col0: self.col0 + (w % per_row) * WN })
+    }
+}
+
+#[cold]
+#[track_caller]
+fn wrong_thread_layout() -> ! {
+    crate::dfail!("BlockTile::partition::<TX, TY>: the block is not (TX, TY, 1) threads")
+}
+
+/// One thread's elements of a [`BlockTile`], from [`BlockTile::partition`]: element `(i,
+/// j)` of the share is element `(y + i * TY, x + j * TX)` of the tile, for the thread at
+/// `(x, y)` of a `(TX, TY, 1)` block. Writes outside the matrix (a tile hanging over its
+/// edge) are dropped.
+pub struct ThreadPart<'a, T, const TX: usize, const TY: usize> {
+    m: MatrixMut<'a, T>,
+    // The matrix coordinates of the share's element (0, 0).
+    row0: usize,
+    col0: usize,
+    rows: usize,
+    cols: usize,
+}
+
+impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
+    /// Rows of the share, `BM / TY`.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns of the share, `BN / TX`.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Where element `(i, j)` of the share lies inside the block's tile: `(y + i * TY, x +
+    /// j * TX)`.
+    #[inline(always)]
+    pub fn position(&self, i: usize, j: usize) -> (usize, usize) {
+        let (x, y) = (crate::thread::thread_idx_x() as usize, crate::thread::thread_idx_y() as usize);
+        (y + i * TY, x + j * TX)
+    }
+
+    /// Writes `v` to element `(i, j)` of the share if it lies inside the matrix. Panics if
+    /// `i >= rows()` or `j >= cols()`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(&mut self, i: usize, j: usize, v: T) {
+        crate::dassert!(i < self.rows && j < self.cols, "ThreadPart::set: index outside the thread's share");
+        let (row, col) = (self.row0 + i * TY, self.col0 + j * TX);
+        if row < self.m.rows && col < self.m.cols {
+            // SAFETY: `row < rows` and `col < cols` with `fits(len, rows, cols, ld)` (checked by
+            // `MatrixMut::with_ld`) put the index inside the slice. One writer per element:
+            // the block owns its tile (`block_tile`'s raster is a bijection from blocks onto
+            // tiles) and inside it `(y + i TY, x + j TX)` with `x < TX`, `y < TY` (the block
+            // is `(TX, TY, 1)`, checked by `partition`) names each element for one thread.
+            unsafe { *self.m.slice.get_unchecked_mut(row * self.m.ld + col) = v };
+        }
     }
 }
 

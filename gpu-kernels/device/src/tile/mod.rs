@@ -58,7 +58,7 @@ use crate::spec::layout::swizzle_fits;
 pub use crate::spec::layout::{Axis, Col, ColMajor, Layout, Row, RowMajor, Swizzled};
 
 mod global;
-pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, WarpTile};
+pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, WarpTile};
 
 /// A tile of `L::ROWS × L::COLS` elements of `T` in the block's shared memory, laid out as
 /// `L`. See the [module docs](self).

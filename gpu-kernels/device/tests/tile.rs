@@ -1,0 +1,124 @@
+//! Global-memory tiles on the CPU runtime: which tile each block gets ([`Raster`], through
+//! `MatrixMut::block_tile`, whose fast paths for grids shaped like the tiles must agree
+//! with `Raster::tile`), and a block's tile split among its threads
+//! (`BlockTile::partition`): every element written once, by the thread that owns it, the
+//! edges clipped.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use sluice_device::cpu;
+use sluice_device::slice::DeviceSliceMut;
+use sluice_device::thread;
+use sluice_device::tile::{MatrixMut, Raster};
+
+/// The raw pointer of a launch's output, shared by the CPU threads of the launch (each
+/// makes its own `DeviceSliceMut` from it, as a kernel's parameter).
+#[derive(Clone, Copy)]
+struct Out(*mut f32, usize);
+// SAFETY: the launches below write disjoint elements from different threads (what the
+// tests check), and the buffer outlives them.
+unsafe impl Sync for Out {}
+
+impl Out {
+    fn slice(&self) -> DeviceSliceMut<'static, f32> {
+        // SAFETY: the pointer is a live, aligned `Vec<f32>` of `len` elements for the whole
+        // launch; every CPU thread of the launch makes one `DeviceSliceMut` of it, as a
+        // kernel's parameter.
+        unsafe { DeviceSliceMut::from_raw_parts(self.0, self.1 as u64) }
+    }
+}
+
+/// The tile `block_tile::<4, 8>(raster)` gives each block of `grid` over a `rows × cols`
+/// matrix, by the block's linear rank.
+fn tiles_by_block(grid: [u32; 3], rows: usize, cols: usize, raster: Raster) -> HashMap<u64, (usize, usize)> {
+    let mut buf = vec![0.0f32; rows * cols];
+    let out = Out(buf.as_mut_ptr(), buf.len());
+    let seen = Mutex::new(HashMap::new());
+    cpu::launch(grid, [1, 1, 1], 0, &|| {
+        let m = MatrixMut::new(out.slice(), rows, cols);
+        if let Some(t) = m.block_tile::<4, 8>(raster) {
+            seen.lock().unwrap().insert(thread::grid_block_rank(), (t.row0(), t.col0()));
+        }
+    })
+    .unwrap();
+    seen.into_inner().unwrap()
+}
+
+#[test]
+fn every_grid_shape_gives_each_tile_to_one_block_as_raster_tile_says() {
+    // 5 × 3 tiles of 4 × 8 (the last row and column ragged).
+    let (rows, cols) = (19usize, 23usize);
+    let (tm, tn) = (rows.div_ceil(4) as u64, cols.div_ceil(8) as u64);
+    let rasters = [Raster::RowMajor, Raster::ColumnMajor, Raster::Grouped(1), Raster::Grouped(2), Raster::Grouped(8)];
+    let grids: [[u32; 3]; 7] = [
+        [tn as u32, tm as u32, 1],     // shaped like the tiles, row-major (the fast path)
+        [tm as u32, tn as u32, 1],     // column-major's fast path
+        [tn as u32, tm as u32 + 2, 1], // the fast paths with blocks to spare
+        [tm as u32, tn as u32 + 1, 1],
+        [(tm * tn) as u32, 1, 1], // 1-D
+        [7, 3, 1],                // more blocks than tiles, another shape
+        [2, 2, 4],                // 3-D
+    ];
+    for raster in rasters {
+        for grid in grids {
+            let got = tiles_by_block(grid, rows, cols, raster);
+            let blocks = grid.iter().map(|&g| g as u64).product::<u64>();
+            let mut owners = HashMap::new();
+            for rank in 0..blocks {
+                let want = raster.tile(rank, tm, tn).map(|(r, c)| (r as usize * 4, c as usize * 8));
+                assert_eq!(got.get(&rank).copied(), want, "{raster:?}, grid {grid:?}, block {rank}");
+                if let Some(t) = want {
+                    assert!(owners.insert(t, rank).is_none(), "{raster:?}, grid {grid:?}: tile {t:?} twice");
+                }
+            }
+            assert_eq!(owners.len() as u64, (tm * tn).min(blocks), "{raster:?}, grid {grid:?}: tiles missed");
+        }
+    }
+}
+
+#[test]
+fn a_partitioned_block_tile_writes_every_element_once_and_clips_the_edges() {
+    // 37 × 45 in tiles of 16 × 32 (ragged both ways), blocks of (8, 4) threads: each
+    // thread owns (16 / 4) × (32 / 8) = 16 elements.
+    let (rows, cols) = (37usize, 45usize);
+    let mut buf = vec![f32::NAN; rows * cols + 7]; // a tail the launch must not touch
+    let out = Out(buf.as_mut_ptr(), rows * cols);
+    let grid = [cols.div_ceil(32) as u32, rows.div_ceil(16) as u32, 1];
+    cpu::launch(grid, [8, 4, 1], 0, &|| {
+        let Some(tile) = MatrixMut::new(out.slice(), rows, cols).block_tile::<16, 32>(Raster::RowMajor) else {
+            return;
+        };
+        let (row0, col0) = (tile.row0(), tile.col0());
+        let mut mine = tile.partition::<8, 4>();
+        assert_eq!((mine.rows(), mine.cols()), (4, 4));
+        let (x, y) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+        for i in 0..mine.rows() {
+            for j in 0..mine.cols() {
+                let (r, c) = mine.position(i, j);
+                assert_eq!((r, c), (y + 4 * i, x + 8 * j));
+                mine.set(i, j, ((row0 + r) * 1000 + col0 + c) as f32);
+            }
+        }
+    })
+    .unwrap();
+    for r in 0..rows {
+        for c in 0..cols {
+            assert_eq!(buf[r * cols + c], (r * 1000 + c) as f32, "element ({r}, {c})");
+        }
+    }
+    assert!(buf[rows * cols..].iter().all(|v| v.is_nan()), "wrote past the matrix");
+}
+
+#[test]
+fn a_partition_for_another_block_shape_fails_the_launch() {
+    let mut buf = vec![0.0f32; 64];
+    let out = Out(buf.as_mut_ptr(), buf.len());
+    let r = cpu::launch([1, 1, 1], [8, 8, 1], 0, &|| {
+        if let Some(tile) = MatrixMut::new(out.slice(), 8, 8).block_tile::<8, 8>(Raster::RowMajor) {
+            let _ = tile.partition::<8, 4>();
+        }
+    });
+    let e = r.expect_err("a (8, 4) partition of an (8, 8) block must fail");
+    assert!(e.contains("(TX, TY, 1)"), "{e}");
+}
