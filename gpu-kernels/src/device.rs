@@ -13,7 +13,7 @@
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
 use sluice_device::kernel;
 use sluice_device::slice::DeviceSliceMut;
-use sluice_device::tile::Matrix;
+use sluice_device::tile::{Matrix, MatrixMut, Raster};
 use sluice_device::{
     atomic::{AtomicF32, AtomicU32, Ordering},
     math::DeviceFloat,
@@ -150,17 +150,20 @@ pub fn potential_tiled(out: DeviceSliceMut<f32>, targets: &[Particle], sources: 
         sync::sync_threads();
         // Four sources per iteration (the unrolling nvcc applies to this loop),
         // then the rest; the additions stay in source order.
-        let m = chunk.len();
-        let mut k = 0;
+        // 32-bit counters (`m <= POTENTIAL_TILE`), as CUDA's `unsigned k`: a `usize`
+        // counter is a 64-bit add and compare per step, and stays out of the uniform
+        // registers that ptxas gives a loop counter the whole warp shares.
+        let m = chunk.len() as u32;
+        let mut k = 0u32;
         while k + 4 <= m {
             for u in 0..4 {
-                let s = tile.get(k + u);
+                let s = tile.get((k + u) as usize);
                 acc += interaction(&t, &s, eps2);
             }
             k += 4;
         }
         while k < m {
-            let s = tile.get(k);
+            let s = tile.get(k as usize);
             acc += interaction(&t, &s, eps2);
             k += 1;
         }
@@ -214,17 +217,20 @@ pub fn potential_tiled_rsqrt(out: DeviceSliceMut<f32>, targets: &[Particle], sou
             j += step;
         }
         sync::sync_threads();
-        let m = chunk.len();
-        let mut k = 0;
+        // 32-bit counters (`m <= POTENTIAL_TILE`), as CUDA's `unsigned k`: a `usize`
+        // counter is a 64-bit add and compare per step, and stays out of the uniform
+        // registers that ptxas gives a loop counter the whole warp shares.
+        let m = chunk.len() as u32;
+        let mut k = 0u32;
         while k + 8 <= m {
             for u in 0..8 {
-                let s = tile.get(k + u);
+                let s = tile.get((k + u) as usize);
                 acc = accumulate_rsqrt(acc, &t, &s, eps2);
             }
             k += 8;
         }
         while k < m {
-            let s = tile.get(k);
+            let s = tile.get(k as usize);
             acc = accumulate_rsqrt(acc, &t, &s, eps2);
             k += 1;
         }
@@ -297,48 +303,50 @@ pub fn sum_reduce(out: &[AtomicF32], x: &[f32]) {
 /// `out[c * rows + r] = input[r * cols + c]` (`input`: `rows × cols`
 /// row-major; `out`: `cols × rows` row-major). Each block moves one 32×32 tile
 /// through shared memory: reads rows of the tile (coalesced), writes rows of
-/// the transposed tile (coalesced). The tile is 32×33 so that reading a column
-/// touches 32 different banks.
+/// the transposed tile (coalesced). The shared tile is 32 rows of 33 (a 2-D
+/// `shared_array!`, indexed `at(r, c)`/`set_at(r, c, v)`) so that reading a
+/// column touches 32 different banks.
 ///
 /// Launch: block `(32, 8)` (other shapes trap with a message); grid
 /// `(ceil(cols / 32), ceil(rows / 32))`. If `rows * cols` exceeds either
 /// slice's length, it does nothing.
 ///
-/// `out` is a slice of atomics: each thread writes elements chosen by index
-/// arithmetic (a permutation no type can state), so every store is a relaxed
-/// atomic store (`st.relaxed.gpu`, which two threads may issue to one element
-/// without undefined behaviour); `input` is read through a [`Tile`] of a
-/// [`Matrix`], whose indexing is bounds-checked by construction.
+/// The output is written through this block's tile of a [`MatrixMut`]
+/// (`block_tile`, [`Raster::ColumnMajor`]: block `(x, y)` owns output tile
+/// `(x, y)`), split among the block's threads by `partition::<32, 8>()`: each
+/// thread owns four elements of a column of the tile, so every store is a plain
+/// `st.global` with one writer by construction. The input is read through a
+/// [`MatrixTile`](sluice_device::tile::MatrixTile) of a [`Matrix`], in bounds by
+/// construction.
 #[kernel]
-pub fn transpose(out: &[AtomicF32], input: &[f32], rows: u32, cols: u32) {
-    const T: u32 = TRANSPOSE_TILE;
-    const PITCH: usize = TRANSPOSE_TILE as usize + 1;
-    let tile = shared_array!(TILE: [f32; (TRANSPOSE_TILE * (TRANSPOSE_TILE + 1)) as usize]);
-    sluice_device::dassert!(
-        thread::block_dim_x() == T && thread::block_dim_y() == TRANSPOSE_BLOCK_ROWS && thread::block_dim_z() == 1,
-        "transpose: the block must be (32, 8, 1)"
-    );
+pub fn transpose(out: DeviceSliceMut<f32>, input: &[f32], rows: u32, cols: u32) {
+    const T: usize = TRANSPOSE_TILE as usize;
+    // 32 rows of 33: a column of padding, so that reading a column touches 32 banks.
+    let tile = shared_array!(TILE: [[f32; TRANSPOSE_TILE as usize + 1]; TRANSPOSE_TILE as usize]);
     let (rows, cols) = (rows as usize, cols as usize);
-    let (Some(src), Some(dst)) = (Matrix::try_new(input, rows, cols), Matrix::try_new(out, cols, rows)) else {
+    let (Some(src), Some(dst)) = (Matrix::try_new(input, rows, cols), MatrixMut::try_new(out, cols, rows)) else {
         return; // uniform over the grid
     };
-    let (tx, ty) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
-    let (bx, by) = (thread::block_idx_x() as usize, thread::block_idx_y() as usize);
-
-    // This block's tile of `input` (tile row by, tile column bx), staged transposed.
-    let src = src.tile::<32, 32>(by, bx);
-    for j in (0..T as usize).step_by(TRANSPOSE_BLOCK_ROWS as usize) {
-        if let Some(&v) = src.get(ty + j, tx) {
-            tile.set((ty + j) * PITCH + tx, v);
+    // This block's tile of `out` (`cols × rows`): tile (x, y) for block (x, y).
+    let Some(dst) = dst.block_tile::<T, T>(Raster::ColumnMajor) else {
+        return;
+    };
+    // The input tile: its tile row is the output tile's tile column, and the reverse.
+    let src = src.tile::<T, T>(dst.col0() / T, dst.row0() / T);
+    // This thread's elements of the output tile (the block must be (32, 8, 1)).
+    let mut mine = dst.partition::<T, { TRANSPOSE_BLOCK_ROWS as usize }>();
+    // Stage the input tile in shared memory, rows of it as the output's columns.
+    for i in 0..mine.rows() {
+        let (r, c) = mine.position(i, 0);
+        if let Some(&v) = src.get(r, c) {
+            tile.set_at(r, c, v);
         }
     }
     sync::sync_threads();
-    // The same tile of `out` (tile row bx, tile column by): row c of out is column c of input.
-    let dst = dst.tile::<32, 32>(bx, by);
-    for j in (0..T as usize).step_by(TRANSPOSE_BLOCK_ROWS as usize) {
-        if let Some(o) = dst.get(ty + j, tx) {
-            o.store(tile.get(tx * PITCH + ty + j), Ordering::Relaxed);
-        }
+    // Row r of the output tile is column r of the input tile.
+    for i in 0..mine.rows() {
+        let (r, c) = mine.position(i, 0);
+        mine.set(i, 0, tile.at(c, r));
     }
 }
 
