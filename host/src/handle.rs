@@ -31,6 +31,7 @@
 use std::alloc::Layout;
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::cpu::{
@@ -139,41 +140,50 @@ impl FaultPage {
 }
 
 enum ContextKind {
-    Cuda { raw: RawContext, dev: RawDevice, epoch: u64 },
+    /// `epoch`: the device's reset count when the context was retained; `resets`: the
+    /// device's reset count now (its [`DeviceState::epoch`], shared), read without a lock by
+    /// every driver call ([`Context::is_dead`]).
+    Cuda {
+        raw: RawContext,
+        dev: RawDevice,
+        epoch: u64,
+        resets: Arc<AtomicU64>,
+    },
     Cpu(CpuDevice),
 }
 
 /// What sluice knows of each CUDA device's primary context in this process: how many times
 /// it was reset (`epoch`: contexts of an older epoch are dead, their handles leak rather than
 /// call the driver), and the sticky error that lost it, if any.
-#[derive(Clone, Copy, Default)]
+///
+/// The epoch is an atomic shared with every context retained on the device, so that the
+/// check each driver call makes ([`Context::is_dead`]) is one load, not a lock of
+/// [`DEVICES`]; it changes only under that lock (in [`reset_device`]).
+#[derive(Default)]
 struct DeviceState {
-    epoch: u64,
+    epoch: Arc<AtomicU64>,
     lost: Option<DriverError>,
 }
 
 static DEVICES: Mutex<Vec<(RawDevice, DeviceState)>> = Mutex::new(Vec::new());
 
-fn device_state(dev: RawDevice) -> DeviceState {
-    let devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
-    devices.iter().find(|(d, _)| *d == dev).map(|(_, s)| *s).unwrap_or_default()
-}
-
-fn update_device(dev: RawDevice, f: impl FnOnce(&mut DeviceState)) {
+/// `f` of `dev`'s state, made (never reset, never lost) if sluice has not seen the device yet.
+fn with_device<R>(dev: RawDevice, f: impl FnOnce(&mut DeviceState) -> R) -> R {
     let mut devices = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
     match devices.iter_mut().find(|(d, _)| *d == dev) {
         Some((_, s)) => f(s),
         None => {
             let mut s = DeviceState::default();
-            f(&mut s);
+            let r = f(&mut s);
             devices.push((dev, s));
+            r
         }
     }
 }
 
 /// The sticky error that lost `dev`'s primary context, if one did (and it was not reset).
 pub(crate) fn device_lost(dev: RawDevice) -> Option<DriverError> {
-    device_state(dev).lost
+    with_device(dev, |s| s.lost)
 }
 
 /// Resets `dev`'s primary context after it was lost: every handle of the old one becomes
@@ -185,14 +195,15 @@ pub(crate) fn device_lost(dev: RawDevice) -> Option<DriverError> {
 /// the *process* unable to use the device, and the H200's driver keeps that promise (a
 /// reset succeeds, the next retain fails again). The device stays marked lost then.
 pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
-    update_device(dev, |s| s.epoch += 1);
+    // Release: a context that sees the new epoch (`is_dead`) sees it before the reset below.
+    with_device(dev, |s| s.epoch.fetch_add(1, Ordering::Release));
     // SAFETY: every handle of the old context is dead (its epoch is older): none calls the
     // driver with it any more. Pinned memory is the Rust allocator's (registered only), so the
     // reset cannot free memory the host reads.
     if let Err(e) = unsafe { driver::device::reset_primary(dev) } {
         // Not reset: the old context's handles are its own again (a dead handle would free
         // a fault page that is still registered).
-        update_device(dev, |s| s.epoch -= 1);
+        with_device(dev, |s| s.epoch.fetch_sub(1, Ordering::Release));
         return Err(e);
     }
     // Whether a context can be made again, in this process.
@@ -200,7 +211,7 @@ pub(crate) fn reset_device(dev: RawDevice) -> Result<(), DriverError> {
     // SAFETY: paired with the retain just above; nothing was made in it.
     let _ = unsafe { driver::device::release_primary(dev) };
     let _ = raw;
-    update_device(dev, |s| s.lost = None);
+    with_device(dev, |s| s.lost = None);
     Ok(())
 }
 
@@ -224,9 +235,9 @@ impl Context {
     /// Retains `dev`'s primary context.
     pub(crate) fn retain(dev: RawDevice) -> Result<Arc<Context>, DriverError> {
         let raw = driver::device::retain_primary(dev)?;
-        let epoch = device_state(dev).epoch;
+        let (epoch, resets) = with_device(dev, |s| (s.epoch.load(Ordering::Acquire), s.epoch.clone()));
         Ok(Arc::new(Context {
-            kind: ContextKind::Cuda { raw, dev, epoch },
+            kind: ContextKind::Cuda { raw, dev, epoch, resets },
             errors: ErrorLog::new(),
             pinned: Default::default(),
             fault: FaultPage::new(raw),
@@ -235,9 +246,11 @@ impl Context {
     }
 
     /// Whether the device was reset since this context was retained: its handles are dead.
+    /// One atomic load (every driver call asks): no lock.
     pub(crate) fn is_dead(&self) -> bool {
-        match self.kind {
-            ContextKind::Cuda { dev, epoch, .. } => device_state(dev).epoch != epoch,
+        match &self.kind {
+            // Acquire: pairs with the Release of `reset_device`'s change of the epoch.
+            ContextKind::Cuda { epoch, resets, .. } => resets.load(Ordering::Acquire) != *epoch,
             ContextKind::Cpu(_) => false,
         }
     }
@@ -245,10 +258,8 @@ impl Context {
     /// The sticky error that lost this context, if one did.
     pub(crate) fn lost(&self) -> Option<DriverError> {
         match self.kind {
-            ContextKind::Cuda { dev, .. } if self.is_dead() => {
-                device_state(dev).lost.or(Some(DriverError::from_code(709)))
-            }
-            ContextKind::Cuda { dev, .. } => device_state(dev).lost,
+            ContextKind::Cuda { dev, .. } if self.is_dead() => device_lost(dev).or(Some(DriverError::from_code(709))),
+            ContextKind::Cuda { dev, .. } => device_lost(dev),
             ContextKind::Cpu(_) => None,
         }
     }
@@ -258,7 +269,7 @@ impl Context {
     pub(crate) fn note(&self, e: DriverError) -> DriverError {
         if let ContextKind::Cuda { dev, .. } = self.kind {
             if e.is_sticky() {
-                update_device(dev, |s| {
+                with_device(dev, |s| {
                     s.lost.get_or_insert(e);
                 });
             }

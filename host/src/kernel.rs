@@ -98,11 +98,12 @@ pub struct ByValue<T>(PhantomData<fn() -> T>);
 mod sealed {
     use super::{Gpu, LaunchTarget, Result};
 
-    /// Seals [`Param`](super::Param).
-    pub trait ParamSealed {}
+    /// Seals [`Param`](super::Param). `'static` (every parameter type is): a signature's
+    /// `TypeId` keys the memory of resolved kernels.
+    pub trait ParamSealed: 'static {}
 
-    /// Seals [`Signature`](super::Signature).
-    pub trait SignatureSealed {}
+    /// Seals [`Signature`](super::Signature) (`'static`, as its parameters are).
+    pub trait SignatureSealed: 'static {}
 
     /// Seals [`KernelKind`](super::KernelKind).
     pub trait KindSealed {}
@@ -720,7 +721,8 @@ impl<S, K> std::fmt::Debug for Kernel<S, K> {
 /// Launching a `Function` takes no lock and searches nothing: its signature was checked
 /// against the PTX when it was resolved, and it holds the driver's function handle and
 /// the kernel's limits. (Launching a [`Kernel`] finds them in the device's cache and checks
-/// the signature again each time.)
+/// the signature again the first time a thread launches it; the thread then keeps the
+/// last few kernels it launched, found again without a lock.)
 ///
 /// ```no_run
 /// # use sluice_host::{Kernel, LaunchConfig, Mut};
@@ -852,12 +854,81 @@ impl<S: Signature, K: KernelKind> Launchable for Kernel<S, K> {
 impl<S: Signature> CheckedLaunch for Kernel<S, Checked> {}
 impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
-        gpu.resolve::<S>(EntryPoint {
-            ptx: PtxText::Static(self.ptx),
-            name: self.name,
-            cpu: self.cpu,
+        let key = RecentKey {
+            cache: gpu.inner.modules.id(),
+            ptx: (self.ptx.as_ptr() as usize, self.ptx.len()),
+            name: (self.name.as_ptr() as usize, self.name.len()),
+            sig: TypeId::of::<S>(),
+            cpu: self.cpu.map(|e| e as usize),
             source: self.source,
-        })
+        };
+        if let Some(target) = recent::find(&key) {
+            return Ok(target);
+        }
+        let entry = EntryPoint { ptx: PtxText::Static(self.ptx), name: self.name, cpu: self.cpu, source: self.source };
+        let (target, checked) = gpu.resolve_checked::<S>(entry)?;
+        if checked {
+            recent::remember(key, target);
+        }
+        Ok(target)
+    }
+}
+
+/// A launch of a [`Kernel`] handle as [`recent`] remembers it: the device's module cache (its
+/// process-unique id), the PTX text (address and length, as that cache keys it), the entry
+/// name (address and length), the declared signature, and the rest of the handle that the
+/// resolution reads (its CPU entry's address, its source lines).
+#[derive(Clone, Copy, PartialEq)]
+struct RecentKey {
+    cache: u64,
+    ptx: (usize, usize),
+    name: (usize, usize),
+    sig: TypeId,
+    cpu: Option<usize>,
+    source: Option<SourceSpan>,
+}
+
+/// The last few resolutions of [`Kernel`] handles on this thread whose signature was checked
+/// against the entry's parameters and agreed: a launch of the same handle again (same
+/// device, PTX, entry, signature type) takes no lock and checks nothing. Exact: the device's
+/// cache never forgets a function, and its parameters and the check's verdict never change,
+/// so the resolution would return this target again. Per thread, so no lock; each thread
+/// checks a (module, kernel, signature) the first time it launches it.
+mod recent {
+    use std::cell::RefCell;
+
+    use super::{LaunchTarget, RecentKey};
+
+    /// How many resolutions a thread keeps (a loop usually launches a few kernels).
+    const KEPT: usize = 4;
+
+    type Recent = ([Option<(RecentKey, LaunchTarget)>; KEPT], usize);
+
+    thread_local! {
+        /// The kept resolutions, and which one is replaced next.
+        static RECENT: RefCell<Recent> = const { RefCell::new(([None; KEPT], 0)) };
+    }
+
+    /// The target kept for `key`, if this thread keeps it.
+    pub(super) fn find(key: &RecentKey) -> Option<LaunchTarget> {
+        RECENT
+            .try_with(|r| {
+                let r = r.try_borrow().ok()?;
+                r.0.iter().flatten().find(|(k, _)| k == key).map(|(_, t)| *t)
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// Keeps `target` for `key`, in place of the oldest kept.
+    pub(super) fn remember(key: RecentKey, target: LaunchTarget) {
+        let _ = RECENT.try_with(|r| {
+            if let Ok(mut r) = r.try_borrow_mut() {
+                let (kept, next) = &mut *r;
+                kept[*next] = Some((key, target));
+                *next = (*next + 1) % KEPT;
+            }
+        });
     }
 }
 
@@ -949,11 +1020,22 @@ impl Gpu {
     /// The function `name` of `ptx` on this device, its PTX parameters checked against `S`
     /// on every call (the cache is shared by every declaration of the entry).
     fn resolve<S: Signature>(&self, entry: EntryPoint) -> Result<LaunchTarget> {
+        self.resolve_checked::<S>(entry).map(|(target, _)| target)
+    }
+
+    /// [`resolve`](Gpu::resolve), and whether `S` was checked against the entry's parameters
+    /// (`false`: the CPU backend with no PTX of the entry, where nothing could be checked).
+    fn resolve_checked<S: Signature>(&self, entry: EntryPoint) -> Result<(LaunchTarget, bool)> {
         let name = entry.name;
-        let check = |found: &EntryParams| check_params::<S>(name, found);
+        let mut checked = false;
+        let check = |found: &EntryParams| {
+            checked = true;
+            check_params::<S>(name, found)
+        };
         let info = self.info();
         let shared = (info.max_shared_memory_per_block as usize, info.max_shared_memory_per_block_optin as usize);
-        self.inner.modules.resolve(self.context(), self.driver_version(), shared, entry, check)
+        let target = self.inner.modules.resolve(self.context(), self.driver_version(), shared, entry, check)?;
+        Ok((target, checked))
     }
 }
 
@@ -1080,6 +1162,59 @@ mod tests {
         let mut v = Vec::new();
         <(Mut<f32>, [f32; 4]) as Signature>::sizes(&mut v);
         assert_eq!(v, [8, 8, 16]);
+    }
+
+    /// A CPU entry that is never run (the tests below only resolve).
+    // SAFETY: never called.
+    unsafe fn never(
+        _: *const *mut std::ffi::c_void,
+        _: &crate::check::CpuLaunch,
+    ) -> std::result::Result<(), crate::check::CpuLaunchError> {
+        unreachable!()
+    }
+
+    /// `fill_column` of `ptx` declared with parameters `S` and a CPU entry.
+    fn declared<S: Signature>(ptx: &'static str) -> Kernel<S> {
+        Kernel { ptx, name: "fill_column", cpu: Some(never), source: None, _sig: PhantomData }
+    }
+
+    fn key_of<S: Signature>(k: &Kernel<S>, gpu: &Gpu) -> RecentKey {
+        RecentKey {
+            cache: gpu.inner.modules.id(),
+            ptx: (k.ptx.as_ptr() as usize, k.ptx.len()),
+            name: (k.name.as_ptr() as usize, k.name.len()),
+            sig: TypeId::of::<S>(),
+            cpu: k.cpu.map(|e| e as usize),
+            source: k.source,
+        }
+    }
+
+    #[test]
+    fn a_thread_keeps_a_resolution_only_once_its_signature_was_checked() {
+        use sealed::Resolve;
+        let gpu = Gpu::cpu();
+        let good = declared::<(Mut<f32>, f32)>(PTX);
+        assert!(recent::find(&key_of(&good, &gpu)).is_none());
+        let first = good.resolve(&gpu).unwrap();
+        assert!(recent::find(&key_of(&good, &gpu)).is_some(), "kept once checked");
+        assert_eq!(good.resolve(&gpu).unwrap().name, first.name);
+        // The same entry under another signature type: checked (and refused) every time,
+        // although the entry's resolution is kept for the first.
+        let bad = declared::<(Mut<f32>, f64)>(PTX);
+        for _ in 0..2 {
+            assert_eq!(
+                bad.resolve(&gpu).unwrap_err(),
+                Error::KernelSignature { name: "fill_column", expected: vec![8, 8, 8], found: vec![8, 8, 4] }
+            );
+            assert!(recent::find(&key_of(&bad, &gpu)).is_none());
+        }
+        // Another `Gpu` value has its own module cache: nothing kept for it yet.
+        let other = Gpu::cpu();
+        assert!(recent::find(&key_of(&good, &other)).is_none());
+        // No PTX of the entry (nothing to check): resolved, not kept.
+        let unchecked = declared::<(Mut<f32>, f32)>("");
+        assert!(unchecked.resolve(&gpu).is_ok());
+        assert!(recent::find(&key_of(&unchecked, &gpu)).is_none());
     }
 
     #[test]

@@ -291,7 +291,11 @@ pub(crate) struct LaneInner {
     pub(crate) launches: AtomicU64,
     pub(crate) copies: AtomicU64,
     /// The kernels launched on this lane in this scope (each once), for fault attribution.
-    pub(crate) kernels: Mutex<Vec<(&'static str, Option<SourceSpan>)>>,
+    kernels: Mutex<Vec<(&'static str, Option<SourceSpan>)>>,
+    /// The name of the kernel this lane launched last, packed ([`name_key`]; 0: none, or a
+    /// name that does not pack): that name is in `kernels`, so a launch of it again takes
+    /// no lock. Set only with `kernels` locked, after the name is in it; cleared with it.
+    last_kernel: AtomicU64,
     /// Stream-ordered operations enqueued on this lane so far (every launch, copy, fill,
     /// wait and replay goes through `Stream::traced`, which counts it).
     pub(crate) enqueued: AtomicU64,
@@ -301,6 +305,18 @@ pub(crate) struct LaneInner {
     covered: Mutex<Option<(u64, Cover)>>,
     /// This lane's index in its scope's deferred batch (`u32::MAX`: none yet).
     slot: AtomicU32,
+}
+
+/// A kernel name's identity in one word: its address (below 2^48, as user-space addresses
+/// are on the 64-bit targets CUDA runs on) and its length (below 2^16), so that two keys are
+/// equal exactly when the names are the same `&'static str` (`std::ptr::eq`). 0 when the name
+/// does not pack (then every launch of it takes the lock, as before).
+fn name_key(name: &'static str) -> u64 {
+    let (addr, len) = (name.as_ptr() as usize as u64, name.len() as u64);
+    if addr == 0 || addr >> 48 != 0 || len >> 16 != 0 {
+        return 0;
+    }
+    (addr << 16) | len
 }
 
 /// Who awaited a lane's fence: another lane (GPU-side), or the host.
@@ -320,6 +336,7 @@ impl LaneInner {
             launches: AtomicU64::new(0),
             copies: AtomicU64::new(0),
             kernels: Mutex::new(Vec::new()),
+            last_kernel: AtomicU64::new(0),
             enqueued: AtomicU64::new(0),
             covered: Mutex::new(None),
             slot: AtomicU32::new(u32::MAX),
@@ -344,14 +361,39 @@ impl LaneInner {
         covered.filter(|(at, _)| *at == self.enqueued.load(Ordering::Acquire)).map(|(_, by)| by)
     }
 
-    /// Notes a launch of `f` on this lane (once per kernel per scope).
+    /// Notes a launch of `f` on this lane (once per kernel per scope). A lane usually
+    /// launches the same kernel again: then this is two atomic operations, no lock.
     pub(crate) fn note_launch(&self, f: &LaunchTarget) {
         self.launches.fetch_add(1, Ordering::Relaxed);
+        let key = name_key(f.name);
+        // Acquire: pairs with the Release below; a key seen here was stored after its name
+        // went into `kernels`.
+        if key != 0 && self.last_kernel.load(Ordering::Acquire) == key {
+            return;
+        }
+        self.note_kernel(f, key);
+    }
+
+    /// `note_launch` for a kernel other than the last one: into `kernels` (if new), and it
+    /// becomes the last one.
+    #[cold]
+    fn note_kernel(&self, f: &LaunchTarget, key: u64) {
         let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
         // The last kernel first: a lane usually launches the same kernel again.
         if !kernels.iter().rev().any(|(name, _)| std::ptr::eq(*name, f.name) || *name == f.name) {
             kernels.push((f.name, f.source));
         }
+        // Stored with the lock held, so that a clear (`take_kernels`, `reused`) cannot come
+        // between the push and the store.
+        self.last_kernel.store(key, Ordering::Release);
+    }
+
+    /// The kernels launched on this lane in this scope (each once), taken for fault
+    /// attribution once the lane has stopped.
+    pub(crate) fn take_kernels(&self) -> Vec<(&'static str, Option<SourceSpan>)> {
+        let mut kernels = self.kernels.lock().unwrap_or_else(|p| p.into_inner());
+        self.last_kernel.store(0, Ordering::Release);
+        std::mem::take(&mut *kernels)
     }
 
     /// This (joined, idle) lane again, as lane `id` of a new scope, its counters at zero.
@@ -361,6 +403,7 @@ impl LaneInner {
             c.store(0, Ordering::Relaxed);
         }
         self.kernels.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        *self.last_kernel.get_mut() = 0;
         self.enqueued.store(0, Ordering::Relaxed);
         *self.covered.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
         self.slot.store(u32::MAX, Ordering::Relaxed);
@@ -825,6 +868,40 @@ impl std::fmt::Debug for Stream<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kernel_is_noted_once_whatever_order_it_comes_in() {
+        // SAFETY: never called.
+        unsafe fn never(
+            _: *const *mut std::ffi::c_void,
+            _: &crate::check::CpuLaunch,
+        ) -> std::result::Result<(), crate::check::CpuLaunchError> {
+            unreachable!()
+        }
+        let target = |name: &'static str| LaunchTarget {
+            name,
+            func: crate::handle::FunctionHandle::Cpu(never, name),
+            max_threads_per_block: 1024,
+            registers: 0,
+            dynamic_shared_limit: 0,
+            source: None,
+        };
+        let stream = StreamHandle::create(&crate::handle::Context::cpu()).unwrap();
+        let lane = LaneInner::new(stream, LaneId::Lane(0));
+        // The same text at another address is the same kernel.
+        let copy: &'static str = Box::leak(String::from("a").into_boxed_str());
+        for name in ["a", "a", "b", "a", copy, "b", "b"] {
+            lane.note_launch(&target(name));
+        }
+        assert_eq!(lane.stats().launches, 7);
+        assert_eq!(lane.take_kernels().iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["a", "b"]);
+        // Taken: the last kernel is noted again.
+        lane.note_launch(&target("b"));
+        assert_eq!(lane.take_kernels().iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["b"]);
+        assert_ne!(name_key("a"), 0);
+        assert_ne!(name_key("a"), name_key(copy));
+        assert_ne!(name_key("ab"), name_key(&"ab"[..1]), "a prefix at the same address is another name");
+    }
 
     #[test]
     fn lanes_and_streams_are_send_and_sync() {

@@ -10,6 +10,7 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 
 use bytemuck::Pod;
 
@@ -219,47 +220,68 @@ mod sealed {
 /// Nameable only in this crate: `pub` because the sealed traits' methods take it, but the
 /// module is private and nothing re-exports it. Built only by [`launch_raw`], around one
 /// launch call: what it points to in the argument tuple outlives it.
+///
+/// Only the `n` slots pushed are written (a launch writes a few of the 32, and nothing
+/// zero-fills the rest): `ptrs[..n]` and `sizes[..n]` are initialized; `words[i]` is
+/// initialized where bit `i` of `in_words` is set, and then `ptrs[i]` is a placeholder that
+/// [`pointers`](ParamBuf::pointers) points at `words[i]` (where the buffer is then).
 pub struct ParamBuf {
-    slots: [Slot; MAX_PARAMS],
+    /// The u64 values held here (view addresses and lengths).
+    words: [MaybeUninit<u64>; MAX_PARAMS],
+    /// Each slot's value: a scalar in the argument tuple, which outlives the launch call,
+    /// or (for a word) a placeholder until `pointers`.
+    ptrs: [MaybeUninit<*mut c_void>; MAX_PARAMS],
     /// Each slot's value size in bytes (what the CPU backend copies).
-    sizes: [usize; MAX_PARAMS],
+    sizes: [MaybeUninit<usize>; MAX_PARAMS],
+    /// Bit `i`: slot `i` holds a word (in `words[i]`).
+    in_words: u32,
     n: usize,
     /// The launching lane's context; a view of another context's memory sets `foreign`.
     ctx: usize,
     foreign: bool,
 }
 
-#[derive(Clone, Copy)]
-enum Slot {
-    Empty,
-    /// A u64 stored here (view address or length).
-    Word(u64),
-    /// A pointer to a scalar in the argument tuple, which outlives the launch call.
-    Ptr(*const c_void),
-}
-
-/// Most lowered parameters one launch takes (12 views lower to 24).
+/// Most lowered parameters one launch takes (12 views lower to 24); `ParamBuf::in_words`
+/// has a bit for each.
 const MAX_PARAMS: usize = 32;
 
 impl ParamBuf {
     fn new(ctx: usize) -> ParamBuf {
-        ParamBuf { slots: [Slot::Empty; MAX_PARAMS], sizes: [0; MAX_PARAMS], n: 0, ctx, foreign: false }
+        ParamBuf {
+            words: [const { MaybeUninit::uninit() }; MAX_PARAMS],
+            ptrs: [const { MaybeUninit::uninit() }; MAX_PARAMS],
+            sizes: [const { MaybeUninit::uninit() }; MAX_PARAMS],
+            in_words: 0,
+            n: 0,
+            ctx,
+            foreign: false,
+        }
     }
 
-    fn push(&mut self, s: Slot, size: usize) {
+    /// Appends a slot whose value is at `p` (null for a word, pointed to by `pointers`).
+    fn push(&mut self, p: *mut c_void, size: usize) {
         // The tuple impls stop at 12 arguments of at most 2 parameters each, so this
         // never overflows; a debug assertion documents it and the check keeps it safe.
         debug_assert!(self.n < MAX_PARAMS);
-        if let Some(slot) = self.slots.get_mut(self.n) {
-            *slot = s;
-            self.sizes[self.n] = size;
+        if self.n < MAX_PARAMS {
+            self.ptrs[self.n].write(p);
+            self.sizes[self.n].write(size);
             self.n += 1;
         }
     }
 
+    /// Appends a u64 held here.
+    fn push_word(&mut self, w: u64) {
+        if self.n < MAX_PARAMS {
+            self.words[self.n].write(w);
+            self.in_words |= 1 << self.n;
+        }
+        self.push(std::ptr::null_mut(), 8);
+    }
+
     fn push_slice(&mut self, addr: u64, len: u64) {
-        self.push(Slot::Word(addr), 8);
-        self.push(Slot::Word(len), 8);
+        self.push_word(addr);
+        self.push_word(len);
     }
 
     fn push_span(&mut self, s: &Span) {
@@ -270,7 +292,7 @@ impl ParamBuf {
     /// A view's address alone (a pointer parameter of an unchecked kernel).
     fn push_address(&mut self, s: &Span) {
         self.foreign |= s.ctx != self.ctx;
-        self.push(Slot::Word(s.ptr), 8);
+        self.push_word(s.ptr);
     }
 
     /// Points the next parameter at `v`, which must outlive the launch call: only the
@@ -282,17 +304,27 @@ impl ParamBuf {
 
     /// As `push_value`, for any `Copy` value (a [`ByValue`] parameter of an unchecked kernel).
     fn push_value_any<T: Copy>(&mut self, v: &T) {
-        self.push(Slot::Ptr((v as *const T).cast()), std::mem::size_of::<T>());
+        self.push((v as *const T).cast_mut().cast(), std::mem::size_of::<T>());
     }
 
-    /// The pointer array `cuLaunchKernel` wants; valid while `self` and the argument tuple
-    /// are neither moved nor dropped.
-    fn pointers(&self) -> [*mut c_void; MAX_PARAMS] {
-        std::array::from_fn(|i| match &self.slots[i] {
-            Slot::Empty => std::ptr::null_mut(),
-            Slot::Word(w) => (w as *const u64).cast_mut().cast(),
-            Slot::Ptr(p) => p.cast_mut(),
-        })
+    /// The pointer array `cuLaunchKernel` wants (one per parameter pushed) and each value's
+    /// size; the pointers are valid while `self` and the argument tuple are neither moved
+    /// nor dropped.
+    fn pointers(&mut self) -> (&mut [*mut c_void], &[usize]) {
+        let mut words = self.in_words;
+        while words != 0 {
+            let i = words.trailing_zeros() as usize;
+            self.ptrs[i].write(self.words[i].as_mut_ptr().cast());
+            words &= words - 1;
+        }
+        // SAFETY: `push` initialized `ptrs[..n]` and `sizes[..n]` (n <= MAX_PARAMS), and
+        // `MaybeUninit<T>` has `T`'s layout, so the first `n` elements are `n` valid values.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.ptrs.as_mut_ptr().cast::<*mut c_void>(), self.n),
+                std::slice::from_raw_parts(self.sizes.as_ptr().cast::<usize>(), self.n),
+            )
+        }
     }
 }
 
@@ -556,10 +588,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         args.lower(&mut buf);
         let mut sizes = Vec::new();
         S::sizes(&mut sizes);
-        let ptrs = buf.pointers();
+        let (ptrs, _) = buf.pointers();
         let values = sizes
             .iter()
-            .zip(ptrs)
+            .zip(ptrs.iter().copied())
             .map(|(&size, p)| {
                 // SAFETY: `p` points to this slot's value (a word in `buf` or a scalar in `args`,
                 // both alive here), which has `size` bytes: the signature's lowering of it.
@@ -639,7 +671,61 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
     args: &A,
 ) -> Result<()> {
     let gpu = st.gpu();
-    cfg.validate(gpu.info())?;
+    if !fits(&cfg, gpu.info(), f) {
+        check_launch(&cfg, gpu.info(), f)?;
+    }
+    let mut buf = ParamBuf::new(gpu.ctx_id());
+    args.lower(&mut buf);
+    if buf.foreign {
+        return Err(Error::WrongDevice { what: f.name });
+    }
+    let (ptrs, sizes) = buf.pointers();
+    let work = Work::Launch {
+        func: f.func,
+        name: f.name,
+        grid: cfg.grid,
+        block: cfg.block,
+        shared_mem_bytes: cfg.shared_mem_bytes,
+        ptrs,
+        sizes,
+    };
+    // SAFETY: lowering: `ptrs` point to one value per kernel parameter — u64 words in
+    // `buf` and scalars in `args`, both alive across this call, which is when the driver
+    // reads them (or a deferred scope copies them). Memory: the caller's duty (see above)
+    // keeps every address valid and unshared until the stream passes the launch; the scope
+    // submits and joins the stream before any of that memory can be freed.
+    unsafe { st.submit(work, None) }
+}
+
+/// Whether `cfg` passes every check of a launch of `f` — [`LaunchConfig::validate`] against
+/// the device, then the kernel's own limits — computed without a branch per check: the
+/// common case. `false` exactly when [`check_launch`] refuses it.
+#[inline]
+fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
+    let (g, b) = (cfg.grid, cfg.block);
+    // `1 <= v <= limit` in one comparison: `v - 1` wraps to `u32::MAX` for 0, which no
+    // limit exceeds.
+    let within = |v: u32, limit: u32| v.wrapping_sub(1) < limit;
+    let threads = b.0 as u64 * b.1 as u64 * b.2 as u64;
+    let max_threads = info.max_threads_per_block.min(f.max_threads_per_block) as u64;
+    let max_shared = info.max_shared_memory_per_block_optin.max(info.max_shared_memory_per_block);
+    within(b.0, info.max_block_dims[0])
+        & within(b.1, info.max_block_dims[1])
+        & within(b.2, info.max_block_dims[2])
+        & within(g.0, info.max_grid_dims[0])
+        & within(g.1, info.max_grid_dims[1])
+        & within(g.2, info.max_grid_dims[2])
+        & (threads <= max_threads)
+        & (cfg.shared_mem_bytes <= max_shared.min(f.dynamic_shared_limit))
+}
+
+/// The checks of a launch of `f`, one by one, each refusal naming what it broke: `cfg`
+/// against the device ([`LaunchConfig::validate`]), then against the kernel's own limits.
+/// Called only where [`fits`] said no.
+#[cold]
+#[inline(never)]
+fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Result<()> {
+    cfg.validate(info)?;
     let threads = cfg.block.0 as u64 * cfg.block.1 as u64 * cfg.block.2 as u64;
     if threads > f.max_threads_per_block as u64 {
         return Err(Error::LaunchConfig {
@@ -655,27 +741,7 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
             limit: f.dynamic_shared_limit as u64,
         });
     }
-    let mut buf = ParamBuf::new(gpu.ctx_id());
-    args.lower(&mut buf);
-    if buf.foreign {
-        return Err(Error::WrongDevice { what: f.name });
-    }
-    let mut ptrs = buf.pointers();
-    let work = Work::Launch {
-        func: f.func,
-        name: f.name,
-        grid: cfg.grid,
-        block: cfg.block,
-        shared_mem_bytes: cfg.shared_mem_bytes,
-        ptrs: &mut ptrs[..buf.n],
-        sizes: &buf.sizes[..buf.n],
-    };
-    // SAFETY: lowering: `ptrs[..n]` point to one value per kernel parameter — u64 words in
-    // `buf` and scalars in `args`, both alive across this call, which is when the driver
-    // reads them (or a deferred scope copies them). Memory: the caller's duty (see above)
-    // keeps every address valid and unshared until the stream passes the launch; the scope
-    // submits and joins the stream before any of that memory can be freed.
-    unsafe { st.submit(work, None) }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -717,14 +783,34 @@ mod tests {
         let mut buf = ParamBuf::new(0);
         buf.push_slice(0xabc, 7);
         buf.push_value(&x);
-        let p = buf.pointers();
+        buf.push_word(0xdef);
+        let (p, sizes) = buf.pointers();
+        assert_eq!((p.len(), sizes), (4, &[8, 8, 4, 8][..]));
         // SAFETY: the pointers point into `buf` and at `x`, both alive here.
         unsafe {
             assert_eq!(*(p[0] as *const u64), 0xabc);
             assert_eq!(*(p[1] as *const u64), 7);
             assert_eq!(*(p[2] as *const f32), 2.5);
+            assert_eq!(*(p[3] as *const u64), 0xdef);
         }
-        assert_eq!(buf.n, 3);
+        assert_eq!(buf.n, 4);
+        // Moved: the words' pointers follow the buffer.
+        let mut moved = buf;
+        let (p, _) = moved.pointers();
+        // SAFETY: as above, into `moved`.
+        unsafe { assert_eq!(*(p[1] as *const u64), 7) };
+    }
+
+    #[test]
+    fn a_full_buffer_points_at_every_slot() {
+        let mut buf = ParamBuf::new(0);
+        for i in 0..MAX_PARAMS as u64 {
+            buf.push_word(i);
+        }
+        let (p, sizes) = buf.pointers();
+        assert_eq!((p.len(), sizes.len()), (MAX_PARAMS, MAX_PARAMS));
+        // SAFETY: the pointers point into `buf`, alive here.
+        assert_eq!(unsafe { *(p[MAX_PARAMS - 1] as *const u64) }, MAX_PARAMS as u64 - 1);
     }
 
     mod properties {
@@ -758,6 +844,36 @@ mod tests {
                     }
                     Err(e) => prop_assert!(false, "unexpected {:?}", e),
                 }
+            }
+
+            /// The one-branch check of a launch (`fits`) says no exactly when the detailed
+            /// checks (`check_launch`: the device's limits, then the kernel's) refuse.
+            #[test]
+            fn fits_agrees_with_the_detailed_checks(
+                g in (0u32..70_000, 0u32..66_000, 0u32..66_000),
+                b in (0u32..1100, 0u32..4, 0u32..3),
+                shmem in 0u32..300_000,
+                kernel_threads in 0u32..1100,
+                kernel_shared in 0u32..300_000,
+            ) {
+                // SAFETY: never called; a function of `CpuEntry`'s type for the target.
+                unsafe fn never(
+                    _: *const *mut c_void,
+                    _: &crate::check::CpuLaunch,
+                ) -> std::result::Result<(), crate::check::CpuLaunchError> {
+                    unreachable!()
+                }
+                let info = test_info();
+                let f = LaunchTarget {
+                    name: "k",
+                    func: crate::handle::FunctionHandle::Cpu(never, "k"),
+                    max_threads_per_block: kernel_threads,
+                    registers: 0,
+                    dynamic_shared_limit: kernel_shared,
+                    source: None,
+                };
+                let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
+                prop_assert_eq!(fits(&cfg, &info, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);
             }
 
             /// `for_elements` covers every element with whole blocks and no empty block.

@@ -7,6 +7,7 @@
 //! it can be checked against them ([`kernel`](crate::kernel) does the checking).
 
 use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::cpu::CpuEntry;
@@ -80,6 +81,9 @@ pub(crate) struct EntryPoint {
 
 /// One device's loaded modules and resolved functions.
 pub(crate) struct ModuleCache {
+    /// This cache's identity, unique in the process (never reused, unlike its address):
+    /// what a memory of its functions kept elsewhere is keyed by.
+    id: u64,
     modules: Mutex<Vec<Loaded>>,
     functions: Mutex<Vec<Resolved>>,
 }
@@ -90,7 +94,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ModuleCache {
     pub(crate) fn new() -> ModuleCache {
-        ModuleCache { modules: Mutex::new(Vec::new()), functions: Mutex::new(Vec::new()) }
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        ModuleCache { id, modules: Mutex::new(Vec::new()), functions: Mutex::new(Vec::new()) }
+    }
+
+    /// This cache's identity: unique in the process, for as long as it runs. A function
+    /// this cache resolved stays resolved, its module loaded, while the cache lives; the
+    /// cache never forgets one.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// The function `name` of `ptx` on this device and the entry's parameter sizes in the

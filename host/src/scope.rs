@@ -987,7 +987,7 @@ impl ScopeShared {
                         errors.push(Error::ContextLost { lane: Some(inner.id), error, fault: None });
                     }
                     lost.get_or_insert(error);
-                    let kernels = std::mem::take(&mut *inner.kernels.lock().unwrap_or_else(|p| p.into_inner()));
+                    let kernels = inner.take_kernels();
                     launched.push((inner.id, kernels));
                     // Leaked: destroying a stream of a lost context only fails again.
                     std::mem::forget(inner);
