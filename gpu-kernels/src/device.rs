@@ -343,10 +343,12 @@ pub fn transpose(out: DeviceSliceMut<f32>, input: &[f32], rows: u32, cols: u32) 
         }
     }
     sync::sync_threads();
-    // Row r of the output tile is column r of the input tile.
+    // Row r of the output tile is column r of the input tile (staged only where it exists).
     for i in 0..mine.rows() {
-        let (r, c) = mine.position(i, 0);
-        mine.set(i, 0, tile.at(c, r));
+        if mine.contains(i, 0) {
+            let (r, c) = mine.position(i, 0);
+            mine.set(i, 0, tile.at(c, r));
+        }
     }
 }
 

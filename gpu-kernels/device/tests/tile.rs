@@ -97,6 +97,7 @@ fn a_partitioned_block_tile_writes_every_element_once_and_clips_the_edges() {
             for j in 0..mine.cols() {
                 let (r, c) = mine.position(i, j);
                 assert_eq!((r, c), (y + 4 * i, x + 8 * j));
+                assert_eq!(mine.contains(i, j), row0 + r < rows && col0 + c < cols);
                 mine.set(i, j, ((row0 + r) * 1000 + col0 + c) as f32);
             }
         }

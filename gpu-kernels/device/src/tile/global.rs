@@ -464,6 +464,14 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
         (y + i * TY, x + j * TX)
     }
 
+    /// Whether element `(i, j)` of the share lies inside the matrix (a tile hanging over the
+    /// matrix's edge has elements outside it, which [`set`](Self::set) drops): test it
+    /// before computing a value that reads memory only the inside elements have.
+    #[inline(always)]
+    pub fn contains(&self, i: usize, j: usize) -> bool {
+        i < self.rows && j < self.cols && self.row0 + i * TY < self.m.rows && self.col0 + j * TX < self.m.cols
+    }
+
     /// Writes `v` to element `(i, j)` of the share if it lies inside the matrix. Panics if
     /// `i >= rows()` or `j >= cols()`.
     #[inline(always)]
