@@ -3,7 +3,7 @@
 //! f64 reference on random inputs, then timed.
 //!
 //! ```text
-//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x128,bf16_bk64] [--warmup W] [--reps R]
+//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_bk64] [--warmup W] [--reps R]
 //!   SIZE: N (N × N × N) or MxNxK; default: on a GPU 4096 8192 and two ragged shapes,
 //!   on the CPU backend 96x200x72 and 128 (slow: every MMA is a warp collective there)
 //! ```
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use half::{bf16, f16};
 use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result, Stream};
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X128, GEMM_BF16_BK64, GEMM_TF32};
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_BF16_BK64, GEMM_TF32};
 
 /// xorshift64, uniform in [-1, 1) (`benches/cuda/common.cuh`'s `Rng`).
 struct Rng(u64);
@@ -161,15 +161,15 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
                 seed
             ),
             "tf32" => run_gemm!(gpu, o, kernels::gemm_tf32, f32, GEMM_TF32, |x: f32| x, tf32, "tf32", shape, seed),
-            "bf16_128x128" => run_gemm!(
+            "bf16_128x256" => run_gemm!(
                 gpu,
                 o,
-                kernels::gemm_bf16_128x128,
+                kernels::gemm_bf16_128x256,
                 bf16,
-                GEMM_BF16_128X128,
+                GEMM_BF16_128X256,
                 bf16::from_f32,
                 |x: bf16| x.to_f64(),
-                "bf16_128x128",
+                "bf16_128x256",
                 shape,
                 seed
             ),
@@ -186,7 +186,7 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
                 seed
             ),
             other => {
-                eprintln!("unknown dtype {other} (bf16, f16, tf32, bf16_128x128, bf16_bk64)");
+                eprintln!("unknown dtype {other} (bf16, f16, tf32, bf16_128x256, bf16_bk64)");
                 false
             }
         };

@@ -1,14 +1,15 @@
 // sluice-cuda-tc-gemm: the tensor-core gemm of gpu-kernels/src/gemm.rs (gemm_bf16, gemm_f16,
-// gemm_tf32) written in CUDA C++ — same tiles (gpu_kernels::GEMM_BF16 / GEMM_TF32: 128 x 256
-// per block, 8 warps of 64 x 64, k-tiles of 32 (tf32: 16) in 4 stages through a cp.async
-// pipeline of swizzled shared tiles, the k-steps of a k-tile unrolled, ldmatrix /
-// ldmatrix.trans fragments, mma.sync m16n8k16 (tf32: m16n8k8), grouped block order, f32
-// output; --variants adds bf16 with k-tiles of 64 in 3 stages, gemm_bf16_bk64 (the first
-// design), and in 4; gemm_bf16_128x128 has no twin here) — timed side by side with cuBLAS
-// (cublasGemmEx, f32 output; tf32 with
-// CUBLAS_COMPUTE_32F_FAST_TF32) on the same random inputs, both checked before timing.
+// gemm_tf32) written in CUDA C++ — same tiles (gpu_kernels::GEMM_BF16 / GEMM_TF32: 128 x 128
+// per block, 4 warps of 64 x 64; -DTC_BN=256: 128 x 256, 8 warps, as GEMM_BF16_128X256),
+// k-tiles of 32 (tf32: 16) in 4 stages through a cp.async pipeline of swizzled shared tiles
+// (each thread's copies worked out once, as async_copy::CopyPlan), the k-steps of a k-tile
+// unrolled, ldmatrix / ldmatrix.trans fragments, mma.sync m16n8k16 (tf32: m16n8k8), grouped
+// block order, f32 output; --variants adds bf16 with k-tiles of 64 in 3 stages (built with
+// -DTC_BN=256: gemm_bf16_bk64's twin) and in 4 — timed side by side with cuBLAS
+// (cublasGemmEx, f32 output; tf32 with CUBLAS_COMPUTE_32F_FAST_TF32) on the same random
+// inputs, both checked before timing.
 //
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Xptxas -v -o tc_gemm tc_gemm.cu -lcublas
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -Xptxas -v [-DTC_BN=256] -o tc_gemm tc_gemm.cu -lcublas
 //   ./tc_gemm [--warmup W] [--reps R] [--sanitize] [--variants] SIZE...     (SIZE: N for N^3, or MxNxK)
 //
 // C = A B, A m x k, B k x n, row-major; inputs uniform in [-1, 1) (xorshift64, common.cuh).
@@ -43,7 +44,12 @@
     } while (0)
 #endif
 
-constexpr int BM = 128, BN = 256, WM = 64, WN = 64, THREADS = 256, GROUP = 8;
+// The block's tile of C: 128 x 128 with 4 warps (gpu_kernels::GEMM_BF16, the default), or
+// 128 x 256 with 8 (GEMM_BF16_128X256, GEMM_TF32): -DTC_BN=256.
+#ifndef TC_BN
+#define TC_BN 128
+#endif
+constexpr int BM = 128, BN = TC_BN, WM = 64, WN = 64, THREADS = (BM / WM) * (BN / WN) * 32, GROUP = 8;
 constexpr int MI = WM / 16, NI = WN / 8;
 
 // spec::layout::swizzle: CuTe Swizzle<3, 4, S> on byte offsets, S = log2(max(row_bytes, 128)) - 4.

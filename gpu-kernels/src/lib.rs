@@ -108,16 +108,16 @@ impl GemmShape {
     }
 }
 
-/// `gemm_bf16` and `gemm_f16`: 128 × 256 tiles of C, k-tiles of 32 in 4 stages (96 KiB),
-/// 8 warps, the k-steps unrolled; one block per SM.
-pub const GEMM_BF16: GemmShape = GemmShape { bm: 128, bn: 256, bk: 32, stages: 4, threads: 256, elem_bytes: 2 };
-/// `gemm_tf32`: 128 × 256 tiles, k-tiles of 16 f32 in 4 stages (96 KiB), 8 warps, the
-/// k-steps a loop (with them unrolled, or k-tiles of 32 in 3 stages, ptxas spills on
-/// `sm_80` or `sm_90`).
-pub const GEMM_TF32: GemmShape = GemmShape { bm: 128, bn: 256, bk: 16, stages: 4, threads: 256, elem_bytes: 4 };
-/// `gemm_bf16_128x128`: 128 × 128 tiles, k-tiles of 32 in 4 stages (64 KiB), 4 warps, the
-/// k-steps a loop; two blocks per SM.
-pub const GEMM_BF16_128X128: GemmShape = GemmShape { bm: 128, bn: 128, bk: 32, stages: 4, threads: 128, elem_bytes: 2 };
+/// `gemm_bf16` and `gemm_f16`: 128 × 128 tiles of C, k-tiles of 32 in 4 stages (64 KiB),
+/// 4 warps, the k-steps unrolled; two blocks per SM (the fastest shape measured on the
+/// H200, docs/tensor-cores.md).
+pub const GEMM_BF16: GemmShape = GemmShape { bm: 128, bn: 128, bk: 32, stages: 4, threads: 128, elem_bytes: 2 };
+/// `gemm_tf32`: 128 × 128 tiles, k-tiles of 16 f32 in 4 stages (64 KiB), 4 warps, the
+/// k-steps a loop (unrolled, ptxas spills).
+pub const GEMM_TF32: GemmShape = GemmShape { bm: 128, bn: 128, bk: 16, stages: 4, threads: 128, elem_bytes: 4 };
+/// `gemm_bf16_128x256`: 128 × 256 tiles, k-tiles of 32 in 4 stages (96 KiB), 8 warps, the
+/// k-steps unrolled; one block per SM (the default before, timed beside it).
+pub const GEMM_BF16_128X256: GemmShape = GemmShape { bm: 128, bn: 256, bk: 32, stages: 4, threads: 256, elem_bytes: 2 };
 /// `gemm_bf16_bk64`: 128 × 256 tiles, k-tiles of 64 in 3 stages (144 KiB), 8 warps, the
 /// k-steps a loop (the first design's).
 pub const GEMM_BF16_BK64: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 3, threads: 256, elem_bytes: 2 };

@@ -632,7 +632,10 @@ if want sanitize; then
              "memcheck bin/bench_seed many-small-128 --reps 4 --warmup 3" \
              "memcheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1" \
              "racecheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1" \
-             "initcheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1"; do
+             "initcheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1" \
+             "memcheck bin/gemm 300x200x136 --dtype bf16,f16,tf32,bf16_128x256,bf16_bk64 --warmup 0 --reps 1" \
+             "racecheck bin/gemm 300x200x136 --dtype bf16,f16,tf32,bf16_128x256,bf16_bk64 --warmup 0 --reps 1" \
+             "synccheck bin/gemm 300x200x136 --dtype bf16,tf32 --warmup 0 --reps 1"; do
     set -- $job
     tool="$1" target="$2"; shift 2; arg="$*"
     case "$target" in
@@ -641,7 +644,11 @@ if want sanitize; then
     esac
     [ -n "$exe" ] && [ -x "$exe" ] || { summary+=("$(printf '%-40s missing' "$tool:$target")"); continue; }
     log="$logs/sanitize-$tool-$(basename "$target")-${arg//[^a-z_0-9]/}.log"
-    timeout 300 "$cs" --tool "$tool" --error-exitcode 99 "$exe" "${args[@]}" >"$log" 2>&1
+    # The gemm example uploads from pageable vectors: sluice asks the driver whether they are
+    # pinned (cuPointerGetAttribute answers "invalid value" for unregistered memory), which
+    # the tools would count as an error; the kernels' accesses are what is checked there.
+    quiet=(); [ "$target" = bin/gemm ] && quiet=(--report-api-errors no)
+    timeout 300 "$cs" --tool "$tool" ${quiet[@]+"${quiet[@]}"} --error-exitcode 99 "$exe" "${args[@]}" >"$log" 2>&1
     rc=$?
     errs="$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | tail -n 1)"
     res="$(grep -E '^test result:' "$log" | tail -n 1 | grep -Eo '[0-9]+ passed; [0-9]+ failed')"
