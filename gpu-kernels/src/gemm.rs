@@ -6,11 +6,12 @@
 //! grouped order, [`GEMM_GROUP`] rows of tiles per group, for L2 reuse) with one warp per
 //! 64 × 64 warp tile (4 × 8 MMAs of 16 × 8); A and B move through a `STAGES`-deep `cp.async`
 //! pipeline of swizzled shared tiles (no padding, no bank conflicts), k-tile
-//! `kt + STAGES - 1` copied while k-tile `kt` is multiplied; in `gemm_bf16` and `gemm_f16`
-//! the k-steps of a k-tile are unrolled (each batch of warp operations — one `load_a`, one
-//! `load_b_trans`, one `mma_grid` — is its own block behind its convergence check, see
-//! `sluice_device::mma`); the others loop over them (unrolled, ptxas spills). Fragments
-//! come from
+//! `kt + STAGES - 1` copied while k-tile `kt` is multiplied, each thread's copies worked out
+//! once before the loop ([`CopyPlan`]); in `gemm_bf16_128x256` the k-steps of a k-tile are
+//! unrolled (each batch of warp operations — one `load_a`, one `load_b_trans`, one
+//! `mma_grid` — is its own block behind its convergence check, see `sluice_device::mma`);
+//! the others loop over them (unrolled, the 128 × 128 shape is slower, tf32 spills).
+//! Fragments come from
 //! `ldmatrix` (`.trans` for B, which is k-major in memory; tf32's B element by element, as
 //! `ldmatrix` cannot transpose 32-bit elements). `benches/cuda/tc_gemm.cu` is the same
 //! kernel in CUDA C++.
@@ -107,13 +108,13 @@ macro_rules! gemm_body {
 /// [`GEMM_BF16`] says ([`GemmShape::grid`], `threads`, [`GemmShape::shared_bytes`]).
 #[kernel]
 pub fn gemm_bf16(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
-    gemm_body!(bf16, M16N8K16, GEMM_BF16, load_b_trans, unrolled, c, a, b, m, n, k)
+    gemm_body!(bf16, M16N8K16, GEMM_BF16, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`], f16 operands (the same [`GEMM_BF16`] shape).
 #[kernel]
 pub fn gemm_f16(c: DeviceSliceMut<f32>, a: &[f16], b: &[f16], m: u32, n: u32, k: u32) {
-    gemm_body!(f16, M16N8K16, GEMM_BF16, load_b_trans, unrolled, c, a, b, m, n, k)
+    gemm_body!(f16, M16N8K16, GEMM_BF16, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`], f32 operands multiplied as tf32 (rounded to nearest as they are loaded

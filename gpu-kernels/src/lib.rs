@@ -109,7 +109,7 @@ impl GemmShape {
 }
 
 /// `gemm_bf16` and `gemm_f16`: 128 × 128 tiles of C, k-tiles of 32 in 4 stages (64 KiB),
-/// 4 warps, the k-steps unrolled; two blocks per SM (the fastest shape measured on the
+/// 4 warps, the k-steps a loop (unrolled: 3-4% slower); two blocks per SM (the fastest shape measured on the
 /// H200, docs/tensor-cores.md).
 pub const GEMM_BF16: GemmShape = GemmShape { bm: 128, bn: 128, bk: 32, stages: 4, threads: 128, elem_bytes: 2 };
 /// `gemm_tf32`: 128 × 128 tiles, k-tiles of 16 f32 in 4 stages (64 KiB), 4 warps, the
