@@ -129,7 +129,7 @@ impl Arch {
         out
     }
 
-    fn capability_value(self) -> u32 {
+    pub(crate) fn capability_value(self) -> u32 {
         self.major as u32 * 10 + self.minor as u32
     }
 }

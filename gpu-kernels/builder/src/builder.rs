@@ -346,6 +346,13 @@ impl Builder {
         }
 
         let mut flags = vec![format!("-Ctarget-cpu={}", self.arch), format!("-Clinker={}", linker.display())];
+        if (80..89).contains(&self.arch.capability_value()) {
+            // PTX ISA 7.5 (LLVM picks 7.0 for sm_80, 7.1 for sm_86, 7.4 for sm_87): the device
+            // std's `cp.async` with an `ignore-src` predicate needs it; drivers since CUDA 11.5
+            // read it. From sm_89 on LLVM's own choice is 7.8 or newer; a `ptxNN` feature sets
+            // the version exactly, so it is only added where it raises it.
+            flags.push("-Ctarget-feature=+ptx75".to_string());
+        }
         if let Some(libdevice) = &tc.libdevice {
             flags.push(format!("-Clink-arg={}", libdevice.display()));
         }
