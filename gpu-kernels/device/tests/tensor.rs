@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use sluice_device::async_copy::{Pipeline, Threads};
+use sluice_device::async_copy::{CopyPlan, Pipeline, Threads, Walk};
 use sluice_device::half::bf16;
 use sluice_device::mma::{Accum, FragA, FragB, Warp, M16N8K16, M16N8K8};
 use sluice_device::spec::mma as spec;
@@ -169,4 +169,74 @@ fn a_warp_operation_in_a_divergent_branch_fails_the_launch() {
     });
     let e = r.expect_err("a warp operation without the whole warp must fail");
     assert!(e.contains("all 32 lanes"), "{e}");
+}
+
+#[test]
+fn a_copy_from_a_source_that_ends_before_the_wait_lands_what_it_held() {
+    // A source that is not a kernel parameter (here a local array, dropped before the
+    // wait): on the GPU it is not global memory and is copied at the call; on the CPU every
+    // copy reads its source at the issue. Either way the tile gets what the source held.
+    #[repr(C, align(16))]
+    struct Local([f32; 64]);
+    let failures = Mutex::new(Vec::new());
+    cpu::launch([1, 1, 1], [32, 1, 1], 4096, &|| {
+        let threads = Threads::<32>::check();
+        let t: Tile<f32, RowMajor<8, 8>> = dynamic_tiles();
+        let copying = {
+            let src = Local(core::array::from_fn(|i| i as f32 + 0.5));
+            t.copy_async(&threads, &Matrix::new(&src.0, 8, 8), 0, 0)
+        };
+        let _reuse = vec![-1.0f32; 64]; // memory that may take the dropped source's place
+        let t = copying.wait();
+        if threads.rank() == 0 {
+            for i in 0..64 {
+                if t.get(i / 8, i % 8) != i as f32 + 0.5 {
+                    failures.lock().unwrap().push(format!("({}, {}): {}", i / 8, i % 8, t.get(i / 8, i % 8)));
+                }
+            }
+        }
+    })
+    .unwrap();
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{f:?}");
+}
+
+#[test]
+fn a_tile_far_past_the_source_is_zeros_at_any_position() {
+    // Positions whose sums would overflow `usize` are outside the source like any other:
+    // zeros, never wrapped around onto its rows (a copy, and a copy plan's step).
+    let src: Vec<f32> = (1..=256).map(|i| i as f32).collect();
+    type T8 = Tile<f32, RowMajor<8, 8>>;
+    let failures = Mutex::new(Vec::new());
+    let check = |what: &str, t: &T8| {
+        if sluice_device::thread::block_rank() == 0 {
+            for i in 0..64 {
+                if t.get(i / 8, i % 8) != 0.0 {
+                    failures.lock().unwrap().push(format!("{what}: element {i} = {}", t.get(i / 8, i % 8)));
+                }
+            }
+        }
+    };
+    for (row0, col0) in [(usize::MAX - 3, 0), (0, usize::MAX - 3), (usize::MAX, usize::MAX)] {
+        cpu::launch([1, 1, 1], [32, 1, 1], 4096, &|| {
+            let threads = Threads::<32>::check();
+            let t: T8 = dynamic_tiles();
+            let t = t.copy_async(&threads, &Matrix::new(&src, 16, 16), row0, col0).wait();
+            check(&format!("copy at ({row0}, {col0})"), &t);
+        })
+        .unwrap();
+    }
+    for walk in [Walk::Rows, Walk::Cols] {
+        cpu::launch([1, 1, 1], [32, 1, 1], Pipeline::<T8, 2>::SHARED_BYTES as u32, &|| {
+            let threads = Threads::<32>::check();
+            let m = Matrix::new(&src, 16, 16);
+            let plan = CopyPlan::<f32, RowMajor<8, 8>, 32>::new(&threads, &m, 8, 8, walk);
+            let mut pipe = Pipeline::<T8, 2>::start(&threads, |_, mut t| t.copy_step(&plan, usize::MAX));
+            let (ready, _refill) = pipe.wait();
+            check(&format!("{walk:?} step usize::MAX"), ready.tiles());
+        })
+        .unwrap();
+    }
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{f:?}");
 }

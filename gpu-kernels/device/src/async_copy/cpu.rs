@@ -22,12 +22,13 @@ use std::vec::Vec;
 use crate::cpu::block::{current, Launch, Local, LocalKey};
 use crate::shared::SharedPtr;
 
-/// One copy in flight.
+/// One copy in flight: its destination and the 16 bytes it will write there (the source
+/// read at the issue, zero-filled past `src_bytes`: a copy may read its source any time
+/// until its wait, and reading it at once never reads memory freed before the wait).
 #[derive(Clone, Copy)]
 struct Copy16 {
     dst: u32,
-    src: *const u8,
-    src_bytes: u32,
+    bytes: [u8; 16],
 }
 
 /// One thread's copies: the open group and the committed ones, oldest first.
@@ -67,14 +68,9 @@ fn with_queue<R>(what: &'static str, f: impl FnOnce(&mut Queue) -> R) -> R {
 /// Writes a completed copy's bytes.
 #[track_caller]
 fn land(c: Copy16) {
-    for i in 0..16u32 {
-        // SAFETY: `src .. src + src_bytes` is readable (the issuer's contract), and the
-        // kernel's parameters outlive its launch, so they still are; the destination is
-        // bounds-checked by the runtime (`shared`'s CPU side).
-        unsafe {
-            let b = if i < c.src_bytes { c.src.add(i as usize).read() } else { 0 };
-            SharedPtr::<u8>::from_addr(c.dst + i).write(b);
-        }
+    for (i, b) in c.bytes.into_iter().enumerate() {
+        // SAFETY: the destination is bounds-checked by the runtime (`shared`'s CPU side).
+        unsafe { SharedPtr::<u8>::from_addr(c.dst + i as u32).write(b) };
     }
 }
 
@@ -101,7 +97,12 @@ pub(super) unsafe fn copy16(dst: u32, src: *const u8, src_bytes: u32) {
     // The checker sees the destination written from here on (the copy may land any time
     // until its wait, where `land` writes it), so a thread still reading it is a race.
     crate::shared::imp::note_pending_write(dst, 16);
-    with_queue("cp.async", |q| q.open.push(Copy16 { dst, src, src_bytes }));
+    let mut bytes = [0u8; 16];
+    for (i, b) in bytes.iter_mut().enumerate().take(src_bytes.min(16) as usize) {
+        // SAFETY: `src .. src + src_bytes` is readable now (the caller's contract).
+        *b = unsafe { src.add(i).read() };
+    }
+    with_queue("cp.async", |q| q.open.push(Copy16 { dst, bytes }));
 }
 
 /// [`copy16`] of 16 bytes if `read`, else of none (16 zeros; `src` not read).
@@ -113,6 +114,11 @@ pub(super) unsafe fn copy16(dst: u32, src: *const u8, src_bytes: u32) {
 pub(super) unsafe fn copy16_or_zero(dst: u32, src: *const u8, read: bool) {
     // SAFETY: forwarded (with no bytes to read when `!read`).
     unsafe { copy16(dst, src, if read { 16 } else { 0 }) }
+}
+
+/// Every address is a global one on the CPU (copies read their source at the issue).
+pub(super) fn is_global(_ptr: *const u8) -> bool {
+    true
 }
 
 #[track_caller]

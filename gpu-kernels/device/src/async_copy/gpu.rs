@@ -25,6 +25,12 @@ pub(super) unsafe fn copy16_or_zero(dst: u32, src: *const u8, read: bool) {
     unsafe { raw::cp_async_cg16_or_zero(dst, src, read) }
 }
 
+/// Whether `ptr` points into global memory (what `cp.async` reads).
+#[inline(always)]
+pub(super) fn is_global(ptr: *const u8) -> bool {
+    raw::is_global(ptr)
+}
+
 #[inline(always)]
 pub(super) fn commit() {
     // SAFETY: commits this thread's open group; no memory is touched.

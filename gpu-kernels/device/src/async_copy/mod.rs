@@ -26,8 +26,9 @@
 //! ([`Matrix`]), and elements outside it (the ragged last tiles of a matrix whose sizes
 //! are not multiples of the tile's) are zero-filled by `cp.async`'s source size, never
 //! read. A source that is not 16-byte aligned (a leading dimension that is not a multiple
-//! of 16 bytes) is copied element by element with ordinary loads and stores, with the same
-//! result.
+//! of 16 bytes), or not in global memory (a kernel's local array: `cp.async` reads global
+//! memory only, and reads it any time until the wait), is copied element by element with
+//! ordinary loads and stores at the call, with the same result.
 //!
 //! What the types cannot see, as everywhere in shared memory: a second handle to the same
 //! bytes (call [`crate::tile::dynamic_tiles`] or [`Pipeline::start`] once per kernel), and
@@ -145,10 +146,13 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
         let data = src.data();
         let (rows, cols, ld) = (src.rows(), src.cols(), src.ld());
         let base = data.as_ptr();
+        // `cp.async` reads global memory, later: a source elsewhere (a kernel's local array)
+        // is copied now, element by element, as an unaligned one is.
         let fast = !data.is_empty()
             && (base as usize).is_multiple_of(16)
             && (ld * size).is_multiple_of(16)
-            && col0.is_multiple_of(v);
+            && col0.is_multiple_of(v)
+            && imp::is_global(base as *const u8);
         let rank = threads.rank() as usize;
         let n = N as usize;
         // The chunk `i` of this thread's `it`-th turn: its tile position, its source
@@ -156,7 +160,8 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
         let chunk = |it: usize| {
             let i = rank + it * n;
             let (r, cc) = (i / per_row, i % per_row);
-            let (gr, gc) = (row0 + r, col0 + cc * v);
+            // Saturating: a tile far past the source's edge is all outside it (zeros).
+            let (gr, gc) = (row0.saturating_add(r), col0.saturating_add(cc * v));
             let valid = if gr < rows && gc < cols {
                 if cols - gc < v {
                     cols - gc

@@ -80,6 +80,8 @@ impl<'s, T: Pod, L: Layout<Major = Row>, const N: u32> CopyPlan<'s, T, L, N> {
         && (N as usize).is_multiple_of(Self::PER_ROW)
         && Self::CHUNKS.is_multiple_of(N as usize)
         && Self::MINE <= MAX_CHUNKS;
+    /// The chunks the fast path copies (none where it is never taken).
+    const FAST_CHUNKS: usize = if Self::REGULAR { Self::MINE } else { 0 };
 
     /// The plan for the tile at `(row0, col0)` at step 0, moving as `walk` says. Call it
     /// from every thread with the same arguments (as `copy_from`).
@@ -91,7 +93,8 @@ impl<'s, T: Pod, L: Layout<Major = Row>, const N: u32> CopyPlan<'s, T, L, N> {
         let aligned = !data.is_empty()
             && (data.as_ptr() as usize).is_multiple_of(16)
             && (src.ld() * size).is_multiple_of(16)
-            && col0.is_multiple_of(Self::V);
+            && col0.is_multiple_of(Self::V)
+            && imp::is_global(data.as_ptr() as *const u8);
         let fast = (Self::REGULAR && aligned).then(|| {
             let r0 = rank as usize / Self::PER_ROW;
             let c0 = (rank as usize % Self::PER_ROW) * Self::V;
@@ -160,10 +163,9 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
         let rows_in = rows_left.clamp(0, i32::MAX as i64) as u32;
         let in_row = cols_left.clamp(0, v as i64) as u32;
         let base = plan.src.data().as_ptr().wrapping_add(f.off0).wrapping_add(advance);
-        const { assert!(CopyPlan::<T, L, N>::MINE <= MAX_CHUNKS) };
         if in_row == v as u32 {
             // Whole chunks (all but a tile at the right edge): each one read or zeroed.
-            crate::unroll!(it in 0..CopyPlan::<T, L, N>::MINE; max 16 => {
+            crate::unroll!(it in 0..CopyPlan::<T, L, N>::FAST_CHUNKS; max 16 => {
                 let dst = self.addr_of(f.r0 as usize + it * rows_apart, f.c0 as usize);
                 let read = rows_in > (it * rows_apart) as u32;
                 // SAFETY: `dst` is this thread's chunk `it` of the tile (16-aligned, inside
@@ -178,7 +180,7 @@ impl<'a, T: Pod, L: Layout<Major = Row>> FillTile<'a, T, L> {
             });
         } else {
             // The right edge: `in_row < v` elements of each chunk inside (possibly none).
-            crate::unroll!(it in 0..CopyPlan::<T, L, N>::MINE; max 16 => {
+            crate::unroll!(it in 0..CopyPlan::<T, L, N>::FAST_CHUNKS; max 16 => {
                 let dst = self.addr_of(f.r0 as usize + it * rows_apart, f.c0 as usize);
                 let valid = if rows_in > (it * rows_apart) as u32 { in_row } else { 0 };
                 let p = if valid > 0 { base.wrapping_add(it * rows_apart * ld) } else { plan.src.data().as_ptr() };

@@ -54,6 +54,22 @@ pub(super) unsafe fn cp_async_cg16_or_zero(dst: u32, src: *const u8, read: bool)
     }
 }
 
+/// `isspacep.global p, ptr;` — whether `ptr` (a generic address) points into global memory.
+#[inline(always)]
+pub(super) fn is_global(ptr: *const u8) -> bool {
+    let r: u32;
+    // SAFETY: a test of an address's window; no memory is touched.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %g; isspacep.global %g, {p}; selp.u32 {r}, 1, 0, %g; }}",
+            p = in(reg64) ptr,
+            r = out(reg32) r,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    r != 0
+}
+
 /// `cp.async.commit_group;` — closes this thread's group of the `cp.async`s issued since
 /// the last commit (an empty group if none).
 ///

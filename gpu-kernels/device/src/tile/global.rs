@@ -207,15 +207,17 @@ impl Raster {
     /// ```
     #[inline(always)]
     pub fn tile(self, rank: u64, tiles_m: u64, tiles_n: u64) -> Option<(u64, u64)> {
-        if rank >= tiles_m * tiles_n {
+        if rank >= tiles_m.saturating_mul(tiles_n) {
             return None;
         }
         match self {
             Raster::RowMajor => Some((rank / tiles_n, rank % tiles_n)),
             Raster::ColumnMajor => Some((rank % tiles_m, rank / tiles_m)),
             Raster::Grouped(g) => {
-                let g = if g == 0 { 1 } else { g as u64 };
-                let per_group = g * tiles_n;
+                // Clamped to tiles_m (the same groups): `g * tiles_n` stays below
+                // `tiles_m * tiles_n`, which the rank check above bounds.
+                let g = if g == 0 { 1 } else { (g as u64).min(tiles_m) };
+                let per_group = g.saturating_mul(tiles_n);
                 let first = (rank / per_group) * g;
                 let size = if tiles_m - first < g { tiles_m - first } else { g };
                 let in_group = rank % per_group;
@@ -329,6 +331,7 @@ impl<'a, T> MatrixMut<'a, T> {
     /// last tile. Every thread of a block gets the same tile, no two blocks the same.
     #[inline(always)]
     pub fn block_tile<const BM: usize, const BN: usize>(self, raster: Raster) -> Option<BlockTile<'a, T, BM, BN>> {
+        let () = const { assert!(BM > 0 && BN > 0, "a block tile has at least one row and one column") };
         let tiles_m = self.rows.div_ceil(BM) as u64;
         let tiles_n = self.cols.div_ceil(BN) as u64;
         let (tm, tn) = raster.tile_of_this_block(tiles_m, tiles_n)?;
@@ -461,7 +464,7 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
     #[inline(always)]
     pub fn position(&self, i: usize, j: usize) -> (usize, usize) {
         let (x, y) = (crate::thread::thread_idx_x() as usize, crate::thread::thread_idx_y() as usize);
-        (y + i * TY, x + j * TX)
+        (y.saturating_add(i.saturating_mul(TY)), x.saturating_add(j.saturating_mul(TX)))
     }
 
     /// Whether element `(i, j)` of the share lies inside the matrix (a tile hanging over the
