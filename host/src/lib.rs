@@ -112,6 +112,14 @@
 //! checking mode reports the first two in `cargo test`. A `#[kernel(unchecked)]` (raw
 //! pointers, Rust-CUDA ports) makes no such promise: its launches are `unsafe`.
 //!
+//! **A known gap**: `tile::MatrixMut` splits a written parameter into blocks' and threads'
+//! tiles (`block_tile`, `warp_tile`, `partition`) by a shape each thread passes itself;
+//! threads that pass different shapes (computed from their own index, or blocks taking
+//! different tile sizes) can be handed overlapping elements — a data race in safe code. The
+//! CPU backend's checking mode reports it; nothing does on a GPU. Kernels that build the
+//! matrix from the launch's parameters (all of sluice's) are not affected. The fix planned:
+//! the shape in the parameter's type (`gpu-kernels/device/src/tile/global.rs`).
+//!
 //! The contract rests on rustc's own soundness, as every safe Rust program does: a known
 //! compiler bug (rust-lang/rust#25860, implied bounds on nested references) lets safe code
 //! extend a lifetime, and with it keep a kernel's parameter past its launch; the unstable

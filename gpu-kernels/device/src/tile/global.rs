@@ -1,6 +1,7 @@
 //! Row-major matrices in global memory: read-only ([`Matrix`], the source of tile copies)
-//! and written ([`MatrixMut`], partitioned into one tile per block and one per warp, so
-//! that every element has one writer by construction).
+//! and written ([`MatrixMut`], partitioned into one tile per block and one per warp or
+//! thread, so that every element has one writer by construction — **if every thread agrees
+//! on the partition**, see [`MatrixMut`]).
 
 use crate::slice::DeviceSliceMut;
 
@@ -278,8 +279,18 @@ impl Raster {
 }
 
 /// A row-major `rows × cols` matrix in a kernel's written slice parameter. It hands out
-/// writes only through [`BlockTile`] and [`WarpTile`], whose elements are disjoint between
-/// blocks and between warps, so a safe kernel writes each element from one thread at most.
+/// writes only through [`BlockTile`], [`WarpTile`] and [`ThreadPart`], whose elements are
+/// disjoint between blocks, warps and threads, so a safe kernel writes each element from
+/// one thread at most.
+///
+/// **Known gap** (an adversarial review, 2026-12-01): that holds when every thread of the
+/// launch builds its `MatrixMut` from the same slice with the same `rows`, `cols` and `ld`
+/// and takes its tiles with the same tile shapes and [`Raster`] — as every kernel written
+/// from the launch's parameters does. Threads that disagree (a shape computed from the
+/// thread's index, a block that takes `block_tile::<64, 64>` where another takes
+/// `::<32, 32>`) can be handed overlapping elements: a data race that the types do not rule
+/// out. The CPU backend's checking mode reports it (`Error::KernelCheck`); the GPU does not.
+/// The planned fix puts the shape into the parameter's type, so that it is the launch's.
 pub struct MatrixMut<'a, T> {
     // Every write goes through the slice's element access (on the CPU, where the race
     // checker records it).
