@@ -3,7 +3,7 @@
 //! f64 reference on random inputs, then timed.
 //!
 //! ```text
-//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_bk64] [--warmup W] [--reps R]
+//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256] [--warmup W] [--reps R]
 //!   SIZE: N (N × N × N) or MxNxK; default: on a GPU 4096 8192 and two ragged shapes,
 //!   on the CPU backend 96x200x72 and 128 (slow: every MMA is a warp collective there)
 //! ```
@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use half::{bf16, f16};
 use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result, Stream};
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_BF16_BK64, GEMM_TF32};
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32};
 
 /// xorshift64, uniform in [-1, 1) (`benches/cuda/common.cuh`'s `Rng`).
 struct Rng(u64);
@@ -173,20 +173,8 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
                 shape,
                 seed
             ),
-            "bf16_bk64" => run_gemm!(
-                gpu,
-                o,
-                kernels::gemm_bf16_bk64,
-                bf16,
-                GEMM_BF16_BK64,
-                bf16::from_f32,
-                |x: bf16| x.to_f64(),
-                "bf16_bk64",
-                shape,
-                seed
-            ),
             other => {
-                eprintln!("unknown dtype {other} (bf16, f16, tf32, bf16_128x256, bf16_bk64)");
+                eprintln!("unknown dtype {other} (bf16, f16, tf32, bf16_128x256)");
                 false
             }
         };

@@ -1,14 +1,14 @@
 //! The tensor-core kernels of `gpu-kernels` (`gemm.rs`) on both backends: the MMA probes
 //! (one warp through `cp.async`, `ldmatrix`, `ldmatrix.trans`, `mma.sync` and the
-//! accumulator store, bf16, f16 and tf32) and the gemms (and the bf16 design variants,
-//! `gemm_bf16_128x256` and `gemm_bf16_bk64`) at several shapes, ragged edges included, each against an f64 reference of the inputs as the kernel rounds them, with
+//! accumulator store, bf16, f16 and tf32) and the gemms (and the bf16 design variant,
+//! `gemm_bf16_128x256`) at several shapes, ragged edges included, each against an f64 reference of the inputs as the kernel rounds them, with
 //! fresh random inputs and a NaN-poisoned output (every element must be written).
 //!
 //! `cargo test --test gpu_tensor` runs them on the CPU backend; `-- --ignored` on a GPU.
 
 mod common;
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_BF16_BK64, GEMM_TF32, MMA_PROBE_SHARED};
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, MMA_PROBE_SHARED};
 use half::{bf16, f16};
 use rand::Rng;
 use sluice::{kernels, scope, Gpu, LaunchConfig};
@@ -157,24 +157,18 @@ fn gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
         assert!(e < 1e-5, "bf16 {m}x{n}x{k}: worst error {e:e}");
         // The design variants: the same inputs, the same result (the same k order per
         // element, so the same rounding up to the MMA's own).
-        for (g, c) in [
-            (
-                "128x256",
-                run!(
-                    gpu,
-                    kernels::gemm_bf16_128x256,
-                    cfg(GEMM_BF16_128X256),
-                    ab,
-                    bb,
-                    m * n,
-                    (m as u32, n as u32, k as u32)
-                ),
+        for (g, c) in [(
+            "128x256",
+            run!(
+                gpu,
+                kernels::gemm_bf16_128x256,
+                cfg(GEMM_BF16_128X256),
+                ab,
+                bb,
+                m * n,
+                (m as u32, n as u32, k as u32)
             ),
-            (
-                "bk64",
-                run!(gpu, kernels::gemm_bf16_bk64, cfg(GEMM_BF16_BK64), ab, bb, m * n, (m as u32, n as u32, k as u32)),
-            ),
-        ] {
+        )] {
             let e = worst_error(
                 &ab.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),
                 &bb.iter().map(|x| x.to_f64()).collect::<Vec<_>>(),

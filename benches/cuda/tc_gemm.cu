@@ -5,7 +5,7 @@
 // (each thread's copies worked out once, as async_copy::CopyPlan), the k-steps of a k-tile
 // unrolled, ldmatrix / ldmatrix.trans fragments, mma.sync m16n8k16 (tf32: m16n8k8), grouped
 // block order, f32 output; --variants adds bf16 with k-tiles of 64 in 3 stages (built with
-// -DTC_BN=256: gemm_bf16_bk64's twin) and in 4 — timed side by side with cuBLAS
+// -DTC_BN=256: the first design's shape, whose Rust form was retired: it spilled) and in 4 — timed side by side with cuBLAS
 // (cublasGemmEx, f32 output; tf32 with CUBLAS_COMPUTE_32F_FAST_TF32) on the same random
 // inputs, both checked before timing.
 //

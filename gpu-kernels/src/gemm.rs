@@ -23,7 +23,7 @@ use sluice_device::mma::{Accum, Warp, M16N8K16, M16N8K8};
 use sluice_device::slice::DeviceSliceMut;
 use sluice_device::tile::{Matrix, MatrixMut, Raster, RowMajor, Swizzled, Tile};
 
-use super::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_BF16_BK64, GEMM_GROUP, GEMM_TF32};
+use super::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_GROUP, GEMM_TF32};
 
 /// Warp tile: 64 × 64, 4 × 8 MMAs of 16 × 8.
 const WM: usize = 64;
@@ -129,13 +129,6 @@ pub fn gemm_tf32(c: DeviceSliceMut<f32>, a: &[f32], b: &[f32], m: u32, n: u32, k
 #[kernel]
 pub fn gemm_bf16_128x256(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
     gemm_body!(bf16, M16N8K16, GEMM_BF16_128X256, load_b_trans, unrolled, c, a, b, m, n, k)
-}
-
-/// As [`gemm_bf16`] in the [`GEMM_BF16_BK64`] shape (k-tiles of 64 in 3 stages, the first
-/// design): a variant timed beside it.
-#[kernel]
-pub fn gemm_bf16_bk64(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
-    gemm_body!(bf16, M16N8K16, GEMM_BF16_BK64, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 macro_rules! mma_probe {

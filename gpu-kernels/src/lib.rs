@@ -118,9 +118,6 @@ pub const GEMM_TF32: GemmShape = GemmShape { bm: 128, bn: 128, bk: 16, stages: 4
 /// `gemm_bf16_128x256`: 128 × 256 tiles, k-tiles of 32 in 4 stages (96 KiB), 8 warps, the
 /// k-steps unrolled; one block per SM (the default before, timed beside it).
 pub const GEMM_BF16_128X256: GemmShape = GemmShape { bm: 128, bn: 256, bk: 32, stages: 4, threads: 256, elem_bytes: 2 };
-/// `gemm_bf16_bk64`: 128 × 256 tiles, k-tiles of 64 in 3 stages (144 KiB), 8 warps, the
-/// k-steps a loop (the first design's).
-pub const GEMM_BF16_BK64: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 3, threads: 256, elem_bytes: 2 };
 /// Rows of tiles per group of the blocks' grouped order (L2 reuse).
 pub const GEMM_GROUP: u32 = 8;
 
