@@ -324,7 +324,7 @@ impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
         let pipe = Pipeline { base, head: 0, _set: PhantomData };
         for i in 0..STAGES - 1 {
             let mut st = pipe.stage(i);
-            fill(i, S::fill(&mut st));
+            fill(i, S::fill(&mut st, crate::tile::seal::FillToken(())));
             imp::commit();
         }
         pipe
@@ -394,7 +394,7 @@ impl<'p, S: TileSet> Refill<'p, S> {
     #[inline(always)]
     #[track_caller]
     pub fn fill(mut self, fill: impl for<'f> FnOnce(S::Fill<'f>)) {
-        fill(S::fill(&mut self.stage));
+        fill(S::fill(&mut self.stage, crate::tile::seal::FillToken(())));
         imp::commit();
         self.done = true;
     }

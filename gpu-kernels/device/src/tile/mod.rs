@@ -219,8 +219,10 @@ pub trait TileSet: Sized {
     where
         Self: 'a;
 
-    /// The set as its copies see it.
-    fn fill(&mut self) -> Self::Fill<'_>;
+    /// The set as its copies see it. Only the pipelines of [`crate::async_copy`] call it
+    /// (the token cannot be made outside the device std): a `FillTile` made outside a
+    /// pipeline would let a tile be read while copies into it are in flight.
+    fn fill(&mut self, token: seal::FillToken) -> Self::Fill<'_>;
 
     /// The set whose first tile starts at `addr`.
     ///
@@ -228,6 +230,13 @@ pub trait TileSet: Sized {
     ///
     /// As [`Tile::from_addr`], for `addr .. addr + BYTES`; `addr` is 128-byte aligned.
     unsafe fn at(addr: u32) -> Self;
+}
+
+/// The seal of [`TileSet::fill`].
+pub(crate) mod seal {
+    /// A token only the device std can make: the argument of [`super::TileSet::fill`].
+    #[derive(Clone, Copy, Debug)]
+    pub struct FillToken(pub(crate) ());
 }
 
 const fn round128(x: usize) -> usize {
@@ -241,7 +250,7 @@ impl<T: Pod, L: Layout> TileSet for Tile<T, L> {
     where
         Self: 'a;
     #[inline(always)]
-    fn fill(&mut self) -> FillTile<'_, T, L> {
+    fn fill(&mut self, _token: seal::FillToken) -> FillTile<'_, T, L> {
         FillTile::new(self)
     }
     #[inline(always)]
@@ -258,9 +267,9 @@ macro_rules! tuple_sets {
             type Fill<'a> = ($($t::Fill<'a>,)+) where Self: 'a;
             #[inline(always)]
             #[allow(non_snake_case)]
-            fn fill(&mut self) -> Self::Fill<'_> {
+            fn fill(&mut self, token: seal::FillToken) -> Self::Fill<'_> {
                 let ($($t,)+) = self;
-                ($($t.fill(),)+)
+                ($($t.fill(token),)+)
             }
             #[inline(always)]
             #[allow(unused_assignments)]
