@@ -13,7 +13,7 @@
 use super::{histogram_bin, Particle, HISTOGRAM_SHARED_BINS, POTENTIAL_TILE, TRANSPOSE_BLOCK_ROWS, TRANSPOSE_TILE};
 use sluice_device::kernel;
 use sluice_device::slice::DeviceSliceMut;
-use sluice_device::tile::{Matrix, MatrixMut, Raster};
+use sluice_device::tile::{ByColumns, Matrix, MatrixMut, ThreadTiles};
 use sluice_device::{
     atomic::{AtomicF32, AtomicU32, Ordering},
     math::DeviceFloat,
@@ -300,6 +300,16 @@ pub fn sum_reduce(out: &[AtomicF32], x: &[f32]) {
     }
 }
 
+/// How [`transpose`] splits its output: tiles of 32 × 32, block `(x, y)` takes tile `(x,
+/// y)`, blocks of `(32, 8)` threads, four elements each.
+pub type TransposeTiles = ThreadTiles<
+    { TRANSPOSE_TILE as usize },
+    { TRANSPOSE_TILE as usize },
+    { TRANSPOSE_TILE as usize },
+    { TRANSPOSE_BLOCK_ROWS as usize },
+    ByColumns,
+>;
+
 /// `out[c * rows + r] = input[r * cols + c]` (`input`: `rows × cols`
 /// row-major; `out`: `cols × rows` row-major). Each block moves one 32×32 tile
 /// through shared memory: reads rows of the tile (coalesced), writes rows of
@@ -312,29 +322,34 @@ pub fn sum_reduce(out: &[AtomicF32], x: &[f32]) {
 /// slice's length, it does nothing.
 ///
 /// The output is written through this block's tile of a [`MatrixMut`]
-/// (`block_tile`, [`Raster::ColumnMajor`]: block `(x, y)` owns output tile
-/// `(x, y)`), split among the block's threads by `partition::<32, 8>()`: each
+/// (`block_tile`, [`ByColumns`]: block `(x, y)` owns output tile
+/// `(x, y)`), split among the block's threads by `partition()` ([`TransposeTiles`]): each
 /// thread owns four elements of a column of the tile, so every store is a plain
 /// `st.global` with one writer by construction. The input is read through a
 /// [`MatrixTile`](sluice_device::tile::MatrixTile) of a [`Matrix`], in bounds by
 /// construction.
 #[kernel]
-pub fn transpose(out: DeviceSliceMut<f32>, input: &[f32], rows: u32, cols: u32) {
+pub fn transpose(
+    #[matrix(rows = cols, cols = rows)] out: Option<MatrixMut<f32, TransposeTiles>>,
+    input: &[f32],
+    rows: u32,
+    cols: u32,
+) {
     const T: usize = TRANSPOSE_TILE as usize;
     // 32 rows of 33: a column of padding, so that reading a column touches 32 banks.
     let tile = shared_array!(TILE: [[f32; TRANSPOSE_TILE as usize + 1]; TRANSPOSE_TILE as usize]);
     let (rows, cols) = (rows as usize, cols as usize);
-    let (Some(src), Some(dst)) = (Matrix::try_new(input, rows, cols), MatrixMut::try_new(out, cols, rows)) else {
+    let (Some(src), Some(dst)) = (Matrix::try_new(input, rows, cols), out) else {
         return; // uniform over the grid
     };
     // This block's tile of `out` (`cols × rows`): tile (x, y) for block (x, y).
-    let Some(dst) = dst.block_tile::<T, T>(Raster::ColumnMajor) else {
+    let Some(dst) = dst.block_tile() else {
         return;
     };
     // The input tile: its tile row is the output tile's tile column, and the reverse.
     let src = src.tile::<T, T>(dst.col0() / T, dst.row0() / T);
     // This thread's elements of the output tile (the block must be (32, 8, 1)).
-    let mut mine = dst.partition::<T, { TRANSPOSE_BLOCK_ROWS as usize }>();
+    let mut mine = dst.partition();
     // Stage the input tile in shared memory, rows of it as the output's columns.
     for i in 0..mine.rows() {
         let (r, c) = mine.position(i, 0);

@@ -20,8 +20,7 @@ use sluice_device::async_copy::{CopyPlan, Pipeline, Threads, Walk};
 use sluice_device::half::{bf16, f16};
 use sluice_device::kernel;
 use sluice_device::mma::{Accum, Warp, M16N8K16, M16N8K8};
-use sluice_device::slice::DeviceSliceMut;
-use sluice_device::tile::{Matrix, MatrixMut, Raster, RowMajor, Swizzled, Tile};
+use sluice_device::tile::{ByRows, Grouped, Matrix, MatrixMut, RowMajor, Swizzled, Tile, WarpTiles};
 
 use super::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_GROUP, GEMM_TF32};
 
@@ -30,6 +29,12 @@ const WM: usize = 64;
 const WN: usize = 64;
 const MI: usize = WM / 16;
 const NI: usize = WN / 8;
+
+/// How C is split: block tiles of the default shape, in groups of [`GEMM_GROUP`] rows of
+/// tiles, warp tiles of 64 × 64.
+type Tiles128x128 = WarpTiles<128, 128, WM, WN, Grouped<GEMM_GROUP>>;
+/// As [`Tiles128x128`], block tiles of 128 × 256.
+type Tiles128x256 = WarpTiles<128, 256, WM, WN, Grouped<GEMM_GROUP>>;
 
 macro_rules! gemm_body {
     // The k-steps of a k-tile: unrolled (the loop's count and addresses folded, at the cost
@@ -41,7 +46,7 @@ macro_rules! gemm_body {
     (@ks looped, $n:expr, $ks:ident => $body:block) => {
         for $ks in 0..$n $body
     };
-    ($t:ty, $shape:ty, $g:expr, $load_b:ident, $unroll:tt, $c:ident, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {{
+    ($t:ty, $shape:ty, $g:expr, $tiles:ty, $load_b:ident, $unroll:tt, $c:ident, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {{
         const G: GemmShape = $g;
         const BM: usize = G.bm;
         const BN: usize = G.bn;
@@ -61,7 +66,8 @@ macro_rules! gemm_body {
         let threads = Threads::<THREADS>::check();
         let a = Matrix::new($a, m, k);
         let b = Matrix::new($b, k, n);
-        let Some(block) = MatrixMut::new($c, m, n).block_tile::<BM, BN>(Raster::Grouped(GEMM_GROUP)) else {
+        let () = const { assert!(<$tiles as sluice_device::tile::Tiling>::BM == BM && <$tiles as sluice_device::tile::Tiling>::BN == BN, "the parameter's tiling is the shape's") };
+        let Some(block) = $c.block_tile() else {
             return;
         };
         let (row0, col0) = (block.row0(), block.col0());
@@ -98,7 +104,7 @@ macro_rules! gemm_body {
             });
         }
         pipe.finish();
-        if let Some(mut out) = block.warp_tile::<WM, WN>() {
+        if let Some(mut out) = block.warp_tile() {
             warp.store(&mut out, &acc);
         }
     }};
@@ -107,35 +113,67 @@ macro_rules! gemm_body {
 /// `c = a · b`: `a` `m × k`, `b` `k × n` bf16, `c` `m × n` f32, all row-major; launch as
 /// [`GEMM_BF16`] says ([`GemmShape::grid`], `threads`, [`GemmShape::shared_bytes`]).
 #[kernel]
-pub fn gemm_bf16(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
-    gemm_body!(bf16, M16N8K16, GEMM_BF16, load_b_trans, looped, c, a, b, m, n, k)
+pub fn gemm_bf16(
+    #[matrix(rows = m, cols = n)] c: MatrixMut<f32, Tiles128x128>,
+    a: &[bf16],
+    b: &[bf16],
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    gemm_body!(bf16, M16N8K16, GEMM_BF16, Tiles128x128, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`], f16 operands (the same [`GEMM_BF16`] shape).
 #[kernel]
-pub fn gemm_f16(c: DeviceSliceMut<f32>, a: &[f16], b: &[f16], m: u32, n: u32, k: u32) {
-    gemm_body!(f16, M16N8K16, GEMM_BF16, load_b_trans, looped, c, a, b, m, n, k)
+pub fn gemm_f16(
+    #[matrix(rows = m, cols = n)] c: MatrixMut<f32, Tiles128x128>,
+    a: &[f16],
+    b: &[f16],
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    gemm_body!(f16, M16N8K16, GEMM_BF16, Tiles128x128, load_b_trans, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`], f32 operands multiplied as tf32 (rounded to nearest as they are loaded
 /// into fragments), launched as [`GEMM_TF32`] says.
 #[kernel]
-pub fn gemm_tf32(c: DeviceSliceMut<f32>, a: &[f32], b: &[f32], m: u32, n: u32, k: u32) {
-    gemm_body!(f32, M16N8K8, GEMM_TF32, load_b_scalar, looped, c, a, b, m, n, k)
+pub fn gemm_tf32(
+    #[matrix(rows = m, cols = n)] c: MatrixMut<f32, Tiles128x128>,
+    a: &[f32],
+    b: &[f32],
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    gemm_body!(f32, M16N8K8, GEMM_TF32, Tiles128x128, load_b_scalar, looped, c, a, b, m, n, k)
 }
 
 /// As [`gemm_bf16`] in the [`GEMM_BF16_128X256`] shape (8 warps, one block per SM): a
 /// design variant timed beside it.
 #[kernel]
-pub fn gemm_bf16_128x256(c: DeviceSliceMut<f32>, a: &[bf16], b: &[bf16], m: u32, n: u32, k: u32) {
-    gemm_body!(bf16, M16N8K16, GEMM_BF16_128X256, load_b_trans, unrolled, c, a, b, m, n, k)
+pub fn gemm_bf16_128x256(
+    #[matrix(rows = m, cols = n)] c: MatrixMut<f32, Tiles128x256>,
+    a: &[bf16],
+    b: &[bf16],
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    gemm_body!(bf16, M16N8K16, GEMM_BF16_128X256, Tiles128x256, load_b_trans, unrolled, c, a, b, m, n, k)
 }
 
 macro_rules! mma_probe {
     ($(#[$doc:meta])* $name:ident, $t:ty, $shape:ty, $ta:ty, $tb:ty, $load_b:ident) => {
         $(#[$doc])*
         #[kernel]
-        pub fn $name(d: DeviceSliceMut<f32>, a: &[$t], b: &[$t]) {
+        pub fn $name(
+            #[matrix(rows = 16, cols = 8)] d: MatrixMut<f32, WarpTiles<16, 8, 16, 8, ByRows>>,
+            a: &[$t],
+            b: &[$t],
+        ) {
             use sluice_device::tile::dynamic_tiles;
             const M: usize = <$shape as sluice_device::mma::Shape>::M;
             const N: usize = <$shape as sluice_device::mma::Shape>::N;
@@ -150,8 +188,9 @@ macro_rules! mma_probe {
             let fb = warp.$load_b::<_, _, $shape, 1>(&tb, 0, 0);
             let mut acc = [[Accum::<$shape>::zero(); 1]; 1];
             warp.mma(&mut acc[0][0], &fa[0], &fb[0]);
-            if let Some(block) = MatrixMut::new(d, M, N).block_tile::<16, 8>(Raster::RowMajor) {
-                if let Some(mut out) = block.warp_tile::<16, 8>() {
+            let () = const { assert!(M == 16 && N == 8, "d's shape") };
+            if let Some(block) = d.block_tile() {
+                if let Some(mut out) = block.warp_tile() {
                     warp.store(&mut out, &acc);
                 }
             }

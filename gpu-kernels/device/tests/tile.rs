@@ -10,7 +10,9 @@ use std::sync::Mutex;
 use sluice_device::cpu;
 use sluice_device::slice::DeviceSliceMut;
 use sluice_device::thread;
-use sluice_device::tile::{MatrixMut, Raster};
+use sluice_device::tile::{
+    __matrix_from_launch, ByColumns, ByRows, Grouped, MatrixMut, Order, Raster, ThreadTiles, Tiling, WarpTiles,
+};
 
 /// The raw pointer of a launch's output, shared by the CPU threads of the launch (each
 /// makes its own `DeviceSliceMut` from it, as a kernel's parameter).
@@ -27,17 +29,24 @@ impl Out {
         // kernel's parameter.
         unsafe { DeviceSliceMut::from_raw_parts(self.0, self.1 as u64) }
     }
+
+    /// The `rows × cols` matrix of this output, as `#[kernel]` makes a `#[matrix]` parameter.
+    fn matrix<L: Tiling>(&self, rows: usize, cols: usize) -> MatrixMut<'static, f32, L> {
+        // SAFETY: every thread of the launch passes the same shape (the test's constants) and
+        // the same tiling `L`; nothing else writes the buffer.
+        unsafe { __matrix_from_launch(self.slice(), rows, cols, None::<usize>) }.expect("the shape fits")
+    }
 }
 
-/// The tile `block_tile::<4, 8>(raster)` gives each block of `grid` over a `rows × cols`
-/// matrix, by the block's linear rank.
-fn tiles_by_block(grid: [u32; 3], rows: usize, cols: usize, raster: Raster) -> HashMap<u64, (usize, usize)> {
+/// The tile `block_tile()` gives each block of `grid` over a `rows × cols` matrix split in
+/// 4 × 8 tiles in the order `O`, by the block's linear rank.
+fn tiles_by_block<O: Order>(grid: [u32; 3], rows: usize, cols: usize) -> HashMap<u64, (usize, usize)> {
     let mut buf = vec![0.0f32; rows * cols];
     let out = Out(buf.as_mut_ptr(), buf.len());
     let seen = Mutex::new(HashMap::new());
     cpu::launch(grid, [1, 1, 1], 0, &|| {
-        let m = MatrixMut::new(out.slice(), rows, cols);
-        if let Some(t) = m.block_tile::<4, 8>(raster) {
+        let m = out.matrix::<ThreadTiles<4, 8, 1, 1, O>>(rows, cols);
+        if let Some(t) = m.block_tile() {
             seen.lock().unwrap().insert(thread::grid_block_rank(), (t.row0(), t.col0()));
         }
     })
@@ -50,7 +59,14 @@ fn every_grid_shape_gives_each_tile_to_one_block_as_raster_tile_says() {
     // 5 × 3 tiles of 4 × 8 (the last row and column ragged).
     let (rows, cols) = (19usize, 23usize);
     let (tm, tn) = (rows.div_ceil(4) as u64, cols.div_ceil(8) as u64);
-    let rasters = [Raster::RowMajor, Raster::ColumnMajor, Raster::Grouped(1), Raster::Grouped(2), Raster::Grouped(8)];
+    type Run = fn([u32; 3], usize, usize) -> HashMap<u64, (usize, usize)>;
+    let rasters: [(Raster, Run); 5] = [
+        (Raster::RowMajor, tiles_by_block::<ByRows>),
+        (Raster::ColumnMajor, tiles_by_block::<ByColumns>),
+        (Raster::Grouped(1), tiles_by_block::<Grouped<1>>),
+        (Raster::Grouped(2), tiles_by_block::<Grouped<2>>),
+        (Raster::Grouped(8), tiles_by_block::<Grouped<8>>),
+    ];
     let grids: [[u32; 3]; 7] = [
         [tn as u32, tm as u32, 1],     // shaped like the tiles, row-major (the fast path)
         [tm as u32, tn as u32, 1],     // column-major's fast path
@@ -60,9 +76,9 @@ fn every_grid_shape_gives_each_tile_to_one_block_as_raster_tile_says() {
         [7, 3, 1],                // more blocks than tiles, another shape
         [2, 2, 4],                // 3-D
     ];
-    for raster in rasters {
+    for (raster, run) in rasters {
         for grid in grids {
-            let got = tiles_by_block(grid, rows, cols, raster);
+            let got = run(grid, rows, cols);
             let blocks = grid.iter().map(|&g| g as u64).product::<u64>();
             let mut owners = HashMap::new();
             for rank in 0..blocks {
@@ -86,11 +102,11 @@ fn a_partitioned_block_tile_writes_every_element_once_and_clips_the_edges() {
     let out = Out(buf.as_mut_ptr(), rows * cols);
     let grid = [cols.div_ceil(32) as u32, rows.div_ceil(16) as u32, 1];
     cpu::launch(grid, [8, 4, 1], 0, &|| {
-        let Some(tile) = MatrixMut::new(out.slice(), rows, cols).block_tile::<16, 32>(Raster::RowMajor) else {
+        let Some(tile) = out.matrix::<ThreadTiles<16, 32, 8, 4>>(rows, cols).block_tile() else {
             return;
         };
         let (row0, col0) = (tile.row0(), tile.col0());
-        let mut mine = tile.partition::<8, 4>();
+        let mut mine = tile.partition();
         assert_eq!((mine.rows(), mine.cols()), (4, 4));
         let (x, y) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
         for i in 0..mine.rows() {
@@ -116,10 +132,50 @@ fn a_partition_for_another_block_shape_fails_the_launch() {
     let mut buf = vec![0.0f32; 64];
     let out = Out(buf.as_mut_ptr(), buf.len());
     let r = cpu::launch([1, 1, 1], [8, 8, 1], 0, &|| {
-        if let Some(tile) = MatrixMut::new(out.slice(), 8, 8).block_tile::<8, 8>(Raster::RowMajor) {
-            let _ = tile.partition::<8, 4>();
+        if let Some(tile) = out.matrix::<ThreadTiles<8, 8, 8, 4>>(8, 8).block_tile() {
+            let _ = tile.partition();
         }
     });
     let e = r.expect_err("a (8, 4) partition of an (8, 8) block must fail");
     assert!(e.contains("(TX, TY, 1)"), "{e}");
+}
+
+#[test]
+fn warp_tiles_cover_the_block_tile_once_and_extra_warps_get_none() {
+    // A 64 × 64 block tile in warp tiles of 32 × 16: 2 × 4 warps; the block has 10 warps.
+    let mut buf = vec![0.0f32; 64 * 64];
+    let out = Out(buf.as_mut_ptr(), buf.len());
+    let seen = Mutex::new(Vec::new());
+    cpu::launch([1, 1, 1], [320, 1, 1], 0, &|| {
+        let Some(block) = out.matrix::<WarpTiles<64, 64, 32, 16>>(64, 64).block_tile() else {
+            return;
+        };
+        let w = thread::thread_idx_x() / 32;
+        let got = block.warp_tile().map(|t| (t.row0(), t.col0()));
+        if thread::thread_idx_x().is_multiple_of(32) {
+            seen.lock().unwrap().push((w, got));
+        }
+    })
+    .unwrap();
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    let want: Vec<_> =
+        (0..10u32).map(|w| (w, (w < 8).then(|| ((w as usize / 4) * 32, (w as usize % 4) * 16)))).collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn a_shape_that_does_not_fit_its_slice_is_none() {
+    let mut buf = vec![0.0f32; 10];
+    let out = Out(buf.as_mut_ptr(), buf.len());
+    type L = ThreadTiles<4, 4, 1, 1>;
+    let make = |rows: i64, cols: u32, ld: Option<u32>| {
+        // SAFETY: one thread, one matrix of the slice at a time, nothing else writes it.
+        unsafe { __matrix_from_launch::<f32, L, _, _, _>(out.slice(), rows, cols, ld) }
+    };
+    assert!(make(3, 4, None).is_none());
+    assert!(make(-1, 4, None).is_none(), "a negative dimension");
+    assert!(make(2, 4, Some(3)).is_none(), "ld < cols");
+    let m = make(2, 4, Some(6)).expect("fits: 6 + 4 = 10");
+    assert_eq!((m.rows(), m.cols()), (2, 4));
 }

@@ -52,6 +52,7 @@
 //! | `x: &[T]` | `Ref<T>`: a read-only view | `*const T`, `u64` |
 //! | `y: DeviceSliceMut<T>` | `Mut<T>`: a mutable view | `*mut T`, `u64` |
 //! | `bins: &[AtomicU32]` (any device-scope atomic `A`) | `Mut<u32>` (`Mut<A::Value>`): a mutable view | `*mut u32`, `u64` |
+//! | `#[matrix(rows = m, cols = n)] c: MatrixMut<T, L>` (or `Option<MatrixMut<T, L>>`) | `Mut<T>`: a mutable view | `*mut T`, `u64` |
 //! | `a: T` (`T: Pod`) | `T` by value | `T` |
 //!
 //! `&mut [T]` is refused: every thread of the grid would hold a mutable
@@ -61,6 +62,13 @@
 //! `unsafe`, with the duty (no two threads write one element) spelled out. A slice of
 //! atomics (`&[AtomicU32]`, `&[AtomicF32]`, ...) is the safe way for any thread to update
 //! any element: every access is atomic, and the host hands the launch the view mutably.
+//!
+//! A `MatrixMut<T, L>` parameter (`sluice_device::tile`) is a mutable view seen as a
+//! row-major matrix split between the launch's threads by its type's tiling `L`. Its shape
+//! comes from `#[matrix(rows = .., cols = .., ld = ..)]` on the parameter, each an integer
+//! parameter of the kernel or an integer literal (`ld` defaults to `cols`): values every
+//! thread sees alike, so every thread splits the matrix the same way. A view too short for
+//! the shape fails the launch, or gives `None` for an `Option<MatrixMut<T, L>>`.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
@@ -96,7 +104,19 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// error is the only one reported).
 fn with_original(e: syn::Error, func: &ItemFn) -> TokenStream {
     let e = e.to_compile_error();
+    // Without the parameters' `#[matrix]`, which only `#[kernel]` reads.
+    let mut func = func.clone();
+    strip_matrix_attrs(&mut func.sig);
     quote!(#e #[allow(dead_code, unused)] #func).into()
+}
+
+/// Removes `#[matrix(..)]` from the parameters (rustc knows no such attribute).
+fn strip_matrix_attrs(sig: &mut syn::Signature) {
+    for input in &mut sig.inputs {
+        if let FnArg::Typed(pt) = input {
+            pt.attrs.retain(|a| !a.path().is_ident("matrix"));
+        }
+    }
 }
 
 /// `cuda_std`'s `#[kernel]`, as the compatibility crate `sluice-cuda-std` (library name
@@ -203,6 +223,9 @@ enum Kind {
     Atomic(Type),
     /// `DeviceSliceMut<T>`, or (unchecked) `&mut [T]` rebuilt as such a slice
     Mut(Type, bool),
+    /// `MatrixMut<T, L>` (`Option<..>` if `optional`): a mutable slice of `T` made into a
+    /// matrix of the shape `#[matrix(..)]` gives
+    Matrix { elem: Type, optional: bool, shape: Box<MatrixShape> },
     /// by value, `Pod`
     Value(Type),
     /// (unchecked) `*mut T`
@@ -216,6 +239,110 @@ enum Kind {
 struct Param {
     ident: syn::Ident,
     kind: Kind,
+}
+
+/// A `MatrixMut` parameter's `#[matrix(rows = .., cols = .., ld = ..)]`: each an integer
+/// parameter of the kernel (checked once all are known) or an integer literal.
+struct MatrixShape {
+    rows: syn::Expr,
+    cols: syn::Expr,
+    ld: Option<syn::Expr>,
+    span: Span,
+}
+
+const MATRIX_HELP: &str = "write `#[matrix(rows = .., cols = ..)]` (and `ld = ..` if rows are further apart than \
+                           `cols`), each an integer parameter of the kernel or an integer literal";
+
+/// The element type of `MatrixMut<T, L>`, and whether it is wrapped in `Option<..>`; `None`
+/// for any other type.
+fn matrix_elem(ty: &Type) -> Option<(Type, bool)> {
+    fn last_args(ty: &Type, name: &str) -> Option<Vec<GenericArgument>> {
+        let Type::Path(p) = ty else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        let last = p.path.segments.last()?;
+        if last.ident != name {
+            return None;
+        }
+        match &last.arguments {
+            PathArguments::AngleBracketed(a) => Some(a.args.iter().cloned().collect()),
+            _ => Some(Vec::new()),
+        }
+    }
+    let first_type = |args: Vec<GenericArgument>| {
+        args.into_iter().find_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+    };
+    if let Some(args) = last_args(ty, "Option") {
+        let inner = first_type(args)?;
+        let (elem, _) = matrix_elem(&inner)?;
+        return Some((elem, true));
+    }
+    let args = last_args(ty, "MatrixMut")?;
+    // Without its element type it is still a matrix: report the missing arguments there.
+    Some((first_type(args).unwrap_or_else(|| syn::parse_quote!(_)), false))
+}
+
+/// Parses `#[matrix(rows = .., cols = .., ld = ..)]`.
+fn parse_matrix_attr(attr: &syn::Attribute, kernel: &str, name: &str) -> syn::Result<MatrixShape> {
+    let (mut rows, mut cols, mut ld) = (None, None, None);
+    attr.parse_nested_meta(|meta| {
+        let slot = if meta.path.is_ident("rows") {
+            &mut rows
+        } else if meta.path.is_ident("cols") {
+            &mut cols
+        } else if meta.path.is_ident("ld") {
+            &mut ld
+        } else {
+            return Err(meta.error(format!(
+                "kernel `{kernel}`, parameter `{name}`: `#[matrix]` takes `rows`, `cols` and `ld`; {MATRIX_HELP}"
+            )));
+        };
+        if slot.is_some() {
+            return Err(meta.error("given twice"));
+        }
+        *slot = Some(meta.value()?.parse::<syn::Expr>()?);
+        Ok(())
+    })?;
+    let missing = |what: &str| {
+        syn::Error::new_spanned(
+            attr,
+            format!("kernel `{kernel}`, parameter `{name}`: `#[matrix]` needs `{what}`; {MATRIX_HELP}"),
+        )
+    };
+    Ok(MatrixShape {
+        rows: rows.ok_or_else(|| missing("rows"))?,
+        cols: cols.ok_or_else(|| missing("cols"))?,
+        ld,
+        span: attr.span(),
+    })
+}
+
+/// Checks that a `#[matrix]` dimension is an integer literal or a by-value parameter of the
+/// kernel: a value that is the same in every thread of the launch.
+fn check_matrix_dim(e: &syn::Expr, params: &[Param], kernel: &str, name: &str) -> syn::Result<()> {
+    let ok = match e {
+        syn::Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_)),
+        syn::Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => p.path.get_ident().is_some_and(|id| {
+            params.iter().any(|q| &q.ident == id && matches!(q.kind, Kind::Value(_) | Kind::ByValue(_)))
+        }),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(syn::Error::new_spanned(
+        e,
+        format!(
+            "kernel `{kernel}`, parameter `{name}`: a `#[matrix]` dimension must be an integer parameter of the \
+             kernel (by value) or an integer literal — a value every thread of the launch sees alike. A shape \
+             computed in the kernel could differ between threads, and threads that split the matrix differently \
+             could write the same elements. Pass the dimension as a parameter"
+        ),
+    ))
 }
 
 /// A primitive number type: passed as itself (`Pod`) even by unchecked kernels, so their
@@ -425,7 +552,46 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 format!("kernel `{kernel}`, parameter `{pname}`: `impl Trait` has no ABI; name a concrete type"),
             ));
         }
-        params.push(Param { ident: pi.ident.clone(), kind: classify(&pt.ty, &kernel, &pname, mode)? });
+        let matrix_attrs: Vec<&syn::Attribute> = pt.attrs.iter().filter(|a| a.path().is_ident("matrix")).collect();
+        let kind = match (matrix_elem(&pt.ty), matrix_attrs.as_slice()) {
+            (Some((elem, optional)), [attr]) => {
+                Kind::Matrix { elem, optional, shape: Box::new(parse_matrix_attr(attr, &kernel, &pname)?) }
+            }
+            (Some(_), []) => {
+                return Err(syn::Error::new_spanned(
+                    &pt.ty,
+                    format!(
+                    "kernel `{kernel}`, parameter `{pname}`: a `MatrixMut` parameter needs its shape: {MATRIX_HELP}, \
+                         e.g. `#[matrix(rows = m, cols = n)] {pname}: MatrixMut<f32, ThreadTiles<32, 32, 32, 8>>`"
+                ),
+                ))
+            }
+            (_, [_, second, ..]) => {
+                return Err(syn::Error::new_spanned(
+                    second,
+                    format!("kernel `{kernel}`, parameter `{pname}`: one `#[matrix]`"),
+                ))
+            }
+            (None, [attr]) => {
+                return Err(syn::Error::new_spanned(
+                    attr,
+                    format!(
+                        "kernel `{kernel}`, parameter `{pname}`: `#[matrix]` goes on a `MatrixMut<T, L>` (or \
+                         `Option<MatrixMut<T, L>>`) parameter"
+                    ),
+                ))
+            }
+            (None, []) => classify(&pt.ty, &kernel, &pname, mode)?,
+        };
+        params.push(Param { ident: pi.ident.clone(), kind });
+    }
+    for p in &params {
+        if let Kind::Matrix { shape, .. } = &p.kind {
+            let name = p.ident.to_string();
+            for e in [Some(&shape.rows), Some(&shape.cols), shape.ld.as_ref()].into_iter().flatten() {
+                check_matrix_dim(e, &params, &kernel, &name)?;
+            }
+        }
     }
 
     let vis = &func.vis;
@@ -438,7 +604,22 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     let inner_name = format_ident!("__sluice_kernel_body_{}", name);
     let mut inner_sig = func.sig.clone();
     inner_sig.ident = inner_name.clone();
-    let inner_block = &func.block;
+    strip_matrix_attrs(&mut inner_sig);
+    // The parameters a `#[matrix]` names are used there: so that one used nowhere else in the
+    // body draws no "unused variable" warning.
+    let mut inner_block = func.block.clone();
+    let shape_uses: Vec<syn::Stmt> = params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            Kind::Matrix { shape, .. } => Some(shape),
+            _ => None,
+        })
+        .flat_map(|shape| [Some(&shape.rows), Some(&shape.cols), shape.ld.as_ref()].into_iter().flatten())
+        .filter(|e| matches!(e, syn::Expr::Path(_)))
+        .map(|e| syn::parse_quote!(let _ = &#e;))
+        .collect();
+    inner_block.stmts.splice(0..0, shape_uses);
+    let inner_block = &inner_block;
     // A checked body cannot export a symbol without `unsafe`: `#[no_mangle]`, `#[export_name]`
     // and `#[link_section]` on an item in it (even behind a `cfg_attr` one build sees) must be
     // written `#[unsafe(..)]`, in every edition, in both builds (the builder denies the lint in
@@ -505,6 +686,46 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 if !*unchecked_slice {
                     device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#t>();));
                 }
+                record.push((pname, b'm', t.clone()));
+            }
+            Kind::Matrix { elem: t, optional, shape } => {
+                lowered.push((ptr.clone(), quote!(*mut #t)));
+                lowered.push((len.clone(), quote!(u64)));
+                abi.push(quote!(#ptr: *mut #t, #len: u64));
+                let (rows, cols) = (&shape.rows, &shape.cols);
+                let ld = match &shape.ld {
+                    Some(ld) => quote!(::core::option::Option::Some(#ld)),
+                    None => quote!(::core::option::Option::None::<usize>),
+                };
+                let made = quote_spanned! {shape.span=>
+                    // SAFETY: `rows`, `cols` and `ld` are the launch's own parameters or literals
+                    // (checked by `#[kernel]`), the same in every thread, and the tiling is the
+                    // parameter's type: every thread splits the matrix alike. The slice is the
+                    // launch's only access to its view (as for `DeviceSliceMut`).
+                    unsafe { #dev::tile::__matrix_from_launch::<#t, _, _, _, _>(#id, #rows, #cols, #ld) }
+                };
+                let fail = format!(
+                    "kernel parameter `{pname}`: its #[matrix] shape does not fit the view: the view is shorter than \
+                     (rows - 1) * ld + cols elements, ld is less than cols, or a dimension is negative"
+                );
+                let made = if *optional {
+                    made
+                } else {
+                    quote_spanned! {shape.span=>
+                        match #made {
+                            ::core::option::Option::Some(__sluice_matrix) => __sluice_matrix,
+                            ::core::option::Option::None => #dev::dfail!(#fail),
+                        }
+                    }
+                };
+                rebind.push(quote! {
+                    // SAFETY: as for `DeviceSliceMut<T>`: the host hands this launch the only
+                    // access to the view for the launch's whole duration; this thread makes one
+                    // slice of the parameter, and one matrix of it.
+                    let #id = unsafe { #dev::slice::DeviceSliceMut::<#t>::from_raw_parts(#ptr, #len) };
+                    let #id = #made;
+                });
+                device_checks.push(quote_spanned!(t.span()=> #dev::abi::element::<#t>();));
                 record.push((pname, b'm', t.clone()));
             }
             Kind::Atomic(t) => {
@@ -579,7 +800,7 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         .iter()
         .map(|p| match &p.kind {
             Kind::Ref(t) => quote_spanned!(t.span()=> #host::Ref<#t>),
-            Kind::Mut(t, _) => quote_spanned!(t.span()=> #host::Mut<#t>),
+            Kind::Mut(t, _) | Kind::Matrix { elem: t, .. } => quote_spanned!(t.span()=> #host::Mut<#t>),
             Kind::Atomic(t) => {
                 quote_spanned!(t.span()=> #host::Mut<<#t as #dev::atomic::AtomicElement>::Value>)
             }

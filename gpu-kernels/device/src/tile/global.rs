@@ -1,8 +1,11 @@
 //! Row-major matrices in global memory: read-only ([`Matrix`], the source of tile copies)
 //! and written ([`MatrixMut`], partitioned into one tile per block and one per warp or
-//! thread, so that every element has one writer by construction — **if every thread agrees
-//! on the partition**, see [`MatrixMut`]).
+//! thread, so that every element has one writer by construction: the partition is in the
+//! parameter's type, see [`MatrixMut`]).
 
+use core::marker::PhantomData;
+
+use super::tiling::{Dim, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles};
 use crate::slice::DeviceSliceMut;
 
 /// A row-major `rows × cols` matrix in a kernel's read-only slice parameter, row `r`
@@ -278,86 +281,159 @@ impl Raster {
     }
 }
 
-/// A row-major `rows × cols` matrix in a kernel's written slice parameter. It hands out
-/// writes only through [`BlockTile`], [`WarpTile`] and [`ThreadPart`], whose elements are
-/// disjoint between blocks, warps and threads, so a safe kernel writes each element from
-/// one thread at most.
+/// A row-major `rows × cols` matrix in a kernel's written slice parameter, split between the
+/// launch's threads as the [`Tiling`] `L` says: writes go only through [`BlockTile`],
+/// [`WarpTile`] and [`ThreadPart`], whose elements are disjoint between blocks, warps and
+/// threads, so a safe kernel writes each element from one thread at most.
 ///
-/// **Known gap** (an adversarial review, 2026-12-01): that holds when every thread of the
-/// launch builds its `MatrixMut` from the same slice with the same `rows`, `cols` and `ld`
-/// and takes its tiles with the same tile shapes and [`Raster`] — as every kernel written
-/// from the launch's parameters does. Threads that disagree (a shape computed from the
-/// thread's index, a block that takes `block_tile::<64, 64>` where another takes
-/// `::<32, 32>`) can be handed overlapping elements: a data race that the types do not rule
-/// out. The CPU backend's checking mode reports it (`Error::KernelCheck`); the GPU does not.
-/// The planned fix puts the shape into the parameter's type, so that it is the launch's.
-pub struct MatrixMut<'a, T> {
+/// A `MatrixMut` is a kernel parameter, made by `#[kernel]` from the launch's mutable view
+/// and its shape, given by the kernel's own parameters (or literals) in `#[matrix(..)]`:
+///
+/// ```ignore
+/// use sluice_device::tile::{ByRows, MatrixMut, ThreadTiles};
+/// #[kernel]
+/// pub fn fill(#[matrix(rows = m, cols = n)] out: MatrixMut<f32, ThreadTiles<32, 32, 32, 8, ByRows>>, m: u32, n: u32) {
+///     let Some(tile) = out.block_tile() else { return };   // this block's 32 × 32 tile
+///     let mut mine = tile.partition();                      // this thread's 4 elements of it
+///     for i in 0..mine.rows() {
+///         let (r, c) = mine.position(i, 0);
+///         mine.set(i, 0, (r * 32 + c) as f32);
+///     }
+/// }
+/// ```
+///
+/// `#[matrix(rows = .., cols = .., ld = ..)]` (`ld`, the distance between rows, defaults to
+/// `cols`) names integer parameters of the kernel or integer literals — values every thread
+/// of the launch sees alike — and the split is in the type: so every thread agrees on which
+/// elements are whose. If the view is too short for the shape (or a dimension is negative)
+/// the launch fails with a message; declare the parameter `Option<MatrixMut<..>>` to get
+/// `None` instead.
+///
+/// What does not compile, and why:
+///
+/// * `MatrixMut::new(out, rows, cols)` in a kernel's body — there is no such function: a shape
+///   computed in the body could differ between threads, and threads that disagree on the
+///   shape would be handed the same elements. Declare the parameter as above.
+/// * a tile shape chosen in the body (`block_tile::<64, 64>()`): the shape, the order of the
+///   blocks and the threads' or warps' share are the type's `L`, the same in every thread.
+pub struct MatrixMut<'a, T, L: Tiling> {
     // Every write goes through the slice's element access (on the CPU, where the race
     // checker records it).
     slice: DeviceSliceMut<'a, T>,
     rows: usize,
     cols: usize,
     ld: usize,
+    _tiling: PhantomData<fn() -> L>,
 }
 
-impl<'a, T> MatrixMut<'a, T> {
-    /// The matrix whose rows are `cols` apart, over `slice` (consumed). Panics if it does
-    /// not fit.
-    #[inline(always)]
-    #[track_caller]
-    pub fn new(slice: DeviceSliceMut<'a, T>, rows: usize, cols: usize) -> MatrixMut<'a, T> {
-        Self::with_ld(slice, rows, cols, cols)
-    }
+/// What a `MatrixMut` is made from: nothing a kernel's body has. See [`MatrixMut::new`].
+#[diagnostic::on_unimplemented(
+    message = "a `MatrixMut` is not made in a kernel's body: `#[kernel]` makes it from a parameter declared `#[matrix(rows = .., cols = ..)] out: MatrixMut<T, L>`",
+    label = "a shape computed in the body could differ between threads, and threads that split the matrix differently would write the same elements",
+    note = "declare the parameter `#[matrix(rows = m, cols = n)] out: MatrixMut<f32, ThreadTiles<32, 32, 32, 8>>` with `m`, `n` integer parameters of the kernel (docs/compile-errors.md, kernel 21)"
+)]
+pub trait MadeByKernel<'a, T, L: Tiling>: made::Sealed {
+    /// Never called: no type implements the trait.
+    #[doc(hidden)]
+    fn __make(self) -> MatrixMut<'a, T, L>;
+}
 
-    /// The matrix whose rows are `cols` apart, over `slice` (consumed), or `None` if it
-    /// does not fit (where [`MatrixMut::new`] fails the launch).
+mod made {
+    pub trait Sealed {}
+}
+
+impl<'a, T, L: Tiling> MatrixMut<'a, T, L> {
+    /// Not a constructor: it does not compile, and its error says what to write instead. A
+    /// `MatrixMut` is a kernel parameter, made by `#[kernel]` from `#[matrix(rows = ..,
+    /// cols = ..)]` (see the type's docs): a shape computed in a kernel's body could differ
+    /// between threads.
     ///
-    /// ```
-    /// # use sluice_device::tile::MatrixMut;
-    /// # use sluice_device::slice::DeviceSliceMut;
-    /// # fn body(out: DeviceSliceMut<f32>, rows: usize, cols: usize) {
-    /// let Some(m) = MatrixMut::try_new(out, rows, cols) else {
-    ///     return; // `out` is shorter than rows × cols: nothing to write
-    /// };
-    /// # let _ = m;
+    /// ```compile_fail
+    /// # use sluice_device::tile::{MatrixMut, ThreadTiles};
+    /// # fn body(out: sluice_device::slice::DeviceSliceMut<'_, f32>, n: usize) {
+    /// let m: MatrixMut<f32, ThreadTiles<32, 32, 32, 8>> = MatrixMut::new(out, n, n); // error[E0277]
     /// # }
     /// ```
-    #[inline(always)]
-    pub fn try_new(slice: DeviceSliceMut<'a, T>, rows: usize, cols: usize) -> Option<MatrixMut<'a, T>> {
-        fits(slice.len(), rows, cols, cols).then_some(MatrixMut { slice, rows, cols, ld: cols })
+    pub fn new<S, R, C>(slice: S, rows: R, cols: C) -> Self
+    where
+        (S, R, C): MadeByKernel<'a, T, L>,
+    {
+        (slice, rows, cols).__make()
     }
 
-    /// The matrix whose rows are `ld` apart. Panics if it does not fit.
+    /// Rows.
     #[inline(always)]
-    #[track_caller]
-    pub fn with_ld(slice: DeviceSliceMut<'a, T>, rows: usize, cols: usize, ld: usize) -> MatrixMut<'a, T> {
-        if !fits(slice.len(), rows, cols, ld) {
-            bad_matrix();
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// This block's `L::BM × L::BN` tile, in `L`'s order over the tiles covering the matrix
+    /// (the last row and column of tiles may hang over its edges); `None` for a block past
+    /// the last tile. Every thread of a block gets the same tile, no two blocks the same.
+    /// Launch at least `ceil(rows / BM) * ceil(cols / BN)` blocks, in any grid shape (a
+    /// grid of `(ceil(cols / BN), ceil(rows / BM))` for [`ByRows`](super::ByRows), the
+    /// transpose for [`ByColumns`](super::ByColumns), takes the division-free path): with
+    /// fewer, the launch fails with a message rather than leave tiles unwritten.
+    #[inline(always)]
+    pub fn block_tile(self) -> Option<BlockTile<'a, T, L>> {
+        let () = const { assert!(L::BM > 0 && L::BN > 0, "a block tile has at least one row and one column") };
+        let tiles_m = self.rows.div_ceil(L::BM) as u64;
+        let tiles_n = self.cols.div_ceil(L::BN) as u64;
+        if crate::thread::grid_blocks() < tiles_m.saturating_mul(tiles_n) {
+            too_few_blocks();
         }
-        MatrixMut { slice, rows, cols, ld }
+        let (tm, tn) = L::RASTER.tile_of_this_block(tiles_m, tiles_n)?;
+        Some(BlockTile { row0: tm as usize * L::BM, col0: tn as usize * L::BN, m: self })
     }
+}
 
-    /// This block's `BM × BN` tile, by `raster` over the tiles covering the matrix (the
-    /// last row and column of tiles may hang over its edges); `None` for a block past the
-    /// last tile. Every thread of a block gets the same tile, no two blocks the same.
-    #[inline(always)]
-    pub fn block_tile<const BM: usize, const BN: usize>(self, raster: Raster) -> Option<BlockTile<'a, T, BM, BN>> {
-        let () = const { assert!(BM > 0 && BN > 0, "a block tile has at least one row and one column") };
-        let tiles_m = self.rows.div_ceil(BM) as u64;
-        let tiles_n = self.cols.div_ceil(BN) as u64;
-        let (tm, tn) = raster.tile_of_this_block(tiles_m, tiles_n)?;
-        Some(BlockTile { m: self, row0: tm as usize * BM, col0: tn as usize * BN })
-    }
+/// The matrix `rows × cols` with rows `ld` apart (`cols` if `None`) over `slice`, or `None`
+/// if it does not fit (a dimension negative, or the slice too short). What `#[kernel]` calls
+/// for a `#[matrix(..)]` parameter; not a method of `MatrixMut`, so that no error message
+/// offers it as a constructor.
+///
+/// # Safety
+///
+/// Every thread of the launch that makes a `MatrixMut` from the same slice parameter makes
+/// it with the same `rows`, `cols`, `ld` and `L` (`#[kernel]` passes the launch's own
+/// parameters, and the type is the parameter's), and nothing else in the launch writes the
+/// slice.
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn __matrix_from_launch<'a, T, L: Tiling, R: Dim, C: Dim, D: Dim>(
+    slice: DeviceSliceMut<'a, T>,
+    rows: R,
+    cols: C,
+    ld: Option<D>,
+) -> Option<MatrixMut<'a, T, L>> {
+    let (rows, cols) = (rows.dim()?, cols.dim()?);
+    let ld = match ld {
+        Some(ld) => ld.dim()?,
+        None => cols,
+    };
+    fits(slice.len(), rows, cols, ld).then_some(MatrixMut { slice, rows, cols, ld, _tiling: PhantomData })
+}
+
+#[cold]
+#[track_caller]
+fn too_few_blocks() -> ! {
+    crate::dfail!("MatrixMut::block_tile: the grid has fewer blocks than the matrix has tiles (ceil(rows / BM) * ceil(cols / BN)), so some tiles would go unwritten")
 }
 
 /// The `BM × BN` tile of a [`MatrixMut`] that belongs to this block.
-pub struct BlockTile<'a, T, const BM: usize, const BN: usize> {
-    m: MatrixMut<'a, T>,
+pub struct BlockTile<'a, T, L: Tiling> {
+    m: MatrixMut<'a, T, L>,
     row0: usize,
     col0: usize,
 }
 
-impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
+impl<'a, T, L: Tiling> BlockTile<'a, T, L> {
     /// The matrix row of the tile's first row.
     #[inline(always)]
     pub fn row0(&self) -> usize {
@@ -369,36 +445,35 @@ impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
     pub fn col0(&self) -> usize {
         self.col0
     }
+}
 
-    /// This thread's share of the tile for a block of exactly `TX × TY` threads (`(TX,
-    /// TY, 1)`; otherwise the launch fails with a message): thread `(x, y)` owns the
-    /// elements `(y + i * TY, x + j * TX)` for `i < BM / TY`, `j < BN / TX` — consecutive
-    /// threads of a warp write consecutive columns (coalesced), and no two threads share
-    /// an element, so the writes need neither atomics nor `unsafe`. CuTe's
-    /// `local_partition` of a block tile by a row-major thread layout. `BM` must be a
-    /// multiple of `TY` and `BN` of `TX` (checked at compile time).
+impl<'a, T, const BM: usize, const BN: usize, const TX: usize, const TY: usize, O: Order>
+    BlockTile<'a, T, ThreadTiles<BM, BN, TX, TY, O>>
+{
+    /// This thread's share of the tile, for a block of exactly `TX × TY` threads (`(TX, TY,
+    /// 1)`; otherwise the launch fails with a message): thread `(x, y)` owns the elements
+    /// `(y + i * TY, x + j * TX)` for `i < BM / TY`, `j < BN / TX` — consecutive threads of
+    /// a warp write consecutive columns (coalesced), and no two threads share an element,
+    /// so the writes need neither atomics nor `unsafe`. CuTe's `local_partition` of a block
+    /// tile by a row-major thread layout.
     ///
-    /// ```
-    /// # use sluice_device::tile::{MatrixMut, Raster};
-    /// # use sluice_device::slice::DeviceSliceMut;
-    /// # fn body(out: DeviceSliceMut<f32>, n: usize) {
-    /// // A (32, 8) block writes its 32 × 32 tile, four rows per thread.
-    /// if let Some(tile) = MatrixMut::new(out, n, n).block_tile::<32, 32>(Raster::RowMajor) {
-    ///     let mut mine = tile.partition::<32, 8>();
+    /// ```ignore
+    /// // out: MatrixMut<f32, ThreadTiles<32, 32, 32, 8>>, launched with blocks of (32, 8)
+    /// if let Some(tile) = out.block_tile() {
+    ///     let mut mine = tile.partition(); // 4 × 1 elements: rows y, y + 8, y + 16, y + 24
     ///     for i in 0..mine.rows() {
-    ///         let (r, c) = mine.position(i, 0); // (y + 8 i, x) inside the tile
+    ///         let (r, c) = mine.position(i, 0);
     ///         mine.set(i, 0, (r * 32 + c) as f32);
     ///     }
     /// }
-    /// # }
     /// ```
     #[inline(always)]
     #[track_caller]
-    pub fn partition<const TX: usize, const TY: usize>(self) -> ThreadPart<'a, T, TX, TY> {
+    pub fn partition(self) -> ThreadPart<'a, T, TX, TY> {
         let () = const {
             assert!(
                 TX > 0 && TY > 0 && BM.is_multiple_of(TY) && BN.is_multiple_of(TX),
-                "the thread layout must divide the block tile"
+                "ThreadTiles<BM, BN, TX, TY>: the thread layout TX × TY must divide the block tile BM × BN"
             )
         };
         let (x, y) = (crate::thread::thread_idx_x(), crate::thread::thread_idx_y());
@@ -413,20 +488,23 @@ impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
             col0: self.col0 + x as usize,
             rows: BM / TY,
             cols: BN / TX,
-            m: self.m,
+            m: self.m.erase(),
         }
     }
+}
 
+impl<'a, T, const BM: usize, const BN: usize, const WM: usize, const WN: usize, O: Order>
+    BlockTile<'a, T, WarpTiles<BM, BN, WM, WN, O>>
+{
     /// This warp's `WM × WN` part of the tile: warp `w` (`block_rank() / 32`) of the
     /// `(BM / WM) × (BN / WN)` grid of warp tiles takes row `w / (BN / WN)` and column
-    /// `w % (BN / WN)` of it; `None` for warps past the last. `BM` must be a multiple of
-    /// `WM`, `BN` of `WN` (checked at compile time).
+    /// `w % (BN / WN)` of it; `None` for warps past the last.
     #[inline(always)]
-    pub fn warp_tile<const WM: usize, const WN: usize>(self) -> Option<WarpTile<'a, T, WM, WN>> {
+    pub fn warp_tile(self) -> Option<WarpTile<'a, T, WM, WN>> {
         let () = const {
             assert!(
                 WM > 0 && WN > 0 && BM.is_multiple_of(WM) && BN.is_multiple_of(WN),
-                "warp tiles must divide the block tile"
+                "WarpTiles<BM, BN, WM, WN>: warp tiles WM × WN must divide the block tile BM × BN"
             )
         };
         let w = (crate::thread::block_rank() / 32) as usize;
@@ -434,14 +512,97 @@ impl<'a, T, const BM: usize, const BN: usize> BlockTile<'a, T, BM, BN> {
         if w >= (BM / WM) * per_row {
             return None;
         }
-        Some(WarpTile { m: self.m, row0: self.row0 + (w / per_row) * WM, col0: self.col0 + (w % per_row) * WN })
+        Some(WarpTile { row0: self.row0 + (w / per_row) * WM, col0: self.col0 + (w % per_row) * WN, m: self.m.erase() })
     }
+}
+
+impl<'a, T, const BM: usize, const BN: usize, O: Order> BlockTile<'a, T, WarpgroupTiles<BM, BN, O>> {
+    /// This warpgroup's rows of the tile: warpgroup `g` (`block_rank() / 128`) takes rows
+    /// `64 g .. 64 g + 64`, all `BN` columns; `None` for warpgroups past `BM / 64`.
+    #[inline(always)]
+    pub fn warpgroup_tile(self) -> Option<WarpgroupTile<'a, T, BN>> {
+        let () =
+            const { assert!(BM.is_multiple_of(64) && BM > 0, "WarpgroupTiles<BM, BN>: BM must be a multiple of 64") };
+        let g = (crate::thread::block_rank() / 128) as usize;
+        if g >= BM / 64 {
+            return None;
+        }
+        Some(WarpgroupTile { row0: self.row0 + 64 * g, col0: self.col0, m: self.m.erase() })
+    }
+}
+
+/// The `64 × N` rows of a [`BlockTile`] that belong to this warpgroup
+/// ([`BlockTile::warpgroup_tile`]); each thread writes the elements its warpgroup MMA
+/// accumulators hold ([`crate::wgmma::Warpgroup::store`]).
+pub struct WarpgroupTile<'a, T, const N: usize> {
+    m: Shape<'a, T>,
+    row0: usize,
+    col0: usize,
+}
+
+impl<'a, T, const N: usize> WarpgroupTile<'a, T, N> {
+    /// The matrix row of the tile's first row.
+    #[inline(always)]
+    pub fn row0(&self) -> usize {
+        self.row0
+    }
+
+    /// The matrix column of the tile's first column.
+    #[inline(always)]
+    pub fn col0(&self) -> usize {
+        self.col0
+    }
+}
+
+impl<'a, const N: usize> WarpgroupTile<'a, f32, N> {
+    /// Writes `v0` at `(r, c)` and `v1` at `(r, c + 1)` of the tile, each if inside the
+    /// matrix.
+    ///
+    /// # Safety
+    ///
+    /// No other thread of the launch accesses these elements unordered (the caller gives
+    /// each element of the tile to one thread of the warpgroup).
+    #[inline(always)]
+    pub(crate) unsafe fn write2(&mut self, r: usize, c: usize, v0: f32, v1: f32) {
+        let (row, col) = (self.row0 + r, self.col0 + c);
+        if row >= self.m.rows {
+            return;
+        }
+        let i = row * self.m.ld + col;
+        // SAFETY: `row < rows` and `col (+ 1) < cols` with `fits(len, rows, cols, ld)`
+        // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
+        // writer per element is the caller's duty.
+        unsafe {
+            if col < self.m.cols {
+                *self.m.slice.get_unchecked_mut(i) = v0;
+            }
+            if col + 1 < self.m.cols {
+                *self.m.slice.get_unchecked_mut(i + 1) = v1;
+            }
+        }
+    }
+}
+
+impl<'a, T, L: Tiling> MatrixMut<'a, T, L> {
+    /// The matrix without its tiling, for the shares that no longer need it.
+    #[inline(always)]
+    fn erase(self) -> Shape<'a, T> {
+        Shape { slice: self.slice, rows: self.rows, cols: self.cols, ld: self.ld }
+    }
+}
+
+/// A [`MatrixMut`]'s slice and shape, inside a share of it.
+struct Shape<'a, T> {
+    slice: DeviceSliceMut<'a, T>,
+    rows: usize,
+    cols: usize,
+    ld: usize,
 }
 
 #[cold]
 #[track_caller]
 fn wrong_thread_layout() -> ! {
-    crate::dfail!("BlockTile::partition::<TX, TY>: the block is not (TX, TY, 1) threads")
+    crate::dfail!("BlockTile::partition: the block's shape is not the (TX, TY, 1) of its ThreadTiles<BM, BN, TX, TY>")
 }
 
 /// One thread's elements of a [`BlockTile`], from [`BlockTile::partition`]: element `(i,
@@ -449,7 +610,7 @@ fn wrong_thread_layout() -> ! {
 /// `(x, y)` of a `(TX, TY, 1)` block. Writes outside the matrix (a tile hanging over its
 /// edge) are dropped.
 pub struct ThreadPart<'a, T, const TX: usize, const TY: usize> {
-    m: MatrixMut<'a, T>,
+    m: Shape<'a, T>,
     // The matrix coordinates of the share's element (0, 0).
     row0: usize,
     col0: usize,
@@ -495,10 +656,12 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
         let (row, col) = (self.row0 + i * TY, self.col0 + j * TX);
         if row < self.m.rows && col < self.m.cols {
             // SAFETY: `row < rows` and `col < cols` with `fits(len, rows, cols, ld)` (checked by
-            // `MatrixMut::with_ld`) put the index inside the slice. One writer per element:
-            // the block owns its tile (`block_tile`'s raster is a bijection from blocks onto
-            // tiles) and inside it `(y + i TY, x + j TX)` with `x < TX`, `y < TY` (the block
-            // is `(TX, TY, 1)`, checked by `partition`) names each element for one thread.
+            // `__matrix_from_launch`) put the index inside the slice. One writer per element:
+            // every thread of the launch has the same shape and tiling (the parameter's
+            // `#[matrix]` values and type, `__matrix_from_launch`'s contract), the block owns its
+            // tile (the order is a bijection from blocks onto tiles) and inside it
+            // `(y + i TY, x + j TX)` with `x < TX`, `y < TY` (the block is `(TX, TY, 1)`,
+            // checked by `partition`) names each element for one thread.
             unsafe { *self.m.slice.get_unchecked_mut(row * self.m.ld + col) = v };
         }
     }
@@ -507,7 +670,7 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
 /// The `WM × WN` tile of a [`MatrixMut`] that belongs to this warp; each lane writes the
 /// elements its MMA accumulators hold ([`crate::mma::Accum`]), or its own share.
 pub struct WarpTile<'a, T, const WM: usize, const WN: usize> {
-    m: MatrixMut<'a, T>,
+    m: Shape<'a, T>,
     row0: usize,
     col0: usize,
 }
@@ -543,7 +706,7 @@ impl<'a, const WM: usize, const WN: usize> WarpTile<'a, f32, WM, WN> {
         }
         let i = row * self.m.ld + col;
         // SAFETY: `row < rows` and `col (+ 1) < cols` with `fits(len, rows, cols, ld)`
-        // (checked by `MatrixMut::with_ld`) put `i` (and `i + 1`) inside the slice; one
+        // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
         // writer per element is the caller's duty.
         unsafe {
             if col < self.m.cols {

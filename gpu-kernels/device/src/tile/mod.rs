@@ -6,7 +6,7 @@
 //! | [`Tile<T, L>`] | a `__shared__ T[R][C]` (padded) or CuTe `Tensor<smem_ptr, Layout<Swizzle>>` | `ld.shared`, `st.shared` |
 //! | [`dynamic_tiles`], [`TileSet`] | carving `extern __shared__` by hand | `.extern .shared` |
 //! | [`Matrix`] | `const T* + rows, cols, ld` | — |
-//! | [`MatrixMut::block_tile`], [`BlockTile::warp_tile`] | `blockIdx`/`warpId` tile arithmetic, block swizzling | — |
+//! | [`MatrixMut::block_tile`], [`BlockTile::warp_tile`], [`BlockTile::partition`] (split by [`ThreadTiles`] / [`WarpTiles`]) | `blockIdx`/`warpId` tile arithmetic, block swizzling | — |
 //!
 //! A tile's layout ([`spec::layout`](crate::spec::layout): [`RowMajor`], [`ColMajor`],
 //! [`Swizzled`]) is part of its type, so the operations that depend on it — `ldmatrix` with
@@ -58,7 +58,11 @@ use crate::spec::layout::swizzle_fits;
 pub use crate::spec::layout::{Axis, Col, ColMajor, Layout, Row, RowMajor, Swizzled};
 
 mod global;
-pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, WarpTile};
+mod tiling;
+#[doc(hidden)]
+pub use global::__matrix_from_launch;
+pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, WarpTile, WarpgroupTile};
+pub use tiling::{ByColumns, ByRows, Dim, Grouped, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles};
 
 /// A tile of `L::ROWS × L::COLS` elements of `T` in the block's shared memory, laid out as
 /// `L`. See the [module docs](self).
@@ -285,7 +289,7 @@ macro_rules! tuple_sets {
         }
     )*};
 }
-tuple_sets! { (A, B) (A, B, C) (A, B, C, D) }
+tuple_sets! { (A, B) (A, B, C) (A, B, C, D) (A, B, C, D, E) (A, B, C, D, E, F) }
 
 /// The tile set `S` at the start of the launch's dynamic shared memory (rounded up to 128
 /// bytes). Panics if the launch gave less dynamic shared memory than
