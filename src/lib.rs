@@ -114,8 +114,50 @@ macro_rules! kernel_handles {
             entries: [$($e:ident = $d:ident),* $(,)?] $(,)?
         }
     ) => {
+        $crate::kernel_handles! {
+            // SAFETY: the caller's, forwarded.
+            unsafe {
+                krate: $krate,
+                ptx: $ptx,
+                arch: $arch,
+                entries: [$($e = $d),*],
+                specific: [],
+            }
+        }
+    };
+    (
+        // SAFETY: not a block: the `unsafe` the caller must write, vouching for both PTX texts.
+        unsafe {
+            krate: $krate:ident,
+            ptx: $ptx:expr,
+            arch: $arch:literal,
+            entries: [$($e:ident = $d:ident),* $(,)?],
+            specific: [$(
+                $sarch:literal ($smaj:literal, $smin:literal): $sptx:expr,
+                only: [$($only:ident),* $(,)?] $(,)?
+            )?] $(,)?
+        }
+    ) => {
         /// The PTX module (text) of the kernel crate, built for [`ARCH`] and embedded.
         pub const PTX: &str = include_str!($ptx);
+        /// The kernel crate built for an architecture-specific target too (`sm_90a`), if its
+        /// build script asked for it: launched on devices of that architecture instead of
+        /// [`PTX`].
+        pub const SPECIFIC: ::core::option::Option<$crate::SpecificPtx> = {
+            #[allow(unused_mut, unused_assignments)]
+            let mut s = ::core::option::Option::None;
+            $(
+                s = ::core::option::Option::Some($crate::SpecificPtx {
+                    arch: $sarch,
+                    capability: ($smaj, $smin),
+                    ptx: include_str!($sptx),
+                    only: false,
+                });
+            )?
+            s
+        };
+        /// The kernels only [`SPECIFIC`] has (they use instructions only its architecture has).
+        pub const SPECIFIC_ONLY: &[&str] = &[$($(stringify!($only)),*)?];
         /// The architecture the PTX was built for (`SLUICE_ARCH` at build time, default `sm_90`).
         pub const ARCH: &str = $arch;
         /// The kernel entries in the PTX, in file order.
@@ -135,7 +177,7 @@ macro_rules! kernel_handles {
                 // the compilation of `$krate` itself by sluice-builder; `$krate::$d` is the
                 // `#[kernel]` declaration of the entry of that name in the same crate, so the
                 // entry is the kernel the declaration describes.
-                unsafe { $crate::Kernel::of::<$krate::$d>(PTX) };
+                unsafe { $crate::__kernel_of::<$krate::$d>(PTX, SPECIFIC, SPECIFIC_ONLY) };
             #[doc(inline)]
             #[allow(non_camel_case_types)]
             pub use $krate::$d as $e;
@@ -162,6 +204,48 @@ macro_rules! kernel_handles {
              the builder generates from the crate it compiled"
         );
     };
+}
+
+/// A handle of [`kernel_handles!`]: [`Kernel::of`], or with the specific PTX where there is
+/// one (the entry marked `only` if `only` names it). Not an API.
+///
+/// # Safety
+/// As [`Kernel::of`], for every text.
+#[doc(hidden)]
+pub const unsafe fn __kernel_of<D: KernelDecl>(
+    ptx: &'static str,
+    specific: Option<SpecificPtx>,
+    only: &[&str],
+) -> Kernel<D::Signature, D::Kind> {
+    match specific {
+        // SAFETY: forwarded (the caller's contract).
+        None => unsafe { Kernel::of::<D>(ptx) },
+        Some(sp) => {
+            let sp = SpecificPtx { only: __contains(only, D::NAME), ..sp };
+            // SAFETY: forwarded.
+            unsafe { Kernel::of_with_specific::<D>(ptx, sp) }
+        }
+    }
+}
+
+/// Whether `names` holds `name` (in a `const`). Not an API.
+#[doc(hidden)]
+pub const fn __contains(names: &[&str], name: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        let (a, b) = (names[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Includes the typed kernel handles that `sluice_builder::embed` generated in this

@@ -167,6 +167,16 @@ pub enum Error {
         /// The entry name asked for.
         name: &'static str,
     },
+    /// The kernel exists only in the kernel crate's build for an architecture-specific
+    /// target (`sm_90a`: Hopper's warpgroup MMA), and this device is another architecture.
+    KernelNeedsArch {
+        /// The kernel.
+        name: &'static str,
+        /// The architecture it was built for (`sm_90a`).
+        arch: &'static str,
+        /// This device's compute capability (`(0, 0)`: the CPU backend has none).
+        device: (u32, u32),
+    },
     /// The kernel's parameters in the PTX do not match its declared signature.
     KernelSignature {
         /// The kernel.
@@ -626,6 +636,12 @@ impl fmt::Display for Error {
             Error::Device { call, error } => write!(f, "device set-up: {call} failed: {error}"),
             Error::LoadModule(e) => write!(f, "loading the PTX module failed: {e}"),
             Error::KernelNotFound { name } => write!(f, "the module has no kernel `{name}`"),
+            Error::KernelNeedsArch { name, arch, device } => write!(
+                f,
+                "kernel `{name}` exists only for {arch} (it uses instructions only that architecture has), and this \
+                 device is compute capability {}.{}: launch another kernel here, or run on a GPU of {arch}",
+                device.0, device.1
+            ),
             Error::KernelSignature { name, expected, found } => write!(
                 f,
                 "kernel `{name}`: its declaration lowers to parameters of {expected:?} bytes, the PTX has {found:?}: \

@@ -470,6 +470,9 @@ for_each_tuple!(signature_impls);
 /// The fix: `let mut dst = ...;` and pass `&mut dst`.
 pub struct Kernel<S, K = Checked> {
     ptx: &'static str,
+    /// The kernel crate built for an architecture-specific target too (`sm_90a`), launched
+    /// on devices of that architecture instead of `ptx`.
+    specific: Option<SpecificPtx>,
     name: &'static str,
     /// The kernel compiled for the host, for the CPU backend (`#[kernel]` emits it).
     cpu: Option<CpuEntry>,
@@ -536,8 +539,23 @@ impl<S: Signature> Kernel<S> {
     /// assert_eq!(FILL.name(), "fill_column");
     /// ```
     pub const unsafe fn new(ptx: &'static str, name: &'static str) -> Kernel<S> {
-        Kernel { ptx, name, cpu: None, source: None, _sig: PhantomData }
+        Kernel { ptx, specific: None, name, cpu: None, source: None, _sig: PhantomData }
     }
+}
+
+/// A kernel crate's PTX for an architecture-specific target (`sm_90a`), beside its portable
+/// one: what [`Kernel::of_with_specific`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecificPtx {
+    /// The target's name (`sm_90a`).
+    pub arch: &'static str,
+    /// The compute capability it runs on (`(9, 0)`).
+    pub capability: (u32, u32),
+    /// The PTX text.
+    pub ptx: &'static str,
+    /// Whether the entry is in this text only (not in the portable one): the builder knows,
+    /// from the two builds' entries.
+    pub only: bool,
 }
 
 impl<S: Signature> Kernel<S, Unchecked> {
@@ -552,7 +570,7 @@ impl<S: Signature> Kernel<S, Unchecked> {
     /// assert_eq!(FILL.name(), "fill_raw");
     /// ```
     pub const fn new_unchecked(ptx: &'static str, name: &'static str) -> Kernel<S, Unchecked> {
-        Kernel { ptx, name, cpu: None, source: None, _sig: PhantomData }
+        Kernel { ptx, specific: None, name, cpu: None, source: None, _sig: PhantomData }
     }
 }
 
@@ -631,7 +649,36 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
     /// ```
     pub const unsafe fn of<D: KernelDecl<Signature = S, Kind = K>>(ptx: &'static str) -> Kernel<S, K> {
-        Kernel { ptx, name: D::NAME, cpu: D::CPU, source: D::SOURCE, _sig: PhantomData }
+        Kernel { ptx, specific: None, name: D::NAME, cpu: D::CPU, source: D::SOURCE, _sig: PhantomData }
+    }
+
+    /// As [`Kernel::of`], with the kernel crate also built for an architecture-specific
+    /// target (`sm_90a`): a device of `specific.capability` launches `specific.ptx`, any
+    /// other device `ptx`. A kernel only the specific build has (one that uses Hopper's
+    /// warpgroup MMA) is [`Error::KernelNeedsArch`] on other devices. `sluice::include_kernels!`
+    /// calls it for a kernel crate its build script embedded with a specific target.
+    ///
+    /// # Safety
+    /// As [`Kernel::of`], for both texts.
+    pub const unsafe fn of_with_specific<D: KernelDecl<Signature = S, Kind = K>>(
+        ptx: &'static str,
+        specific: SpecificPtx,
+    ) -> Kernel<S, K> {
+        Kernel { ptx, specific: Some(specific), name: D::NAME, cpu: D::CPU, source: D::SOURCE, _sig: PhantomData }
+    }
+
+    /// The PTX this handle launches on a device of compute capability `cc` (`(0, 0)`: the
+    /// CPU backend, which checks the declaration against whichever text has the entry), or
+    /// [`Error::KernelNeedsArch`].
+    fn ptx_for(&self, cc: (u32, u32)) -> Result<&'static str> {
+        let Some(sp) = self.specific else { return Ok(self.ptx) };
+        if sp.capability == cc || (sp.only && cc == (0, 0)) {
+            Ok(sp.ptx)
+        } else if sp.only {
+            Err(Error::KernelNeedsArch { name: self.name, arch: sp.arch, device: cc })
+        } else {
+            Ok(self.ptx)
+        }
     }
 }
 
@@ -655,6 +702,17 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// [`Error::KernelParamsUnreadable`] (the entry's parameter list is not understood, so
     /// nothing could be checked), [`Error::KernelSignature`] (the sizes differ).
     pub fn check_signature(&self) -> Result<()> {
+        // Every text that has the entry (one at least).
+        if let Some(sp) = self.specific {
+            let found = ptx::entry_params(sp.ptx, self.name).map_err(|e| match e {
+                ptx::ParamsError::NoEntry => Error::KernelNotFound { name: self.name },
+                ptx::ParamsError::Unreadable(reason) => Error::KernelParamsUnreadable { name: self.name, reason },
+            })?;
+            check_params::<S>(self.name, &found)?;
+            if sp.only {
+                return Ok(());
+            }
+        }
         let found = ptx::entry_params(self.ptx, self.name).map_err(|e| match e {
             ptx::ParamsError::NoEntry => Error::KernelNotFound { name: self.name },
             ptx::ParamsError::Unreadable(reason) => Error::KernelParamsUnreadable { name: self.name, reason },
@@ -854,9 +912,13 @@ impl<S: Signature, K: KernelKind> Launchable for Kernel<S, K> {
 impl<S: Signature> CheckedLaunch for Kernel<S, Checked> {}
 impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
     fn resolve(&self, gpu: &Gpu) -> Result<LaunchTarget> {
+        let ptx = match self.specific {
+            None => self.ptx,
+            Some(_) => self.ptx_for(gpu.info().compute_capability)?,
+        };
         let key = RecentKey {
             cache: gpu.inner.modules.id(),
-            ptx: (self.ptx.as_ptr() as usize, self.ptx.len()),
+            ptx: (ptx.as_ptr() as usize, ptx.len()),
             name: (self.name.as_ptr() as usize, self.name.len()),
             sig: TypeId::of::<S>(),
             cpu: self.cpu.map(|e| e as usize),
@@ -865,7 +927,7 @@ impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
         if let Some(target) = recent::find(&key) {
             return Ok(target);
         }
-        let entry = EntryPoint { ptx: PtxText::Static(self.ptx), name: self.name, cpu: self.cpu, source: self.source };
+        let entry = EntryPoint { ptx: PtxText::Static(ptx), name: self.name, cpu: self.cpu, source: self.source };
         let (target, checked) = gpu.resolve_checked::<S>(entry)?;
         if checked {
             recent::remember(key, target);
@@ -956,7 +1018,8 @@ impl Gpu {
     /// # Errors
     /// [`Error::LoadModule`], [`Error::DriverTooOld`] (the PTX needs a newer driver),
     /// [`Error::KernelNotFound`], [`Error::KernelSignature`],
-    /// [`Error::KernelParamsUnreadable`] (the parameters could not be checked).
+    /// [`Error::KernelParamsUnreadable`] (the parameters could not be checked),
+    /// [`Error::KernelNeedsArch`] (a kernel only the crate's sm_90a build has, on another GPU).
     ///
     /// ```no_run
     /// # use sluice_host::{Kernel, Mut};
@@ -968,7 +1031,7 @@ impl Gpu {
     /// ```
     pub fn function<S: Signature, K: KernelKind>(&self, kernel: &Kernel<S, K>) -> Result<Function<S, K>> {
         let target = self.resolve::<S>(EntryPoint {
-            ptx: PtxText::Static(kernel.ptx),
+            ptx: PtxText::Static(kernel.ptx_for(self.info().compute_capability)?),
             name: kernel.name,
             cpu: kernel.cpu,
             source: kernel.source,
@@ -1175,7 +1238,7 @@ mod tests {
 
     /// `fill_column` of `ptx` declared with parameters `S` and a CPU entry.
     fn declared<S: Signature>(ptx: &'static str) -> Kernel<S> {
-        Kernel { ptx, name: "fill_column", cpu: Some(never), source: None, _sig: PhantomData }
+        Kernel { ptx, specific: None, name: "fill_column", cpu: Some(never), source: None, _sig: PhantomData }
     }
 
     fn key_of<S: Signature>(k: &Kernel<S>, gpu: &Gpu) -> RecentKey {
@@ -1187,6 +1250,30 @@ mod tests {
             cpu: k.cpu.map(|e| e as usize),
             source: k.source,
         }
+    }
+
+    #[test]
+    fn a_handle_with_a_specific_build_picks_the_text_by_compute_capability() {
+        const PORTABLE: &str = ".visible .entry k(\n .param .u64 p0\n)\n{ ret; }";
+        const HOPPER: &str = ".visible .entry k(\n .param .u64 p0\n)\n{ ret; }\n.visible .entry h(\n .param .u64 p0\n)\n{ ret; }";
+        let sp = |only| SpecificPtx { arch: "sm_90a", capability: (9, 0), ptx: HOPPER, only };
+        let both: Kernel<(u64,)> =
+            Kernel { ptx: PORTABLE, specific: Some(sp(false)), name: "k", cpu: None, source: None, _sig: PhantomData };
+        assert_eq!(both.ptx_for((9, 0)), Ok(HOPPER));
+        assert_eq!(both.ptx_for((8, 0)), Ok(PORTABLE));
+        assert_eq!(both.ptx_for((0, 0)), Ok(PORTABLE));
+        assert_eq!(both.check_signature(), Ok(()));
+        let only: Kernel<(u64,)> =
+            Kernel { ptx: PORTABLE, specific: Some(sp(true)), name: "h", cpu: None, source: None, _sig: PhantomData };
+        assert_eq!(only.ptx_for((9, 0)), Ok(HOPPER));
+        assert_eq!(only.ptx_for((0, 0)), Ok(HOPPER), "the CPU backend checks against the text that has it");
+        assert_eq!(
+            only.ptx_for((10, 0)),
+            Err(Error::KernelNeedsArch { name: "h", arch: "sm_90a", device: (10, 0) })
+        );
+        assert_eq!(only.check_signature(), Ok(()));
+        let e = Error::KernelNeedsArch { name: "h", arch: "sm_90a", device: (8, 0) }.to_string();
+        assert!(e.contains("sm_90a") && e.contains("8.0"), "{e}");
     }
 
     #[test]

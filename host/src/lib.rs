@@ -112,13 +112,13 @@
 //! checking mode reports the first two in `cargo test`. A `#[kernel(unchecked)]` (raw
 //! pointers, Rust-CUDA ports) makes no such promise: its launches are `unsafe`.
 //!
-//! **A known gap**: `tile::MatrixMut` splits a written parameter into blocks' and threads'
-//! tiles (`block_tile`, `warp_tile`, `partition`) by a shape each thread passes itself;
-//! threads that pass different shapes (computed from their own index, or blocks taking
-//! different tile sizes) can be handed overlapping elements — a data race in safe code. The
-//! CPU backend's checking mode reports it; nothing does on a GPU. Kernels that build the
-//! matrix from the launch's parameters (all of sluice's) are not affected. The fix planned:
-//! the shape in the parameter's type (`gpu-kernels/device/src/tile/global.rs`).
+//! `tile::MatrixMut` splits a written parameter into blocks', warps' and threads' tiles
+//! (`block_tile`, `warp_tile`, `partition`): every thread computes its own share, so all must
+//! agree on the split. They do by construction: a `MatrixMut` is only a kernel parameter,
+//! made by `#[kernel]` from a shape of the kernel's own parameters or literals
+//! (`#[matrix(rows = m, cols = n)]`), and its tiling (tile shape, blocks' order, threads' or
+//! warps' layout) is its type — no shape chosen in the body, no constructor
+//! (`docs/compile-errors.md`, kernel 21-23).
 //!
 //! The contract rests on rustc's own soundness, as every safe Rust program does: a known
 //! compiler bug (rust-lang/rust#25860, implied bounds on nested references) lets safe code
@@ -275,7 +275,7 @@ pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{
     ByValue, Checked, CheckedLaunch, CpuEntry, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr,
-    PtrMut, Ref, Signature, Unchecked,
+    PtrMut, Ref, Signature, SpecificPtx, Unchecked,
 };
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};

@@ -87,6 +87,7 @@ pub struct PtxOutput {
 pub struct Builder {
     pub(crate) crate_dir: PathBuf,
     arch: Arch,
+    specific: Option<Arch>,
     profile: Profile,
     target_dir: Option<PathBuf>,
     tools_dir: Option<PathBuf>,
@@ -111,6 +112,7 @@ impl Builder {
         Builder {
             crate_dir: crate_dir.into(),
             arch: Arch::default(),
+            specific: None,
             profile: Profile::default(),
             target_dir: None,
             tools_dir: None,
@@ -131,6 +133,33 @@ impl Builder {
     pub fn arch(mut self, arch: Arch) -> Self {
         self.arch = arch;
         self
+    }
+
+    /// Also builds the kernel crate for an architecture-specific target (`sm_90a`), whose
+    /// kernels may use that architecture's own instructions (Hopper's warpgroup MMA, which a
+    /// kernel gates with `#[cfg(target_feature = "sm_90a")]`, or the device std's
+    /// `wgmma`). [`Builder::embed`] embeds both PTX texts, and the host launches the specific
+    /// one on a device of that compute capability, the portable one elsewhere; a kernel only
+    /// the specific build has is a typed error (`Error::KernelNeedsArch`) on other devices.
+    /// [`Builder::build`] builds the [`arch`](Builder::arch) alone.
+    ///
+    /// ```
+    /// use sluice_builder::{Arch, Builder};
+    /// let b = Builder::new("kernels").specific(Arch::SM_90A);
+    /// assert_eq!(b.specific_arch(), Some(Arch::SM_90A));
+    /// ```
+    pub fn specific(mut self, arch: Arch) -> Self {
+        self.specific = Some(arch);
+        self
+    }
+
+    /// The architecture-specific target [`Builder::specific`] set, if any.
+    ///
+    /// ```
+    /// assert_eq!(sluice_builder::Builder::new("kernels").specific_arch(), None);
+    /// ```
+    pub fn specific_arch(&self) -> Option<Arch> {
+        self.specific
     }
 
     /// Release (default) or debug.

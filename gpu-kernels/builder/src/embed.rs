@@ -156,22 +156,63 @@ impl Builder {
         println!("cargo:rerun-if-changed={}", self.crate_dir.join("Cargo.toml").display());
         let built = self.build()?;
         let dir = out_dir.join("sluice-kernels");
-        let ptx = dir.join(format!("{}.{}.ptx", built.lib_name, built.arch));
-        let text =
-            std::fs::read_to_string(&built.ptx).map_err(error::io(format!("reading {}", built.ptx.display())))?;
-        write_if_changed(&ptx, &text)?;
+        let copy = |built: &crate::builder::PtxOutput| -> Result<PathBuf, BuildError> {
+            let ptx = dir.join(format!("{}.{}.ptx", built.lib_name, built.arch));
+            let text =
+                std::fs::read_to_string(&built.ptx).map_err(error::io(format!("reading {}", built.ptx.display())))?;
+            write_if_changed(&ptx, &text)?;
+            Ok(ptx)
+        };
+        let ptx = copy(&built)?;
+        // The architecture-specific build, if asked for: its own PTX, and its entries (a
+        // superset: kernels gated on the target's features) named for the handles.
+        let specific = match self.specific_arch() {
+            Some(arch) => {
+                let s = self.clone().arch(arch).build()?;
+                let path = copy(&s)?;
+                Some((s, path))
+            }
+            None => None,
+        };
+        let mut kernels = built.kernels.clone();
+        if let Some((s, _)) = &specific {
+            kernels.extend(s.kernels.iter().filter(|k| !built.kernels.contains(k)).cloned());
+        }
         let rust = dir.join(format!("{}.rs", built.lib_name));
-        let source = kernel_handles_source(&built.package, &built.lib_name, &ptx, built.arch, &built.kernels)?;
+        let mut source = kernel_handles_source(&built.package, &built.lib_name, &ptx, built.arch, &kernels)?;
+        if let Some((s, path)) = &specific {
+            let only: Vec<&str> = s.kernels.iter().filter(|k| !built.kernels.contains(k)).map(String::as_str).collect();
+            source = with_specific(&source, s.arch, path, &only)?;
+        }
         write_if_changed(&rust, &source)?;
-        for src in &built.sources {
-            println!("cargo:rerun-if-changed={}", src.display());
+        let builds = std::iter::once(&built).chain(specific.as_ref().map(|(s, _)| s));
+        for b in builds {
+            for src in &b.sources {
+                println!("cargo:rerun-if-changed={}", src.display());
+            }
+            // Kernel bodies are compiled for the device only: its warnings are the only ones.
+            for w in &b.warnings {
+                println!("cargo:warning=device build of {} ({}): {w}", b.package, b.arch);
+            }
         }
-        // Kernel bodies are compiled for the device only: its warnings are the only ones.
-        for w in &built.warnings {
-            println!("cargo:warning=device build of {}: {w}", built.package);
-        }
-        Ok(Embedded { ptx, rust, lib_name: built.lib_name, kernels: built.kernels, arch: built.arch })
+        Ok(Embedded { ptx, rust, lib_name: built.lib_name, kernels, arch: built.arch })
     }
+}
+
+/// `source` ([`kernel_handles_source`]'s) with the specific build's PTX `ptx` for `arch`
+/// added, and the entries only it has.
+fn with_specific(source: &str, arch: Arch, ptx: &Path, only: &[&str]) -> Result<String, BuildError> {
+    let path = ptx.to_str().ok_or_else(|| BuildError::Io {
+        what: format!("naming {} in Rust source", ptx.display()),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "the path is not valid UTF-8"),
+    })?;
+    let (major, minor) = arch.compute_capability();
+    let line = format!(
+        "        specific: [\"{arch}\" ({major}, {minor}): {path:?}, only: [{}]],\n    }}\n}}\n",
+        only.join(", ")
+    );
+    let end = source.rfind("    }\n}\n").expect("kernel_handles_source ends with the macro's braces");
+    Ok(format!("{}{line}", &source[..end]))
 }
 
 /// The Rust file [`embed`] writes: one `sluice::kernel_handles!` call naming the kernel
