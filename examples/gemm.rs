@@ -3,7 +3,7 @@
 //! f64 reference on random inputs, then timed.
 //!
 //! ```text
-//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256] [--warmup W] [--reps R]
+//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_wg,f16_wg,bf16_wg_128x256,f16_wg_128x256] [--warmup W] [--reps R]
 //!   SIZE: N (N × N × N) or MxNxK; default: on a GPU 4096 8192 and two ragged shapes,
 //!   on the CPU backend 96x200x72 and 128 (slow: every MMA is a warp collective there)
 //! ```
@@ -15,13 +15,18 @@
 //! `--warmup` untimed and `--reps` timed launches, each between two CUDA events; the median
 //! is printed as `rust,DTYPE,M,N,K,MEDIAN_MS,TFLOPS,ERR` (the CSV of
 //! `benches/cuda/tc_gemm.cu`). Exit status 3 if a check fails.
+//!
+//! The `_wg` dtypes run the Hopper gemms (`gpu-kernels/src/gemm_wg.rs`: the warpgroup MMA,
+//! sm_90a): on an H100/H200 the host launches the kernel crate's sm_90a PTX; on another GPU
+//! they report `Error::KernelNeedsArch`. The default list adds them (both tile shapes) on a
+//! GPU of compute capability 9.0.
 
 use std::process::ExitCode;
 
 use half::{bf16, f16};
 use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result, Stream};
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32};
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256};
 
 /// xorshift64, uniform in [-1, 1) (`benches/cuda/common.cuh`'s `Rng`).
 struct Rng(u64);
@@ -173,8 +178,59 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
                 shape,
                 seed
             ),
+            "bf16_wg" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_wg_bf16,
+                bf16,
+                GEMM_WG,
+                bf16::from_f32,
+                |x: bf16| x.to_f64(),
+                "bf16_wg",
+                shape,
+                seed
+            ),
+            "f16_wg" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_wg_f16,
+                f16,
+                GEMM_WG,
+                f16::from_f32,
+                |x: f16| x.to_f64(),
+                "f16_wg",
+                shape,
+                seed
+            ),
+            "bf16_wg_128x256" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_wg_bf16_128x256,
+                bf16,
+                GEMM_WG_128X256,
+                bf16::from_f32,
+                |x: bf16| x.to_f64(),
+                "bf16_wg_128x256",
+                shape,
+                seed
+            ),
+            "f16_wg_128x256" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_wg_f16_128x256,
+                f16,
+                GEMM_WG_128X256,
+                f16::from_f32,
+                |x: f16| x.to_f64(),
+                "f16_wg_128x256",
+                shape,
+                seed
+            ),
             other => {
-                eprintln!("unknown dtype {other} (bf16, f16, tf32, bf16_128x256)");
+                eprintln!(
+                    "unknown dtype {other} (bf16, f16, tf32, bf16_128x256, bf16_wg, f16_wg, bf16_wg_128x256, \
+                     f16_wg_128x256)"
+                );
                 false
             }
         };
@@ -217,6 +273,11 @@ fn main() -> ExitCode {
         }
     };
     let on_cpu = gpu.backend() == sluice::Backend::Cpu;
+    let dtype_given = std::env::args().any(|a| a == "--dtype");
+    if !dtype_given && gpu.info().compute_capability == (9, 0) {
+        // Hopper: the warpgroup MMA gemms too (the kernel crate's sm_90a build).
+        o.dtypes.extend(["bf16_wg_128x256".into(), "f16_wg_128x256".into(), "bf16_wg".into(), "f16_wg".into()]);
+    }
     if sizes.is_empty() {
         sizes = if on_cpu {
             vec![(96, 200, 72), (128, 128, 128)]

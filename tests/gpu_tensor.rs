@@ -8,7 +8,7 @@
 
 mod common;
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, MMA_PROBE_SHARED};
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, MMA_PROBE_SHARED};
 use half::{bf16, f16};
 use rand::Rng;
 use sluice::{kernels, scope, Gpu, LaunchConfig};
@@ -200,4 +200,44 @@ fn gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
     }
 }
 
-on_every_backend!(mma_probes_match_the_f64_product, gemms_match_the_f64_product_at_every_shape);
+/// The warpgroup MMA gemms (sm_90a: Hopper's `wgmma`; the CPU backend models it), bf16 and
+/// f16, both tile shapes.
+fn warpgroup_gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
+    let mut rng = common::rng();
+    for (m, n, k) in shapes(&gpu) {
+        let cfg = |g: GemmShape| LaunchConfig {
+            grid: (g.grid(m, n), 1, 1),
+            block: (g.threads, 1, 1),
+            shared_mem_bytes: g.shared_bytes() as u32,
+        };
+        let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let (a64, b64): (Vec<f64>, Vec<f64>) =
+            (ab.iter().map(|x| x.to_f64()).collect(), bb.iter().map(|x| x.to_f64()).collect());
+        let dims = (m as u32, n as u32, k as u32);
+        let c = run!(gpu, kernels::gemm_wg_bf16, cfg(GEMM_WG), ab, bb, m * n, (dims.0, dims.1, dims.2));
+        let e = worst_error(&a64, &b64, &c, m, n, k);
+        assert!(e < 1e-5, "wgmma bf16 {m}x{n}x{k}: worst error {e:e}");
+        let c = run!(gpu, kernels::gemm_wg_bf16_128x256, cfg(GEMM_WG_128X256), ab, bb, m * n, (dims.0, dims.1, dims.2));
+        let e = worst_error(&a64, &b64, &c, m, n, k);
+        assert!(e < 1e-5, "wgmma bf16 128x256 {m}x{n}x{k}: worst error {e:e}");
+        let (ah, bh): (Vec<f16>, Vec<f16>) =
+            (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+        let c = run!(gpu, kernels::gemm_wg_f16, cfg(GEMM_WG), ah, bh, m * n, (dims.0, dims.1, dims.2));
+        let (ah64, bh64): (Vec<f64>, Vec<f64>) =
+            (ah.iter().map(|x| x.to_f64()).collect(), bh.iter().map(|x| x.to_f64()).collect());
+        let e = worst_error(&ah64, &bh64, &c, m, n, k);
+        assert!(e < 1e-5, "wgmma f16 {m}x{n}x{k}: worst error {e:e}");
+        let c = run!(gpu, kernels::gemm_wg_f16_128x256, cfg(GEMM_WG_128X256), ah, bh, m * n, (dims.0, dims.1, dims.2));
+        let e = worst_error(&ah64, &bh64, &c, m, n, k);
+        assert!(e < 1e-5, "wgmma f16 128x256 {m}x{n}x{k}: worst error {e:e}");
+    }
+}
+
+on_every_backend!(
+    mma_probes_match_the_f64_product,
+    gemms_match_the_f64_product_at_every_shape,
+    warpgroup_gemms_match_the_f64_product_at_every_shape
+);

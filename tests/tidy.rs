@@ -254,6 +254,7 @@ const DEVICE_LAYERS: &[&str] = &[
     "tile",
     "async_copy",
     "mma",
+    "wgmma",
     "selftest",
     "lib",
 ];

@@ -86,7 +86,8 @@ pub struct GemmShape {
     pub bk: usize,
     /// Pipeline stages.
     pub stages: usize,
-    /// Threads per block: `(bm / 64) * (bn / 64) * 32`.
+    /// Threads per block: `(bm / 64) * (bn / 64) * 32` (one warp per 64 × 64 warp tile), or
+    /// `(bm / 64) * 128` for the warpgroup MMA gemms (one warpgroup per 64 rows).
     pub threads: u32,
     /// Bytes per operand element (2: bf16, f16; 4: f32 as tf32).
     pub elem_bytes: usize,
@@ -118,6 +119,12 @@ pub const GEMM_TF32: GemmShape = GemmShape { bm: 128, bn: 128, bk: 16, stages: 4
 /// `gemm_bf16_128x256`: 128 × 256 tiles, k-tiles of 32 in 4 stages (96 KiB), 8 warps, the
 /// k-steps unrolled; one block per SM (the default before, timed beside it).
 pub const GEMM_BF16_128X256: GemmShape = GemmShape { bm: 128, bn: 256, bk: 32, stages: 4, threads: 256, elem_bytes: 2 };
+/// `gemm_wg_bf16` and `gemm_wg_f16` (Hopper, sm_90a): 128 × 128 tiles of C, k-tiles of 64 in
+/// 4 stages (128 KiB), 2 warpgroups of `wgmma.m64n128k16`.
+pub const GEMM_WG: GemmShape = GemmShape { bm: 128, bn: 128, bk: 64, stages: 4, threads: 256, elem_bytes: 2 };
+/// `gemm_wg_bf16_128x256`: 128 × 256 tiles, k-tiles of 64 in 4 stages (192 KiB), 2
+/// warpgroups of `wgmma.m64n256k16`; one block per SM.
+pub const GEMM_WG_128X256: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 4, threads: 256, elem_bytes: 2 };
 /// Rows of tiles per group of the blocks' grouped order (L2 reuse).
 pub const GEMM_GROUP: u32 = 8;
 
@@ -196,11 +203,17 @@ fn f32_to_u32_saturating(x: f32) -> u32 {
 
 mod device;
 mod gemm;
+// Hopper's warpgroup MMA: in the device build for sm_90a only (the builder builds this crate
+// for sm_90 and sm_90a; the host launches the sm_90a PTX on Hopper), always on the host.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+mod gemm_wg;
 mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
 mod selftest;
 pub use device::*;
 pub use gemm::*;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub use gemm_wg::*;
 pub use probe::*;
 pub use selftest::*;

@@ -635,7 +635,10 @@ if want sanitize; then
              "initcheck bin/stream_batches --batch-mib 1 --batches 24 --slots 3 --reps 1" \
              "memcheck bin/gemm 300x200x136 --dtype bf16,f16,tf32,bf16_128x256 --warmup 0 --reps 1" \
              "racecheck bin/gemm 300x200x136 --dtype bf16,f16,tf32,bf16_128x256 --warmup 0 --reps 1" \
-             "synccheck bin/gemm 300x200x136 --dtype bf16,tf32 --warmup 0 --reps 1"; do
+             "synccheck bin/gemm 300x200x136 --dtype bf16,tf32 --warmup 0 --reps 1" \
+             "memcheck bin/gemm 300x200x136 --dtype bf16_wg,f16_wg_128x256 --warmup 0 --reps 1" \
+             "racecheck bin/gemm 300x200x136 --dtype bf16_wg,f16_wg_128x256 --warmup 0 --reps 1" \
+             "synccheck bin/gemm 300x200x136 --dtype bf16_wg,f16_wg_128x256 --warmup 0 --reps 1"; do
     set -- $job
     tool="$1" target="$2"; shift 2; arg="$*"
     case "$target" in

@@ -38,7 +38,7 @@
 //!    per-block family state (`LocalKey`). It names no op family.
 //! 3. **The op families**, in this order: `sync`, `thread`, `misc`, `math`, `io`,
 //!    `shared`, `atomic`, `warp`, `slice`, the tensor-core families `half`, `tile`,
-//!    `async_copy`, `mma`, then `selftest` (which tests the others).
+//!    `async_copy`, `mma`, `wgmma`, then `selftest` (which tests the others).
 //!    Each is a folder: `mod.rs` is the API, written once with its docs and
 //!    `# Safety` (the only other `target_arch` there is
 //!    `cfg_attr(not(target_arch = "nvptx64"), track_caller)`, so that a failure on
@@ -154,6 +154,7 @@ pub mod sync;
 pub mod thread;
 pub mod tile;
 pub mod warp;
+pub mod wgmma;
 
 /// `#[kernel]`: see `sluice-macros`. Re-exported so that a kernel crate needs only this crate.
 pub use sluice_macros::kernel;

@@ -43,6 +43,15 @@ pub(super) fn wait_group<const N: u32>() {
     unsafe { raw::wait_group::<N>() }
 }
 
+/// Makes the shared-memory writes of this thread's landed copies visible to the async
+/// proxy (the warpgroup MMA's reads): the pipelines call it before their barrier. Only in a
+/// build for sm_90a, the one that has the warpgroup MMA.
+#[inline(always)]
+pub(super) fn publish_for_async_proxy() {
+    #[cfg(target_feature = "sm_90a")]
+    raw::fence_proxy_async_shared();
+}
+
 #[inline(always)]
 pub(super) fn wait_all() {
     // SAFETY: a wait.

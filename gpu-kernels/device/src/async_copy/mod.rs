@@ -266,36 +266,71 @@ impl<S> InFlight<S> {
     #[track_caller]
     pub fn wait(self) -> S {
         imp::wait_all();
+        imp::publish_for_async_proxy();
         crate::sync::sync_threads();
         self.set
     }
 }
 
 /// A ring of `STAGES` copies of the tile set `S` in dynamic shared memory, filled by
-/// asynchronous copies `STAGES - 1` ahead of the stage being read. See the
-/// [module docs](self) for the rules it keeps.
-pub struct Pipeline<S: TileSet, const STAGES: usize> {
+/// asynchronous copies `STAGES - 1` ahead of the stage being read (`STAGES - 2` in the
+/// [`Behind`] mode). See the [module docs](self) for the rules it keeps.
+pub struct Pipeline<S: TileSet, const STAGES: usize, M: Mode = Now> {
     base: u32,
     head: usize,
-    _set: PhantomData<fn() -> S>,
+    _set: PhantomData<fn() -> (S, M)>,
 }
 
+/// How long a [`Pipeline`]'s stage stays read after the next `wait`: [`Now`] or [`Behind`].
+/// Sealed.
+pub trait Mode: mode::Sealed + 'static {
+    /// Waits after which a stage that was handed out is refilled.
+    #[doc(hidden)]
+    const LAG: usize;
+}
+
+/// The reads of a stage end before the next [`Pipeline::wait`] (synchronous readers:
+/// `ld.shared`, `ldmatrix`): the stage read before this wait is refilled after it. The
+/// default.
+pub struct Now;
+
+/// The reads of a stage may still be in flight after the next [`Pipeline::wait`] — one
+/// asynchronous reader's group left running, Hopper's warpgroup MMA
+/// (`sluice_device::wgmma::Warpgroup::mma_async`) — and end before the one after: the
+/// stage refilled after a wait is the one handed out two waits earlier, and copies run one
+/// stage less ahead (`STAGES - 2`; at least 3 stages).
+pub struct Behind;
+
+impl Mode for Now {
+    const LAG: usize = 1;
+}
+impl Mode for Behind {
+    const LAG: usize = 2;
+}
+
+mod mode {
+    pub trait Sealed {}
+    impl Sealed for super::Now {}
+    impl Sealed for super::Behind {}
+}
+
+/// `cp.async.wait_group pending`.
 #[inline(always)]
 #[track_caller]
-fn wait_pending<const STAGES: usize>() {
+fn wait_pending(pending: usize) {
     // `cp.async.wait_group` takes an immediate: one arm per depth, folded at compile time.
-    match STAGES {
-        2 => imp::wait_group::<0>(),
-        3 => imp::wait_group::<1>(),
-        4 => imp::wait_group::<2>(),
-        5 => imp::wait_group::<3>(),
-        6 => imp::wait_group::<4>(),
-        7 => imp::wait_group::<5>(),
+    match pending {
+        0 => imp::wait_group::<0>(),
+        1 => imp::wait_group::<1>(),
+        2 => imp::wait_group::<2>(),
+        3 => imp::wait_group::<3>(),
+        4 => imp::wait_group::<4>(),
+        5 => imp::wait_group::<5>(),
         _ => imp::wait_group::<6>(),
     }
 }
 
-impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
+impl<S: TileSet, const STAGES: usize, M: Mode> Pipeline<S, STAGES, M> {
     /// The dynamic shared memory (bytes) a launch must give for this pipeline.
     pub const SHARED_BYTES: usize = STAGES * S::BYTES + 112;
 
@@ -308,12 +343,13 @@ impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
 
     /// Places the ring at the start of the launch's dynamic shared memory (panics if the
     /// launch gave less than [`SHARED_BYTES`](Self::SHARED_BYTES)), and fills stages
-    /// `0..STAGES - 1` with `fill(stage, tiles)`, one commit group each. Call it from every
-    /// thread of the block.
+    /// `0..STAGES - 1` (`0..STAGES - 2` in the [`Behind`] mode) with `fill(stage, tiles)`,
+    /// one commit group each. Call it from every thread of the block.
     #[inline(always)]
     #[track_caller]
     pub fn start<const N: u32>(threads: &Threads<N>, mut fill: impl for<'f> FnMut(usize, S::Fill<'f>)) -> Self {
         let () = const { assert!(STAGES >= 2 && STAGES <= 8, "a pipeline has 2 to 8 stages") };
+        let () = const { assert!(STAGES > M::LAG, "a Behind pipeline has at least 3 stages") };
         let _ = threads;
         let region = crate::shared::dynamic_shared::<u8>().as_ptr().addr();
         let base = (region + 127) & !127;
@@ -322,7 +358,7 @@ impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
             "Pipeline::start: the launch's dynamic shared memory is smaller than Pipeline::SHARED_BYTES"
         );
         let pipe = Pipeline { base, head: 0, _set: PhantomData };
-        for i in 0..STAGES - 1 {
+        for i in 0..STAGES - M::LAG {
             let mut st = pipe.stage(i);
             fill(i, S::fill(&mut st, crate::tile::seal::FillToken(())));
             imp::commit();
@@ -331,18 +367,24 @@ impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
     }
 
     /// Waits until the oldest stage has landed, in this thread (`cp.async.wait_group
-    /// STAGES - 2`) and in every thread of the block (a barrier: every thread must call
-    /// it), and hands it out for reading ([`Ready`]), with the stage every thread has
-    /// finished reading for the next copies ([`Refill`]).
+    /// STAGES - 2`; `STAGES - 3` in the [`Behind`] mode) and in every thread of the block (a
+    /// barrier: every thread must call it), and hands it out for reading ([`Ready`]), with
+    /// the stage every thread has finished reading for the next copies ([`Refill`]): the
+    /// one handed out by the wait before ([`Now`]) or the one before that ([`Behind`]).
     #[inline(always)]
     #[track_caller]
-    pub fn wait(&mut self) -> (Ready<'_, S>, Refill<'_, S>) {
-        wait_pending::<STAGES>();
+    pub fn wait(&mut self) -> (Ready<'_, S, M>, Refill<'_, S>) {
+        wait_pending(STAGES - M::LAG - 1);
+        // This thread's landed copies, made visible to the warpgroup MMA's reads (sm_90a).
+        imp::publish_for_async_proxy();
         crate::sync::sync_threads();
         let ready = self.stage(self.head);
-        let free = self.stage((self.head + STAGES - 1) % STAGES);
+        let free = self.stage((self.head + STAGES - M::LAG) % STAGES);
         self.head = (self.head + 1) % STAGES;
-        (Ready { tiles: ready, _pipe: PhantomData }, Refill { stage: free, done: false, _pipe: PhantomData })
+        (
+            Ready { tiles: ready, _mode: PhantomData, _pipe: PhantomData },
+            Refill { stage: free, done: false, _pipe: PhantomData },
+        )
     }
 
     /// Waits for every copy still in flight (`cp.async.wait_all`): the end of the ring.
@@ -352,7 +394,7 @@ impl<S: TileSet, const STAGES: usize> Pipeline<S, STAGES> {
     pub fn finish(self) {}
 }
 
-impl<S: TileSet, const STAGES: usize> Drop for Pipeline<S, STAGES> {
+impl<S: TileSet, const STAGES: usize, M: Mode> Drop for Pipeline<S, STAGES, M> {
     #[inline(always)]
     fn drop(&mut self) {
         imp::wait_all();
@@ -361,14 +403,17 @@ impl<S: TileSet, const STAGES: usize> Drop for Pipeline<S, STAGES> {
 
 /// The stage of a [`Pipeline`] every thread's copies have landed in, readable through
 /// [`tiles`](Ready::tiles) until the next [`Pipeline::wait`].
-pub struct Ready<'p, S> {
+pub struct Ready<'p, S, M = Now> {
     tiles: S,
+    // The pipeline's mode: `Behind` lets an asynchronous reader keep reading past the
+    // next wait (`wgmma::Warpgroup::mma_async` takes only such a stage).
+    _mode: PhantomData<fn() -> M>,
     // Holds the pipeline's `&mut` borrow (with `Refill`), so `wait` cannot run again
     // while the stage is being read.
     _pipe: PhantomData<&'p mut ()>,
 }
 
-impl<'p, S> Ready<'p, S> {
+impl<'p, S, M> Ready<'p, S, M> {
     /// The stage's tiles, for reading.
     #[inline(always)]
     pub fn tiles(&self) -> &S {

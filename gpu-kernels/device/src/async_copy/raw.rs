@@ -7,6 +7,16 @@
 
 use core::arch::asm;
 
+/// `fence.proxy.async.shared::cta;` — makes this thread's generic-proxy writes to shared
+/// memory (`st.shared`, landed `cp.async`) visible to the async proxy, whose readers are the
+/// warpgroup MMA (`wgmma`) and TMA stores (sm_90).
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub(super) fn fence_proxy_async_shared() {
+    // SAFETY: a fence, no operands.
+    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags)) }
+}
+
 /// `cp.async.cg.shared.global [dst], [src], 16, src_bytes;` — copies `src_bytes` (0 to 16)
 /// bytes from global `src` to shared `dst` and zero-fills the rest of the 16, bypassing L1
 /// (sm_80+). The copy lands asynchronously: it belongs to the next

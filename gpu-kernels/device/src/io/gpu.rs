@@ -25,10 +25,19 @@ pub static mut __sluice_fault_record: u64 = 0;
 /// got there first. The layout, in `u32` words: state (0 empty, 1 being written, 2
 /// written), block x y z, thread x y z, the message's length in bytes, then the
 /// message from byte 32. Cold and out of line: only a failing thread runs it.
+///
+/// In a build for `sm_90a` the fault path is inlined instead, down to a leaf: `ptxas`
+/// serializes every warpgroup MMA of a module in which a function (not a kernel entry)
+/// calls another (`C7510`, "wgmma pipeline crossing function boundary"), so there no
+/// function of the fault path calls one (and no `vprintf`: the host prints the record).
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(target_feature = "sm_90a"), inline(never))]
+#[cfg_attr(target_feature = "sm_90a", inline(always))]
 pub(crate) fn record_fault(message: &[u8]) {
-    record_fault_parts(&[Part::Text(message.strip_suffix(b"\0").unwrap_or(message))]);
+    // Without the NUL (by hand: a slice comparison would call `memcmp`).
+    let n = message.len();
+    let text = if n > 0 && message[n - 1] == 0 { &message[..n - 1] } else { message };
+    record_fault_parts(&[Part::Text(text)]);
 }
 
 /// A piece of a fault message: text, or a number written in decimal.
@@ -39,9 +48,10 @@ pub(crate) enum Part<'a> {
 }
 
 /// [`record_fault`] of the concatenation of `parts` (numbers in decimal), without a
-/// buffer of its own: the bytes go straight into the record.
+/// buffer of its own: the bytes go straight into the record. (A leaf: it calls nothing.)
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(target_feature = "sm_90a"), inline(never))]
+#[cfg_attr(target_feature = "sm_90a", inline(always))]
 pub(crate) fn record_fault_parts(parts: &[Part<'_>]) {
     use crate::spec::scope::MemoryScope;
     use crate::thread;
@@ -128,7 +138,8 @@ pub(crate) fn record_fault_parts(parts: &[Part<'_>]) {
 /// `__fail_at` on the GPU: the fault record at the caller's location, the message on
 /// stdout, then `trap`.
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(target_feature = "sm_90a"), inline(never))]
+#[cfg_attr(target_feature = "sm_90a", inline(always))]
 #[track_caller]
 pub(super) fn fail_at(message: &'static core::ffi::CStr) -> ! {
     let at = core::panic::Location::caller();
@@ -142,11 +153,14 @@ pub(super) fn fail_at(message: &'static core::ffi::CStr) -> ! {
         Part::Text(b": "),
         Part::Text(message.to_bytes()),
     ]);
-    static FORMAT: &core::ffi::CStr = c"kernel failed (the launch's error says where): %s\n";
-    let args = message.as_ptr();
-    // SAFETY: a constant NUL-terminated format whose only conversion, `%s`, reads the
-    // one argument passed: a pointer to a NUL-terminated string (`message`).
-    unsafe { vprintf(FORMAT.as_ptr().cast(), (&args as *const *const core::ffi::c_char).cast()) };
+    #[cfg(not(target_feature = "sm_90a"))]
+    {
+        static FORMAT: &core::ffi::CStr = c"kernel failed (the launch's error says where): %s\n";
+        let args = message.as_ptr();
+        // SAFETY: a constant NUL-terminated format whose only conversion, `%s`, reads the
+        // one argument passed: a pointer to a NUL-terminated string (`message`).
+        unsafe { vprintf(FORMAT.as_ptr().cast(), (&args as *const *const core::ffi::c_char).cast()) };
+    }
     // SAFETY: `trap` has no preconditions; it aborts this kernel launch.
     unsafe { core::arch::nvptx::trap() }
 }
@@ -158,7 +172,10 @@ pub(super) fn fail(format: &'static [u8]) -> ! {
     record_fault(format);
     // SAFETY: made by `__escape`: NUL-terminated, every `%` doubled, so
     // vprintf reads no argument (and none is passed).
-    unsafe { vprintf(format.as_ptr(), core::ptr::null()) };
+    #[cfg(not(target_feature = "sm_90a"))]
+    unsafe {
+        vprintf(format.as_ptr(), core::ptr::null())
+    };
     // SAFETY: `trap` has no preconditions; it aborts this kernel launch.
     unsafe { core::arch::nvptx::trap() }
 }

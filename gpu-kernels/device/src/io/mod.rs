@@ -440,7 +440,8 @@ pub unsafe fn __fail(format: &'static [u8]) -> ! {
 /// that location. Internal: the device std's own checks (`DeviceSliceMut::write`) use it.
 #[doc(hidden)]
 #[cold]
-#[inline(never)]
+#[cfg_attr(not(target_feature = "sm_90a"), inline(never))]
+#[cfg_attr(target_feature = "sm_90a", inline(always))]
 #[track_caller]
 pub fn __fail_at(message: &'static CStr) -> ! {
     imp::fail_at(message)

@@ -23,6 +23,7 @@ use crate::{sync, thread};
 /// * the launch is one block of [`THREADS`] threads (checked: the kernel
 ///   traps otherwise), and every thread calls `run` (it has barriers and
 ///   full-warp shuffles).
+#[cfg_attr(target_feature = "sm_90a", inline(always))]
 pub unsafe fn run(out: *mut u32, len: usize) {
     check_launch(len);
     let tid = thread::thread_idx_x();

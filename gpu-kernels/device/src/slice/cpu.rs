@@ -33,6 +33,22 @@ pub(super) unsafe fn element<'a, T>(ptr: *mut T, i: usize) -> &'a mut T {
     unsafe { &mut *p }
 }
 
+/// `ptr.add(i)` and `ptr.add(i + 1)` written with `v`, each as [`write`] (the GPU
+/// stores an aligned pair at once).
+///
+/// # Safety
+///
+/// As [`write`], for both elements.
+#[inline(always)]
+#[track_caller]
+pub(super) unsafe fn write_pair<T: Copy>(ptr: *mut T, i: usize, v: [T; 2]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        write(ptr, i, v[0]);
+        write(ptr, i + 1, v[1]);
+    }
+}
+
 /// `ptr.add(i).write(v)`, for the current GPU thread.
 ///
 /// # Safety

@@ -18,6 +18,26 @@ pub(super) unsafe fn element<'a, T>(ptr: *mut T, i: usize) -> &'a mut T {
     unsafe { &mut *ptr.add(i) }
 }
 
+/// `ptr.add(i)` and `ptr.add(i + 1)` written with `v`: one 8-byte store
+/// (`st.global.v2.b32`) where the pair is 8-byte aligned, two stores otherwise.
+///
+/// # Safety
+///
+/// As [`write`], for both elements.
+#[inline(always)]
+pub(super) unsafe fn write_pair<T: Copy>(ptr: *mut T, i: usize, v: [T; 2]) {
+    // SAFETY: forwarded to the caller; the pair store only where it is aligned for it.
+    unsafe {
+        let p = ptr.add(i);
+        if core::mem::size_of::<T>() == 4 && (p as usize).is_multiple_of(8) {
+            (p as *mut [T; 2]).cast::<u64>().write(core::mem::transmute_copy::<[T; 2], u64>(&v));
+        } else {
+            p.write(v[0]);
+            p.add(1).write(v[1]);
+        }
+    }
+}
+
 /// `ptr.add(i).write(v)`.
 ///
 /// # Safety

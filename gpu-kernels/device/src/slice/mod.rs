@@ -238,6 +238,22 @@ impl<'a, T> DeviceSliceMut<'a, T> {
         unsafe { imp::element(self.ptr, i) }
     }
 
+    /// Writes `v[0]` to element `i` and `v[1]` to element `i + 1`, unchecked: one 8-byte
+    /// store on the GPU where the pair is 8-byte aligned (a 4-byte `T`).
+    ///
+    /// # Safety
+    ///
+    /// `i + 1 < self.len()`, and no other thread accesses the two elements unordered.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub(crate) unsafe fn write_pair_unchecked(&mut self, i: usize, v: [T; 2])
+    where
+        T: Copy,
+    {
+        // SAFETY: in bounds and exclusive (caller); valid memory (constructor's contract).
+        unsafe { imp::write_pair(self.ptr, i, v) }
+    }
+
     /// Writes `v` to element `i` (panics if `i >= len`): the general indexed
     /// write, for kernels whose threads do not own contiguous elements.
     ///

@@ -573,11 +573,10 @@ impl<'a, const N: usize> WarpgroupTile<'a, f32, N> {
         // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
         // writer per element is the caller's duty.
         unsafe {
-            if col < self.m.cols {
-                *self.m.slice.get_unchecked_mut(i) = v0;
-            }
             if col + 1 < self.m.cols {
-                *self.m.slice.get_unchecked_mut(i + 1) = v1;
+                self.m.slice.write_pair_unchecked(i, [v0, v1]);
+            } else if col < self.m.cols {
+                *self.m.slice.get_unchecked_mut(i) = v0;
             }
         }
     }
@@ -709,11 +708,10 @@ impl<'a, const WM: usize, const WN: usize> WarpTile<'a, f32, WM, WN> {
         // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
         // writer per element is the caller's duty.
         unsafe {
-            if col < self.m.cols {
-                *self.m.slice.get_unchecked_mut(i) = v0;
-            }
             if col + 1 < self.m.cols {
-                *self.m.slice.get_unchecked_mut(i + 1) = v1;
+                self.m.slice.write_pair_unchecked(i, [v0, v1]);
+            } else if col < self.m.cols {
+                *self.m.slice.get_unchecked_mut(i) = v0;
             }
         }
     }
