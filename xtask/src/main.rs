@@ -4,9 +4,9 @@
 //! | --- | --- |
 //! | `setup` | finds or installs the kernel toolchain and `ptxas`, idempotently |
 //! | `build-ptx [--arch sm_XX] [--release\|--debug]` | compiles `gpu-kernels` to `target/ptx/gpu-kernels.ptx` |
-//! | `check-ptx [--arch sm_XX]... [--allow-spills]` | assembles the PTX with `ptxas`, prints every function's resources (kernels and device functions), fails on a spill |
+//! | `check-ptx [--arch sm_XX]... [--allow-spills]` | assembles the PTX with `ptxas`, prints every function's resources (kernels and device functions), fails on a spill or on serialized warpgroup MMAs |
 //! | `test` | the README's test command: `setup`, then `cargo test --workspace` |
-//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90 and sm_80, `cargo clippy -D warnings`, `cargo package` of every published crate, `cargo test --workspace` |
+//! | `ci` | exactly what `.ci/run` runs after setup: `cargo fmt --check`, `check-ptx` for sm_90, sm_90a and sm_80, `cargo clippy -D warnings`, `cargo package` of every published crate, `cargo test --workspace` |
 //! | `bless` | regenerates the compile-fail `.stderr` files (`TRYBUILD=overwrite`) |
 //! | `bundle` | builds every test and bench binary into `bundle/` with `bundle/run.sh`, for a GPU machine without Rust |
 //! | `demo [lanes]` | the README's main command: `setup`, then the seed example (`examples/seed_columns.rs`) |
@@ -41,7 +41,7 @@ commands:
   ptx-diff BEFORE AFTER               compare two snapshots, blind only to hashed names and
                                       assertion sites; fails on any other difference
   test                                setup, then run the test suite (cargo test --workspace)
-  ci                                  fmt --check, check-ptx sm_90 sm_80, clippy -D warnings,
+  ci                                  fmt --check, check-ptx sm_90 sm_90a sm_80, clippy -D warnings,
                                       package, test: what .ci/run runs after setup
   bless                               regenerate the compile-fail .stderr files
   bundle                              build test and bench binaries into bundle/ for a GPU machine
@@ -247,7 +247,34 @@ fn check(args: &[String]) -> Result {
             deny_spills(ptx, *arch, &of_arch, "cargo xtask check-ptx --allow-spills").map_err(|e| e.to_string())?;
         }
     }
+    for (arch, ptx) in &built {
+        deny_wgmma_serialization(&ptxas, ptx, *arch)?;
+    }
     Ok(())
+}
+
+/// Fails where `ptxas` says it serialized warpgroup MMAs (`C7510`: a function other than an
+/// entry calls another in the module; `C7515`: an accumulator defined while a group is in
+/// flight): the Hopper gemms would lose half their speed without another error.
+fn deny_wgmma_serialization(ptxas: &Path, ptx: &Path, arch: Arch) -> Result {
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(["-v", "-O3", "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .map_err(|e| format!("starting {}: {e}", ptxas.display()))?;
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let serialized: Vec<&str> = log.lines().filter(|l| l.contains("(C7510)") || l.contains("(C7515)")).collect();
+    if serialized.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "ptxas serialized warpgroup MMAs in {} ({arch}):\n{}\nfix: in an sm_90a build no function but a kernel entry may call \
+         another (inline the callee: the device std's fault path is `inline(always)` there), and nothing may write an \
+         accumulator between a wgmma and its wait",
+        ptx.display(),
+        serialized.join("\n")
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -258,8 +285,8 @@ fn check(args: &[String]) -> Result {
 fn ci() -> Result {
     step("cargo fmt --all --check");
     cargo(&["fmt", "--all", "--check"])?;
-    step("check-ptx --arch sm_90 --arch sm_80");
-    check(&["--arch".into(), "sm_90".into(), "--arch".into(), "sm_80".into()])?;
+    step("check-ptx --arch sm_90 --arch sm_90a --arch sm_80");
+    check(&["--arch".into(), "sm_90".into(), "--arch".into(), "sm_90a".into(), "--arch".into(), "sm_80".into()])?;
     step("cargo clippy --workspace --all-targets -- -D warnings");
     cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     step("cargo package: every published crate, verified");
