@@ -1255,7 +1255,8 @@ mod tests {
     #[test]
     fn a_handle_with_a_specific_build_picks_the_text_by_compute_capability() {
         const PORTABLE: &str = ".visible .entry k(\n .param .u64 p0\n)\n{ ret; }";
-        const HOPPER: &str = ".visible .entry k(\n .param .u64 p0\n)\n{ ret; }\n.visible .entry h(\n .param .u64 p0\n)\n{ ret; }";
+        const HOPPER: &str =
+            ".visible .entry k(\n .param .u64 p0\n)\n{ ret; }\n.visible .entry h(\n .param .u64 p0\n)\n{ ret; }";
         let sp = |only| SpecificPtx { arch: "sm_90a", capability: (9, 0), ptx: HOPPER, only };
         let both: Kernel<(u64,)> =
             Kernel { ptx: PORTABLE, specific: Some(sp(false)), name: "k", cpu: None, source: None, _sig: PhantomData };
@@ -1267,10 +1268,7 @@ mod tests {
             Kernel { ptx: PORTABLE, specific: Some(sp(true)), name: "h", cpu: None, source: None, _sig: PhantomData };
         assert_eq!(only.ptx_for((9, 0)), Ok(HOPPER));
         assert_eq!(only.ptx_for((0, 0)), Ok(HOPPER), "the CPU backend checks against the text that has it");
-        assert_eq!(
-            only.ptx_for((10, 0)),
-            Err(Error::KernelNeedsArch { name: "h", arch: "sm_90a", device: (10, 0) })
-        );
+        assert_eq!(only.ptx_for((10, 0)), Err(Error::KernelNeedsArch { name: "h", arch: "sm_90a", device: (10, 0) }));
         assert_eq!(only.check_signature(), Ok(()));
         let e = Error::KernelNeedsArch { name: "h", arch: "sm_90a", device: (8, 0) }.to_string();
         assert!(e.contains("sm_90a") && e.contains("8.0"), "{e}");

@@ -106,8 +106,9 @@ impl<const BM: usize, const BN: usize, const WM: usize, const WN: usize, O: Orde
     const RASTER: Raster = O::RASTER;
 }
 
-/// A matrix dimension as a kernel parameter gives it (`#[matrix(rows = n, ...)]`): any
-/// integer type; `None` for a negative one (the matrix then does not fit).
+/// A matrix dimension as a kernel parameter gives it (`#[matrix(rows = n, ...)]`): an
+/// integer of 8 to 64 bits or `usize`/`isize`; `None` for a negative one (the matrix then
+/// does not fit). A literal past `i32` needs its suffix (`rows = 3_000_000_000u64`).
 pub trait Dim: Copy + sealed::Sealed {
     /// The dimension, or `None` if negative or past `usize`.
     fn dim(self) -> Option<usize>;
