@@ -46,7 +46,11 @@ macro_rules! wg_gemm_body {
         };
         let (row0, col0) = (block.row0(), block.col0());
         let wg = Warpgroup::this();
-        let k_tiles = k.div_ceil(BK);
+        // At least one k-tile (k = 0 multiplies one zero-filled tile): the main loop then
+        // always runs, and the accumulators pass from the zeros to the MMAs to the last wait
+        // without a path around the loop, on which `ptxas` would see them set while a group
+        // is in flight and serialize every MMA (C7515).
+        let k_tiles = k.div_ceil(BK).max(1);
         // Each thread's copies of every k-tile, worked out once: A's tiles walk along its
         // columns; B's panels (64 columns each) along its rows.
         let plan_a = CopyPlan::<_, _, THREADS>::new(&threads, &a, row0, 0, Walk::Cols);
@@ -61,11 +65,11 @@ macro_rules! wg_gemm_body {
             }
         });
         let mut acc = WgAccum::<$n>::zero().in_flight();
-        for kt in 0..k_tiles {
+        for _kt in 0..k_tiles {
             // k-tile kt landed; the stage of k-tile kt - 2 is free (its group was retired
             // by every thread's last `mma_async`).
             let (ready, refill) = pipe.wait();
-            let next = kt + STAGES - 2;
+            let next = refill.step(); // kt + STAGES - 2
             refill.fill(|(mut ta, $(mut $p,)+)| {
                 if next < k_tiles {
                     ta.copy_step(&plan_a, next);

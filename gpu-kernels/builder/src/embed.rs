@@ -91,6 +91,45 @@ pub fn embed(kernel_crate: impl AsRef<Path>) -> Embedded {
     }
 }
 
+/// [`embed`], and the kernel crate built for the architecture-specific target `specific`
+/// too (`Arch::SM_90A`: Hopper's warpgroup MMA) when `SLUICE_ARCH` (default `sm_90`) is
+/// of its compute capability ([`Builder::specific`]): both PTX texts are embedded, and the
+/// host launches the specific one on such GPUs. For another `SLUICE_ARCH` (`sm_80`) only
+/// the portable build is made, and the kernels only the specific build has report
+/// `Error::KernelNeedsArch` when launched.
+///
+/// ```no_run
+/// // build.rs of a crate whose kernel crate has Hopper kernels, gated with
+/// // #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+/// fn main() {
+///     sluice_builder::embed_specific("kernels", sluice_builder::Arch::SM_90A);
+/// }
+/// ```
+pub fn embed_specific(kernel_crate: impl AsRef<Path>, specific: Arch) -> Embedded {
+    let built = (|| {
+        print_env_dependencies();
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .ok_or(BuildError::NotInBuildScript { missing: "CARGO_MANIFEST_DIR" })?;
+        let arch = match std::env::var("SLUICE_ARCH").ok().filter(|a| !a.is_empty()) {
+            Some(a) => a.parse()?,
+            None => Arch::default(),
+        };
+        let mut b = Builder::new(manifest_dir.join(kernel_crate)).arch(arch);
+        if arch.compute_capability() == specific.compute_capability() && arch != specific {
+            b = b.specific(specific);
+        }
+        b.embed_quietly()
+    })();
+    match built {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1)
+        }
+    }
+}
+
 /// [`embed`], returning the error instead of ending the build script.
 ///
 /// # Errors

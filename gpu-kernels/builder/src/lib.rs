@@ -69,6 +69,6 @@ pub use arch::{Arch, TARGET};
 pub use builder::{
     install_linker, target_root_of, workspace_root, write_if_changed, Builder, Profile, PtxOutput, KERNEL_FEATURES,
 };
-pub use embed::{embed, kernel_handles_source, try_embed, Embedded, ENV_VARS};
+pub use embed::{embed, embed_specific, kernel_handles_source, try_embed, Embedded, ENV_VARS};
 pub use error::{BuildError, Tool};
 pub use ptx::{check_ptx, deny_spills, FunctionKind, FunctionResources, KernelResources};

@@ -240,3 +240,70 @@ fn a_tile_far_past_the_source_is_zeros_at_any_position() {
     let f = failures.into_inner().unwrap();
     assert!(f.is_empty(), "{f:?}");
 }
+
+/// A pipeline whose refills are sometimes dropped unfilled (which commits an empty group):
+/// every stage handed out after a filled refill holds its step, and the checking mode sees
+/// no read of a stage its copies still write. Both modes; `Refill::step` names each stage's
+/// step. (A `Refill` forgotten with `mem::forget` commits no group: the next waits then
+/// hand out stages whose copies may be in flight — a race the checking mode reports.)
+fn dropped_refills_keep_the_count<M: sluice_device::async_copy::Mode>() {
+    use sluice_device::cpu::{CpuCheck, CpuLaunch};
+    type T8 = Tile<f32, Swizzled<8, 32>>;
+    const STAGES: usize = 4;
+    let (rows, cols) = (8usize, 32 * 12);
+    let src: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let failures = Mutex::new(Vec::new());
+    let launch = CpuLaunch {
+        kernel: "dropped_refills",
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared_bytes: Pipeline::<T8, STAGES, M>::SHARED_BYTES as u32,
+        check: CpuCheck::On,
+    };
+    let steps = cols / 32;
+    cpu::run(&launch, &|| {
+        let m = Matrix::new(&src, rows, cols);
+        let threads = Threads::<32>::check();
+        let mut pipe = Pipeline::<T8, STAGES, M>::start(&threads, |s, mut t| t.copy_from(&threads, &m, 0, 32 * s));
+        // Which step each stage handed out holds (None: its refill was skipped).
+        let mut holds: std::collections::VecDeque<Option<usize>> = (0..STAGES - M::lag()).map(Some).collect();
+        for round in 0..steps {
+            let (ready, refill) = pipe.wait();
+            let next = refill.step();
+            assert_eq!(next, round + STAGES - M::lag(), "Refill::step");
+            let skipped = round % 3 == 1;
+            if skipped {
+                drop(refill);
+            } else {
+                refill.fill(|mut t| {
+                    if next < steps {
+                        t.copy_from(&threads, &m, 0, 32 * next)
+                    }
+                });
+            }
+            holds.push_back((!skipped && next < steps).then_some(next));
+            let held = holds.pop_front().flatten();
+            if let (Some(step), 0) = (held, threads.rank()) {
+                let t = ready.tiles();
+                for r in 0..8 {
+                    for c in 0..32 {
+                        let want = m.get(r, 32 * step + c).unwrap_or(0.0);
+                        if t.get(r, c) != want {
+                            failures.lock().unwrap().push(format!("round {round}, step {step} ({r}, {c})"));
+                        }
+                    }
+                }
+            }
+        }
+        pipe.finish();
+    })
+    .expect("no race: every stage read had landed");
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{:?}", &f[..f.len().min(5)]);
+}
+
+#[test]
+fn dropped_refills_keep_the_group_count_and_steps_in_both_modes() {
+    dropped_refills_keep_the_count::<sluice_device::async_copy::Now>();
+    dropped_refills_keep_the_count::<sluice_device::async_copy::Behind>();
+}

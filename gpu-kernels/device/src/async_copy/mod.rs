@@ -278,6 +278,8 @@ impl<S> InFlight<S> {
 pub struct Pipeline<S: TileSet, const STAGES: usize, M: Mode = Now> {
     base: u32,
     head: usize,
+    // Waits so far: the step of the stage the next wait hands out.
+    round: usize,
     _set: PhantomData<fn() -> (S, M)>,
 }
 
@@ -287,6 +289,11 @@ pub trait Mode: mode::Sealed + 'static {
     /// Waits after which a stage that was handed out is refilled.
     #[doc(hidden)]
     const LAG: usize;
+    /// [`LAG`](Mode::LAG): 1 for [`Now`], 2 for [`Behind`]; a pipeline's copies run
+    /// `STAGES - lag()` steps ahead.
+    fn lag() -> usize {
+        Self::LAG
+    }
 }
 
 /// The reads of a stage end before the next [`Pipeline::wait`] (synchronous readers:
@@ -357,7 +364,7 @@ impl<S: TileSet, const STAGES: usize, M: Mode> Pipeline<S, STAGES, M> {
             (base - region) as u64 + (STAGES * S::BYTES) as u64 <= crate::shared::dynamic_shared_bytes() as u64,
             "Pipeline::start: the launch's dynamic shared memory is smaller than Pipeline::SHARED_BYTES"
         );
-        let pipe = Pipeline { base, head: 0, _set: PhantomData };
+        let pipe = Pipeline { base, head: 0, round: 0, _set: PhantomData };
         for i in 0..STAGES - M::LAG {
             let mut st = pipe.stage(i);
             fill(i, S::fill(&mut st, crate::tile::seal::FillToken(())));
@@ -381,9 +388,11 @@ impl<S: TileSet, const STAGES: usize, M: Mode> Pipeline<S, STAGES, M> {
         let ready = self.stage(self.head);
         let free = self.stage((self.head + STAGES - M::LAG) % STAGES);
         self.head = (self.head + 1) % STAGES;
+        let step = self.round + STAGES - M::LAG;
+        self.round += 1;
         (
             Ready { tiles: ready, _mode: PhantomData, _pipe: PhantomData },
-            Refill { stage: free, done: false, _pipe: PhantomData },
+            Refill { stage: free, step, done: false, _pipe: PhantomData },
         )
     }
 
@@ -428,6 +437,8 @@ impl<'p, S, M> Ready<'p, S, M> {
 #[must_use = "fill the free stage, or drop it to commit an empty group"]
 pub struct Refill<'p, S: TileSet> {
     stage: S,
+    // The step whose copies belong in this stage.
+    step: usize,
     done: bool,
     // Holds the pipeline's `&mut` borrow, as `Ready`.
     _pipe: PhantomData<&'p mut ()>,
@@ -442,6 +453,15 @@ impl<'p, S: TileSet> Refill<'p, S> {
         fill(S::fill(&mut self.stage, crate::tile::seal::FillToken(())));
         imp::commit();
         self.done = true;
+    }
+
+    /// The step whose data belongs in this stage: `STAGES - 1` steps ahead of the stage the
+    /// same wait handed out (`STAGES - 2` for a [`Behind`] pipeline), counting the stages
+    /// [`Pipeline::start`] filled as steps `0, 1, …` — the k-tile of a gemm's main loop:
+    /// `let next = refill.step(); refill.fill(|t| if next < k_tiles { t.copy_step(&plan, next) })`.
+    #[inline(always)]
+    pub fn step(&self) -> usize {
+        self.step
     }
 }
 

@@ -422,6 +422,12 @@ pub unsafe fn __matrix_from_launch<'a, T, L: Tiling, R: Dim, C: Dim, D: Dim>(
 
 #[cold]
 #[track_caller]
+fn too_few_warpgroups() -> ! {
+    crate::dfail!("BlockTile::warpgroup_tile: the block has fewer warpgroups (128 threads each) than WarpgroupTiles<BM, BN> has 64-row parts (BM / 64), so some rows would go unwritten")
+}
+
+#[cold]
+#[track_caller]
 fn too_few_blocks() -> ! {
     crate::dfail!("MatrixMut::block_tile: the grid has fewer blocks than the matrix has tiles (ceil(rows / BM) * ceil(cols / BN)), so some tiles would go unwritten")
 }
@@ -523,6 +529,9 @@ impl<'a, T, const BM: usize, const BN: usize, O: Order> BlockTile<'a, T, Warpgro
     pub fn warpgroup_tile(self) -> Option<WarpgroupTile<'a, T, BN>> {
         let () =
             const { assert!(BM.is_multiple_of(64) && BM > 0, "WarpgroupTiles<BM, BN>: BM must be a multiple of 64") };
+        if (crate::thread::block_size() / 128) < (BM / 64) as u32 {
+            too_few_warpgroups();
+        }
         let g = (crate::thread::block_rank() / 128) as usize;
         if g >= BM / 64 {
             return None;

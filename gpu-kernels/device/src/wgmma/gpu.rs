@@ -48,7 +48,7 @@ unsafe fn issue<E: WgElem, const R: usize, const P: usize, const N: usize>(
     let () = const {
         assert!(
             cfg!(target_feature = "sm_90a"),
-            "the warpgroup MMA (Warpgroup::mma) needs sm_90a: build this kernel crate for Arch::SM_90A (SLUICE_ARCH=sm_90a, or Builder::specific)"
+            "the warpgroup MMA (Warpgroup::mma) needs sm_90a, and this is a build for another architecture: gate the kernel with #[cfg(any(not(target_arch = \"nvptx64\"), target_feature = \"sm_90a\"))] and build the crate for sm_90a too (Builder::new(dir).specific(Arch::SM_90A) in build.rs)"
         )
     };
     let panel = Tile::<E, Swizzled<64, 64>>::BYTES as u32;

@@ -22,9 +22,15 @@
 //!   of one `N` cannot be used with B panels of another.
 //! * [`Warpgroup::mma`] issues the k-tile's four MMAs (k-steps of 16), commits them and
 //!   waits for them before it returns: when it returns, the accumulators hold the result and
-//!   the tiles are no longer read, so neither can be touched while an MMA is in flight (the
-//!   type-state is the call itself). Keeping one group in flight across the next tile's
-//!   wait is a later step.
+//!   the tiles are no longer read.
+//! * [`Warpgroup::mma_async`] leaves the group running (so the tensor cores work while the
+//!   warpgroup waits for the next stage) and waits only for the group before: the
+//!   accumulators move into a [`WgInFlight`] (no accessor: `wait` gives them back), and the
+//!   stage must be a [`Behind`] pipeline's, refilled two waits after it was handed out (so
+//!   `mma_async` must run in every round: see its docs for what a skipped round risks).
+//! * Both take the operands from a pipeline stage ([`Ready`]) through a closure that can
+//!   return only that stage's tiles: tiles whose copies a pipeline's wait made visible to
+//!   the MMA's async-proxy reads.
 //!
 //! # The whole warpgroup
 //!
@@ -45,9 +51,12 @@
 //!
 //! # Hardware support
 //!
-//! `sm_90a` only (H100, H200, GH200): build the kernel crate for `Arch::SM_90A`
-//! (`SLUICE_ARCH=sm_90a`). Built for another architecture, a kernel that calls
-//! [`Warpgroup::mma`] is a compile error naming it.
+//! `sm_90a` only (H100, H200, GH200). Build the kernel crate for it beside its portable
+//! architecture (`Builder::new(dir).specific(Arch::SM_90A)` in the build script) and gate
+//! each Hopper kernel with `#[cfg(any(not(target_arch = "nvptx64"), target_feature =
+//! "sm_90a"))]`: the host launches the sm_90a PTX on Hopper GPUs. A kernel that calls
+//! [`Warpgroup::mma`] in a build for another architecture (the gate forgotten) is a compile
+//! error saying so.
 //!
 //! # On the CPU
 //!
@@ -58,13 +67,14 @@
 //!
 //! ```ignore
 //! use sluice_device::wgmma::{Warpgroup, WgAccum};
-//! // ta: &Tile<bf16, Swizzled<128, 64>>, tb0, tb1: &Tile<bf16, Swizzled<64, 64>> (one k-tile)
+//! // TA = Tile<bf16, Swizzled<128, 64>>, TB = Tile<bf16, Swizzled<64, 64>> (one k-tile)
 //! let wg = Warpgroup::this();
 //! let mut acc = WgAccum::<128>::zero();
-//! wg.mma(&mut acc, ta, 64 * wg.index(), [tb0, tb1]); // rows 64 g .. 64 g + 64 of A
+//! // (ready, refill) = pipe.wait() of a pipeline of stages (TA, TB, TB)
+//! wg.mma(&mut acc, &ready, |(ta, tb0, tb1)| (ta, 64 * wg.index(), [tb0, tb1])); // rows 64 g .. of A
 //! ```
 
-use crate::async_copy::{Behind, Ready};
+use crate::async_copy::{Behind, Mode, Ready};
 use crate::half::{bf16, f16};
 use crate::spec::layout::Swizzled;
 use crate::tile::{Tile, TileSet, WarpgroupTile};
@@ -224,19 +234,22 @@ impl Warpgroup {
 
     /// `acc += a[row0 .. row0 + 64, 0 .. 64] · b`, `b` the `64 × N` matrix of the `P`
     /// panels `b[0] | b[1] | …` (`N = 64 P`): four `wgmma.mma_async` of `k = 16`, committed
-    /// and waited for before it returns. `row0` is a multiple of 64 with `row0 + 64 <= R`;
-    /// every tile starts at a multiple of 1024 bytes and the panels of B follow one
-    /// another in shared memory (checked: the kernel ends with a message otherwise). The
-    /// tiles must have been filled and made visible (a pipeline's `wait`).
+    /// and waited for before it returns. `pick` chooses the operands among the tiles of a
+    /// pipeline's stage (`|(ta, tb0, tb1)| (ta, row0, [tb0, tb1])`): tiles a pipeline's wait
+    /// made visible to the MMA (which reads shared memory through the async proxy: tiles
+    /// written by ordinary stores would need `fence.proxy.async` first). `row0` is a
+    /// multiple of 64 with `row0 + 64 <= R`; every tile starts at a multiple of 1024 bytes
+    /// and the panels of B follow one another in shared memory (checked: the kernel ends
+    /// with a message otherwise).
     #[inline(always)]
     #[track_caller]
-    pub fn mma<E: WgElem, const R: usize, const P: usize, const N: usize>(
+    pub fn mma<E: WgElem, S: TileSet, M: Mode, const R: usize, const P: usize, const N: usize>(
         &self,
         acc: &mut WgAccum<N>,
-        a: &Tile<E, Swizzled<R, 64>>,
-        row0: usize,
-        b: [&Tile<E, Swizzled<64, 64>>; P],
+        stage: &Ready<'_, S, M>,
+        pick: impl for<'x> FnOnce(&'x S) -> (&'x Tile<E, Swizzled<R, 64>>, usize, [&'x Tile<E, Swizzled<64, 64>>; P]),
     ) {
+        let (a, row0, b) = pick(stage.tiles());
         let () = const { assert!(P * 64 == N, "Warpgroup::mma: B's panels (64 columns each) must make WgAccum's N") };
         let () = WgAccum::<N>::SHAPE;
         if !imp::whole_warp_here() {
@@ -251,21 +264,25 @@ impl Warpgroup {
     /// before it is waited for (`wgmma.wait_group 1`), so the tensor cores run this group
     /// while the warpgroup goes on to the next [`Pipeline::wait`](crate::async_copy::Pipeline::wait).
     /// `pick` chooses the operands among the stage's tiles (`|(ta, tb0, tb1)| (ta, row0,
-    /// [tb0, tb1])`).
+    /// [tb0, tb1])`); it can return only tiles of that stage.
     ///
     /// The stage must come from a [`Behind`] pipeline: the group reads it after this call
     /// returns, until the next `mma_async` (or `wait`) retires it, and a `Behind` pipeline
-    /// refills a stage only two waits after handing it out — by then every thread's next
-    /// `mma_async` has retired this group. A stage of an ordinary ([`Now`](crate::async_copy::Now))
-    /// pipeline is refilled one wait later, while the group could still read it: it does not
-    /// type-check.
+    /// refills a stage only two waits after handing it out — by then the next round's
+    /// `mma_async` has retired this group. Call it once in every round (every `wait`) until
+    /// the last: a round without it (a split-k loop that skips stages, a `WgInFlight`
+    /// forgotten) lets the stage be refilled while the group may still read it — a race on
+    /// shared memory that gives wrong values (as a race through `Tile::get` does), which
+    /// neither the types nor the CPU backend catch. A stage of an ordinary
+    /// ([`Now`](crate::async_copy::Now)) pipeline is refilled one wait later, while the
+    /// group could still read it: it does not type-check.
     #[inline(always)]
     #[track_caller]
-    pub fn mma_async<'r, E: WgElem, S: TileSet, const R: usize, const P: usize, const N: usize>(
+    pub fn mma_async<E: WgElem, S: TileSet, const R: usize, const P: usize, const N: usize>(
         &self,
         acc: WgInFlight<N>,
-        stage: &'r Ready<'_, S, Behind>,
-        pick: impl FnOnce(&'r S) -> (&'r Tile<E, Swizzled<R, 64>>, usize, [&'r Tile<E, Swizzled<64, 64>>; P]),
+        stage: &Ready<'_, S, Behind>,
+        pick: impl for<'x> FnOnce(&'x S) -> (&'x Tile<E, Swizzled<R, 64>>, usize, [&'x Tile<E, Swizzled<64, 64>>; P]),
     ) -> WgInFlight<N> {
         let () = const { assert!(P * 64 == N, "Warpgroup::mma_async: B's panels (64 columns each) must make N") };
         let () = WgAccum::<N>::SHAPE;
