@@ -187,7 +187,8 @@
 //!   inter-block spin-waits (a grid-wide barrier of atomics) can hang here.
 //! * **Hardware specifics.** No textures or surfaces, no constant or local
 //!   memory spaces, no `ld.global.nc` caching, no bank conflicts, no occupancy
-//!   limits, no clusters or distributed shared memory, no tensor cores; `sm_id`
+//!   limits, no clusters or distributed shared memory, no tensor-core hardware (the
+//!   MMAs are computed: `mma`, `wgmma`); `sm_id`
 //!   is the rayon thread's index. The `*_fast` math functions are the exact
 //!   ones (within the fast bounds, not bitwise the GPU's approximations), and
 //!   `rsqrt` is `1 / sqrt`. A dynamic shared size above 227 KiB is refused,

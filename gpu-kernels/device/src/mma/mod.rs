@@ -53,7 +53,7 @@
 //!
 //! `sm_80` and later (`mma.sync` with bf16 and tf32, `ldmatrix` from `sm_75`). On `sm_90`
 //! `mma.sync` runs on the tensor cores at about two thirds of the warpgroup MMA's rate
-//! (`wgmma`, a later family).
+//! ([`crate::wgmma`], sm_90a).
 //!
 //! # On the CPU
 //!

@@ -1,0 +1,1 @@
+../../../../ui/kernel/matrix_made_in_the_kernel_body.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/matrix_shape_computed_in_the_kernel.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/matrix_tile_shape_chosen_in_the_body.rs
