@@ -8,7 +8,7 @@
 //! | `cargo sluice setup` | finds or installs the kernel toolchain at its pinned versions; ptxas and libdevice go into one per-user folder (`~/.cache/sluice`), shared by every project |
 //! | `cargo sluice new <path> [--name <name>] [--path <checkout> \| --git <url>]` | a working project: a kernel crate (`saxpy`, a tiled shared-memory sum), a host program that runs them and checks them against a CPU reference, a CPU test; then `setup`. It depends on the sluice this `cargo-sluice` was installed from |
 //! | `cargo sluice build [--arch sm_XX]... [--kernels <dir>]...` | the PTX of the project's kernel crates, and their entries |
-//! | `cargo sluice check [--arch sm_XX]... [--allow-spills] [--all-functions]` | build, then `ptxas`: registers, shared memory, stack and spills of every kernel (and, when asked, of the device functions they call); fails on a spill |
+//! | `cargo sluice check [--arch sm_XX]... [--allow-spills] [--all-functions]` | build, then `ptxas`: registers, shared memory, stack and spills of every kernel (and, when asked, of the device functions they call); fails on a spill, or where `ptxas` serialized warpgroup MMAs (check a Hopper kernel crate with `--arch sm_90 --arch sm_90a`) |
 //! | `cargo sluice doctor` | what was found where, at which version against its pin, what is missing, the command that installs it |
 //!
 //! Every command answers `--help`. The same code as sluice's own `cargo xtask` (through
@@ -24,7 +24,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use sluice_builder::setup::Setup;
 use sluice_builder::toolchain::{self, Frontend, Locations};
-use sluice_builder::{check_ptx, deny_spills, Arch, BuildError, Builder, FunctionKind, FunctionResources, Profile};
+use sluice_builder::{
+    check_ptx, deny_spills, deny_wgmma_serialization, Arch, BuildError, Builder, FunctionKind, FunctionResources,
+    Profile,
+};
 
 /// `cargo sluice …` runs this program as `cargo-sluice sluice …`: clap's usual shape for a
 /// cargo subcommand.
@@ -337,6 +340,9 @@ fn check(a: &CheckArgs) -> Result {
             if let Err(e) = deny_spills(&b.ptx, b.arch, &report, "cargo sluice check --allow-spills") {
                 failures.push(e.to_string());
             }
+        }
+        if let Err(e) = deny_wgmma_serialization(&ptxas, &b.ptx, b.arch) {
+            failures.push(e.to_string());
         }
     }
     if failures.is_empty() {

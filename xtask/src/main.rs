@@ -24,7 +24,9 @@ use std::time::Instant;
 
 use sluice_builder::setup::Setup;
 use sluice_builder::toolchain::{self, Frontend, Locations};
-use sluice_builder::{check_ptx, deny_spills, Arch, BuildError, Builder, FunctionKind, Profile};
+use sluice_builder::{
+    check_ptx, deny_spills, deny_wgmma_serialization, Arch, BuildError, Builder, FunctionKind, Profile,
+};
 
 mod ptx_diff;
 
@@ -248,33 +250,9 @@ fn check(args: &[String]) -> Result {
         }
     }
     for (arch, ptx) in &built {
-        deny_wgmma_serialization(&ptxas, ptx, *arch)?;
+        deny_wgmma_serialization(&ptxas, ptx, *arch).map_err(|e| e.to_string())?;
     }
     Ok(())
-}
-
-/// Fails where `ptxas` says it serialized warpgroup MMAs (`C7510`: a function other than an
-/// entry calls another in the module; `C7515`: an accumulator defined while a group is in
-/// flight): the Hopper gemms would lose half their speed without another error.
-fn deny_wgmma_serialization(ptxas: &Path, ptx: &Path, arch: Arch) -> Result {
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
-        .args(["-v", "-O3", "-o", "/dev/null"])
-        .arg(ptx)
-        .output()
-        .map_err(|e| format!("starting {}: {e}", ptxas.display()))?;
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let serialized: Vec<&str> = log.lines().filter(|l| l.contains("(C7510)") || l.contains("(C7515)")).collect();
-    if serialized.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "ptxas serialized warpgroup MMAs in {} ({arch}):\n{}\nfix: in an sm_90a build no function but a kernel entry may call \
-         another (inline the callee: the device std's fault path is `inline(always)` there), and nothing may write an \
-         accumulator between a wgmma and its wait",
-        ptx.display(),
-        serialized.join("\n")
-    ))
 }
 
 // ---------------------------------------------------------------------------

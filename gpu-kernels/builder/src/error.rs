@@ -94,6 +94,17 @@ pub enum BuildError {
         /// The command line that allows them.
         fix: String,
     },
+    /// `ptxas` serialized warpgroup MMAs (`wgmma`) in a kernel: `C7510` (a function other
+    /// than a kernel entry calls another in the module) or `C7515` (an accumulator set while
+    /// a group is in flight) — a loss of about half the MMA's speed, with no other error.
+    SerializedWgmma {
+        /// The PTX file.
+        ptx: PathBuf,
+        /// The architecture it was assembled for.
+        arch: String,
+        /// `ptxas`'s lines saying so.
+        lines: Vec<String>,
+    },
     /// An install step of setup failed, or no install route is available.
     Install {
         /// The step (a command or a piece).
@@ -219,6 +230,18 @@ impl fmt::Display for BuildError {
                     f,
                     "\n  fix: use fewer live values in these functions (a panic path pulling in `core::fmt` is a \
                      common cause: build without panic messages), or accept the spills with `{fix}`"
+                )
+            }
+            BuildError::SerializedWgmma { ptx, arch, lines } => {
+                write!(f, "sluice: ptxas serialized warpgroup MMAs in {} for {arch}:", ptx.display())?;
+                for l in lines {
+                    write!(f, "\n  {l}")?;
+                }
+                write!(
+                    f,
+                    "\n  fix: in an sm_90a build no function but a kernel entry may call another (inline the callee), and \
+                     nothing may set an accumulator between a wgmma and its wait (a path around the main loop: make \
+                     the loop run at least once, as `k_tiles.max(1)`)"
                 )
             }
             BuildError::Install { what, problem, fix } => {

@@ -71,4 +71,4 @@ pub use builder::{
 };
 pub use embed::{embed, embed_specific, kernel_handles_source, try_embed, Embedded, ENV_VARS};
 pub use error::{BuildError, Tool};
-pub use ptx::{check_ptx, deny_spills, FunctionKind, FunctionResources, KernelResources};
+pub use ptx::{check_ptx, deny_spills, deny_wgmma_serialization, FunctionKind, FunctionResources, KernelResources};

@@ -233,6 +233,29 @@ pub fn check_ptx(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<FunctionRes
     Ok(parse_ptxas_report(&log))
 }
 
+/// `Ok` unless `ptxas`, assembling `ptx` for `arch`, says it serialized warpgroup MMAs
+/// (`C7510`, `C7515`): then [`BuildError::SerializedWgmma`] with its lines. A PTX without
+/// `wgmma` never has them.
+///
+/// # Errors
+/// [`BuildError::SerializedWgmma`], or [`BuildError::Io`] if `ptxas` does not start.
+pub fn deny_wgmma_serialization(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<(), BuildError> {
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(["-v", "-O3", "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .map_err(io(format!("starting {}", ptxas.display())))?;
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<String> =
+        log.lines().filter(|l| l.contains("(C7510)") || l.contains("(C7515)")).map(str::to_string).collect();
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(BuildError::SerializedWgmma { ptx: ptx.to_path_buf(), arch: arch.to_string(), lines })
+    }
+}
+
 /// `Ok` if no function of `report` spills, else [`BuildError::Spills`] naming each one and
 /// `allow_command`, the command line that accepts them.
 ///
