@@ -203,6 +203,21 @@ impl FunctionResources {
 /// ```
 pub type KernelResources = FunctionResources;
 
+/// `ptxas -arch=ARCH -v -O3` of `ptx` (output discarded): whether it succeeded, and its
+/// report (stdout and stderr).
+fn run_ptxas(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<(bool, String), BuildError> {
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(["-v", "-O3", "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .map_err(io(format!("starting {}", ptxas.display())))?;
+    Ok((
+        out.status.success(),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    ))
+}
+
 /// Assembles `ptx` with `ptxas` for `arch` and returns the resources of every function
 /// in it: the kernel entries in ptxas's order, then the device functions.
 ///
@@ -220,14 +235,8 @@ pub type KernelResources = FunctionResources;
 /// # Errors
 /// [`BuildError::Ptxas`], or [`BuildError::Io`] when ptxas does not start.
 pub fn check_ptx(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<FunctionResources>, BuildError> {
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
-        .args(["-v", "-O3", "-o", "/dev/null"])
-        .arg(ptx)
-        .output()
-        .map_err(io(format!("starting {}", ptxas.display())))?;
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    if !out.status.success() {
+    let (ok, log) = run_ptxas(ptxas, ptx, arch)?;
+    if !ok {
         return Err(BuildError::Ptxas { ptx: ptx.to_path_buf(), arch: arch.to_string(), log });
     }
     Ok(parse_ptxas_report(&log))
@@ -240,13 +249,7 @@ pub fn check_ptx(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<Vec<FunctionRes
 /// # Errors
 /// [`BuildError::SerializedWgmma`], or [`BuildError::Io`] if `ptxas` does not start.
 pub fn deny_wgmma_serialization(ptxas: &Path, ptx: &Path, arch: Arch) -> Result<(), BuildError> {
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
-        .args(["-v", "-O3", "-o", "/dev/null"])
-        .arg(ptx)
-        .output()
-        .map_err(io(format!("starting {}", ptxas.display())))?;
-    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (_, log) = run_ptxas(ptxas, ptx, arch)?;
     let lines: Vec<String> =
         log.lines().filter(|l| l.contains("(C7510)") || l.contains("(C7515)")).map(str::to_string).collect();
     if lines.is_empty() {

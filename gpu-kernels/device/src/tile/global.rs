@@ -572,20 +572,35 @@ impl<'a, const N: usize> WarpgroupTile<'a, f32, N> {
     /// No other thread of the launch accesses these elements unordered (the caller gives
     /// each element of the tile to one thread of the warpgroup).
     #[inline(always)]
+    #[track_caller]
     pub(crate) unsafe fn write2(&mut self, r: usize, c: usize, v0: f32, v1: f32) {
-        let (row, col) = (self.row0 + r, self.col0 + c);
-        if row >= self.m.rows {
+        // SAFETY: forwarded (one writer per element is the caller's duty).
+        unsafe { self.m.write2(self.row0 + r, self.col0 + c, v0, v1) }
+    }
+}
+
+impl<'a> Shape<'a, f32> {
+    /// Writes `v0` at matrix element `(row, col)` and `v1` at `(row, col + 1)`, each if
+    /// inside the matrix (one 8-byte store where both are and aligned).
+    ///
+    /// # Safety
+    ///
+    /// No other thread of the launch accesses these elements unordered.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn write2(&mut self, row: usize, col: usize, v0: f32, v1: f32) {
+        if row >= self.rows {
             return;
         }
-        let i = row * self.m.ld + col;
+        let i = row * self.ld + col;
         // SAFETY: `row < rows` and `col (+ 1) < cols` with `fits(len, rows, cols, ld)`
         // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
         // writer per element is the caller's duty.
         unsafe {
-            if col + 1 < self.m.cols {
-                self.m.slice.write_pair_unchecked(i, [v0, v1]);
-            } else if col < self.m.cols {
-                *self.m.slice.get_unchecked_mut(i) = v0;
+            if col + 1 < self.cols {
+                self.slice.write_pair_unchecked(i, [v0, v1]);
+            } else if col < self.cols {
+                *self.slice.get_unchecked_mut(i) = v0;
             }
         }
     }
@@ -708,20 +723,7 @@ impl<'a, const WM: usize, const WN: usize> WarpTile<'a, f32, WM, WN> {
     #[inline(always)]
     #[track_caller]
     pub(crate) unsafe fn write2(&mut self, r: usize, c: usize, v0: f32, v1: f32) {
-        let (row, col) = (self.row0 + r, self.col0 + c);
-        if row >= self.m.rows {
-            return;
-        }
-        let i = row * self.m.ld + col;
-        // SAFETY: `row < rows` and `col (+ 1) < cols` with `fits(len, rows, cols, ld)`
-        // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
-        // writer per element is the caller's duty.
-        unsafe {
-            if col + 1 < self.m.cols {
-                self.m.slice.write_pair_unchecked(i, [v0, v1]);
-            } else if col < self.m.cols {
-                *self.m.slice.get_unchecked_mut(i) = v0;
-            }
-        }
+        // SAFETY: forwarded (one writer per element is the caller's duty).
+        unsafe { self.m.write2(self.row0 + r, self.col0 + c, v0, v1) }
     }
 }
