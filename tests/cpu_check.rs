@@ -8,8 +8,10 @@
 //! `sluice_device`'s `tests/check.rs` has a kernel of every kind the checker reports;
 //! these show the path from a kernel to the error a scope returns.
 
-use sluice::{scope, CheckKind, CpuCheck, Error, Gpu, Kernel, LaunchConfig, Mut, Ref, Result};
+use sluice::{scope, CheckKind, CpuCheck, Error, Gpu, Kernel, LaunchConfig, Mut, Ref, Result, Tma};
 use sluice_device::slice::DeviceSliceMut;
+use sluice_device::tile::{Swizzled, Tile};
+use sluice_device::tma::{TmaMatrix, WsPipeline};
 use sluice_device::{kernel, shared_array, sync, thread};
 
 /// Rows of the tile of [`tile_rows`].
@@ -81,7 +83,49 @@ pub fn reverse_in_blocks(out: DeviceSliceMut<f32>, x: &[f32]) {
     }
 }
 
-// SAFETY: (all four) CPU-only handles: the kernels of this file, which no PTX holds (the
+/// One TMA stage of an `8 × 32` f32 tile (1 KiB) for [`tma_read_early`] and
+/// [`tma_stage_never_filled`].
+type Stage = Tile<f32, Swizzled<8, 32>>;
+
+/// A consumer reads stage 0 through a second handle, without waiting for its barrier: a
+/// race with the producer's TMA copy into it (the handle needs `unsafe`: safe code reaches a
+/// stage only through the `Full` that `Consumer::wait` returns).
+#[kernel]
+pub fn tma_read_early(out: DeviceSliceMut<f32>, a: TmaMatrix<f32, 8, 32>) {
+    let pipe = WsPipeline::<Stage, 2>::start();
+    let base = (sluice_device::shared::dynamic_shared::<u8>().as_ptr().addr() + 1023) & !1023;
+    // SAFETY: deliberately wrong (the checker's test): a second handle to stage 0.
+    let early = unsafe { Stage::from_addr(base) };
+    pipe.run_keeping_registers(
+        |mut p| p.fill(a.tile_at(0, 0)),
+        |mut c| {
+            let t = thread::thread_idx_x() as usize % 32;
+            let v = early.get(0, t); // @tma:early
+            let full = c.wait();
+            let w = full.tiles().get(0, t);
+            let out = out;
+            if thread::thread_idx_x() == 128 + t as u32 {
+                // SAFETY: one thread per element (threads 128..160 of the one block).
+                unsafe { out.write(t, v + w) };
+            }
+        },
+    );
+}
+
+/// The consumers wait for two stages; the producer fills one.
+#[kernel]
+pub fn tma_stage_never_filled(a: TmaMatrix<f32, 8, 32>) {
+    let pipe = WsPipeline::<Stage, 2>::start();
+    pipe.run_keeping_registers(
+        |mut p| p.fill(a.tile_at(0, 0)),
+        |mut c| {
+            drop(c.wait());
+            drop(c.wait()); // @tma:never
+        },
+    );
+}
+
+// SAFETY: (all six) CPU-only handles: the kernels of this file, which no PTX holds (the
 // CPU backend runs their CPU entries; an empty PTX text declares no entry to check).
 const TILE_ROWS: Kernel<(Mut<f32>,)> = unsafe { Kernel::of::<__sluice_kernel_tile_rows>("") };
 // SAFETY: as above.
@@ -90,6 +134,11 @@ const TILE_ELEMENTS: Kernel<(Mut<f32>,)> = unsafe { Kernel::of::<__sluice_kernel
 const LAST_BLOCK_WINS: Kernel<(Mut<u32>,)> = unsafe { Kernel::of::<__sluice_kernel_last_block_wins>("") };
 // SAFETY: as above.
 const REVERSE: Kernel<(Mut<f32>, Ref<f32>)> = unsafe { Kernel::of::<__sluice_kernel_reverse_in_blocks>("") };
+// SAFETY: as above.
+const TMA_READ_EARLY: Kernel<(Mut<f32>, Tma<f32, 8, 32>)> = unsafe { Kernel::of::<__sluice_kernel_tma_read_early>("") };
+// SAFETY: as above.
+const TMA_NEVER_FILLED: Kernel<(Tma<f32, 8, 32>,)> =
+    unsafe { Kernel::of::<__sluice_kernel_tma_stage_never_filled>("") };
 
 /// The CPU device's check mode is the process's (see `Gpu::set_cpu_check`): the tests of this
 /// file, which set it, take turns.
@@ -217,6 +266,53 @@ fn an_early_return_before_a_barrier_fails_checked() {
     assert_eq!(report.block, [1, 0, 0]);
     assert!(report.first.site.starts_with(&at("@reverse:barrier")), "{report}");
     assert_eq!(report.second.as_ref().unwrap().thread, [36, 0, 0], "{report}");
+}
+
+/// The launch of the TMA kernels above: one block of 256 threads (a producer and a consumer
+/// warpgroup), an 8 × 32 matrix, the pipeline's shared memory.
+const TMA_CFG: LaunchConfig =
+    LaunchConfig { grid: (1, 1, 1), block: (256, 1, 1), shared_mem_bytes: WsPipeline::<Stage, 2>::SHARED_BYTES as u32 };
+
+#[test]
+fn a_tma_stage_read_before_its_barrier_fails_checked() {
+    let _turn = one_at_a_time();
+    let gpu = Gpu::cpu_checked();
+    let a: Vec<f32> = (0..8 * 32).map(|i| i as f32).collect();
+    let e = scope(&gpu, |s| {
+        let a = s.upload(&a)?;
+        let out = s.alloc_matrix::<f32>(32, 1)?;
+        let col = out.columns_mut().next().expect("one column");
+        s.lane()?.enter(|st| {
+            let a = st.await_fence(&a)?.row_major(8, 32)?;
+            let mut col = st.bind(col);
+            st.launch(&TMA_READ_EARLY, TMA_CFG, (&mut col, &a))
+        })?;
+        Ok(())
+    })
+    .expect_err("the early read races with the TMA copy");
+    let (_, report) = check_report(&e);
+    assert_eq!(report.kind, CheckKind::SharedRace, "{report}");
+    let second = report.second.as_ref().expect("two accesses");
+    let sites = [report.first.site.as_str(), second.site.as_str()];
+    assert!(sites.iter().any(|s| s.starts_with(&at("@tma:early"))), "{report}");
+}
+
+#[test]
+fn a_tma_stage_no_one_fills_is_a_deadlock_report() {
+    let _turn = one_at_a_time();
+    let gpu = Gpu::cpu_checked();
+    let a: Vec<f32> = (0..8 * 32).map(|i| i as f32).collect();
+    let e = scope(&gpu, |s| {
+        let a = s.upload(&a)?;
+        s.lane()?.enter(|st| {
+            let a = st.await_fence(&a)?.row_major(8, 32)?;
+            st.launch(&TMA_NEVER_FILLED, TMA_CFG, (&a,))
+        })?;
+        Ok(())
+    })
+    .expect_err("the consumers wait for ever");
+    let m = e.to_string();
+    assert!(m.contains("mbarrier") && m.contains(&at("@tma:never")), "{m}");
 }
 
 #[test]

@@ -253,6 +253,7 @@ const DEVICE_LAYERS: &[&str] = &[
     "half",
     "tile",
     "async_copy",
+    "tma",
     "mma",
     "wgmma",
     "selftest",

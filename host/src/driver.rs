@@ -1150,6 +1150,79 @@ pub(crate) mod module {
     }
 }
 
+pub(crate) mod tensor_map {
+    //! `cuTensorMapEncodeTiled`: the descriptors Hopper's tensor-memory accelerator (TMA)
+    //! copies through. Pure host work: no context, no stream.
+    use super::*;
+
+    /// A 2-D tiled tensor map of a row-major matrix: `rows` rows of `cols` elements of
+    /// `elem_size` bytes, row `r` at `addr + r * pitch`; copies move boxes of `box_rows` x
+    /// `box_cols` elements, in the shared-memory swizzle of `swizzle_bytes` (0, 32, 64 or
+    /// 128); elements outside the matrix read as zero bits. The element is named by its size
+    /// alone (`UINT8` .. `UINT64`): a copy moves bits, and zero bits are zero in every type.
+    /// The caller checked the driver's rules (`addr` and `pitch` multiples of 16, the sizes'
+    /// ranges); the driver checks them again.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn encode_tiled_2d(
+        addr: DevicePtr,
+        elem_size: usize,
+        rows: u64,
+        cols: u64,
+        pitch: u64,
+        box_rows: u32,
+        box_cols: u32,
+        swizzle_bytes: u32,
+    ) -> Result<[u64; 16], DriverError> {
+        use sys::{
+            CUtensorMapDataType as D, CUtensorMapFloatOOBfill as O, CUtensorMapInterleave as I,
+            CUtensorMapL2promotion as L, CUtensorMapSwizzle as S,
+        };
+        if !has_symbol("cuTensorMapEncodeTiled") {
+            return Err(DriverError::not_supported());
+        }
+        let ty = match elem_size {
+            1 => D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            2 => D::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            4 => D::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            8 => D::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+            _ => return Err(DriverError::not_supported()),
+        };
+        let swizzle = match swizzle_bytes {
+            0 => S::CU_TENSOR_MAP_SWIZZLE_NONE,
+            32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
+            64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
+            128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+            _ => return Err(DriverError::not_supported()),
+        };
+        let dims = [cols, rows];
+        let strides = [pitch];
+        let boxes = [box_cols, box_rows];
+        let element_strides = [1u32, 1];
+        let mut map = MaybeUninit::<sys::CUtensorMap>::uninit();
+        // SAFETY: the symbol is present (checked above); every pointer names a live array of
+        // the rank (2, one stride: the driver reads `rank - 1` strides); `map` is written by
+        // the call on success and read only then.
+        check(unsafe {
+            sys::cuTensorMapEncodeTiled(
+                map.as_mut_ptr(),
+                ty,
+                2,
+                addr as *mut c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                element_strides.as_ptr(),
+                I::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                L::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                O::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        })?;
+        // SAFETY: written by the successful call.
+        Ok(unsafe { map.assume_init() }.opaque)
+    }
+}
+
 pub(crate) mod graph {
     //! Stream capture and `cuGraph*`: recorded scopes, replayed.
     use super::*;

@@ -48,6 +48,8 @@ pub enum ParamKind {
     ReadSlice,
     /// `DeviceSliceMut<T>` (or an unchecked kernel's `&mut [T]`), [`Mut<T>`](crate::Mut).
     WrittenSlice,
+    /// `&TmaMatrix<T, R, C>` (a matrix read through TMA), [`Tma<T, R, C>`](crate::Tma).
+    TensorMap,
     /// `*const T` or `&T` (unchecked kernels), [`Ptr<T>`](crate::Ptr).
     ConstPtr,
     /// `*mut T` (unchecked kernels), [`PtrMut<T>`](crate::PtrMut).
@@ -57,11 +59,12 @@ pub enum ParamKind {
 }
 
 impl ParamKind {
-    /// The kind a letter of `#[kernel]`'s record stands for (`r`, `m`, `p`, `q`, `v`).
+    /// The kind a letter of `#[kernel]`'s record stands for (`r`, `m`, `t`, `p`, `q`, `v`).
     pub fn from_letter(letter: u8) -> Option<ParamKind> {
         Some(match letter {
             b'r' => ParamKind::ReadSlice,
             b'm' => ParamKind::WrittenSlice,
+            b't' => ParamKind::TensorMap,
             b'p' => ParamKind::ConstPtr,
             b'q' => ParamKind::MutPtr,
             b'v' => ParamKind::Value,
@@ -295,6 +298,13 @@ pub enum Error {
     },
     /// Views to be joined into one column range are not adjacent columns of one matrix.
     NotAdjacent,
+    /// A view cannot be read as the row-major matrix asked for
+    /// ([`ColumnView::row_major`](crate::ColumnView::row_major)), or not by the
+    /// tensor-memory accelerator (TMA) a kernel's `TmaMatrix` parameter reads through: why.
+    TensorMap {
+        /// What is wrong, with the numbers.
+        reason: String,
+    },
     /// An event (fence or timestamp) call failed.
     Event {
         /// The driver call.
@@ -655,6 +665,7 @@ impl fmt::Display for Error {
                         let what = match kind {
                             ParamKind::ReadSlice => "a read-only slice of",
                             ParamKind::WrittenSlice => "a written slice of",
+                            ParamKind::TensorMap => "a TMA matrix of",
                             ParamKind::ConstPtr => "a const pointer to",
                             ParamKind::MutPtr => "a mutable pointer to",
                             ParamKind::Value => "a value of",
@@ -706,6 +717,7 @@ impl fmt::Display for Error {
                 write!(f, "copy: the source has {expected} elements but the destination {got}")
             }
             Error::NotAdjacent => write!(f, "views to join are not adjacent columns of one matrix"),
+            Error::TensorMap { reason } => write!(f, "TMA matrix: {reason}"),
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
             Error::ContextLost { error, lane, fault } => {

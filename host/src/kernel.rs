@@ -91,6 +91,25 @@ pub struct Ptr<T>(PhantomData<fn() -> T>);
 /// ```
 pub struct ByValue<T>(PhantomData<fn() -> T>);
 
+/// Parameter marker: a row-major matrix the kernel reads through Hopper's tensor-memory
+/// accelerator (TMA), in boxes of `R` rows by `C` elements (`&TmaMatrix<T, R, C>` in a
+/// `#[kernel]`, `sluice_device::tma`). Passed as a [`RowMajor`](crate::RowMajor) view bound
+/// to the launching lane (`view.row_major(rows, cols)?`); the launch lowers it to the
+/// 128-byte tensor map (`cuTensorMapEncodeTiled`) the kernel's copies go through, which
+/// describes that view and nothing else.
+///
+/// ```
+/// use sluice_host::{Kernel, Mut, Tma};
+/// // A kernel `k(out: DeviceSliceMut<f32>, a: &TmaMatrix<u16, 128, 64>)` on the host.
+/// // SAFETY: declaration only, never launched.
+/// const K: Kernel<(Mut<f32>, Tma<u16, 128, 64>)> = unsafe { Kernel::new("", "k") };
+/// # let _ = K;
+/// ```
+pub struct Tma<T, const R: usize, const C: usize>(PhantomData<fn() -> T>);
+
+/// The size in bytes of a tensor map, as a kernel parameter (`CUtensorMap`, 64-byte aligned).
+pub(crate) const TENSOR_MAP_BYTES: usize = 128;
+
 /// The private halves of the kernel traits. Outside this crate they cannot be named, so
 /// the public traits built on them ([`Param`], [`Signature`], [`Launchable`]) cannot be
 /// implemented there: every function a launch calls is resolved by an impl in this file,
@@ -132,7 +151,7 @@ mod sealed {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kernel parameter type",
     label = "not a kernel parameter type",
-    note = "kernel parameters are `Mut<T>` and `Ref<T>` (columns written and read), `PtrMut<T>` and `Ptr<T>` (unchecked kernels), `ByValue<T>`, or a `Pod` value (`#[repr(C)]` with `#[derive(Pod, Zeroable)]`)"
+    note = "kernel parameters are `Mut<T>` and `Ref<T>` (columns written and read), `Tma<T, R, C>` (a matrix read through TMA), `PtrMut<T>` and `Ptr<T>` (unchecked kernels), `ByValue<T>`, or a `Pod` value (`#[repr(C)]` with `#[derive(Pod, Zeroable)]`)"
 )]
 pub trait Param: sealed::ParamSealed {
     /// Appends the sizes in bytes of the kernel parameters this one lowers to.
@@ -147,7 +166,7 @@ pub trait Param: sealed::ParamSealed {
         None
     }
     /// This parameter as `#[kernel]`'s record in the PTX describes it: kind letter (`r`,
-    /// `m`, `p`, `q`, `v`), then the size and alignment of the element or value type.
+    /// `m`, `t`, `p`, `q`, `v`), then the size and alignment of the element or value type.
     #[doc(hidden)]
     fn abi() -> (u8, usize, usize);
 }
@@ -217,6 +236,19 @@ impl<T: Pod> Param for Ptr<T> {
     }
     fn strip(found: &[usize]) -> Option<&[usize]> {
         found.strip_prefix(&[8])
+    }
+}
+impl<T: Pod, const R: usize, const C: usize> sealed::ParamSealed for Tma<T, R, C> {}
+impl<T: Pod, const R: usize, const C: usize> Param for Tma<T, R, C> {
+    fn abi() -> (u8, usize, usize) {
+        let (size, align) = layout::<T>();
+        (b't', size, align)
+    }
+    fn sizes(out: &mut Vec<usize>) {
+        out.push(TENSOR_MAP_BYTES);
+    }
+    fn strip(found: &[usize]) -> Option<&[usize]> {
+        found.strip_prefix(&[TENSOR_MAP_BYTES])
     }
 }
 impl<T: Copy + 'static> sealed::ParamSealed for ByValue<T> {}

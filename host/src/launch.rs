@@ -17,12 +17,14 @@ use bytemuck::Pod;
 use crate::capture::{Capture, KernelNode, KernelNodeRecord};
 use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
-use crate::kernel::{for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature};
+use crate::kernel::{
+    for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature, Tma, TENSOR_MAP_BYTES,
+};
 use crate::lane::Stream;
 use crate::module::LaunchTarget;
 use crate::span::Span;
 use crate::submit::Work;
-use crate::view::{ColumnView, ColumnViewMut};
+use crate::view::{ColumnView, ColumnViewMut, RowMajor};
 
 /// Grid and block shape and dynamic shared memory of a launch: CUDA's `<<<grid, block, shmem>>>`.
 ///
@@ -236,26 +238,93 @@ pub struct ParamBuf {
     /// Bit `i`: slot `i` holds a word (in `words[i]`).
     in_words: u32,
     n: usize,
+    /// Tensor maps held here (`maps[..n_maps]`), each the value of slot `map_slots[j]`.
+    maps: [MaybeUninit<TensorMapValue>; MAX_MAPS],
+    map_slots: [u8; MAX_MAPS],
+    n_maps: usize,
     /// The launching lane's context; a view of another context's memory sets `foreign`.
     ctx: usize,
     foreign: bool,
+    /// The CPU backend: tensor maps are then sluice's own description of the matrix.
+    cpu: bool,
+    /// The first argument that could not be lowered (a tensor map the driver refused).
+    failed: Option<Error>,
 }
+
+/// A tensor map as a parameter value: 128 bytes, 64-byte aligned, as `CUtensorMap`.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct TensorMapValue([u64; TENSOR_MAP_BYTES / 8]);
+
+/// Most tensor-map parameters one launch takes.
+const MAX_MAPS: usize = 4;
 
 /// Most lowered parameters one launch takes (12 views lower to 24); `ParamBuf::in_words`
 /// has a bit for each.
 const MAX_PARAMS: usize = 32;
 
 impl ParamBuf {
-    fn new(ctx: usize) -> ParamBuf {
+    fn new(ctx: usize, cpu: bool) -> ParamBuf {
         ParamBuf {
             words: [const { MaybeUninit::uninit() }; MAX_PARAMS],
             ptrs: [const { MaybeUninit::uninit() }; MAX_PARAMS],
             sizes: [const { MaybeUninit::uninit() }; MAX_PARAMS],
             in_words: 0,
             n: 0,
+            maps: [const { MaybeUninit::uninit() }; MAX_MAPS],
+            map_slots: [0; MAX_MAPS],
+            n_maps: 0,
             ctx,
             foreign: false,
+            cpu,
+            failed: None,
         }
+    }
+
+    /// Appends the tensor map of `m` for boxes of `box_rows x box_cols` elements in the
+    /// 128-byte swizzle: `cuTensorMapEncodeTiled`'s, or on the CPU backend sluice's own
+    /// description (address, rows, columns, element size: what `sluice_device::tma` reads
+    /// there). A map the driver refuses is kept as the launch's error ([`ParamBuf::failed`]).
+    fn push_tensor_map<T>(&mut self, m: &RowMajor<'_, '_, T>, box_rows: usize, box_cols: usize) {
+        self.foreign |= m.span().ctx != self.ctx;
+        let (ptr, rows, cols, elem) = m.layout();
+        let encoded = if self.cpu {
+            let mut v = [0u64; TENSOR_MAP_BYTES / 8];
+            v[..4].copy_from_slice(&[ptr, rows as u64, cols as u64, elem as u64]);
+            Ok(v)
+        } else {
+            crate::driver::tensor_map::encode_tiled_2d(
+                ptr,
+                elem,
+                rows as u64,
+                cols as u64,
+                cols as u64 * elem as u64,
+                u32::try_from(box_rows).unwrap_or(u32::MAX),
+                u32::try_from(box_cols).unwrap_or(u32::MAX),
+                128,
+            )
+        };
+        let value = match encoded {
+            Ok(v) => v,
+            Err(error) => {
+                self.failed.get_or_insert(Error::TensorMap {
+                    reason: format!(
+                        "the driver refused the tensor map of a {rows} x {cols} matrix of {elem}-byte elements in \
+                         boxes of {box_rows} x {box_cols}: {error}"
+                    ),
+                });
+                [0; TENSOR_MAP_BYTES / 8]
+            }
+        };
+        if self.n_maps < MAX_MAPS && self.n < MAX_PARAMS {
+            self.maps[self.n_maps].write(TensorMapValue(value));
+            self.map_slots[self.n_maps] = self.n as u8;
+            self.n_maps += 1;
+        } else {
+            self.failed
+                .get_or_insert(Error::TensorMap { reason: format!("a launch takes at most {MAX_MAPS} TMA matrices") });
+        }
+        self.push(std::ptr::null_mut(), TENSOR_MAP_BYTES);
     }
 
     /// Appends a slot whose value is at `p` (null for a word, pointed to by `pointers`).
@@ -316,6 +385,9 @@ impl ParamBuf {
             let i = words.trailing_zeros() as usize;
             self.ptrs[i].write(self.words[i].as_mut_ptr().cast());
             words &= words - 1;
+        }
+        for j in 0..self.n_maps {
+            self.ptrs[self.map_slots[j] as usize].write(self.maps[j].as_mut_ptr().cast());
         }
         // SAFETY: `push` initialized `ptrs[..n]` and `sizes[..n]` (n <= MAX_PARAMS), and
         // `MaybeUninit<T>` has `T`'s layout, so the first `n` elements are `n` valid values.
@@ -391,6 +463,18 @@ impl<'lane, T: Pod> Arg<'lane, Ref<T>> for ColumnView<'_, 'lane, T> {}
 impl<'lane, T: Pod> sealed::LowerArg<'lane, Ref<T>> for ColumnView<'_, 'lane, T> {
     fn lower(&self, buf: &mut ParamBuf) {
         buf.push_span(&self.span());
+    }
+}
+impl<'lane, T: Pod, const R: usize, const C: usize> Arg<'lane, Tma<T, R, C>> for RowMajor<'_, 'lane, T> {}
+impl<'lane, T: Pod, const R: usize, const C: usize> sealed::LowerArg<'lane, Tma<T, R, C>> for RowMajor<'_, 'lane, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_tensor_map(self, R, C);
+    }
+}
+impl<'lane, T: Pod, const R: usize, const C: usize> Arg<'lane, Tma<T, R, C>> for &RowMajor<'_, 'lane, T> {}
+impl<'lane, T: Pod, const R: usize, const C: usize> sealed::LowerArg<'lane, Tma<T, R, C>> for &RowMajor<'_, 'lane, T> {
+    fn lower(&self, buf: &mut ParamBuf) {
+        buf.push_tensor_map(self, R, C);
     }
 }
 impl<'lane, T: Pod> Arg<'lane, PtrMut<T>> for &mut ColumnViewMut<'_, 'lane, T> {}
@@ -584,8 +668,12 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         let node = unsafe { self.handle().last_captured_node() }
             .map_err(|error| Error::Stream { call: "cuStreamGetCaptureInfo", error })?
             .ok_or(Error::Recording { what: "finding the kernel node of a captured launch" })?;
-        let mut buf = ParamBuf::new(self.gpu().ctx_id());
+        let gpu = self.gpu();
+        let mut buf = ParamBuf::new(gpu.ctx_id(), gpu.backend() == crate::device::Backend::Cpu);
         args.lower(&mut buf);
+        if let Some(e) = buf.failed.take() {
+            return Err(e);
+        }
         let mut sizes = Vec::new();
         S::sizes(&mut sizes);
         let (ptrs, _) = buf.pointers();
@@ -674,10 +762,13 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
     if !fits(&cfg, gpu.info(), f) {
         check_launch(&cfg, gpu.info(), f)?;
     }
-    let mut buf = ParamBuf::new(gpu.ctx_id());
+    let mut buf = ParamBuf::new(gpu.ctx_id(), gpu.backend() == crate::device::Backend::Cpu);
     args.lower(&mut buf);
     if buf.foreign {
         return Err(Error::WrongDevice { what: f.name });
+    }
+    if let Some(e) = buf.failed.take() {
+        return Err(e);
     }
     let (ptrs, sizes) = buf.pointers();
     let work = Work::Launch {
@@ -780,7 +871,7 @@ mod tests {
     #[test]
     fn params_point_at_their_values() {
         let x = 2.5f32;
-        let mut buf = ParamBuf::new(0);
+        let mut buf = ParamBuf::new(0, false);
         buf.push_slice(0xabc, 7);
         buf.push_value(&x);
         buf.push_word(0xdef);
@@ -803,7 +894,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_points_at_every_slot() {
-        let mut buf = ParamBuf::new(0);
+        let mut buf = ParamBuf::new(0, false);
         for i in 0..MAX_PARAMS as u64 {
             buf.push_word(i);
         }

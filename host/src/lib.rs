@@ -152,7 +152,7 @@
 //! | recordings | `capture.rs` | a scope being recorded into a graph: capture, staged inputs, outputs, kernel nodes |
 //! | submission | `submit.rs` | operations handed to the driver: one at a time, or a batch planned, direct or as a cached graph |
 //! | memory | `matrix.rs`, `pinned.rs` | [`DeviceMatrix`] and its column borrows; [`PinnedMatrix`] |
-//! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], the brand |
+//! | views | `view.rs` | [`ColumnView`], [`ColumnViewMut`], [`RowMajor`], the brand |
 //! | kernels | `kernel.rs` | [`Kernel`], [`KernelDecl`], [`Mut`], [`Ref`], [`Function`] |
 //! | lanes | `lane.rs` | [`Lane`], [`Stream`], [`LaneStats`] |
 //! | work | `launch.rs`, `fence.rs`, `copy.rs` | launches, fences and hand-offs, copies and fills |
@@ -275,7 +275,7 @@ pub use fence::{Awaitable, Fence, Fenceable, Fenced, Timestamp};
 pub use graph::{graph, Graph, Outputs, Replay};
 pub use kernel::{
     ByValue, Checked, CheckedLaunch, CpuEntry, Function, Kernel, KernelDecl, KernelKind, Launchable, Mut, Param, Ptr,
-    PtrMut, Ref, Signature, SpecificPtx, Unchecked,
+    PtrMut, Ref, Signature, SpecificPtx, Tma, Unchecked,
 };
 pub use lane::{Lane, LaneStats, Stream};
 pub use launch::{Arg, LaunchArgs, LaunchConfig};
@@ -288,4 +288,4 @@ pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
 pub use plan::{Submission, SubmitConfig, SubmitPath, SubmitStats};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
-pub use view::{ColumnView, ColumnViewMut, ViewChunks, ViewChunksMut};
+pub use view::{ColumnView, ColumnViewMut, RowMajor, ViewChunks, ViewChunksMut};

@@ -54,7 +54,7 @@ pub(crate) fn param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, ParamsErr
 }
 
 /// One declared kernel parameter as the device build recorded it (`sluice_device::abi`):
-/// name, kind (`r` read-only slice, `m` written slice, `p`/`q` const/mut pointer, `v`
+/// name, kind (`r` read-only slice, `m` written slice, `t` TMA matrix, `p`/`q` const/mut pointer, `v`
 /// value) and the size and alignment of its element or value type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AbiParam {
@@ -114,7 +114,7 @@ pub fn decode_abi(bytes: &[u8]) -> Option<Vec<AbiParam>> {
         rest = tail;
         let mut parts = field.split(':');
         let (name, kind, size, align) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-        if parts.next().is_some() || name.is_empty() || kind.len() != 1 || !b"rmpqv".contains(&kind.as_bytes()[0]) {
+        if parts.next().is_some() || name.is_empty() || kind.len() != 1 || !b"rmtpqv".contains(&kind.as_bytes()[0]) {
             return None;
         }
         let hex = |h: &str| if h.len() == 8 { usize::from_str_radix(h, 16).ok() } else { None };

@@ -9,6 +9,7 @@
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
+use crate::error::{Error, Result};
 use crate::span::{chunks_iter, span_accessors, Span};
 
 /// The one invariance marker of the crate: `fn(&'a ()) -> &'a ()` is invariant in `'a` (it
@@ -223,6 +224,152 @@ macro_rules! view_join {
 
 view_join!(ColumnView, "st.bind_ref(m.as_columns())");
 view_join!(ColumnViewMut, "st.bind(m.as_columns_mut())");
+
+/// A read-only view seen as a row-major matrix of `rows` rows of `cols` elements (element
+/// `(r, c)` at position `r * cols + c` of the view), bound to the view's lane: what a kernel's
+/// `&TmaMatrix<T, R, C>` parameter ([`Tma`](crate::Tma)) takes. Made by
+/// [`ColumnView::row_major`] or [`ColumnViewMut::row_major`], which check that the view
+/// holds the matrix and that Hopper's tensor-memory accelerator can read it.
+///
+/// ```no_run
+/// # fn demo(gpu: &sluice_host::Gpu, a: &[u16]) -> sluice_host::Result<()> {
+/// sluice_host::scope(gpu, |s| {
+///     let a = s.upload(a)?;                       // 256 x 64, row-major
+///     s.lane()?.enter(|st| {
+///         let a = st.await_fence(&a)?.row_major(256, 64)?;
+///         assert_eq!((a.rows(), a.cols()), (256, 64));
+///         Ok::<_, sluice_host::Error>(())
+///     })
+/// })
+/// # }
+/// ```
+pub struct RowMajor<'scope, 'lane, T> {
+    span: Span,
+    rows: usize,
+    cols: usize,
+    _borrow: PhantomData<&'scope [T]>,
+    _brand: Brand<'lane>,
+}
+
+impl<T> Clone for RowMajor<'_, '_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for RowMajor<'_, '_, T> {}
+
+impl<T> RowMajor<'_, '_, T> {
+    /// Rows of the matrix.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Elements per row.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Where the matrix is: its first element's address, rows, columns, bytes per element.
+    pub(crate) fn layout(&self) -> (u64, usize, usize, usize) {
+        (self.span.ptr, self.rows, self.cols, self.span.elem_size)
+    }
+
+    /// The view's memory, for the launch's checks (its context).
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+}
+
+/// The view's first `rows * cols` elements as a row-major `rows x cols` matrix that the
+/// tensor-memory accelerator can read: or why not.
+fn row_major_span(span: Span, rows: usize, cols: usize) -> Result<Span> {
+    let fail = |reason: String| Err(Error::TensorMap { reason });
+    let elem = span.elem_size;
+    if rows == 0 || cols == 0 {
+        return fail(format!("a {rows} x {cols} matrix is empty"));
+    }
+    let len = span.flat_len();
+    match rows.checked_mul(cols) {
+        Some(n) if n <= len => {}
+        _ => return fail(format!("{rows} x {cols} elements do not fit in the view's {len}")),
+    }
+    if ![1, 2, 4, 8].contains(&elem) {
+        return fail(format!("{elem}-byte elements: TMA moves elements of 1, 2, 4 or 8 bytes"));
+    }
+    if !span.ptr.is_multiple_of(16) {
+        return fail(format!(
+            "the view starts at device address {:#x}: TMA reads from 16-byte aligned addresses (start the view \
+             at a multiple of {} elements)",
+            span.ptr,
+            16 / elem
+        ));
+    }
+    let pitch = cols as u64 * elem as u64;
+    if !pitch.is_multiple_of(16) {
+        return fail(format!(
+            "rows of {cols} x {elem} bytes: TMA needs rows whose length in bytes is a multiple of 16 (cols a \
+             multiple of {})",
+            16 / elem
+        ));
+    }
+    // The TMA's coordinates are signed 32-bit; the device clamps any past 2^30 to 2^30 (a
+    // box wholly outside), which must then be outside every matrix.
+    if rows as u64 > 1 << 30 || cols as u64 > 1 << 30 || pitch >= 1 << 40 {
+        return fail(format!("{rows} x {cols}: a TMA matrix has at most 2^30 rows and columns"));
+    }
+    Ok(span)
+}
+
+/// The errors and example of `row_major`, for both views.
+macro_rules! row_major_docs {
+    ($bind:literal, $item:item) => {
+        /// The view's first `rows * cols` elements seen as a row-major `rows x cols` matrix,
+        /// for a kernel's `TmaMatrix` parameter ([`Tma`](crate::Tma)).
+        ///
+        /// # Errors
+        /// [`Error::TensorMap`](crate::Error::TensorMap) if `rows` or `cols` is 0, the
+        /// view holds fewer than `rows * cols` elements (as a kernel's `&[T]` sees it), or
+        /// the tensor-memory accelerator cannot read it: an element of other than 1, 2, 4 or
+        /// 8 bytes, a start address that is not a multiple of 16 bytes, a row whose bytes are
+        /// not a multiple of 16, more than 2^30 rows or columns.
+        #[doc = ""]
+        #[doc = "```no_run"]
+        #[doc = "# fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {"]
+        #[doc = "sluice_host::scope(gpu, |s| {"]
+        #[doc = "    let m = s.alloc_buffer::<u16>(128 * 64)?;"]
+        #[doc = "    s.lane()?.enter(|st| {"]
+        #[doc = concat!("        let v = ", $bind, ";")]
+        #[doc = "        let a = v.row_major(128, 64)?;"]
+        #[doc = "        assert_eq!(a.rows(), 128);"]
+        #[doc = "        assert!(v.row_major(128, 65).is_err()); // more than the view holds"]
+        #[doc = "        Ok::<_, sluice_host::Error>(())"]
+        #[doc = "    })"]
+        #[doc = "})"]
+        #[doc = "# }"]
+        #[doc = "```"]
+        $item
+    };
+}
+
+impl<'scope, 'lane, T> ColumnView<'scope, 'lane, T> {
+    row_major_docs!(
+        "st.bind_ref(m.as_columns())",
+        pub fn row_major(self, rows: usize, cols: usize) -> Result<RowMajor<'scope, 'lane, T>> {
+            let span = row_major_span(self.span, rows, cols)?;
+            Ok(RowMajor { span, rows, cols, _borrow: PhantomData, _brand: PhantomData })
+        }
+    );
+}
+
+impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
+    row_major_docs!(
+        "st.bind(m.as_columns_mut())",
+        pub fn row_major(&self, rows: usize, cols: usize) -> Result<RowMajor<'_, 'lane, T>> {
+            let span = row_major_span(self.span, rows, cols)?;
+            Ok(RowMajor { span, rows, cols, _borrow: PhantomData, _brand: PhantomData })
+        }
+    );
+}
 
 impl<'scope, 'lane, T> ColumnView<'scope, 'lane, T> {
     /// Column `j`; `None` if out of range.

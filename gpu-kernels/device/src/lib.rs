@@ -20,6 +20,7 @@
 //! | [`half`] | `f16`, `bf16` (the `half` crate's types) and their conversions with the GPU's `cvt` |
 //! | [`tile`] | typed shared tiles with layouts (row/column major, padded, swizzled), global matrices read ([`tile::Matrix`]) and written one block and one warp tile each ([`tile::MatrixMut`]) |
 //! | [`async_copy`] | `cp.async` into tiles with type state: a tile is read only after its copies were waited for, a stage refilled only after every thread read it ([`async_copy::Pipeline`]) |
+//! | [`tma`] | Hopper's tensor-memory accelerator and `mbarrier`s: a warp-specialised pipeline ([`tma::WsPipeline`]) whose producer copies tiles with TMA and whose consumers read each stage only after its barrier phase, releasing it when done |
 //! | [`mma`] | the warp MMA on the tensor cores: `ldmatrix`, `mma.sync` with fragments typed by element, shape and layout, each batch checked once, warp-uniform by construction (see `docs/tensor-cores.md`) |
 //! | [`abi`] | the parameter record `#[kernel]` leaves in the PTX, and the `Pod` checks of parameter types |
 //! | [`selftest`] | a conformance self-test kernel body of the operations above and its host checker |
@@ -38,7 +39,7 @@
 //!    per-block family state (`LocalKey`). It names no op family.
 //! 3. **The op families**, in this order: `sync`, `thread`, `misc`, `math`, `io`,
 //!    `shared`, `atomic`, `warp`, `slice`, the tensor-core families `half`, `tile`,
-//!    `async_copy`, `mma`, `wgmma`, then `selftest` (which tests the others).
+//!    `async_copy`, `tma`, `mma`, `wgmma`, then `selftest` (which tests the others).
 //!    Each is a folder: `mod.rs` is the API, written once with its docs and
 //!    `# Safety` (the only other `target_arch` there is
 //!    `cfg_attr(not(target_arch = "nvptx64"), track_caller)`, so that a failure on
@@ -47,7 +48,7 @@
 //!    once by `#[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]` on `mod imp`.
 //!    Files a backend declares (`atomic/raw.rs`, `shared/arena.rs`,
 //!    `warp/rendezvous.rs`, `io/printf.rs`) belong to that backend. A new family
-//!    (`mbarrier`, `tma`, `wgmma`, `cluster`, as `half`, `mma` and `async_copy` were) is a
+//!    (`cluster`, as `half`, `mma`, `async_copy`, `tma` and `wgmma` were) is a
 //!    new folder of the same shape, with a `raw.rs` of one `unsafe fn` per
 //!    instruction form where there are many, and types above it.
 //!
@@ -153,6 +154,7 @@ pub use spec::abi;
 pub mod sync;
 pub mod thread;
 pub mod tile;
+pub mod tma;
 pub mod warp;
 pub mod wgmma;
 
@@ -172,7 +174,7 @@ pub fn __linked() {}
 #[doc(hidden)]
 pub mod __host {
     pub use sluice_host::{
-        Arg, ByValue, Checked, CpuEntry, CpuLaunch, CpuLaunchError, KernelDecl, Mut, Ptr, PtrMut, Ref, Unchecked,
+        Arg, ByValue, Checked, CpuEntry, CpuLaunch, CpuLaunchError, KernelDecl, Mut, Ptr, PtrMut, Ref, Tma, Unchecked,
     };
     /// What a kernel's CPU entry returns (named here so that the expansion in a `#![no_std]`
     /// kernel crate needs no `std` path of its own).

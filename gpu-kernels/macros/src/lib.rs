@@ -83,21 +83,50 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 /// the `unsafe` `Stream::launch_unchecked`.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let attr = TokenStream2::from(attr);
-    let mode = match attr.to_string().as_str() {
-        "" => Mode::Checked,
-        "unchecked" => Mode::Unchecked,
-        _ => {
-            return syn::Error::new(attr.span(), "#[kernel] takes no arguments, or `unchecked`: `#[kernel(unchecked)]`")
-                .to_compile_error()
-                .into()
-        }
+    let (mode, bounds) = match parse_kernel_attr(TokenStream2::from(attr)) {
+        Ok(parsed) => parsed,
+        Err(e) => return e.to_compile_error().into(),
     };
     let func = parse_macro_input!(item as ItemFn);
-    match expand(func.clone(), mode, quote!(::sluice_device)) {
+    match expand(func.clone(), mode, bounds, quote!(::sluice_device)) {
         Ok(ts) => ts.into(),
         Err(e) => with_original(e, &func),
     }
+}
+
+const KERNEL_ATTR_HELP: &str =
+    "#[kernel] takes `unchecked` and `max_threads = N`: `#[kernel]`, `#[kernel(unchecked)]`, \
+                                `#[kernel(max_threads = 384)]`";
+
+/// `#[kernel(..)]`'s arguments: `unchecked`, `max_threads = N` (1 to 1024), in any order.
+fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<(Mode, Option<u32>)> {
+    use syn::parse::Parser;
+    let metas = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated.parse2(attr)?;
+    let (mut mode, mut bounds) = (Mode::Checked, None);
+    for meta in &metas {
+        match meta {
+            syn::Meta::Path(p) if p.is_ident("unchecked") && mode == Mode::Checked => mode = Mode::Unchecked,
+            syn::Meta::NameValue(nv) if nv.path.is_ident("max_threads") && bounds.is_none() => {
+                let n = match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().ok(),
+                    _ => None,
+                };
+                match n {
+                    Some(n @ 1..=1024) => bounds = Some(n),
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &nv.value,
+                            "`max_threads` is an integer literal from 1 to 1024: the most threads a block of this \
+                             kernel has (CUDA's `__launch_bounds__`); ptxas may then give each thread up to \
+                             65536 / max_threads registers, and a launch with more threads per block fails",
+                        ))
+                    }
+                }
+            }
+            other => return Err(syn::Error::new_spanned(other, KERNEL_ATTR_HELP)),
+        }
+    }
+    Ok((mode, bounds))
 }
 
 /// The error, and the function as written (unused, so that its names still resolve and the
@@ -137,7 +166,7 @@ pub fn cuda_std_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     let prologue = rewrite_shared_statics(&mut func.block);
     func.block.stmts.splice(0..0, prologue);
-    match expand(func.clone(), Mode::Unchecked, quote!(::cuda_std::__sluice)) {
+    match expand(func.clone(), Mode::Unchecked, None, quote!(::cuda_std::__sluice)) {
         Ok(ts) => ts.into(),
         Err(e) => with_original(e, &func),
     }
@@ -226,6 +255,9 @@ enum Kind {
     /// `MatrixMut<T, L>` (`Option<..>` if `optional`): a mutable slice of `T` made into a
     /// matrix of the shape `#[matrix(..)]` gives
     Matrix { elem: Type, optional: bool, shape: Box<MatrixShape> },
+    /// `TmaMatrix<E, R, C>`: a row-major matrix read through TMA in boxes of `R x C`,
+    /// passed as its tensor map (128 bytes, read in place in parameter memory)
+    Tma(Box<TmaParam>),
     /// by value, `Pod`
     Value(Type),
     /// (unchecked) `*mut T`
@@ -239,6 +271,14 @@ enum Kind {
 struct Param {
     ident: syn::Ident,
     kind: Kind,
+}
+
+/// A `TmaMatrix<E, R, C>` parameter: its type as written, element type and box shape.
+struct TmaParam {
+    ty: Type,
+    elem: Type,
+    rows: TokenStream2,
+    cols: TokenStream2,
 }
 
 /// A `MatrixMut` parameter's `#[matrix(rows = .., cols = .., ld = ..)]`: each an integer
@@ -362,9 +402,39 @@ fn is_atomic(ty: &Type) -> bool {
         && p.path.segments.last().is_some_and(|s| ATOMICS.iter().any(|n| s.ident == n)))
 }
 
+/// `TmaMatrix<E, R, C>` (any path ending so): its element type and box shape.
+fn tma_matrix(ty: &Type) -> Option<(Type, TokenStream2, TokenStream2)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "TmaMatrix" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let args: Vec<&GenericArgument> = args.args.iter().collect();
+    let [GenericArgument::Type(elem), r, c] = args.as_slice() else { return None };
+    let dim = |a: &GenericArgument| match a {
+        GenericArgument::Type(t) => Some(t.to_token_stream()),
+        GenericArgument::Const(e) => Some(e.to_token_stream()),
+        _ => None,
+    };
+    Some((elem.clone(), dim(r)?, dim(c)?))
+}
+
 fn classify(ty: &Type, kernel: &str, name: &str, mode: Mode) -> syn::Result<Kind> {
     let unchecked = mode == Mode::Unchecked;
     match ty {
+        Type::Path(_) if tma_matrix(ty).is_some() => {
+            let (elem, rows, cols) = tma_matrix(ty).expect("checked above");
+            Ok(Kind::Tma(Box::new(TmaParam { ty: ty.clone(), elem, rows, cols })))
+        }
+        Type::Reference(r) if tma_matrix(&r.elem).is_some() => Err(syn::Error::new_spanned(
+            ty,
+            format!(
+                "kernel `{kernel}`, parameter `{name}`: take a TMA matrix by value, `{}`: it names the tensor map \
+                 the launch leaves in the kernel's parameter memory",
+                r.elem.to_token_stream().to_string().replace(' ', "")
+            ),
+        )),
         Type::Reference(r) => {
             if let Type::Slice(sl) = &*r.elem {
                 if r.mutability.is_some() {
@@ -485,7 +555,7 @@ fn split_attrs(attrs: &[syn::Attribute]) -> Attrs<'_> {
     out
 }
 
-fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStream2> {
+fn expand(func: ItemFn, mode: Mode, max_threads: Option<u32>, dev: TokenStream2) -> syn::Result<TokenStream2> {
     let sig = &func.sig;
     let name = &sig.ident;
     let kernel = name.to_string();
@@ -647,6 +717,8 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
     let mut lowered: Vec<(syn::Ident, TokenStream2)> = Vec::new();
     // The parameter record left in the PTX: (name, kind letter, the type measured).
     let mut record: Vec<(String, u8, Type)> = Vec::new();
+    // The lowered parameters read in place (`__grid_constant__`), by index.
+    let mut grid_constants: Vec<usize> = Vec::new();
     for p in &params {
         let id = &p.ident;
         let (ptr, len) = (format_ident!("{}__ptr", id), format_ident!("{}__len", id));
@@ -744,6 +816,40 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
                 // On the wire and to the host, a mutable slice of the plain type.
                 record.push((pname, b'm', value));
             }
+            Kind::Tma(tma) => {
+                let TmaParam { ty, elem, rows, cols } = &**tma;
+                let param_ty = quote!(#dev::tma::__TmaParam);
+                let index = lowered.len();
+                lowered.push((id.clone(), param_ty.clone()));
+                abi.push(quote!(#id: #param_ty));
+                // The tensor map's address in parameter memory, named as LLVM names the
+                // entry's parameters (`<kernel>_param_<index>`): read in place, as the TMA
+                // copies need (a copy in local memory would not do).
+                let load = format!("mov.b64 {{a}}, {}_param_{index};", name);
+                rebind.push(quote_spanned! {ty.span()=>
+                    #[cfg(target_arch = "nvptx64")]
+                    let #id: #dev::tma::TmaMatrix<#elem, #rows, #cols> = {
+                        let _ = #id;
+                        let addr: u64;
+                        // SAFETY: reads the address of this entry's own parameter (no memory
+                        // access): `mov` of the parameter's symbol, `cvta.param` to generic.
+                        unsafe {
+                            ::core::arch::asm!(#load, "cvta.param.u64 {a}, {a};", a = out(reg64) addr, options(pure, nomem, nostack));
+                        }
+                        // SAFETY: the launch's own tensor-map parameter, which the host made for
+                        // this launch from a view bound to the launching lane.
+                        unsafe { #dev::tma::TmaMatrix::<#elem, #rows, #cols>::__from_launch(addr) }
+                    };
+                    // SAFETY: the launch's own tensor-map parameter: on the CPU backend, the
+                    // host's description of a view bound to the launching lane.
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    let #id: #dev::tma::TmaMatrix<#elem, #rows, #cols> =
+                        unsafe { #dev::tma::TmaMatrix::<#elem, #rows, #cols>::__from_launch(#id.words) };
+                });
+                device_checks.push(quote_spanned!(elem.span()=> #dev::abi::element::<#elem>();));
+                record.push((pname, b't', elem.clone()));
+                grid_constants.push(index);
+            }
             Kind::Ptr(t, true) => {
                 lowered.push((ptr.clone(), quote!(*const #t)));
                 abi.push(quote!(#ptr: *const #t));
@@ -801,6 +907,10 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         .map(|p| match &p.kind {
             Kind::Ref(t) => quote_spanned!(t.span()=> #host::Ref<#t>),
             Kind::Mut(t, _) | Kind::Matrix { elem: t, .. } => quote_spanned!(t.span()=> #host::Mut<#t>),
+            Kind::Tma(tma) => {
+                let TmaParam { elem, rows, cols, .. } = &**tma;
+                quote_spanned!(elem.span()=> #host::Tma<#elem, #rows, #cols>)
+            }
             Kind::Atomic(t) => {
                 quote_spanned!(t.span()=> #host::Mut<<#t as #dev::atomic::AtomicElement>::Value>)
             }
@@ -880,10 +990,36 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
         };
     };
 
+    // Device: what LLVM must know of the entry beyond its Rust signature (launch bounds,
+    // parameters read in place), for the linker (`sluice-llbc`) to turn into
+    // `!nvvm.annotations`.
+    let mut nvvm = String::new();
+    if let Some(n) = max_threads {
+        nvvm.push_str(&format!("maxntid={n};"));
+    }
+    for i in &grid_constants {
+        nvvm.push_str(&format!("tma_param={i};"));
+    }
+    let nvvm_static = (!nvvm.is_empty()).then(|| {
+        let marker = format_ident!("__sluice_nvvm_{}", name);
+        let bytes = syn::LitByteStr::new(nvvm.as_bytes(), Span::call_site());
+        let len = nvvm.len();
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[unsafe(no_mangle)]
+            #[allow(non_upper_case_globals)]
+            #vis static #marker: [u8; #len] = *#bytes;
+        }
+    });
+
     Ok(quote! {
         // The user's function, as written, compiled as an ordinary (safe) Rust function in
         // both builds; the entries below rebuild its parameters and call it.
         #inner
+
+        #nvvm_static
 
         #param_space
 
@@ -944,8 +1080,9 @@ fn expand(func: ItemFn, mode: Mode, dev: TokenStream2) -> syn::Result<TokenStrea
             // device.
             unsafe impl ::core::marker::Sync for Lowered {}
             // SAFETY: the caller's contract: `params[i]` points to a value of the i-th
-            // lowered type.
-            let lowered = unsafe { Lowered { #(#lowered_names: (*params.add(#lowered_index)).cast::<#lowered_types>().read(),)* } };
+            // lowered type (not necessarily at its alignment: a deferred launch keeps its
+            // values in words).
+            let lowered = unsafe { Lowered { #(#lowered_names: (*params.add(#lowered_index)).cast::<#lowered_types>().read_unaligned(),)* } };
             #dev::cpu::run(launch, &|| {
                 // The whole parameter block, not its fields one by one (a closure would capture
                 // each raw pointer alone, and those are not `Sync`).

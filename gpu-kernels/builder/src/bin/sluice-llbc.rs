@@ -20,7 +20,11 @@
 //!    module's scope, once per name ([`hoist_shared_declarations`]). `opt` also
 //!    gets `--unroll-runtime-multi-exit`: a loop whose other exits are bounds
 //!    checks (branches to a trap) is unrolled as nvcc unrolls the same loop
-//!    without them;
+//!    without them. A kernel's launch bounds reach LLVM the same way:
+//!    `#[kernel]` leaves a marker static beside the entry
+//!    (`__sluice_nvvm_<kernel>`), which becomes `!nvvm.annotations`
+//!    ([`kernel_attributes`]), and which names the tensor-map parameters whose
+//!    PTX declaration step 3's output gets 64-byte aligned ([`align_tma_params`]);
 //! 3. `llc --mcpu=sm_XX --disable-lsr`: bitcode to PTX, without LLVM's loop
 //!    strength reduction, which ptxas does itself (LLVM's kept a 64-bit pointer
 //!    beside every index a bounds check compares: 40 registers for Rust-CUDA's
@@ -123,6 +127,8 @@ fn link(args: Args) -> Result<(), String> {
     let text = shared_addrspace_casts(&text).unwrap_or(text);
     let text = hoist_shared_declarations(&text).unwrap_or(text);
     let text = short_shared_pointers(&text);
+    let attributes = kernel_attributes(&text)?;
+    let text = add_annotations(&text, &attributes.annotations)?.unwrap_or(text);
     std::fs::write(&linked, text).map_err(|e| format!("writing {}: {e}", linked.display()))?;
 
     let mut list = args.exports.join("\n");
@@ -171,6 +177,11 @@ fn link(args: Args) -> Result<(), String> {
         cmd.arg(format!("--mattr={features}"));
     }
     run(cmd, "llc")?;
+    if !attributes.tma_params.is_empty() {
+        let ptx = std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+        let ptx = align_tma_params(&ptx, &attributes.tma_params)?;
+        std::fs::write(&out, ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    }
     // `SLUICE_KEEP_IR=1` keeps the linked IR and the optimised bitcode beside the PTX
     // (`<crate>.linked.ll`, `<crate>.opt.bc`), for reading what LLVM made of a kernel.
     let keep = std::env::var_os("SLUICE_KEEP_IR").is_some_and(|v| v != "0");
@@ -356,6 +367,99 @@ fn refuse_asm_entries(ir: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The prefix of the marker statics `#[kernel]` leaves for [`kernel_attributes`].
+const NVVM_MARKER: &str = "@__sluice_nvvm_";
+
+/// What `#[kernel]`'s markers ask of the kernels: `!nvvm.annotations` for the IR, and the
+/// parameters whose PTX declaration must be 64-byte aligned (kernel, index).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct KernelAttributes {
+    annotations: Vec<String>,
+    tma_params: Vec<(String, u32)>,
+}
+
+/// Reads each marker static `@__sluice_nvvm_<kernel> = ... c"<attrs>"` of the linked IR:
+/// `<attrs>` is `;`-separated `maxntid=N` (`.maxntid N`, CUDA C++'s `__launch_bounds__`: at
+/// most N threads per block, so ptxas may give each thread `65536 / N` registers),
+/// `minctasm=N` (`.minnctapersm N`), and `tma_param=I` (the kernel's parameter `I`, counted
+/// from 0, is a tensor map, which the TMA reads in place and needs 64-byte aligned: rustc
+/// declares it 16-byte aligned, the most its PTX kernel ABI has, so the PTX declaration is
+/// rewritten, [`align_tma_params`]). The marker itself is dropped by
+/// `internalize`/`globaldce`. An attribute it does not know is an error (a `#[kernel]` of
+/// another version than this linker's).
+fn kernel_attributes(ir: &str) -> Result<KernelAttributes, String> {
+    let mut out = KernelAttributes::default();
+    for line in ir.lines().filter(|l| l.starts_with(NVVM_MARKER)) {
+        let Some((name, rest)) = line[NVVM_MARKER.len()..].split_once(' ') else { continue };
+        let Some(text) = rest.split_once("c\"").and_then(|(_, t)| t.split_once('"')).map(|(t, _)| t) else {
+            return Err(format!("unreadable kernel marker: `{line}`"));
+        };
+        for attr in text.split(';').filter(|a| !a.is_empty()) {
+            let (key, value) = attr.split_once('=').ok_or_else(|| format!("kernel `{name}`: attribute `{attr}`"))?;
+            let value: u32 = value.parse().map_err(|_| format!("kernel `{name}`: attribute `{attr}`"))?;
+            match key {
+                "maxntid" => out.annotations.push(format!("!{{ptr @{name}, !\"maxntidx\", i32 {value}}}")),
+                "minctasm" => out.annotations.push(format!("!{{ptr @{name}, !\"minctasm\", i32 {value}}}")),
+                "tma_param" => out.tma_params.push((name.to_string(), value)),
+                _ => {
+                    return Err(format!(
+                        "kernel `{name}`: unknown attribute `{attr}` (sluice-llbc is older than #[kernel])"
+                    ))
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The linked IR with `annotations` as `!nvvm.annotations`; `Ok(None)` when there are none.
+fn add_annotations(ir: &str, annotations: &[String]) -> Result<Option<String>, String> {
+    if annotations.is_empty() {
+        return Ok(None);
+    }
+    if ir.lines().any(|l| l.starts_with("!nvvm.annotations")) {
+        return Err("the linked module already has !nvvm.annotations: sluice-llbc cannot add its own".into());
+    }
+    // Metadata numbers after every number the module uses.
+    let mut next = 0u64;
+    for line in ir.lines().filter(|l| l.starts_with('!')) {
+        if let Some(n) = line[1..].split(' ').next().and_then(|n| n.parse::<u64>().ok()) {
+            next = next.max(n + 1);
+        }
+    }
+    let mut out = String::with_capacity(ir.len() + 128 * annotations.len());
+    out.push_str(ir);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let refs: Vec<String> = (0..annotations.len()).map(|i| format!("!{}", next + i as u64)).collect();
+    out.push_str(&format!("!nvvm.annotations = !{{{}}}\n", refs.join(", ")));
+    for (r, a) in refs.iter().zip(annotations) {
+        out.push_str(&format!("{r} = {a}\n"));
+    }
+    Ok(Some(out))
+}
+
+/// Declares each tensor-map parameter of the PTX `.param .align 64` (from rustc's 16): the
+/// TMA reads a map in parameter memory only at a 64-byte aligned address. A parameter not
+/// found as `.param .align 16 .b8 <kernel>_param_<i>[128]` is an error (the kernel would
+/// fault at its first copy).
+fn align_tma_params(ptx: &str, params: &[(String, u32)]) -> Result<String, String> {
+    let mut out = ptx.to_string();
+    for (kernel, i) in params {
+        let from = format!(".param .align 16 .b8 {kernel}_param_{i}[128]");
+        let to = format!(".param .align 64 .b8 {kernel}_param_{i}[128]");
+        if !out.contains(&from) {
+            return Err(format!(
+                "kernel `{kernel}`: its TMA parameter {i} is not declared `{from}` in the PTX (a rustc whose PTX \
+                 kernel ABI differs from the one sluice-llbc knows)"
+            ));
+        }
+        out = out.replace(&from, &to);
+    }
+    Ok(out)
+}
+
 fn main() {
     let result = parse(std::env::args().skip(1)).and_then(link);
     if let Err(e) = result {
@@ -455,5 +559,23 @@ mod tests {
         ] {
             assert_eq!(rewrite_cvta_shared(line), None, "{line}");
         }
+    }
+
+    #[test]
+    fn kernel_markers_become_annotations_and_aligned_params() {
+        let ir = "define ptx_kernel void @ws([8 x i128] %0, i64 %1) {\n  ret void\n}\n\
+                  @__sluice_nvvm_ws = local_unnamed_addr constant <{ [27 x i8] }> <{ [27 x i8] c\"maxntid=384;tma_param=0;\" }>, align 1\n\
+                  !7 = !{i32 1}\n";
+        let attrs = kernel_attributes(ir).unwrap();
+        assert_eq!(attrs.tma_params, vec![("ws".to_string(), 0)]);
+        let out = add_annotations(ir, &attrs.annotations).unwrap().expect("one annotation");
+        assert!(out.ends_with("!nvvm.annotations = !{!8}\n!8 = !{ptr @ws, !\"maxntidx\", i32 384}\n"), "{out}");
+        assert_eq!(kernel_attributes("define void @k() {\n  ret void\n}\n").unwrap(), KernelAttributes::default());
+        let odd = "@__sluice_nvvm_k = constant [9 x i8] c\"shiny=1;\"\n";
+        assert!(kernel_attributes(odd).unwrap_err().contains("unknown attribute"));
+        let ptx = ".entry ws(\n\t.param .align 16 .b8 ws_param_0[128],\n\t.param .u64 ws_param_1\n)";
+        let fixed = align_tma_params(ptx, &attrs.tma_params).unwrap();
+        assert!(fixed.contains(".param .align 64 .b8 ws_param_0[128]"), "{fixed}");
+        assert!(align_tma_params(ptx, &[("ws".into(), 1)]).is_err());
     }
 }

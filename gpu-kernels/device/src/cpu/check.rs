@@ -370,6 +370,54 @@ impl Clocks {
         self.bump(rank);
     }
 
+    /// The current interval's stamp (what an op family's own knowledge rows are tagged with:
+    /// a row of an earlier interval is stale, everything in it already ordered).
+    pub(crate) fn stamp(&self) -> u64 {
+        self.stamp.get()
+    }
+
+    /// A row of `size` knowledge entries, for an op family that hands knowledge from some
+    /// threads to others outside barriers (an `mbarrier`'s arrivals and waiters).
+    pub(crate) fn row(&self) -> Box<[Cell<u32>]> {
+        cells(self.size as usize)
+    }
+
+    /// Thread `rank` hands on what it knows and its accesses so far to `row` (an arrival at
+    /// an `mbarrier`, or a TMA copy's completion): whoever later learns the row
+    /// ([`learn`](Self::learn)) is ordered after them.
+    pub(crate) fn carry(&self, row: &[Cell<u32>], rank: u32) {
+        self.dirty.set(true);
+        let n = self.size as usize;
+        let base = rank - rank % 32;
+        if let Some(named) = self.named.get() {
+            for (r, m) in row.iter().zip(&named[rank as usize * n..][..n]) {
+                r.set(r.get().max(m.get()));
+            }
+        }
+        for l in 0..32u32 {
+            let a = base + l;
+            if a < self.size {
+                let k = self.warp[(rank * 32 + l) as usize].get();
+                let r = &row[a as usize];
+                r.set(r.get().max(k));
+            }
+        }
+        let own = &row[rank as usize];
+        own.set(own.get().max(self.seg[rank as usize].get() + 1));
+        self.bump(rank);
+    }
+
+    /// Thread `rank` learns `row` (it observed the completion that the row's arrivals
+    /// made): their accesses happen before its next ones.
+    pub(crate) fn learn(&self, row: &[Cell<u32>], rank: u32) {
+        self.dirty.set(true);
+        let n = self.size as usize;
+        let named = self.named_rows();
+        for (c, r) in named[rank as usize * n..][..n].iter().zip(row) {
+            c.set(c.get().max(r.get()));
+        }
+    }
+
     /// Named barrier `id` completed: `waiters` learn what its arrivals brought.
     pub(crate) fn named_release(&self, id: u32, waiters: &[u32]) {
         let n = self.size as usize;

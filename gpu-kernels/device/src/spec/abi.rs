@@ -14,9 +14,9 @@
 //!
 //! one field group per declared parameter, in order: its name, its kind `K` (`r` a read-only
 //! slice `&[T]`, `m` a written slice `DeviceSliceMut<T>` or an unchecked kernel's
-//! `&mut [T]`, `p` a `*const T` or `&T`, `q` a `*mut T`, `v` a value), then the size and the
-//! alignment in bytes (eight lowercase hex digits each) of the element type (slices,
-//! pointers) or of the value's type (values), as the *device* build sees them. The host
+//! `&mut [T]`, `t` a `&TmaMatrix<T, R, C>`, `p` a `*const T` or `&T`, `q` a `*mut T`, `v` a
+//! value), then the size and the alignment in bytes (eight lowercase hex digits each) of the
+//! element type (slices, TMA matrices, pointers) or of the value's type (values), as the *device* build sees them. The host
 //! crate (`sluice_host`, module `ptx`) reads it back and compares it with the host
 //! declaration; `sluice_host::__abi` decodes the same text, and this crate's tests check
 //! that the two agree.
@@ -78,7 +78,7 @@ pub const fn record_len(name_lens: &[usize]) -> usize {
 pub struct Param {
     /// The parameter's name in the kernel's signature.
     pub name: &'static str,
-    /// `r`, `m`, `p`, `q` or `v`.
+    /// `r`, `m`, `t`, `p`, `q` or `v`.
     pub kind: u8,
     /// `size_of` of the element or value type.
     pub size: usize,

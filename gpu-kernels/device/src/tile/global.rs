@@ -5,7 +5,7 @@
 
 use core::marker::PhantomData;
 
-use super::tiling::{Dim, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles};
+use super::tiling::{ConsumerTiles, Dim, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles};
 use crate::slice::DeviceSliceMut;
 
 /// A row-major `rows × cols` matrix in a kernel's read-only slice parameter, row `r`
@@ -537,6 +537,33 @@ impl<'a, T, const BM: usize, const BN: usize, O: Order> BlockTile<'a, T, Warpgro
             return None;
         }
         Some(WarpgroupTile { row0: self.row0 + 64 * g, col0: self.col0, m: self.m.erase() })
+    }
+}
+
+#[cold]
+#[track_caller]
+fn too_few_consumers() -> ! {
+    crate::dfail!("BlockTile::consumer_tile: the block has fewer consumer warpgroups (128 threads each, after the producer's warpgroup 0) than ConsumerTiles<BM, BN> has 64-row parts (BM / 64), so some rows would go unwritten")
+}
+
+impl<'a, T, const BM: usize, const BN: usize, O: Order> BlockTile<'a, T, ConsumerTiles<BM, BN, O>> {
+    /// This consumer warpgroup's rows of the tile: warpgroup `g ≥ 1` (`block_rank() / 128`)
+    /// takes rows `64 (g - 1) .. 64 g`, all `BN` columns; `None` for warpgroup 0 (the
+    /// producer) and warpgroups past `BM / 64 + 1`. Ends the kernel with a message if the
+    /// block has fewer than `BM / 64` consumer warpgroups.
+    #[inline(always)]
+    #[track_caller]
+    pub fn consumer_tile(self) -> Option<WarpgroupTile<'a, T, BN>> {
+        let () =
+            const { assert!(BM.is_multiple_of(64) && BM > 0, "ConsumerTiles<BM, BN>: BM must be a multiple of 64") };
+        if (crate::thread::block_size() / 128) < (BM / 64) as u32 + 1 {
+            too_few_consumers();
+        }
+        let g = (crate::thread::block_rank() / 128) as usize;
+        if g == 0 || g > BM / 64 {
+            return None;
+        }
+        Some(WarpgroupTile { row0: self.row0 + 64 * (g - 1), col0: self.col0, m: self.m.erase() })
     }
 }
 

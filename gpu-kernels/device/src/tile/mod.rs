@@ -62,7 +62,9 @@ mod tiling;
 #[doc(hidden)]
 pub use global::__matrix_from_launch;
 pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, WarpTile, WarpgroupTile};
-pub use tiling::{ByColumns, ByRows, Dim, Grouped, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles};
+pub use tiling::{
+    ByColumns, ByRows, ConsumerTiles, Dim, Grouped, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles,
+};
 
 /// A tile of `L::ROWS × L::COLS` elements of `T` in the block's shared memory, laid out as
 /// `L`. See the [module docs](self).

@@ -90,6 +90,20 @@ impl<const BM: usize, const BN: usize, O: Order> Tiling for WarpgroupTiles<BM, B
     const RASTER: Raster = O::RASTER;
 }
 
+/// Block tiles of `BM × BN` in the order `O` for a warp-specialised block
+/// ([`crate::tma::WsPipeline`]): warpgroup 0 only copies and owns no rows; consumer
+/// warpgroup `g ≥ 1` takes rows `64 (g - 1) .. 64 g`
+/// ([`BlockTile::consumer_tile`](super::BlockTile::consumer_tile)), which it writes from its
+/// warpgroup MMA accumulators ([`crate::wgmma::Warpgroup::store`]). `BM` must be a multiple
+/// of 64 (checked at compile time).
+pub struct ConsumerTiles<const BM: usize, const BN: usize, O: Order = ByRows>(PhantomData<O>);
+
+impl<const BM: usize, const BN: usize, O: Order> Tiling for ConsumerTiles<BM, BN, O> {
+    const BM: usize = BM;
+    const BN: usize = BN;
+    const RASTER: Raster = O::RASTER;
+}
+
 impl<const BM: usize, const BN: usize, const TX: usize, const TY: usize, O: Order> Tiling
     for ThreadTiles<BM, BN, TX, TY, O>
 {
@@ -141,4 +155,5 @@ mod sealed {
     {
     }
     impl<const BM: usize, const BN: usize, O: super::Order> Sealed for super::WarpgroupTiles<BM, BN, O> {}
+    impl<const BM: usize, const BN: usize, O: super::Order> Sealed for super::ConsumerTiles<BM, BN, O> {}
 }

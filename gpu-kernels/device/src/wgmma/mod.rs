@@ -78,6 +78,7 @@ use crate::async_copy::{Behind, Mode, Ready};
 use crate::half::{bf16, f16};
 use crate::spec::layout::Swizzled;
 use crate::tile::{Tile, TileSet, WarpgroupTile};
+use crate::tma::{Full, Release};
 
 #[cfg_attr(target_arch = "nvptx64", path = "gpu.rs")]
 #[cfg_attr(not(target_arch = "nvptx64"), path = "cpu.rs")]
@@ -158,7 +159,7 @@ impl<const N: usize> WgAccum<N> {
     /// flight yet).
     #[inline(always)]
     pub fn in_flight(self) -> WgInFlight<N> {
-        WgInFlight { regs: self.regs }
+        WgInFlight { regs: self.regs, held: None }
     }
 }
 
@@ -168,15 +169,22 @@ impl<const N: usize> WgAccum<N> {
 #[must_use = "the accumulators come back only from `wait`"]
 pub struct WgInFlight<const N: usize> {
     regs: [f32; 128],
+    // The TMA stage the group in flight reads ([`Warpgroup::mma_async_full`]), released
+    // once the group has retired.
+    held: Option<Release>,
 }
 
 impl<const N: usize> WgInFlight<N> {
     /// Waits for every warpgroup MMA this thread issued (`wgmma.wait_group 0`) and gives
-    /// the accumulators back.
+    /// the accumulators back (and the TMA stage the last group read, if any, to its
+    /// producer).
     #[inline(always)]
     pub fn wait(self) -> WgAccum<N> {
         let mut me = core::mem::ManuallyDrop::new(self);
         imp::wait_all::<N>(&mut me.regs);
+        if let Some(r) = me.held.take() {
+            r.now();
+        }
         WgAccum { regs: me.regs }
     }
 }
@@ -185,6 +193,9 @@ impl<const N: usize> Drop for WgInFlight<N> {
     #[inline(always)]
     fn drop(&mut self) {
         imp::wait_all::<N>(&mut self.regs);
+        if let Some(r) = self.held.take() {
+            r.now();
+        }
     }
 }
 
@@ -293,7 +304,52 @@ impl Warpgroup {
         self.check_placement(a, row0, &b);
         let mut acc = core::mem::ManuallyDrop::new(acc);
         imp::mma_k_tile_async::<E, R, P, N>(&mut acc.regs, a, row0, b);
-        WgInFlight { regs: acc.regs }
+        // The group before this one has retired: the stage it read (if a TMA stage) is free.
+        if let Some(r) = acc.held.take() {
+            r.now();
+        }
+        WgInFlight { regs: acc.regs, held: None }
+    }
+
+    /// `acc + a[row0 .. row0 + 64, 0 .. 64] · b` on a stage of a warp-specialised TMA
+    /// pipeline ([`crate::tma::Consumer::wait`]), as [`Warpgroup::mma_async`]: the k-tile's
+    /// four MMAs are issued and committed as a group and left in flight, and the group before
+    /// is waited for (`wgmma.wait_group 1`). The stage is taken: it goes back to the producer
+    /// when its group has retired — at the next `mma_async_full` (or `mma_async`), at
+    /// [`WgInFlight::wait`], or when the `WgInFlight` is dropped — and it cannot be read
+    /// meanwhile. `pick` chooses the operands among the stage's tiles (`|(ta, tb0, tb1)|
+    /// (ta, row0, [tb0, tb1])`); it can return only tiles of that stage.
+    ///
+    /// ```ignore
+    /// let mut acc = WgAccum::<128>::zero().in_flight();
+    /// for _ in 0..k_tiles {
+    ///     acc = wg.mma_async_full(acc, consumer.wait(), |(ta, tb0, tb1)| (ta, 64 * consumer.index(), [tb0, tb1]));
+    /// }
+    /// let acc = acc.wait(); // the last stage released
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn mma_async_full<E: WgElem, S: TileSet, const R: usize, const P: usize, const N: usize>(
+        &self,
+        acc: WgInFlight<N>,
+        stage: Full<S>,
+        pick: impl for<'x> FnOnce(&'x S) -> (&'x Tile<E, Swizzled<R, 64>>, usize, [&'x Tile<E, Swizzled<64, 64>>; P]),
+    ) -> WgInFlight<N> {
+        let () = const { assert!(P * 64 == N, "Warpgroup::mma_async_full: B's panels (64 columns each) must make N") };
+        let () = WgAccum::<N>::SHAPE;
+        let (tiles, release) = stage.into_parts();
+        let (a, row0, b) = pick(&tiles);
+        if !imp::whole_warp_here() {
+            not_whole();
+        }
+        self.check_placement(a, row0, &b);
+        let mut acc = core::mem::ManuallyDrop::new(acc);
+        imp::mma_k_tile_async::<E, R, P, N>(&mut acc.regs, a, row0, b);
+        // The group before this one has retired: the stage it read is free.
+        if let Some(r) = acc.held.take() {
+            r.now();
+        }
+        WgInFlight { regs: acc.regs, held: Some(release) }
     }
 
     /// Ends the kernel with a message unless the tiles are where the descriptors need them.

@@ -1,0 +1,1 @@
+../../../../ui/kernel/tma_matrix_taken_by_reference.rs
