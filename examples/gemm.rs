@@ -3,7 +3,7 @@
 //! f64 reference on random inputs, then timed.
 //!
 //! ```text
-//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_wg,f16_wg,bf16_wg_128x256,f16_wg_128x256] [--warmup W] [--reps R]
+//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_wg,f16_wg,bf16_wg_128x256,f16_wg_128x256,bf16_ws,f16_ws] [--warmup W] [--reps R]
 //!   SIZE: N (N × N × N) or MxNxK; default: on a GPU 4096 8192 and two ragged shapes,
 //!   on the CPU backend 96x200x72 and 128 (slow: every MMA is a warp collective there)
 //! ```
@@ -18,15 +18,18 @@
 //!
 //! The `_wg` dtypes run the Hopper gemms (`gpu-kernels/src/gemm_wg.rs`: the warpgroup MMA,
 //! sm_90a): on an H100/H200 the host launches the kernel crate's sm_90a PTX; on another GPU
-//! they report `Error::KernelNeedsArch`. The default list adds them (both tile shapes) on a
-//! GPU of compute capability 9.0.
+//! they report `Error::KernelNeedsArch`. The `_ws` dtypes are the warp-specialised Hopper
+//! gemm fed by the tensor-memory accelerator (`gpu-kernels/src/gemm_ws.rs`): A and B passed
+//! as `row_major` views, which the launch turns into tensor maps (sizes whose rows the TMA
+//! cannot read, `k` or `n` not a multiple of 8, are skipped with the reason). The default
+//! list adds all of them on a GPU of compute capability 9.0.
 
 use std::process::ExitCode;
 
 use half::{bf16, f16};
 use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result, Stream};
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256};
+use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, GEMM_WS};
 
 /// xorshift64, uniform in [-1, 1) (`benches/cuda/common.cuh`'s `Rng`).
 struct Rng(u64);
@@ -91,9 +94,27 @@ fn timed(st: &Stream<'_, '_>, launch: impl FnOnce() -> Result<()>) -> Result<f32
     stop.elapsed_ms_since(&start)
 }
 
-/// Uploads `a` and `b`, runs `kernel` once on NaN-poisoned C (checked), then times it.
+/// Uploads `a` and `b`, runs `kernel` once on NaN-poisoned C (checked), then times it. The
+/// optional last argument says how A and B are passed: as the views (the default), or `tma`:
+/// as `row_major` views the launch makes tensor maps of (sizes the TMA cannot read are
+/// skipped, with the reason).
 macro_rules! run_gemm {
-    ($gpu:expr, $o:expr, $kernel:expr, $t:ty, $g:expr, $conv:expr, $round:expr, $name:expr, $shape:expr, $seed:expr) => {{
+    ($gpu:expr, $o:expr, $kernel:expr, $t:ty, $g:expr, $conv:expr, $round:expr, $name:expr, $shape:expr, $seed:expr) => {
+        run_gemm!($gpu, $o, $kernel, $t, $g, $conv, $round, $name, $shape, $seed, views)
+    };
+    (@args views, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {
+        Ok::<_, Error>(($a, $b))
+    };
+    (@args tma, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {
+        $a.row_major($m, $k).and_then(|a| Ok((a, $b.row_major($k, $n)?)))
+    };
+    (@smem views, $g:ident) => {
+        $g.shared_bytes()
+    };
+    (@smem tma, $g:ident) => {
+        $g.ws_shared_bytes()
+    };
+    ($gpu:expr, $o:expr, $kernel:expr, $t:ty, $g:expr, $conv:expr, $round:expr, $name:expr, $shape:expr, $seed:expr, $pass:ident) => {{
         let (m, n, k) = $shape;
         let mut rng = Rng($seed);
         let a: Vec<$t> = (0..m * k).map(|_| $conv(rng.next())).collect();
@@ -105,15 +126,20 @@ macro_rules! run_gemm {
         let cfg = LaunchConfig {
             grid: (g.grid(m, n), 1, 1),
             block: (g.threads, 1, 1),
-            shared_mem_bytes: g.shared_bytes() as u32,
+            shared_mem_bytes: run_gemm!(@smem $pass, g) as u32,
         };
         let poison = vec![f32::NAN; m * n];
-        let (mut ms, c) = scope($gpu, |s| {
+        let ran = scope($gpu, |s| {
             let (a, b) = (s.upload(&a)?, s.upload(&b)?);
             let c = s.alloc_buffer::<f32>(m * n)?;
             let host = s.pinned_buffer::<f32>(m * n)?;
-            let (ms, copy) = s.lane()?.enter(|st| {
+            let ran = s.lane()?.enter(|st| {
                 let (a, b) = (st.await_fence(&a)?, st.await_fence(&b)?);
+                let (a, b) = match run_gemm!(@args $pass, a, b, m, n, k) {
+                    Ok(ab) => ab,
+                    Err(Error::TensorMap { reason }) => return Ok(Err(reason)),
+                    Err(e) => return Err(e),
+                };
                 let mut c = st.bind(c.as_columns_mut());
                 st.copy_to_device(&poison, &mut c)?;
                 st.launch(&f, cfg, (&mut c, &a, &b, m as u32, n as u32, k as u32))?;
@@ -125,12 +151,23 @@ macro_rules! run_gemm {
                         ms.push(t);
                     }
                 }
-                Ok::<_, Error>((ms, copy))
+                Ok::<_, Error>(Ok((ms, copy)))
             })?;
-            Ok((ms, copy.wait()?.to_vec()))
+            Ok(match ran {
+                Ok((ms, copy)) => Ok((ms, copy.wait()?.to_vec())),
+                Err(reason) => Err(reason),
+            })
         })?;
-        let (err, written) = check(&a64, &b64, &c, m, n, k, $seed);
-        report($name, (m, n, k), &mut ms, err, written)
+        match ran {
+            Ok((mut ms, c)) => {
+                let (err, written) = check(&a64, &b64, &c, m, n, k, $seed);
+                report($name, (m, n, k), &mut ms, err, written)
+            }
+            Err(reason) => {
+                println!("# {} {m}x{n}x{k}: skipped: {reason}", $name);
+                true
+            }
+        }
     }};
 }
 
@@ -226,10 +263,36 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
                 shape,
                 seed
             ),
+            "bf16_ws" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_ws_bf16,
+                bf16,
+                GEMM_WS,
+                bf16::from_f32,
+                |x: bf16| x.to_f64(),
+                "bf16_ws",
+                shape,
+                seed,
+                tma
+            ),
+            "f16_ws" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_ws_f16,
+                f16,
+                GEMM_WS,
+                f16::from_f32,
+                |x: f16| x.to_f64(),
+                "f16_ws",
+                shape,
+                seed,
+                tma
+            ),
             other => {
                 eprintln!(
                     "unknown dtype {other} (bf16, f16, tf32, bf16_128x256, bf16_wg, f16_wg, bf16_wg_128x256, \
-                     f16_wg_128x256)"
+                     f16_wg_128x256, bf16_ws, f16_ws)"
                 );
                 false
             }
@@ -276,7 +339,14 @@ fn main() -> ExitCode {
     let dtype_given = std::env::args().any(|a| a == "--dtype");
     if !dtype_given && gpu.info().compute_capability == (9, 0) {
         // Hopper: the warpgroup MMA gemms too (the kernel crate's sm_90a build).
-        o.dtypes.extend(["bf16_wg_128x256".into(), "f16_wg_128x256".into(), "bf16_wg".into(), "f16_wg".into()]);
+        o.dtypes.extend([
+            "bf16_ws".into(),
+            "f16_ws".into(),
+            "bf16_wg_128x256".into(),
+            "f16_wg_128x256".into(),
+            "bf16_wg".into(),
+            "f16_wg".into(),
+        ]);
     }
     if sizes.is_empty() {
         sizes = if on_cpu {

@@ -4,14 +4,19 @@
 //! `gemm_bf16_128x256`) at several shapes, ragged edges included, each against an f64 reference of the inputs as the kernel rounds them, with
 //! fresh random inputs and a NaN-poisoned output (every element must be written).
 //!
+//! The warp-specialised gemm fed by TMA (`gemm_ws.rs`) likewise, and the typed refusal of
+//! views the TMA cannot read.
+//!
 //! `cargo test --test gpu_tensor` runs them on the CPU backend; `-- --ignored` on a GPU.
 
 mod common;
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, MMA_PROBE_SHARED};
+use gpu_kernels::{
+    GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, GEMM_WS, MMA_PROBE_SHARED,
+};
 use half::{bf16, f16};
 use rand::Rng;
-use sluice::{kernels, scope, Gpu, LaunchConfig};
+use sluice::{kernels, scope, Error, Gpu, LaunchConfig};
 
 /// `x` as the tensor core multiplies it in tf32 (rounded to nearest, ties away).
 fn tf32(x: f32) -> f64 {
@@ -236,8 +241,113 @@ fn warpgroup_gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
     }
 }
 
+/// Runs the warp-specialised TMA gemm `$kernel` over `a` (`m × k`) and `b` (`k × n`), passed
+/// as `row_major` views, into a NaN-poisoned `c`.
+macro_rules! run_ws {
+    ($gpu:expr, $kernel:expr, $a:expr, $b:expr, ($m:expr, $n:expr, $k:expr)) => {{
+        let (m, n, k): (usize, usize, usize) = ($m, $n, $k);
+        let cfg = LaunchConfig {
+            grid: (GEMM_WS.grid(m, n), 1, 1),
+            block: (GEMM_WS.threads, 1, 1),
+            shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32,
+        };
+        let poison = vec![f32::NAN; m * n];
+        let f = $gpu.function(&$kernel).expect("kernel");
+        scope(&$gpu, |s| {
+            let (a, b) = (s.upload(&$a)?, s.upload(&$b)?);
+            let c = s.alloc_buffer::<f32>(m * n)?;
+            let host = s.pinned_buffer::<f32>(m * n)?;
+            let copy = s.lane()?.enter(|st| {
+                let (a, b) = (st.await_fence(&a)?, st.await_fence(&b)?);
+                let (a, b) = (a.row_major(m, k)?, b.row_major(k, n)?);
+                let mut c = st.bind(c.as_columns_mut());
+                st.copy_to_device(&poison, &mut c)?;
+                st.launch(&f, cfg, (&mut c, &a, &b, m as u32, n as u32, k as u32))?;
+                st.copy_to_host(&c, host.as_pinned_mut())
+            })?;
+            Ok(copy.wait()?.to_vec())
+        })
+        .expect("run")
+    }};
+}
+
+/// The warp-specialised TMA gemms (sm_90a: TMA, `mbarrier`, `setmaxnreg`, `wgmma`; the CPU
+/// backend models the barriers and the copies), bf16 and f16, at shapes whose rows the TMA
+/// can read (`k`, `n` multiples of 8), ragged against the 128 × 256 × 64 tiles.
+fn warp_specialised_tma_gemms_match_the_f64_product(gpu: Gpu) {
+    let mut rng = common::rng();
+    let shapes: Vec<(usize, usize, usize)> = if gpu.backend() == sluice::Backend::Cpu {
+        vec![(128, 256, 64), (200, 264, 72), (40, 8, 8)]
+    } else {
+        vec![(128, 256, 64), (1024, 1024, 1024), (1000, 1000, 1000), (777, 1304, 520), (4095, 4096, 1032), (64, 48, 8)]
+    };
+    for (m, n, k) in shapes {
+        let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let (ab, bb): (Vec<bf16>, Vec<bf16>) =
+            (a.iter().map(|&x| bf16::from_f32(x)).collect(), b.iter().map(|&x| bf16::from_f32(x)).collect());
+        let (a64, b64): (Vec<f64>, Vec<f64>) =
+            (ab.iter().map(|x| x.to_f64()).collect(), bb.iter().map(|x| x.to_f64()).collect());
+        let c = run_ws!(gpu, kernels::gemm_ws_bf16, ab, bb, (m, n, k));
+        let e = worst_error(&a64, &b64, &c, m, n, k);
+        assert!(e < 1e-5, "TMA gemm bf16 {m}x{n}x{k}: worst error {e:e}");
+        let (ah, bh): (Vec<f16>, Vec<f16>) =
+            (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+        let (ah64, bh64): (Vec<f64>, Vec<f64>) =
+            (ah.iter().map(|x| x.to_f64()).collect(), bh.iter().map(|x| x.to_f64()).collect());
+        let c = run_ws!(gpu, kernels::gemm_ws_f16, ah, bh, (m, n, k));
+        let e = worst_error(&ah64, &bh64, &c, m, n, k);
+        assert!(e < 1e-5, "TMA gemm f16 {m}x{n}x{k}: worst error {e:e}");
+    }
+}
+
+/// A view the TMA cannot read is a typed error before anything is launched: rows whose bytes
+/// are not a multiple of 16, a view too short, a start not 16-byte aligned, an empty shape.
+fn views_the_tma_cannot_read_are_refused(gpu: Gpu) {
+    let data = vec![bf16::from_f32(1.0); 64 * 72 + 8];
+    scope(&gpu, |s| {
+        let a = s.upload(&data)?;
+        s.lane()?.enter(|st| {
+            let a = st.await_fence(&a)?;
+            let why = |r: sluice::Result<sluice::RowMajor<'_, '_, bf16>>| match r {
+                Err(Error::TensorMap { reason }) => reason,
+                Err(e) => panic!("another error: {e}"),
+                Ok(_) => panic!("accepted"),
+            };
+            assert!(why(a.row_major(64, 71)).contains("multiple of 16"));
+            assert!(why(a.row_major(65, 72)).contains("do not fit"));
+            assert!(why(a.row_major(0, 72)).contains("empty"));
+            let shifted = a.slice_rows(1..).expect("one column");
+            assert!(why(shifted.row_major(8, 8)).contains("16-byte aligned"));
+            let ok = a.row_major(64, 72)?;
+            assert_eq!((ok.rows(), ok.cols()), (64, 72));
+            Ok::<_, Error>(())
+        })
+    })
+    .expect("scope");
+}
+
+/// The checking mode of the CPU backend finds no race in the TMA gemm: the `full`
+/// barriers order the producer's copies before the consumers' reads, the `empty` ones those
+/// reads before the copies that refill the stage (five k-tiles through four stages).
+#[test]
+fn the_tma_gemm_passes_the_race_checker() {
+    let gpu = Gpu::cpu_checked();
+    let mut rng = common::rng();
+    let (m, n, k) = (128, 256, 320);
+    let a: Vec<bf16> = (0..m * k).map(|_| bf16::from_f32(rng.random_range(-1.0..1.0))).collect();
+    let b: Vec<bf16> = (0..k * n).map(|_| bf16::from_f32(rng.random_range(-1.0..1.0))).collect();
+    let c = run_ws!(gpu, kernels::gemm_ws_bf16, a, b, (m, n, k));
+    let (a64, b64): (Vec<f64>, Vec<f64>) =
+        (a.iter().map(|x| x.to_f64()).collect(), b.iter().map(|x| x.to_f64()).collect());
+    let e = worst_error(&a64, &b64, &c, m, n, k);
+    assert!(e < 1e-5, "checked TMA gemm: worst error {e:e}");
+}
+
 on_every_backend!(
     mma_probes_match_the_f64_product,
     gemms_match_the_f64_product_at_every_shape,
-    warpgroup_gemms_match_the_f64_product_at_every_shape
+    warpgroup_gemms_match_the_f64_product_at_every_shape,
+    warp_specialised_tma_gemms_match_the_f64_product,
+    views_the_tma_cannot_read_are_refused
 );

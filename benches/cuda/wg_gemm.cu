@@ -118,12 +118,14 @@
 #endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -361,6 +363,125 @@ __global__ __launch_bounds__(THREADS, 1) void wg_gemm(float* __restrict__ c, con
 template __global__ void wg_gemm<__nv_bfloat16>(float*, const __nv_bfloat16*, const __nv_bfloat16*, int, int, int);
 template __global__ void wg_gemm<__half>(float*, const __half*, const __half*, int, int, int);
 
+// ------------------------------------------------------------------ warp-specialised, TMA-fed
+// ws_gemm: the same block tile, k-tile, shared layouts, descriptors and epilogue as wg_gemm, fed
+// by TMA instead of cp.async, with warp specialisation (the design of CUTLASS's
+// KernelTmaWarpSpecializedCooperative, without clusters):
+//   * 384 threads: warpgroup 0 is the producer (one thread issues every copy; setmaxnreg.dec to
+//     40 registers), warpgroups 1 and 2 the consumers (rows 0..63 and 64..127 of the block tile;
+//     setmaxnreg.inc to 232).
+//   * a stage is filled by cp.async.bulk.tensor.2d (A: one 64 x 128 box; B: BN/64 boxes of 64 x
+//     64, one per panel), 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B writes exactly the
+//     layouts a_off / b_off describe), completing on the stage's `full` mbarrier (expect-tx of
+//     the stage's bytes); the tensor maps zero-fill what lies outside the matrices.
+//   * consumers wait on `full[s]` (phase parity), issue the k-tile's 4 wgmmas, commit, wait for
+//     the group before (wait_group 1) and then release that group's stage (`empty`, 256
+//     arrivals); the producer waits on `empty[s]` before refilling it.
+// Needs k % 8 == 0 and n % 8 == 0 (TMA's 16-byte global strides) and 16-byte aligned A and B.
+constexpr int WS_THREADS = 384;
+constexpr uint32_t WS_SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+        "l"((uint64_t)map), "r"(x), "r"(y), "r"(bar)
+        : "memory");
+}
+
+template <typename T>
+__global__ __launch_bounds__(WS_THREADS, 1) void ws_gemm(float* __restrict__ c, const __grid_constant__ CUtensorMap map_a,
+                                                         const __grid_constant__ CUtensorMap map_b, int m, int n, int k) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const uint32_t base = ((uint32_t)__cvta_generic_to_shared(smem) + 1023) & ~1023u;
+    const uint32_t full = base + STAGES * STAGE_BYTES, empty = full + STAGES * 8;
+    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+    const int rank_b = blockIdx.x;
+    if (rank_b >= tiles_m * tiles_n) return;
+    const int per_group = GROUP * tiles_n, first = (rank_b / per_group) * GROUP;
+    const int size = min(tiles_m - first, GROUP), in_group = rank_b % per_group;
+    const int row0 = (first + in_group % size) * BM, col0 = (in_group / size) * BN;
+    const int t = threadIdx.x, wg = t / 128;
+    const int k_tiles = max((k + BK - 1) / BK, 1);
+    if (t == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full + 8 * s, 1);
+            mbar_init(empty + 8 * s, 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (t == 0) {
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                const int s = kt % STAGES;
+                // The first round finds every stage free (parity 1 of a fresh barrier passes).
+                mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+                const uint32_t sa = base + s * STAGE_BYTES, bar = full + 8 * s;
+                mbar_expect_tx(bar, STAGE_BYTES);
+                tma_load_2d(sa, &map_a, kt * BK, row0, bar);
+#pragma unroll
+                for (int p = 0; p < BN / 64; ++p) tma_load_2d(sa + A_BYTES + p * B_PANEL, &map_b, col0 + 64 * p, kt * BK, bar);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = wg - 1;  // consumer warpgroup: rows 64cw..64cw+63 of the block tile
+    float acc[ACC];
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+#pragma unroll 1
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % STAGES;
+        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+        const uint32_t sa = base + s * STAGE_BYTES, sb = sa + A_BYTES, a_wg = sa + cw * 64 * ROW_BYTES;
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks)
+            wgmma_k16<T>(acc, make_desc(a_wg + ks * A_KSTEP, A_LBO, A_SBO), make_desc(sb + ks * B_KSTEP, B_LBO, B_SBO));
+        wgmma_commit();
+        wgmma_wait<1>();
+        // k-tile kt-1's group is retired: its stage may be refilled.
+        if (kt > 0) mbar_arrive(empty + 8 * ((kt - 1) % STAGES));
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    const int w = (t / 32) % 4, l = t % 32;
+    const int r_lo = row0 + cw * 64 + w * 16 + l / 4, c_lo = col0 + 2 * (l % 4);
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = r_lo + 8 * h, col = c_lo + 8 * i;
+            if (row >= m) continue;
+            const float v0 = acc[4 * i + 2 * h], v1 = acc[4 * i + 2 * h + 1];
+            float* p = c + (size_t)row * n + col;
+            if (col + 1 < n && ((uintptr_t)p % 8) == 0) *(float2*)p = make_float2(v0, v1);
+            else {
+                if (col < n) p[0] = v0;
+                if (col + 1 < n) p[1] = v1;
+            }
+        }
+}
+
 // ------------------------------------------------------------------------------------- host side
 struct Options {
     int warmup = 5, reps = 20;
@@ -388,6 +509,50 @@ template <typename T>
 static void launch_wg(float* dc, const T* da, const T* db, int m, int n, int k, cudaStream_t s = 0) {
     int blocks = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
     wg_gemm<T><<<blocks, THREADS, SMEM_BYTES, s>>>(dc, da, db, m, n, k);
+}
+
+// A 2-D tensor map of a rows x cols row-major matrix of T, boxes of box_rows x 64 elements
+// (128 bytes: the 128-byte swizzle's span), zero fill outside. Through the runtime's entry point
+// to the driver (no -lcuda).
+template <typename T>
+static CUtensorMap tensor_map(const T* g, int rows, int cols, int box_rows) {
+    using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    static Encode encode = nullptr;
+    if (!encode) {
+        cudaDriverEntryPointQueryResult q;
+        CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&encode, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !encode) {
+            fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
+            exit(2);
+        }
+    }
+    CUtensorMap map;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)cols * sizeof(T)};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows};
+    cuuint32_t estr[2] = {1, 1};
+    CUtensorMapDataType ty = std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    CUresult r = encode(&map, ty, 2, (void*)g, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "cuTensorMapEncodeTiled: error %d (rows %d, cols %d)\n", (int)r, rows, cols);
+        exit(2);
+    }
+    return map;
+}
+
+// The warp-specialised kernel's launch; the maps are made once per operand (outside timing).
+template <typename T>
+struct WsMaps {
+    CUtensorMap a, b;
+    WsMaps(const T* da, const T* db, int m, int n, int k) : a(tensor_map(da, m, k, BM)), b(tensor_map(db, k, n, BK)) {}
+};
+template <typename T>
+static void launch_ws(float* dc, const WsMaps<T>& maps, int m, int n, int k, cudaStream_t s = 0) {
+    int blocks = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
+    ws_gemm<T><<<blocks, WS_THREADS, WS_SMEM_BYTES, s>>>(dc, maps.a, maps.b, m, n, k);
 }
 
 // Worst |c - ref| / sum_k |a b| over sampled elements (all of C when m n k <= 2^28).
@@ -422,8 +587,8 @@ static double check(const std::vector<T>& a, const std::vector<T>& b, const std:
 
 // --probe: one block, one k-tile. Returns true when all of C is right.
 template <typename T>
-static bool probe_case(const char* name, const std::function<float(int, int)>& fa, const std::function<float(int, int)>& fb,
-                       const char* meaning) {
+static bool probe_case(bool ws, const char* name, const std::function<float(int, int)>& fa,
+                       const std::function<float(int, int)>& fb, const char* meaning) {
     const int m = BM, n = BN, k = BK;
     std::vector<T> ha((size_t)m * k), hb((size_t)k * n);
     for (int r = 0; r < m; ++r)
@@ -438,7 +603,8 @@ static bool probe_case(const char* name, const std::function<float(int, int)>& f
     CHECK(cudaMemcpy(da, ha.data(), ha.size() * sizeof(T), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(db, hb.data(), hb.size() * sizeof(T), cudaMemcpyHostToDevice));
     CHECK(cudaMemset(dc, 0xff, (size_t)m * n * sizeof(float)));
-    launch_wg<T>(dc, da, db, m, n, k);
+    if (ws) launch_ws<T>(dc, WsMaps<T>(da, db, m, n, k), m, n, k);
+    else launch_wg<T>(dc, da, db, m, n, k);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     std::vector<float> hc((size_t)m * n);
@@ -467,7 +633,7 @@ static bool probe_case(const char* name, const std::function<float(int, int)>& f
                 ++bad;
             }
         }
-    printf("probe,%s,%s,max_abs_err=%.3e,bad=%d/%d%s   (%s)\n%s", dtype_name<T>(), name, max_err, bad, m * n,
+    printf("probe,%s,%s,%s,max_abs_err=%.3e,bad=%d/%d%s   (%s)\n%s", ws ? "ws" : "wg", dtype_name<T>(), name, max_err, bad, m * n,
            bad ? ",FAIL" : ",ok", meaning, lines.c_str());
     fflush(stdout);
     CHECK(cudaFree(da));
@@ -485,16 +651,18 @@ static bool probe() {
     auto sel_a = [](int r, int kk) { return kk == r % BK ? 1.0f : 0.0f; };   // C[r][c] = B[r % 64][c]
     auto sel_b = [](int kk, int col) { return col % BK == kk ? 1.0f : 0.0f; };  // C[r][c] = A[r][c % 64]
     bool ok = true;
-    ok &= probe_case<T>("random", [&](int r, int kk) { return ra[(size_t)r * BK + kk]; },
-                        [&](int kk, int col) { return rb[(size_t)kk * BN + col]; }, "both descriptors, the fragment layout");
-    ok &= probe_case<T>("b_krow", sel_a, [](int kk, int) { return (float)(kk + 1); },
-                        "A=selector, B[kk][c]=kk+1: got-1 = the k-row of B read; want r%64+1");
-    ok &= probe_case<T>("b_ncol", sel_a, [](int, int col) { return (float)(col + 1); },
-                        "A=selector, B[kk][c]=c+1: got-1 = the column of B read; want c+1");
-    ok &= probe_case<T>("a_mrow", [](int r, int) { return (float)(r + 1); }, sel_b,
-                        "B=selector, A[r][kk]=r+1: got-1 = the row of A read; want r+1");
-    ok &= probe_case<T>("a_kcol", [](int, int kk) { return (float)(kk + 1); }, sel_b,
-                        "B=selector, A[r][kk]=kk+1: got-1 = the k-column of A read; want c%64+1");
+    for (bool ws : {false, true}) {
+        ok &= probe_case<T>(ws, "random", [&](int r, int kk) { return ra[(size_t)r * BK + kk]; },
+                            [&](int kk, int col) { return rb[(size_t)kk * BN + col]; }, "both descriptors, the fragment layout");
+        ok &= probe_case<T>(ws, "b_krow", sel_a, [](int kk, int) { return (float)(kk + 1); },
+                            "A=selector, B[kk][c]=kk+1: got-1 = the k-row of B read; want r%64+1");
+        ok &= probe_case<T>(ws, "b_ncol", sel_a, [](int, int col) { return (float)(col + 1); },
+                            "A=selector, B[kk][c]=c+1: got-1 = the column of B read; want c+1");
+        ok &= probe_case<T>(ws, "a_mrow", [](int r, int) { return (float)(r + 1); }, sel_b,
+                            "B=selector, A[r][kk]=r+1: got-1 = the row of A read; want r+1");
+        ok &= probe_case<T>(ws, "a_kcol", [](int, int kk) { return (float)(kk + 1); }, sel_b,
+                            "B=selector, A[r][kk]=kk+1: got-1 = the k-column of A read; want c%64+1");
+    }
     return ok;
 }
 
@@ -515,6 +683,11 @@ static bool run(int m, int n, int k, const Options& o, void* blas_handle, std::v
     std::vector<float> hc((size_t)m * n);
     std::vector<std::pair<const char*, std::function<void()>>> impls;
     impls.push_back({"wg", [&] { launch_wg<T>(dc, da, db, m, n, k); }});
+    std::unique_ptr<WsMaps<T>> maps;
+    if (k % 8 == 0 && n % 8 == 0) {
+        maps.reset(new WsMaps<T>(da, db, m, n, k));
+        impls.push_back({"ws", [&] { launch_ws<T>(dc, *maps, m, n, k); }});
+    }
 #ifndef WG_KERNELS_ONLY
     cublasHandle_t h = (cublasHandle_t)blas_handle;
     cudaDataType_t ty = std::is_same<T, __half>::value ? CUDA_R_16F : CUDA_R_16BF;
@@ -593,6 +766,8 @@ int main(int argc, char** argv) {
     }
     CHECK(cudaFuncSetAttribute(wg_gemm<__nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
     CHECK(cudaFuncSetAttribute(wg_gemm<__half>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
+    CHECK(cudaFuncSetAttribute(ws_gemm<__nv_bfloat16>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)WS_SMEM_BYTES));
+    CHECK(cudaFuncSetAttribute(ws_gemm<__half>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)WS_SMEM_BYTES));
     printf("# kernel,registers,local_bytes,dynamic_smem,blocks_per_sm  (BM=%d BN=%d BK=%d STAGES=%d THREADS=%d)\n", BM, BN, BK,
            STAGES, THREADS);
     {
@@ -629,9 +804,9 @@ int main(int argc, char** argv) {
 #ifndef WG_KERNELS_ONLY
     cublasDestroy(h);
 #endif
-    printf("\n# summary (TFLOP/s, median)\n%-8s %-20s %10s %10s %8s\n", "dtype", "m x n x k", "wg", "cublas", "wg/cublas");
+    printf("\n# summary (TFLOP/s, median)\n%-6s %-8s %-20s %10s %10s %8s\n", "impl", "dtype", "m x n x k", "TFLOP/s", "cublas", "/cublas");
     for (size_t i = 0; i < out.size(); ++i) {
-        if (out[i].impl != "wg") continue;
+        if (out[i].impl == "cublas") continue;
         double blas = 0;
         for (size_t j = 0; j < out.size(); ++j)
             if (out[j].impl == "cublas" && out[j].dtype == out[i].dtype && out[j].m == out[i].m && out[j].n == out[i].n &&
@@ -639,7 +814,7 @@ int main(int argc, char** argv) {
                 blas = out[j].tflops;
         char dims[64];
         snprintf(dims, sizeof dims, "%dx%dx%d", out[i].m, out[i].n, out[i].k);
-        printf("%-8s %-20s %10.1f %10.1f %8.3f\n", out[i].dtype.c_str(), dims, out[i].tflops, blas,
+        printf("%-6s %-8s %-20s %10.1f %10.1f %8.3f\n", out[i].impl.c_str(), out[i].dtype.c_str(), dims, out[i].tflops, blas,
                blas > 0 ? out[i].tflops / blas : 0.0);
     }
     return ok ? 0 : 1;

@@ -103,6 +103,13 @@ impl GemmShape {
         self.stages * (a + b) + 112
     }
 
+    /// The dynamic shared memory (bytes) of the warp-specialised TMA gemms: the stages of an
+    /// A and a B tile (1024-byte aligned, for the 128-byte swizzle), their alignment, and a
+    /// `full` and an `empty` barrier per stage (`tma::WsPipeline::SHARED_BYTES`).
+    pub const fn ws_shared_bytes(&self) -> usize {
+        self.stages * (self.bm + self.bn) * self.bk * self.elem_bytes + 1024 + 16 * self.stages
+    }
+
     /// Blocks for an `m × n` C (a 1-D grid).
     pub const fn grid(&self, m: usize, n: usize) -> u32 {
         (m.div_ceil(self.bm) * n.div_ceil(self.bn)) as u32
@@ -125,6 +132,11 @@ pub const GEMM_WG: GemmShape = GemmShape { bm: 128, bn: 128, bk: 64, stages: 4, 
 /// `gemm_wg_bf16_128x256`: 128 × 256 tiles, k-tiles of 64 in 4 stages (192 KiB), 2
 /// warpgroups of `wgmma.m64n256k16`; one block per SM.
 pub const GEMM_WG_128X256: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 4, threads: 256, elem_bytes: 2 };
+/// `gemm_ws_bf16` and `gemm_ws_f16` (Hopper, sm_90a): 128 × 256 tiles, k-tiles of 64 in 4
+/// stages (192 KiB) filled by TMA, warp-specialised: 384 threads, warpgroup 0 copies (40
+/// registers), warpgroups 1 and 2 multiply (`wgmma.m64n256k16`, 232 registers); one block
+/// per SM. Needs `k` and `n` multiples of 8 and A, B 16-byte aligned (the TMA's rows).
+pub const GEMM_WS: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 4, threads: 384, elem_bytes: 2 };
 /// Rows of tiles per group of the blocks' grouped order (L2 reuse).
 pub const GEMM_GROUP: u32 = 8;
 
@@ -207,6 +219,8 @@ mod gemm;
 // for sm_90 and sm_90a; the host launches the sm_90a PTX on Hopper), always on the host.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod gemm_wg;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+mod gemm_ws;
 mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
@@ -215,5 +229,7 @@ pub use device::*;
 pub use gemm::*;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub use gemm_wg::*;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub use gemm_ws::*;
 pub use probe::*;
 pub use selftest::*;
