@@ -344,10 +344,30 @@ fn the_tma_gemm_passes_the_race_checker() {
     assert!(e < 1e-5, "checked TMA gemm: worst error {e:e}");
 }
 
+/// A launch with more threads per block than the kernel's `#[kernel(max_threads = 384)]`
+/// is refused before anything runs, on the CPU backend as on a GPU.
+fn a_launch_past_the_kernels_launch_bounds_is_refused(gpu: Gpu) {
+    let cfg = LaunchConfig { grid: (1, 1, 1), block: (512, 1, 1), shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32 };
+    let f = gpu.function(&kernels::gemm_ws_bf16).expect("kernel");
+    let data = vec![bf16::from_f32(0.5); 128 * 64];
+    let e = scope(&gpu, |s| {
+        let (a, b) = (s.upload(&data)?, s.upload(&data)?);
+        let c = s.alloc_buffer::<f32>(128 * 64)?;
+        s.lane()?.enter(|st| {
+            let (a, b) = (st.await_fence(&a)?.row_major(128, 64)?, st.await_fence(&b)?.row_major(64, 128)?);
+            let mut c = st.bind(c.as_columns_mut());
+            st.launch(&f, cfg, (&mut c, &a, &b, 128u32, 64u32, 64u32))
+        })
+    })
+    .expect_err("512 threads past the kernel's 384");
+    assert!(matches!(e, Error::LaunchConfig { limit: 384, .. }), "{e}");
+}
+
 on_every_backend!(
     mma_probes_match_the_f64_product,
     gemms_match_the_f64_product_at_every_shape,
     warpgroup_gemms_match_the_f64_product_at_every_shape,
     warp_specialised_tma_gemms_match_the_f64_product,
-    views_the_tma_cannot_read_are_refused
+    views_the_tma_cannot_read_are_refused,
+    a_launch_past_the_kernels_launch_bounds_is_refused
 );

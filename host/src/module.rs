@@ -213,7 +213,8 @@ impl ModuleCache {
         let target = LaunchTarget {
             name,
             func: FunctionHandle::Cpu(entry, name),
-            max_threads_per_block: 1024,
+            // The kernel's launch bounds, as the driver reports them on a GPU.
+            max_threads_per_block: ptx::max_threads(ptx, name).map_or(1024, |n| n.min(1024)),
             registers: 0,
             dynamic_shared_limit: 227 << 10,
             source,

@@ -168,6 +168,24 @@ fn entry_param_list<'t>(text: &'t str, name: &str) -> Result<&'t str, ParamsErro
     Err(ParamsError::NoEntry)
 }
 
+/// The most threads per block entry `name` declares (`.maxntid x[, y[, z]]` after its
+/// parameter list: `#[kernel(max_threads = N)]`, CUDA C++'s `__launch_bounds__`), if any: what
+/// the CPU backend enforces as a GPU's driver does.
+pub(crate) fn max_threads(ptx: &str, name: &str) -> Option<u32> {
+    let text = strip_comments(ptx);
+    let list = entry_param_list(&text, name).ok()?;
+    // The directives between the list's `)` and the body's `{`.
+    // `list` is a slice of `text` (an entry without a list gives a static "": none then):
+    // its end is where the list closes.
+    let at = (list.as_ptr() as usize).checked_sub(text.as_ptr() as usize)? + list.len();
+    if at > text.len() {
+        return None;
+    }
+    let head = text[at..].split('{').next()?;
+    let dims = head.split(".maxntid").nth(1)?.split('.').next()?;
+    dims.split(',').map(|d| d.trim().parse::<u32>().ok()).try_fold(1u32, |n, d| n.checked_mul(d?))
+}
+
 /// `ptx` without its `//` and `/* */` comments (each replaced by a space), so that a
 /// commented-out declaration is not taken for the entry's.
 fn strip_comments(ptx: &str) -> std::borrow::Cow<'_, str> {
@@ -329,5 +347,14 @@ mod tests {
     fn entries_are_listed_in_order() {
         let ptx = "// .entry commented_out(\n.visible .entry a(\n.param .u64 p)\n{ ret; }\n.entry b_2()\n{ ret; }\n.func not_an_entry()";
         assert_eq!(entries(ptx), ["a", "b_2"]);
+    }
+    #[test]
+    fn launch_bounds_are_read_after_the_parameters() {
+        let ptx = ".visible .entry k(\n\t.param .u64 k_param_0\n)\n.maxntid 384 // bounds\n{\n\tret;\n}\n\
+                   .visible .entry j(\n)\n.maxntid 8, 4, 2\n{\n}\n.visible .entry free(\n)\n{\n}\n";
+        assert_eq!(max_threads(ptx, "k"), Some(384));
+        assert_eq!(max_threads(ptx, "j"), Some(64));
+        assert_eq!(max_threads(ptx, "free"), None);
+        assert_eq!(max_threads(ptx, "absent"), None);
     }
 }
