@@ -363,11 +363,32 @@ fn a_launch_past_the_kernels_launch_bounds_is_refused(gpu: Gpu) {
     assert!(matches!(e, Error::LaunchConfig { limit: 384, .. }), "{e}");
 }
 
+/// A kernel that sets register budgets (`WsPipeline::run`) runs with exactly its
+/// `max_threads`: a smaller block would give `setmaxnreg` another register pool than ptxas
+/// sized, in which a consumer's increase could wait for ever. Refused before anything runs.
+fn a_kernel_with_register_budgets_runs_with_exactly_its_block(gpu: Gpu) {
+    let cfg = LaunchConfig { grid: (1, 1, 1), block: (256, 1, 1), shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32 };
+    let f = gpu.function(&kernels::gemm_ws_bf16).expect("kernel");
+    let data = vec![bf16::from_f32(0.5); 128 * 64];
+    let e = scope(&gpu, |s| {
+        let (a, b) = (s.upload(&data)?, s.upload(&data)?);
+        let c = s.alloc_buffer::<f32>(128 * 64)?;
+        s.lane()?.enter(|st| {
+            let (a, b) = (st.await_fence(&a)?.row_major(128, 64)?, st.await_fence(&b)?.row_major(64, 128)?);
+            let mut c = st.bind(c.as_columns_mut());
+            st.launch(&f, cfg, (&mut c, &a, &b, 128u32, 64u32, 64u32))
+        })
+    })
+    .expect_err("256 threads for a kernel of exactly 384");
+    assert!(matches!(e, Error::LaunchBlockFixed { requested: 256, required: 384, .. }), "{e}");
+}
+
 on_every_backend!(
     mma_probes_match_the_f64_product,
     gemms_match_the_f64_product_at_every_shape,
     warpgroup_gemms_match_the_f64_product_at_every_shape,
     warp_specialised_tma_gemms_match_the_f64_product,
     views_the_tma_cannot_read_are_refused,
-    a_launch_past_the_kernels_launch_bounds_is_refused
+    a_launch_past_the_kernels_launch_bounds_is_refused,
+    a_kernel_with_register_budgets_runs_with_exactly_its_block
 );

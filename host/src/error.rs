@@ -231,6 +231,17 @@ pub enum Error {
         /// The largest value allowed.
         limit: u64,
     },
+    /// A kernel that sets register budgets (`setmaxnreg`: `sluice_device::tma::WsPipeline::run`)
+    /// was launched with another block size than its `#[kernel(max_threads = N)]`: the
+    /// budgets share the register file ptxas sized for exactly `N` threads.
+    LaunchBlockFixed {
+        /// The kernel.
+        kernel: &'static str,
+        /// Threads per block asked for.
+        requested: u64,
+        /// Threads per block it runs with: its `max_threads`.
+        required: u32,
+    },
     /// A launch configuration has a zero dimension.
     EmptyLaunch {
         /// Which dimension, such as `"grid.x"`.
@@ -695,6 +706,11 @@ impl fmt::Display for Error {
             Error::LaunchConfig { what, requested, limit } => {
                 write!(f, "launch config: {what} = {requested} is over the limit of {limit}")
             }
+            Error::LaunchBlockFixed { kernel, requested, required } => write!(
+                f,
+                "launch config: kernel `{kernel}` sets register budgets (setmaxnreg) for blocks of exactly {required} \
+                 threads, its `max_threads`; {requested} threads per block asked for"
+            ),
             Error::EmptyLaunch { what } => write!(f, "launch config: {what} is zero (every dimension must be at least 1)"),
             Error::Launch { kernel, error } => write!(f, "launching `{kernel}` failed: {error}"),
             Error::Alloc { bytes, error } => write!(f, "allocating {bytes} bytes failed: {error}"),

@@ -885,6 +885,7 @@ mod tests {
             registers: 0,
             dynamic_shared_limit: 0,
             source: None,
+            exact_threads: 0,
         };
         let stream = StreamHandle::create(&crate::handle::Context::cpu()).unwrap();
         let lane = LaneInner::new(stream, LaneId::Lane(0));

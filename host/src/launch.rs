@@ -807,6 +807,7 @@ fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
         & within(g.1, info.max_grid_dims[1])
         & within(g.2, info.max_grid_dims[2])
         & (threads <= max_threads)
+        & ((f.exact_threads == 0) | (threads == f.exact_threads as u64))
         & (cfg.shared_mem_bytes <= max_shared.min(f.dynamic_shared_limit))
 }
 
@@ -824,6 +825,9 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
             requested: threads,
             limit: f.max_threads_per_block as u64,
         });
+    }
+    if f.exact_threads != 0 && threads != f.exact_threads as u64 {
+        return Err(Error::LaunchBlockFixed { kernel: f.name, requested: threads, required: f.exact_threads });
     }
     if cfg.shared_mem_bytes > f.dynamic_shared_limit {
         return Err(Error::LaunchConfig {
@@ -946,6 +950,7 @@ mod tests {
                 shmem in 0u32..300_000,
                 kernel_threads in 0u32..1100,
                 kernel_shared in 0u32..300_000,
+                exact in proptest::bool::ANY,
             ) {
                 // SAFETY: never called; a function of `CpuEntry`'s type for the target.
                 unsafe fn never(
@@ -962,6 +967,7 @@ mod tests {
                     registers: 0,
                     dynamic_shared_limit: kernel_shared,
                     source: None,
+                    exact_threads: if exact { kernel_threads } else { 0 },
                 };
                 let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
                 prop_assert_eq!(fits(&cfg, &info, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);

@@ -32,6 +32,9 @@ pub struct LaunchTarget {
     pub(crate) dynamic_shared_limit: u32,
     /// Where the kernel is declared (file, first and last line), for fault attribution.
     pub(crate) source: Option<SourceSpan>,
+    /// The block size the kernel must be launched with (one that sets register budgets:
+    /// its `max_threads`), 0 for any.
+    pub(crate) exact_threads: u32,
 }
 
 /// A `#[kernel]`'s source lines: file (as `file!()` names it), first and last line.
@@ -181,6 +184,7 @@ impl ModuleCache {
             registers: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             dynamic_shared_limit,
             source,
+            exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
@@ -218,6 +222,7 @@ impl ModuleCache {
             registers: 0,
             dynamic_shared_limit: 227 << 10,
             source,
+            exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
         };
         // Without the entry in the PTX, the host declaration is all there is to check.
         let Ok(params) = params else { return Ok(target) };

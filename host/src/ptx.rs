@@ -186,6 +186,21 @@ pub(crate) fn max_threads(ptx: &str, name: &str) -> Option<u32> {
     dims.split(',').map(|d| d.trim().parse::<u32>().ok()).try_fold(1u32, |n, d| n.checked_mul(d?))
 }
 
+/// The block size entry `name` must be launched with, if it sets register budgets
+/// (`setmaxnreg`, `sluice_device::tma::WsPipeline::run`): its `.maxntid`. The budgets share
+/// the register file that ptxas sized for that many threads (a block of other size has
+/// another pool, in which an increase may wait for ever). `None`: any block size.
+pub(crate) fn exact_threads(ptx: &str, name: &str) -> Option<u32> {
+    let n = max_threads(ptx, name)?;
+    let text = strip_comments(ptx);
+    let list = entry_param_list(&text, name).ok()?;
+    let at = (list.as_ptr() as usize).checked_sub(text.as_ptr() as usize)? + list.len();
+    let rest = text.get(at..)?;
+    // The entry's body: up to the next function or entry of the module.
+    let end = [rest.find(".entry"), rest.find(".func")].into_iter().flatten().min().unwrap_or(rest.len());
+    rest[..end].contains("setmaxnreg").then_some(n)
+}
+
 /// `ptx` without its `//` and `/* */` comments (each replaced by a space), so that a
 /// commented-out declaration is not taken for the entry's.
 fn strip_comments(ptx: &str) -> std::borrow::Cow<'_, str> {
@@ -356,5 +371,12 @@ mod tests {
         assert_eq!(max_threads(ptx, "j"), Some(64));
         assert_eq!(max_threads(ptx, "free"), None);
         assert_eq!(max_threads(ptx, "absent"), None);
+    }
+    #[test]
+    fn register_budgets_fix_the_block_size() {
+        let ptx = ".visible .entry ws(\n)\n.maxntid 384\n{\n\tsetmaxnreg.dec.sync.aligned.u32 40;\n}\n\
+                   .visible .entry plain(\n)\n.maxntid 384\n{\n\tret;\n}\n.func f()\n{\n\tsetmaxnreg.inc.sync.aligned.u32 232;\n}\n";
+        assert_eq!(exact_threads(ptx, "ws"), Some(384));
+        assert_eq!(exact_threads(ptx, "plain"), None);
     }
 }

@@ -24,10 +24,17 @@
 //! | the copies' destinations are swizzled as the tiles say | a box of `R × C` elements of `E` fills only a `Tile<E, Swizzled<R, C>>`, with `C × size_of::<E>() = 128` bytes (the TMA's and the warpgroup MMA's 128-byte swizzle); a box of another shape or element type does not compile |
 //! | the tensor map describes memory the launch may read | it is made by the launch from a view bound to the launching lane ([`sluice_host::RowMajor`]); a kernel cannot make one (its constructor is `unsafe`, for `#[kernel]`'s entry) |
 //!
-//! What the types cannot see: a [`Full`] forgotten (`mem::forget`) or a consumer that stops
-//! waiting before the producer stops filling, or the reverse: the other side then waits for
-//! ever (a hang, never a wrong value; the CPU backend reports it as a deadlock). Every
-//! consumer thread must wait for, and release, every stage the producer fills.
+//! What the types cannot see:
+//!
+//! * a [`Full`] forgotten (`mem::forget`), or a consumer that stops waiting before the
+//!   producer stops filling, or the reverse: the other side then waits for ever (a hang,
+//!   never a wrong value; the CPU backend reports it as a deadlock naming the barrier).
+//!   Every consumer thread must wait for, and release, every stage the producer fills;
+//! * a second pipeline, or any other handle, on the same dynamic shared memory: call
+//!   [`WsPipeline::start`] once per kernel, and beside no other user of the dynamic region
+//!   (`async_copy::Pipeline`, `tile::dynamic_tiles`) — two sets of handles to one stage, or
+//!   barriers set up again while in use, give wrong values or a hang (as the same mistake
+//!   does with `async_copy`).
 //!
 //! # Hardware support
 //!
@@ -315,8 +322,10 @@ impl<S: TileSet, const STAGES: usize> WsPipeline<S, STAGES> {
     /// `PRODUCER` registers per thread, each consumer's gets `CONSUMER` (24 to 256, multiples
     /// of 8; the kernel ends with a message if they ask for more than the block has). The
     /// kernel is `#[kernel(max_threads = N)]`, `N` its block size, so that ptxas knows the
-    /// register pool the budgets share. Call it from every thread, right after
-    /// [`start`](Self::start).
+    /// register pool the budgets share; the host then launches it only with blocks of
+    /// exactly `N` threads (`Error::LaunchBlockFixed` otherwise: another block size has
+    /// another pool, in which an increase could wait for ever). Call it from every thread,
+    /// right after [`start`](Self::start).
     #[inline(always)]
     #[track_caller]
     pub fn run<const PRODUCER: u32, const CONSUMER: u32, T>(
