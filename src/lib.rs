@@ -42,6 +42,14 @@ extern crate self as sluice;
 
 #[cfg(feature = "kernels")]
 pub use gpu_kernels::Particle;
+/// The 16-bit floats of the tensor-core kernels (`half`'s types, the same as
+/// `sluice_device::half::{bf16, f16}` in kernels), for the host's data.
+///
+/// ```
+/// let x = sluice::bf16::from_f32(1.5);
+/// assert_eq!(x.to_f32(), 1.5);
+/// ```
+pub use half::{bf16, f16};
 pub use sluice_host as host;
 pub use sluice_host::*;
 

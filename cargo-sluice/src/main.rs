@@ -92,7 +92,7 @@ struct NewArgs {
 
 #[derive(Args)]
 struct BuildArgs {
-    /// GPU architecture (repeatable; default: $SLUICE_ARCH, else sm_90).
+    /// GPU architecture (repeatable; default: $SLUICE_ARCH, else sm_90, and sm_90a too for a kernel crate that gates kernels with `target_feature = "sm_90a"`).
     #[arg(long, value_name = "sm_XX")]
     arch: Vec<Arch>,
     /// The folder of a kernel crate (repeatable; default: the kernel crates of the package
@@ -300,7 +300,14 @@ fn build(a: &BuildArgs) -> Result<Vec<Built>> {
         .unwrap_or_else(|| workspace_of(&root).unwrap_or(root).join("target"));
     let mut built = Vec::new();
     for krate in &crates {
-        for arch in a.archs()? {
+        let mut archs = a.archs()?;
+        // Kernels gated to the sm_90a build (the Hopper gate of docs/tensor-cores.md) are in no
+        // sm_90 PTX: without an explicit `--arch`, their crate is built for sm_90a too, so that
+        // they are checked rather than silently absent.
+        if a.arch.is_empty() && archs == [Arch::SM_90] && gates_sm_90a(krate) {
+            archs.push(Arch::SM_90A);
+        }
+        for arch in archs {
             let started = std::time::Instant::now();
             let out = Builder::new(krate)
                 .arch(arch)
@@ -326,6 +333,24 @@ fn build(a: &BuildArgs) -> Result<Vec<Built>> {
         }
     }
     Ok(built)
+}
+
+/// Whether a kernel crate's sources gate kernels to the sm_90a build
+/// (`target_feature = "sm_90a"`).
+fn gates_sm_90a(krate: &Path) -> bool {
+    fn any_file(dir: &Path) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else { return false };
+        entries.flatten().any(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                any_file(&p)
+            } else {
+                p.extension().is_some_and(|x| x == "rs")
+                    && std::fs::read_to_string(&p).is_ok_and(|t| t.contains("target_feature = \"sm_90a\""))
+            }
+        })
+    }
+    any_file(&krate.join("src"))
 }
 
 fn check(a: &CheckArgs) -> Result {

@@ -48,7 +48,7 @@ pub enum ParamKind {
     ReadSlice,
     /// `DeviceSliceMut<T>` (or an unchecked kernel's `&mut [T]`), [`Mut<T>`](crate::Mut).
     WrittenSlice,
-    /// `&TmaMatrix<T, R, C>` (a matrix read through TMA), [`Tma<T, R, C>`](crate::Tma).
+    /// `TmaMatrix<T, R, C>` (a matrix read through TMA), [`Tma<T, R, C>`](crate::Tma).
     TensorMap,
     /// `*const T` or `&T` (unchecked kernels), [`Ptr<T>`](crate::Ptr).
     ConstPtr,

@@ -92,7 +92,7 @@ pub struct Ptr<T>(PhantomData<fn() -> T>);
 pub struct ByValue<T>(PhantomData<fn() -> T>);
 
 /// Parameter marker: a row-major matrix the kernel reads through Hopper's tensor-memory
-/// accelerator (TMA), in boxes of `R` rows by `C` elements (`&TmaMatrix<T, R, C>` in a
+/// accelerator (TMA), in boxes of `R` rows by `C` elements (`TmaMatrix<T, R, C>` in a
 /// `#[kernel]`, `sluice_device::tma`). Passed as a [`RowMajor`](crate::RowMajor) view bound
 /// to the launching lane (`view.row_major(rows, cols)?`); the launch lowers it to the
 /// 128-byte tensor map (`cuTensorMapEncodeTiled`) the kernel's copies go through, which
@@ -100,7 +100,7 @@ pub struct ByValue<T>(PhantomData<fn() -> T>);
 ///
 /// ```
 /// use sluice_host::{Kernel, Mut, Tma};
-/// // A kernel `k(out: DeviceSliceMut<f32>, a: &TmaMatrix<u16, 128, 64>)` on the host.
+/// // A kernel `k(out: DeviceSliceMut<f32>, a: TmaMatrix<u16, 128, 64>)` on the host.
 /// // SAFETY: declaration only, never launched.
 /// const K: Kernel<(Mut<f32>, Tma<u16, 128, 64>)> = unsafe { Kernel::new("", "k") };
 /// # let _ = K;

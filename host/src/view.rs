@@ -227,7 +227,7 @@ view_join!(ColumnViewMut, "st.bind(m.as_columns_mut())");
 
 /// A read-only view seen as a row-major matrix of `rows` rows of `cols` elements (element
 /// `(r, c)` at position `r * cols + c` of the view), bound to the view's lane: what a kernel's
-/// `&TmaMatrix<T, R, C>` parameter ([`Tma`](crate::Tma)) takes. Made by
+/// `TmaMatrix<T, R, C>` parameter ([`Tma`](crate::Tma)) takes. Made by
 /// [`ColumnView::row_major`] or [`ColumnViewMut::row_major`], which check that the view
 /// holds the matrix and that Hopper's tensor-memory accelerator can read it.
 ///

@@ -14,7 +14,7 @@
 //!
 //! one field group per declared parameter, in order: its name, its kind `K` (`r` a read-only
 //! slice `&[T]`, `m` a written slice `DeviceSliceMut<T>` or an unchecked kernel's
-//! `&mut [T]`, `t` a `&TmaMatrix<T, R, C>`, `p` a `*const T` or `&T`, `q` a `*mut T`, `v` a
+//! `&mut [T]`, `t` a `TmaMatrix<T, R, C>`, `p` a `*const T` or `&T`, `q` a `*mut T`, `v` a
 //! value), then the size and the alignment in bytes (eight lowercase hex digits each) of the
 //! element type (slices, TMA matrices, pointers) or of the value's type (values), as the *device* build sees them. The host
 //! crate (`sluice_host`, module `ptx`) reads it back and compares it with the host

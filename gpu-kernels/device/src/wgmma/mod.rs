@@ -222,7 +222,7 @@ fn not_whole() -> ! {
 #[cold]
 #[track_caller]
 fn misplaced() -> ! {
-    crate::dfail!("Warpgroup::mma: a tile is not 1024-byte aligned, B's panels are not consecutive, or A's rows row0 .. row0 + 64 are not a multiple of 64 inside the tile")
+    crate::dfail!("the warpgroup MMA (Warpgroup::mma, mma_async, mma_async_full): A's rows row0 .. row0 + 64 are not inside its tile at a multiple of 64 (with a TMA pipeline, row0 is 64 * the consumer's index, Consumer::index), or a tile is not 1024-byte aligned, or B's panels are not consecutive")
 }
 
 impl Warpgroup {
