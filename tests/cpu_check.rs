@@ -125,7 +125,29 @@ pub fn tma_stage_never_filled(a: TmaMatrix<f32, 8, 32>) {
     );
 }
 
-// SAFETY: (all six) CPU-only handles: the kernels of this file, which no PTX holds (the
+/// Two pipelines on one kernel's dynamic shared memory: the second's barriers are set up
+/// over the first's live ones.
+#[kernel]
+pub fn tma_two_pipelines(a: TmaMatrix<f32, 8, 32>) {
+    let first = WsPipeline::<Stage, 2>::start();
+    let second = WsPipeline::<Stage, 2>::start(); // @tma:second
+    first.run_keeping_registers(|mut p| p.fill(a.tile_at(0, 0)), |mut c| drop(c.wait()));
+    second.run_keeping_registers(|mut p| p.fill(a.tile_at(0, 0)), |mut c| drop(c.wait()));
+}
+
+/// A plain store over a pipeline's live barrier, through the dynamic region.
+#[kernel]
+pub fn tma_barrier_overwritten(a: TmaMatrix<f32, 8, 32>) {
+    let pipe = WsPipeline::<Stage, 2>::start();
+    if thread::thread_idx_x() == 0 {
+        // The first barrier: after the two 1 KiB stages, at the 1 KiB-aligned ring's start.
+        let words = sluice_device::shared::dynamic_shared::<u64>();
+        words.set(256, 0); // @tma:overwrite
+    }
+    pipe.run_keeping_registers(|mut p| p.fill(a.tile_at(0, 0)), |mut c| drop(c.wait()));
+}
+
+// SAFETY: (all eight) CPU-only handles: the kernels of this file, which no PTX holds (the
 // CPU backend runs their CPU entries; an empty PTX text declares no entry to check).
 const TILE_ROWS: Kernel<(Mut<f32>,)> = unsafe { Kernel::of::<__sluice_kernel_tile_rows>("") };
 // SAFETY: as above.
@@ -139,6 +161,10 @@ const TMA_READ_EARLY: Kernel<(Mut<f32>, Tma<f32, 8, 32>)> = unsafe { Kernel::of:
 // SAFETY: as above.
 const TMA_NEVER_FILLED: Kernel<(Tma<f32, 8, 32>,)> =
     unsafe { Kernel::of::<__sluice_kernel_tma_stage_never_filled>("") };
+// SAFETY: as above.
+const TMA_TWO: Kernel<(Tma<f32, 8, 32>,)> = unsafe { Kernel::of::<__sluice_kernel_tma_two_pipelines>("") };
+// SAFETY: as above.
+const TMA_OVERWRITE: Kernel<(Tma<f32, 8, 32>,)> = unsafe { Kernel::of::<__sluice_kernel_tma_barrier_overwritten>("") };
 
 /// The CPU device's check mode is the process's (see `Gpu::set_cpu_check`): the tests of this
 /// file, which set it, take turns.
@@ -313,6 +339,35 @@ fn a_tma_stage_no_one_fills_is_a_deadlock_report() {
     .expect_err("the consumers wait for ever");
     let m = e.to_string();
     assert!(m.contains("mbarrier") && m.contains(&at("@tma:never")), "{m}");
+}
+
+/// Runs a one-matrix TMA kernel of this file; its error.
+fn tma_error(kernel: &Kernel<(Tma<f32, 8, 32>,)>) -> Error {
+    let gpu = Gpu::cpu_checked();
+    let a: Vec<f32> = (0..8 * 32).map(|i| i as f32).collect();
+    scope(&gpu, |s| {
+        let a = s.upload(&a)?;
+        s.lane()?.enter(|st| {
+            let a = st.await_fence(&a)?.row_major(8, 32)?;
+            st.launch(kernel, TMA_CFG, (&a,))
+        })?;
+        Ok(())
+    })
+    .expect_err("the CPU backend fails the launch")
+}
+
+#[test]
+fn a_second_pipeline_over_live_barriers_fails_on_the_cpu() {
+    let _turn = one_at_a_time();
+    let m = tma_error(&TMA_TWO).to_string();
+    assert!(m.contains("already holds a live mbarrier") && m.contains(&at("@tma:second")), "{m}");
+}
+
+#[test]
+fn a_store_over_a_live_barrier_fails_on_the_cpu() {
+    let _turn = one_at_a_time();
+    let m = tma_error(&TMA_OVERWRITE).to_string();
+    assert!(m.contains("touches the mbarrier") && m.contains(&at("@tma:overwrite")), "{m}");
 }
 
 #[test]

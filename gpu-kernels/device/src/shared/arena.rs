@@ -43,6 +43,9 @@ pub(super) struct Arena {
     /// region a generic pointer was made to in this block (see [`Arena::escape`]).
     escaped: RefCell<Vec<bool>>,
     dynamic_escaped: Cell<bool>,
+    /// Bytes another family owns for the block's lifetime, which plain accesses must not
+    /// touch (an `mbarrier`'s 8 bytes: `(address, what)`), sorted by address.
+    reserved: RefCell<Vec<(u32, &'static str)>>,
 }
 
 /// A static variable of a block: (declaration hash, type name, window address, bytes,
@@ -68,6 +71,7 @@ impl Local for Arena {
         self.symbols.get_mut().clear();
         self.escaped.get_mut().clear();
         self.dynamic_escaped.set(false);
+        self.reserved.get_mut().clear();
     }
 }
 
@@ -95,6 +99,7 @@ impl Arena {
             symbols: RefCell::new(Vec::new()),
             escaped: RefCell::new(Vec::new()),
             dynamic_escaped: Cell::new(false),
+            reserved: RefCell::new(Vec::new()),
         }
     }
 
@@ -205,8 +210,48 @@ impl Arena {
         if end > self.used.get() {
             out_of_bounds(addr, len, self.used.get());
         }
+        if !self.reserved.borrow().is_empty() {
+            self.not_reserved(addr, len);
+        }
         // `end <= used <= cap`: in bounds of the allocation.
         self.base.wrapping_add(addr as usize)
+    }
+}
+
+impl Arena {
+    /// Reserves the 8 bytes at `addr` for `what` (an `mbarrier`) until the block ends: a
+    /// plain access to them is then a panic. Reserving bytes already reserved is one too
+    /// (a second barrier set up over a live one).
+    #[track_caller]
+    pub(super) fn reserve8(&self, addr: u32, what: &'static str) {
+        if addr as usize + 8 > self.used.get() {
+            out_of_bounds(addr, 8, self.used.get());
+        }
+        let mut r = self.reserved.borrow_mut();
+        if let Some((_, other)) = r.iter().find(|(a, _)| *a == addr) {
+            panic!(
+                "{what} at shared address {addr:#x}: that address already holds a live {other}: a second pipeline (a \
+                 second WsPipeline::start) or other handles on shared memory a pipeline owns"
+            );
+        }
+        r.push((addr, what));
+    }
+
+    /// Panics if `addr .. addr + len` touches reserved bytes.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn not_reserved(&self, addr: u32, len: usize) {
+        let end = addr as u64 + len as u64;
+        if let Some((at, what)) =
+            self.reserved.borrow().iter().find(|(a, _)| (*a as u64) < end && addr as u64 <= *a as u64 + 7)
+        {
+            panic!(
+                "shared memory access of {len} bytes at address {addr:#x} touches the {what} at {at:#x}: its bytes \
+                 belong to the barrier (mbarrier instructions only) — another handle on the pipeline's shared \
+                 memory (`dynamic_shared`, `dynamic_tiles`, a second pipeline)"
+            );
+        }
     }
 }
 

@@ -122,6 +122,14 @@ pub(crate) fn note_pending_write(addr: u32, len: usize) {
     }
 }
 
+/// Reserves the 8 bytes at shared address `addr` for `what` (an `mbarrier` of another
+/// family) until the block ends: a plain access to them panics from then on, and so does a
+/// second reservation of them.
+#[track_caller]
+pub(crate) fn reserve8(addr: u32, what: &'static str) {
+    arena("mbarrier.init").reserve8(addr, what);
+}
+
 /// The host address of shared address `addr`. In a checked launch the variable there is
 /// noted as reachable by plain Rust accesses the checker cannot see ([`Shadow::escape`]).
 #[inline(always)]

@@ -166,8 +166,10 @@ pub type MapRef = [u64; 16];
 #[track_caller]
 pub(super) unsafe fn init(bar: u32, count: u32) {
     let ctx = current("mbarrier.init");
+    // Its bytes are the barrier's from now on: a plain access, a TMA copy landing on them or
+    // a second barrier set up over this one (a second pipeline) is a panic.
+    crate::shared::imp::reserve8(bar, "mbarrier");
     let mut bars = BARS.get(ctx.block()).0.borrow_mut();
-    bars.retain(|b| b.addr != bar);
     bars.push(Bar {
         addr: bar,
         expected: count,

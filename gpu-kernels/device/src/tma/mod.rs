@@ -26,15 +26,20 @@
 //!
 //! What the types cannot see:
 //!
-//! * a [`Full`] forgotten (`mem::forget`), or a consumer that stops waiting before the
-//!   producer stops filling, or the reverse: the other side then waits for ever (a hang,
-//!   never a wrong value; the CPU backend reports it as a deadlock naming the barrier).
-//!   Every consumer thread must wait for, and release, every stage the producer fills;
+//! * a [`Full`] forgotten (`mem::forget`), or a consumer that stops waiting while the
+//!   producer has stages left to fill, or the reverse: the other side then waits for ever (a
+//!   hang, never a wrong value; the CPU backend reports it as a deadlock naming the
+//!   barrier). Every consumer thread must wait for, and release, every stage the producer
+//!   fills. (Stages filled and never waited for are harmless: before the producer's
+//!   warpgroup leaves [`WsPipeline::run`], its thread 0 waits for the copies of its last
+//!   fills, so no copy into the block's shared memory outlives the block.)
 //! * a second pipeline, or any other handle, on the same dynamic shared memory: call
 //!   [`WsPipeline::start`] once per kernel, and beside no other user of the dynamic region
-//!   (`async_copy::Pipeline`, `tile::dynamic_tiles`) — two sets of handles to one stage, or
-//!   barriers set up again while in use, give wrong values or a hang (as the same mistake
-//!   does with `async_copy`).
+//!   (`async_copy::Pipeline`, `tile::dynamic_tiles`, `shared::dynamic_shared`) — on a GPU,
+//!   two sets of handles to one stage, or stores over a live barrier, give wrong values or
+//!   a hang. The CPU backend reports both: a barrier's bytes are the barrier's there, and a
+//!   plain access to them, a copy landing on them, or a second barrier set up over them
+//!   fails the launch with a message.
 //!
 //! # Hardware support
 //!
@@ -163,7 +168,11 @@ pub struct TmaBox<'m, E, const R: usize, const C: usize> {
 }
 
 mod sealed {
+    /// Seals [`TmaLoad`](super::TmaLoad).
     pub trait Sealed<T> {}
+    /// Seals [`TmaLoads`](super::TmaLoads): an impl elsewhere could claim any byte count,
+    /// complete on any barrier, or read the stage while its copy is in flight.
+    pub trait SealedLoads<S> {}
 }
 
 /// A box that fills tile `T` (its shape and element type). Sealed.
@@ -208,7 +217,7 @@ impl<E: Pod, const R: usize, const C: usize> TmaLoad<Tile<E, Swizzled<R, C>>> fo
     label = "one `TmaMatrix::tile_at` box per tile of the stage, each of the tile's shape and element type",
     note = "a box of a `TmaMatrix<E, R, C>` fills a `Tile<E, Swizzled<R, C>>`"
 )]
-pub trait TmaLoads<S> {
+pub trait TmaLoads<S>: sealed::SealedLoads<S> {
     /// Bytes the boxes bring: the stage's.
     #[doc(hidden)]
     const BYTES: u32;
@@ -217,6 +226,7 @@ pub trait TmaLoads<S> {
     fn __issue(self, stage: &S, bar: u32, token: Token);
 }
 
+impl<E: Pod, const R: usize, const C: usize> sealed::SealedLoads<Tile<E, Swizzled<R, C>>> for TmaBox<'_, E, R, C> {}
 impl<E: Pod, const R: usize, const C: usize> TmaLoads<Tile<E, Swizzled<R, C>>> for TmaBox<'_, E, R, C> {
     const BYTES: u32 = TmaMatrix::<E, R, C>::BOX_BYTES;
     #[inline(always)]
@@ -228,6 +238,7 @@ impl<E: Pod, const R: usize, const C: usize> TmaLoads<Tile<E, Swizzled<R, C>>> f
 
 macro_rules! tuple_loads {
     ($(($($l:ident $t:ident $i:tt),+))*) => {$(
+        impl<$($t, $l: TmaLoad<$t>),+> sealed::SealedLoads<($($t,)+)> for ($($l,)+) {}
         impl<$($t, $l: TmaLoad<$t>),+> TmaLoads<($($t,)+)> for ($($l,)+) {
             const BYTES: u32 = 0 $(+ $l::BYTES)+;
             #[inline(always)]
@@ -246,7 +257,7 @@ tuple_loads! {
     (L0 T0 0, L1 T1 1, L2 T2 2, L3 T3 3, L4 T4 4, L5 T5 5)
 }
 
-/// A ring of `STAGES` stages of the tile set `S` in dynamic shared memory, each with a
+/// A ring of `STAGES` stages (2 to 8) of the tile set `S` in dynamic shared memory, each with a
 /// `full` barrier (the producer's copies landed) and an `empty` one (every consumer thread
 /// is done with it), for a warp-specialised block: warpgroup 0 produces, the others
 /// consume. See the [module docs](self).
@@ -330,7 +341,7 @@ impl<S: TileSet, const STAGES: usize> WsPipeline<S, STAGES> {
     #[track_caller]
     pub fn run<const PRODUCER: u32, const CONSUMER: u32, T>(
         self,
-        produce: impl FnOnce(Producer<S, STAGES>) -> T,
+        produce: impl for<'r> FnOnce(Producer<'r, S, STAGES>) -> T,
         consume: impl FnOnce(Consumer<S, STAGES>) -> T,
     ) -> T {
         let () = const {
@@ -355,7 +366,10 @@ impl<S: TileSet, const STAGES: usize> WsPipeline<S, STAGES> {
         // ignores a `setmaxnreg` after which the two roles' code joins again.
         if crate::thread::block_rank() < 128 {
             imp::set_max_registers_dec::<PRODUCER>();
-            produce(self.producer())
+            let fills = core::cell::Cell::new(0);
+            let out = produce(self.producer(&fills));
+            self.producer_tail(fills.get());
+            out
         } else {
             imp::set_max_registers_inc::<CONSUMER>();
             consume(self.consumer())
@@ -367,11 +381,14 @@ impl<S: TileSet, const STAGES: usize> WsPipeline<S, STAGES> {
     #[inline(always)]
     pub fn run_keeping_registers<T>(
         self,
-        produce: impl FnOnce(Producer<S, STAGES>) -> T,
+        produce: impl for<'r> FnOnce(Producer<'r, S, STAGES>) -> T,
         consume: impl FnOnce(Consumer<S, STAGES>) -> T,
     ) -> T {
         if crate::thread::block_rank() < 128 {
-            produce(self.producer())
+            let fills = core::cell::Cell::new(0);
+            let out = produce(self.producer(&fills));
+            self.producer_tail(fills.get());
+            out
         } else {
             consume(self.consumer())
         }
@@ -383,12 +400,37 @@ impl<S: TileSet, const STAGES: usize> WsPipeline<S, STAGES> {
     }
 
     #[inline(always)]
-    fn producer(self) -> Producer<S, STAGES> {
-        Producer { ring: self.ring(), leader: crate::thread::block_rank() == 0 }
+    fn producer<'r>(&self, fills: &'r core::cell::Cell<u32>) -> Producer<'r, S, STAGES> {
+        Producer { ring: self.ring(), leader: crate::thread::block_rank() == 0, fills }
+    }
+
+    /// The producer's last act: its thread 0 waits until the copies of its last `fills`
+    /// have landed (each stage's `full` phase of its last fill), so that the block never
+    /// leaves with a TMA copy into its shared memory in flight — which consumers that stop
+    /// waiting early would otherwise allow.
+    #[inline(always)]
+    fn producer_tail(&self, fills: u32) {
+        if crate::thread::block_rank() != 0 {
+            return;
+        }
+        let stages = STAGES as u32;
+        let first = fills.saturating_sub(stages);
+        for i in first..fills {
+            let ring = Ring::<S, STAGES> {
+                base: self.base,
+                bars: self.bars,
+                stage: i % stages,
+                phase: (i / stages) & 1,
+                _set: PhantomData,
+            };
+            // SAFETY: the ring's barriers (initialised by `start`); the phase is that of fill
+            // `i`, the last of its stage, whose arrival and bytes the producer made.
+            unsafe { imp::wait_parity(ring.full(), ring.phase) };
+        }
     }
 
     #[inline(always)]
-    fn consumer(self) -> Consumer<S, STAGES> {
+    fn consumer(&self) -> Consumer<S, STAGES> {
         Consumer { ring: self.ring(), index: (crate::thread::block_rank() / 128 - 1) as usize }
     }
 }
@@ -432,12 +474,15 @@ impl<S: TileSet, const STAGES: usize> Ring<S, STAGES> {
 
 /// The producer's side of a [`WsPipeline`]: every thread of warpgroup 0 holds one, and one
 /// of them (the block's thread 0) issues the copies.
-pub struct Producer<S: TileSet, const STAGES: usize> {
+pub struct Producer<'r, S: TileSet, const STAGES: usize> {
     ring: Ring<S, STAGES>,
     leader: bool,
+    // Fills so far, kept in `run`'s frame: after the producer's closure returns (or forgets
+    // its `Producer`), `run` waits for the copies of the last fills to land.
+    fills: &'r core::cell::Cell<u32>,
 }
 
-impl<S: TileSet, const STAGES: usize> Producer<S, STAGES> {
+impl<S: TileSet, const STAGES: usize> Producer<'_, S, STAGES> {
     /// Fills the next stage with `boxes` (one per tile, [`TmaMatrix::tile_at`]): waits until
     /// every consumer released the stage (its previous round), tells its `full` barrier how
     /// many bytes to expect, and starts the copies, which complete on it. Only the block's
@@ -459,6 +504,7 @@ impl<S: TileSet, const STAGES: usize> Producer<S, STAGES> {
             boxes.__issue(&r.tiles(), r.full(), Token(()));
         }
         self.ring.advance();
+        self.fills.set(self.fills.get().wrapping_add(1));
     }
 }
 

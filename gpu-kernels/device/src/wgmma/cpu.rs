@@ -40,5 +40,29 @@ pub(super) fn mma_k_tile_async<E: WgElem, const R: usize, const P: usize, const 
     mma_k_tile::<E, R, P, N>(acc, a, row0, b);
 }
 
+/// A tf32 operand as the tensor core reads an f32 in shared memory: the low 13 mantissa
+/// bits ignored.
+fn tf32_bits(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & 0xffff_e000)
+}
+
+/// The tf32 k-tile (32 deep), A and B both K-major (`b` holds Bᵀ: row `c` is column `c` of B).
+pub(super) fn mma_k_tile_async_tf32<const R: usize, const N: usize>(
+    acc: &mut [f32; 128],
+    a: &Tile<f32, Swizzled<R, 32>>,
+    row0: usize,
+    b: &Tile<f32, Swizzled<N, 32>>,
+) {
+    let t = (crate::thread::block_rank() % 128) as usize;
+    for (i, d) in acc.iter_mut().enumerate().take(N / 2) {
+        let (r, c) = frag_position(t, i);
+        let mut sum = *d;
+        for k in 0..32 {
+            sum += tf32_bits(a.get(row0 + r, k)) * tf32_bits(b.get(c, k));
+        }
+        *d = sum;
+    }
+}
+
 /// Nothing in flight on the CPU.
 pub(super) fn wait_all<const N: usize>(_acc: &mut [f32; 128]) {}

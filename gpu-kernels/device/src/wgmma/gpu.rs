@@ -111,6 +111,47 @@ pub(super) fn mma_k_tile_async<E: WgElem, const R: usize, const P: usize, const 
     }
 }
 
+/// The k-tile's four tf32 MMAs (k-steps of 8: 32 bytes along both operands' K-major rows),
+/// issued and committed as one group, left in flight; the group before is waited for.
+#[inline(always)]
+pub(super) fn mma_k_tile_async_tf32<const R: usize, const N: usize>(
+    acc: &mut [f32; 128],
+    a: &Tile<f32, Swizzled<R, 32>>,
+    row0: usize,
+    b: &Tile<f32, Swizzled<N, 32>>,
+) {
+    let () = const {
+        assert!(
+            cfg!(target_feature = "sm_90a"),
+            "the warpgroup MMA (Warpgroup::mma_async_full_tf32) needs sm_90a, and this is a build for another architecture: gate the kernel with #[cfg(any(not(target_arch = \"nvptx64\"), target_feature = \"sm_90a\"))] and build the crate for sm_90a too (Builder::new(dir).specific(Arch::SM_90A) in build.rs)"
+        )
+    };
+    // Both K-major: 8-row groups of 128-byte rows 1024 bytes apart (SBO), LBO unused.
+    let da = desc_sw128(a.addr() + (row0 * 128) as u32, A_LBO, A_SBO);
+    let db = desc_sw128(b.addr(), A_LBO, A_SBO);
+    // SAFETY: as in `mma_k_tile_async`: every lane of this warp here (checked), the
+    // descriptors name rows row0.. of A and all N rows of B, 1024-aligned tiles of a stage
+    // whose TMA copies completed (its barrier phase), the accumulators passed only to the
+    // next MMA or a wait; the stage is released only after this group retired.
+    unsafe {
+        raw::fence();
+        crate::unroll!(ks in 0..4; max 4 => {
+            let (a_ks, b_ks) = (da + (ks as u64 * 32 >> 4), db + (ks as u64 * 32 >> 4));
+            match N {
+                64 => raw::mma_m64n64k8_tf32(sub(acc), a_ks, b_ks, true),
+                128 => raw::mma_m64n128k8_tf32(sub(acc), a_ks, b_ks, true),
+                _ => raw::mma_m64n256k8_tf32(acc, a_ks, b_ks, true),
+            }
+        });
+        raw::commit_group();
+        match N {
+            64 => raw::wait_group_1_64(sub(acc)),
+            128 => raw::wait_group_1_128(sub(acc)),
+            _ => raw::wait_group_1_256(acc),
+        }
+    }
+}
+
 /// `wgmma.wait_group 0` with the accumulators passing through.
 #[inline(always)]
 pub(super) fn wait_all<const N: usize>(acc: &mut [f32; 128]) {

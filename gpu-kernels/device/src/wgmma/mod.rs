@@ -352,6 +352,44 @@ impl Warpgroup {
         WgInFlight { regs: acc.regs, held: Some(release) }
     }
 
+    /// `acc + a[row0 .. row0 + 64, 0 .. 32] · bᵀ` in tf32 on a stage of a warp-specialised
+    /// TMA pipeline, as [`Warpgroup::mma_async_full`]: `b` holds **Bᵀ**, `N` rows of 32 K
+    /// elements (tf32 has no transposed form: both operands are K-major, 32 f32 = the 128-byte
+    /// swizzle's rows), so a gemm `C = A · B` takes B as its `n × k` transpose. The f32
+    /// elements are read as tf32 (the low 13 mantissa bits ignored); accumulation in f32. The
+    /// stage is released once its group retired, as for `mma_async_full`.
+    ///
+    /// ```ignore
+    /// // stage (Tile<f32, Swizzled<128, 32>>, Tile<f32, Swizzled<256, 32>>): A, and Bᵀ
+    /// acc = wg.mma_async_full_tf32(acc, consumer.wait(), |(ta, tbt)| (ta, 64 * consumer.index(), tbt));
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn mma_async_full_tf32<S: TileSet, const R: usize, const N: usize>(
+        &self,
+        acc: WgInFlight<N>,
+        stage: Full<S>,
+        pick: impl for<'x> FnOnce(&'x S) -> (&'x Tile<f32, Swizzled<R, 32>>, usize, &'x Tile<f32, Swizzled<N, 32>>),
+    ) -> WgInFlight<N> {
+        let () = WgAccum::<N>::SHAPE;
+        let (tiles, release) = stage.into_parts();
+        let (a, row0, b) = pick(&tiles);
+        if !imp::whole_warp_here() {
+            not_whole();
+        }
+        let placed =
+            a.addr().is_multiple_of(1024) && b.addr().is_multiple_of(1024) && row0.is_multiple_of(64) && row0 + 64 <= R;
+        if !placed {
+            misplaced();
+        }
+        let mut acc = core::mem::ManuallyDrop::new(acc);
+        imp::mma_k_tile_async_tf32::<R, N>(&mut acc.regs, a, row0, b);
+        if let Some(r) = acc.held.take() {
+            r.now();
+        }
+        WgInFlight { regs: acc.regs, held: Some(release) }
+    }
+
     /// Ends the kernel with a message unless the tiles are where the descriptors need them.
     #[inline(always)]
     #[track_caller]
