@@ -3,7 +3,7 @@
 //! f64 reference on random inputs, then timed.
 //!
 //! ```text
-//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_wg,f16_wg,bf16_wg_128x256,f16_wg_128x256,bf16_ws,f16_ws] [--warmup W] [--reps R]
+//! cargo run --release --example gemm [SIZE...] [--dtype bf16,f16,tf32,bf16_128x256,bf16_wg,f16_wg,bf16_wg_128x256,f16_wg_128x256,bf16_ws,f16_ws,tf32_ws] [--warmup W] [--reps R]
 //!   SIZE: N (N × N × N) or MxNxK; default: on a GPU 4096 8192 and two ragged shapes,
 //!   on the CPU backend 96x200x72 and 128 (slow: every MMA is a warp collective there)
 //! ```
@@ -21,7 +21,10 @@
 //! they report `Error::KernelNeedsArch`. The `_ws` dtypes are the warp-specialised Hopper
 //! gemm fed by the tensor-memory accelerator (`gpu-kernels/src/gemm_ws.rs`): A and B passed
 //! as `row_major` views, which the launch turns into tensor maps (sizes whose rows the TMA
-//! cannot read, `k` or `n` not a multiple of 8, are skipped with the reason). The default
+//! cannot read, `k` or `n` not a multiple of 8, are skipped with the reason); `tf32_ws` is
+//! its tf32 form, which takes B transposed (`n × k`: the warpgroup MMA reads tf32 only
+//! K-major; the example transposes B on the host before the upload, and the reference rounds
+//! the inputs as the tensor core reads them, the low 13 mantissa bits dropped). The default
 //! list adds all of them on a GPU of compute capability 9.0.
 
 use std::process::ExitCode;
@@ -29,7 +32,9 @@ use std::process::ExitCode;
 use half::{bf16, f16};
 use sluice::{kernels, scope, Error, Gpu, LaunchConfig, Result, Stream};
 
-use gpu_kernels::{GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, GEMM_WS};
+use gpu_kernels::{
+    GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, GEMM_WS, GEMM_WS_TF32,
+};
 
 /// xorshift64, uniform in [-1, 1) (`benches/cuda/common.cuh`'s `Rng`).
 struct Rng(u64);
@@ -114,6 +119,19 @@ macro_rules! run_gemm {
     (@smem tma, $g:ident) => {
         $g.ws_shared_bytes()
     };
+    (@args tma_nt, $a:ident, $b:ident, $m:ident, $n:ident, $k:ident) => {
+        $a.row_major($m, $k).and_then(|a| Ok((a, $b.row_major($n, $k)?)))
+    };
+    (@smem tma_nt, $g:ident) => {
+        $g.ws_shared_bytes()
+    };
+    // B as the device gets it: as it is, or (`tma_nt`) transposed, `n × k`.
+    (@b_dev tma_nt, $b:ident, $k:ident, $n:ident) => {
+        (0..$n * $k).map(|i| $b[(i % $k) * $n + i / $k]).collect::<Vec<_>>()
+    };
+    (@b_dev $other:ident, $b:ident, $k:ident, $n:ident) => {
+        $b.clone()
+    };
     ($gpu:expr, $o:expr, $kernel:expr, $t:ty, $g:expr, $conv:expr, $round:expr, $name:expr, $shape:expr, $seed:expr, $pass:ident) => {{
         let (m, n, k) = $shape;
         let mut rng = Rng($seed);
@@ -129,8 +147,9 @@ macro_rules! run_gemm {
             shared_mem_bytes: run_gemm!(@smem $pass, g) as u32,
         };
         let poison = vec![f32::NAN; m * n];
+        let b_dev = run_gemm!(@b_dev $pass, b, k, n);
         let ran = scope($gpu, |s| {
-            let (a, b) = (s.upload(&a)?, s.upload(&b)?);
+            let (a, b) = (s.upload(&a)?, s.upload(&b_dev)?);
             let c = s.alloc_buffer::<f32>(m * n)?;
             let host = s.pinned_buffer::<f32>(m * n)?;
             let ran = s.lane()?.enter(|st| {
@@ -276,6 +295,19 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
                 seed,
                 tma
             ),
+            "tf32_ws" => run_gemm!(
+                gpu,
+                o,
+                kernels::gemm_ws_tf32,
+                f32,
+                GEMM_WS_TF32,
+                |x: f32| x,
+                |x: f32| f32::from_bits(x.to_bits() & 0xffff_e000) as f64,
+                "tf32_ws",
+                shape,
+                seed,
+                tma_nt
+            ),
             "f16_ws" => run_gemm!(
                 gpu,
                 o,
@@ -292,7 +324,7 @@ fn run(gpu: &Gpu, o: &Options, shape: (usize, usize, usize)) -> Result<bool> {
             other => {
                 eprintln!(
                     "unknown dtype {other} (bf16, f16, tf32, bf16_128x256, bf16_wg, f16_wg, bf16_wg_128x256, \
-                     f16_wg_128x256, bf16_ws, f16_ws)"
+                     f16_wg_128x256, bf16_ws, f16_ws, tf32_ws)"
                 );
                 false
             }
@@ -342,6 +374,7 @@ fn main() -> ExitCode {
         o.dtypes.extend([
             "bf16_ws".into(),
             "f16_ws".into(),
+            "tf32_ws".into(),
             "bf16_wg_128x256".into(),
             "f16_wg_128x256".into(),
             "bf16_wg".into(),

@@ -12,7 +12,8 @@
 mod common;
 
 use gpu_kernels::{
-    GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, GEMM_WS, MMA_PROBE_SHARED,
+    GemmShape, GEMM_BF16, GEMM_BF16_128X256, GEMM_TF32, GEMM_WG, GEMM_WG_128X256, GEMM_WS, GEMM_WS_TF32,
+    MMA_PROBE_SHARED,
 };
 use half::{bf16, f16};
 use rand::Rng;
@@ -301,6 +302,48 @@ fn warp_specialised_tma_gemms_match_the_f64_product(gpu: Gpu) {
     }
 }
 
+/// The tf32 form of the TMA gemm (`gemm_ws_tf32`: B passed transposed, the operands read as
+/// tf32 — the low 13 mantissa bits dropped — as the reference rounds them).
+fn warp_specialised_tf32_gemm_matches_the_f64_product(gpu: Gpu) {
+    let mut rng = common::rng();
+    let shapes: Vec<(usize, usize, usize)> = if gpu.backend() == sluice::Backend::Cpu {
+        vec![(128, 256, 32), (200, 264, 72)]
+    } else {
+        vec![(128, 256, 32), (1024, 1024, 1024), (1000, 1000, 1000), (777, 1301, 516)]
+    };
+    let trunc = |x: f32| f32::from_bits(x.to_bits() & 0xffff_e000) as f64;
+    for (m, n, k) in shapes {
+        let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
+        let cfg = LaunchConfig {
+            grid: (GEMM_WS_TF32.grid(m, n), 1, 1),
+            block: (GEMM_WS_TF32.threads, 1, 1),
+            shared_mem_bytes: GEMM_WS_TF32.ws_shared_bytes() as u32,
+        };
+        let poison = vec![f32::NAN; m * n];
+        let f = gpu.function(&kernels::gemm_ws_tf32).expect("kernel");
+        let c = scope(&gpu, |s| {
+            let (a, bt) = (s.upload(&a)?, s.upload(&bt)?);
+            let c = s.alloc_buffer::<f32>(m * n)?;
+            let host = s.pinned_buffer::<f32>(m * n)?;
+            let copy = s.lane()?.enter(|st| {
+                let (a, bt) = (st.await_fence(&a)?.row_major(m, k)?, st.await_fence(&bt)?.row_major(n, k)?);
+                let mut c = st.bind(c.as_columns_mut());
+                st.copy_to_device(&poison, &mut c)?;
+                st.launch(&f, cfg, (&mut c, &a, &bt, m as u32, n as u32, k as u32))?;
+                st.copy_to_host(&c, host.as_pinned_mut())
+            })?;
+            Ok(copy.wait()?.to_vec())
+        })
+        .expect("run");
+        let (a64, b64): (Vec<f64>, Vec<f64>) =
+            (a.iter().map(|&x| trunc(x)).collect(), b.iter().map(|&x| trunc(x)).collect());
+        let e = worst_error(&a64, &b64, &c, m, n, k);
+        assert!(e < 1e-5, "TMA gemm tf32 {m}x{n}x{k}: worst error {e:e}");
+    }
+}
+
 /// A view the TMA cannot read is a typed error before anything is launched: rows whose bytes
 /// are not a multiple of 16, a view too short, a start not 16-byte aligned, an empty shape.
 fn views_the_tma_cannot_read_are_refused(gpu: Gpu) {
@@ -388,6 +431,7 @@ on_every_backend!(
     gemms_match_the_f64_product_at_every_shape,
     warpgroup_gemms_match_the_f64_product_at_every_shape,
     warp_specialised_tma_gemms_match_the_f64_product,
+    warp_specialised_tf32_gemm_matches_the_f64_product,
     views_the_tma_cannot_read_are_refused,
     a_launch_past_the_kernels_launch_bounds_is_refused,
     a_kernel_with_register_budgets_runs_with_exactly_its_block

@@ -17,7 +17,7 @@ use sluice_device::tile::{ConsumerTiles, Grouped, MatrixMut, Swizzled, Tile};
 use sluice_device::tma::{TmaMatrix, WsPipeline};
 use sluice_device::wgmma::{Warpgroup, WgAccum};
 
-use super::{GemmShape, GEMM_GROUP, GEMM_WS};
+use super::{GemmShape, GEMM_GROUP, GEMM_WS, GEMM_WS_TF32};
 
 /// C split between blocks (128 × 256 tiles, grouped) and consumer warpgroups (64 rows each).
 type WsTiles = ConsumerTiles<128, 256, Grouped<GEMM_GROUP>>;
@@ -101,4 +101,51 @@ pub fn gemm_ws_f16(
     k: u32,
 ) {
     ws_gemm_body!(f16, c, a, b, k)
+}
+
+/// `c = a · bᵀ` in tf32 (f32 operands read as tf32, f32 accumulation): `a` `m × k` and `bt`
+/// `n × k` f32 (`row_major` views: `bt` is B transposed, as the warpgroup MMA reads tf32 only
+/// K-major; `k` a multiple of 4), `c` `m × n` f32; launch as [`GEMM_WS_TF32`] says
+/// ([`GemmShape::grid`], 384 threads, [`GemmShape::ws_shared_bytes`]). sm_90a only.
+#[kernel(max_threads = 384)]
+pub fn gemm_ws_tf32(
+    #[matrix(rows = m, cols = n)] c: MatrixMut<f32, WsTiles>,
+    a: TmaMatrix<f32, 128, 32>,
+    bt: TmaMatrix<f32, 256, 32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const G: GemmShape = GEMM_WS_TF32;
+    const BK: usize = G.bk;
+    type TA = Tile<f32, Swizzled<128, 32>>;
+    type TB = Tile<f32, Swizzled<256, 32>>;
+    let () = const {
+        assert!(G.bm == 128 && G.bn == 256 && BK == 32 && G.threads == 384, "the shape's");
+        assert!(WsPipeline::<(TA, TB), { G.stages }>::SHARED_BYTES == G.ws_shared_bytes(), "GemmShape::ws_shared_bytes")
+    };
+    let Some(block) = c.block_tile() else {
+        return;
+    };
+    let (row0, col0) = (block.row0(), block.col0());
+    let k_tiles = (k as usize).div_ceil(BK).max(1);
+    let pipe = WsPipeline::<(TA, TB), { G.stages }>::start();
+    pipe.run::<40, 232, _>(
+        |mut p| {
+            for kt in 0..k_tiles {
+                p.fill((a.tile_at(row0, BK * kt), bt.tile_at(col0, BK * kt)));
+            }
+        },
+        |mut c| {
+            let wg = Warpgroup::this();
+            let mut acc = WgAccum::<256>::zero().in_flight();
+            for _ in 0..k_tiles {
+                acc = wg.mma_async_full_tf32(acc, c.wait(), |(ta, tb)| (ta, 64 * c.index(), tb));
+            }
+            let acc = acc.wait();
+            if let Some(mut out) = block.consumer_tile() {
+                wg.store(&mut out, &acc);
+            }
+        },
+    );
 }

@@ -137,6 +137,9 @@ pub const GEMM_WG_128X256: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, sta
 /// registers), warpgroups 1 and 2 multiply (`wgmma.m64n256k16`, 232 registers); one block
 /// per SM. Needs `k` and `n` multiples of 8 and A, B 16-byte aligned (the TMA's rows).
 pub const GEMM_WS: GemmShape = GemmShape { bm: 128, bn: 256, bk: 64, stages: 4, threads: 384, elem_bytes: 2 };
+/// `gemm_ws_tf32` (Hopper, sm_90a): as [`GEMM_WS`] with f32 operands read as tf32, k-tiles
+/// of 32 (`wgmma.m64n256k8`, both operands K-major: B passed as its `n × k` transpose).
+pub const GEMM_WS_TF32: GemmShape = GemmShape { bm: 128, bn: 256, bk: 32, stages: 4, threads: 384, elem_bytes: 4 };
 /// Rows of tiles per group of the blocks' grouped order (L2 reuse).
 pub const GEMM_GROUP: u32 = 8;
 

@@ -164,7 +164,8 @@ pub type MapRef = [u64; 16];
 ///
 /// None beyond the GPU's (kept for the same signature): the runtime checks the address.
 #[track_caller]
-pub(super) unsafe fn init(bar: u32, count: u32) {
+#[allow(clippy::extra_unused_type_parameters)] // the GPU side checks its architecture per `S`
+pub(super) unsafe fn init<S>(bar: u32, count: u32) {
     let ctx = current("mbarrier.init");
     // Its bytes are the barrier's from now on: a plain access, a TMA copy landing on them or
     // a second barrier set up over this one (a second pipeline) is a panic.

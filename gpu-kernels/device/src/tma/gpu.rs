@@ -3,11 +3,20 @@
 #[path = "raw.rs"]
 mod raw;
 
+/// Sets up a barrier of the pipeline of stages `S` (generic so that the architecture check
+/// below runs only where a pipeline is built).
+///
 /// # Safety
 ///
 /// `raw::mbarrier_init`'s contract.
 #[inline(always)]
-pub(super) unsafe fn init(bar: u32, count: u32) {
+pub(super) unsafe fn init<S>(bar: u32, count: u32) {
+    let () = const {
+        assert!(
+            cfg!(target_feature = "sm_90"),
+            "the TMA and its barriers' transactions (sluice_device::tma) need sm_90 or later, and this is a build for an older architecture: gate the kernel with #[cfg(any(not(target_arch = \"nvptx64\"), target_feature = \"sm_90a\"))] and build the crate for sm_90a too (Builder::new(dir).specific(Arch::SM_90A) in build.rs)"
+        )
+    };
     // SAFETY: forwarded.
     unsafe { raw::mbarrier_init(bar, count) }
 }

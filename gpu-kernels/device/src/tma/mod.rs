@@ -317,8 +317,8 @@ impl<S: TileSet, const STAGES: usize> WsPipeline<S, STAGES> {
                 // dynamic region (checked above), 8-byte aligned, used by no one before the
                 // block barrier below.
                 unsafe {
-                    imp::init(bars + 8 * s, 1);
-                    imp::init(bars + 8 * (STAGES as u32 + s), threads - 128);
+                    imp::init::<S>(bars + 8 * s, 1);
+                    imp::init::<S>(bars + 8 * (STAGES as u32 + s), threads - 128);
                 }
             }
             imp::fence_init();
