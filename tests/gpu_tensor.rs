@@ -242,15 +242,20 @@ fn warpgroup_gemms_match_the_f64_product_at_every_shape(gpu: Gpu) {
     }
 }
 
-/// Runs the warp-specialised TMA gemm `$kernel` over `a` (`m × k`) and `b` (`k × n`), passed
-/// as `row_major` views, into a NaN-poisoned `c`.
+/// Runs the warp-specialised TMA gemm `$kernel` (shape `$g`) over `a` (`m × k`) and `b`,
+/// passed as `row_major` views (`b` as `$b_rows × $b_cols`: `k × n`, or `n × k` for the tf32
+/// kernel, which takes B transposed), into a NaN-poisoned `c`.
 macro_rules! run_ws {
     ($gpu:expr, $kernel:expr, $a:expr, $b:expr, ($m:expr, $n:expr, $k:expr)) => {{
-        let (m, n, k): (usize, usize, usize) = ($m, $n, $k);
+        let (k, n): (usize, usize) = ($k, $n);
+        run_ws!($gpu, $kernel, GEMM_WS, $a, $b, ($m, n, k), (k, n))
+    }};
+    ($gpu:expr, $kernel:expr, $g:expr, $a:expr, $b:expr, ($m:expr, $n:expr, $k:expr), ($b_rows:expr, $b_cols:expr)) => {{
+        let (m, n, k, g): (usize, usize, usize, GemmShape) = ($m, $n, $k, $g);
         let cfg = LaunchConfig {
-            grid: (GEMM_WS.grid(m, n), 1, 1),
-            block: (GEMM_WS.threads, 1, 1),
-            shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32,
+            grid: (g.grid(m, n), 1, 1),
+            block: (g.threads, 1, 1),
+            shared_mem_bytes: g.ws_shared_bytes() as u32,
         };
         let poison = vec![f32::NAN; m * n];
         let f = $gpu.function(&$kernel).expect("kernel");
@@ -259,8 +264,7 @@ macro_rules! run_ws {
             let c = s.alloc_buffer::<f32>(m * n)?;
             let host = s.pinned_buffer::<f32>(m * n)?;
             let copy = s.lane()?.enter(|st| {
-                let (a, b) = (st.await_fence(&a)?, st.await_fence(&b)?);
-                let (a, b) = (a.row_major(m, k)?, b.row_major(k, n)?);
+                let (a, b) = (st.await_fence(&a)?.row_major(m, k)?, st.await_fence(&b)?.row_major($b_rows, $b_cols)?);
                 let mut c = st.bind(c.as_columns_mut());
                 st.copy_to_device(&poison, &mut c)?;
                 st.launch(&f, cfg, (&mut c, &a, &b, m as u32, n as u32, k as u32))?;
@@ -316,27 +320,7 @@ fn warp_specialised_tf32_gemm_matches_the_f64_product(gpu: Gpu) {
         let a: Vec<f32> = (0..m * k).map(|_| rng.random_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
-        let cfg = LaunchConfig {
-            grid: (GEMM_WS_TF32.grid(m, n), 1, 1),
-            block: (GEMM_WS_TF32.threads, 1, 1),
-            shared_mem_bytes: GEMM_WS_TF32.ws_shared_bytes() as u32,
-        };
-        let poison = vec![f32::NAN; m * n];
-        let f = gpu.function(&kernels::gemm_ws_tf32).expect("kernel");
-        let c = scope(&gpu, |s| {
-            let (a, bt) = (s.upload(&a)?, s.upload(&bt)?);
-            let c = s.alloc_buffer::<f32>(m * n)?;
-            let host = s.pinned_buffer::<f32>(m * n)?;
-            let copy = s.lane()?.enter(|st| {
-                let (a, bt) = (st.await_fence(&a)?.row_major(m, k)?, st.await_fence(&bt)?.row_major(n, k)?);
-                let mut c = st.bind(c.as_columns_mut());
-                st.copy_to_device(&poison, &mut c)?;
-                st.launch(&f, cfg, (&mut c, &a, &bt, m as u32, n as u32, k as u32))?;
-                st.copy_to_host(&c, host.as_pinned_mut())
-            })?;
-            Ok(copy.wait()?.to_vec())
-        })
-        .expect("run");
+        let c = run_ws!(gpu, kernels::gemm_ws_tf32, GEMM_WS_TF32, a, bt, (m, n, k), (n, k));
         let (a64, b64): (Vec<f64>, Vec<f64>) =
             (a.iter().map(|&x| trunc(x)).collect(), b.iter().map(|&x| trunc(x)).collect());
         let e = worst_error(&a64, &b64, &c, m, n, k);

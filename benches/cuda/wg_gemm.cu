@@ -236,6 +236,28 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[ACC], uint64_t da, uint64_t
     else WG_MMA("f16");
 }
 
+// The epilogue of both kernels: d[4i + 2h + j] = D[16w + l/4 + 8h][8i + 2(l%4) + j] of the
+// warpgroup's 64 x BN block at (row0, col0) of C, 8-byte stores where aligned, clipped to m x n.
+__device__ __forceinline__ void store_acc(const float (&acc)[ACC], float* __restrict__ c, int m, int n, int row0, int col0,
+                                          int t) {
+    const int w = (t / 32) % 4, l = t % 32;
+    const int r_lo = row0 + w * 16 + l / 4, c_lo = col0 + 2 * (l % 4);
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = r_lo + 8 * h, col = c_lo + 8 * i;
+            if (row >= m) continue;
+            const float v0 = acc[4 * i + 2 * h], v1 = acc[4 * i + 2 * h + 1];
+            float* p = c + (size_t)row * n + col;
+            if (col + 1 < n && ((uintptr_t)p % 8) == 0) *(float2*)p = make_float2(v0, v1);
+            else {
+                if (col < n) p[0] = v0;
+                if (col + 1 < n) p[1] = v1;
+            }
+        }
+}
+
 // 8 elements of row `r` from column `c` of the rows x cols matrix g (leading dimension ld), zero
 // outside, stored as one 16-byte chunk at shared address dst (the synchronous fallback).
 template <typename T>
@@ -341,23 +363,7 @@ __global__ __launch_bounds__(THREADS, 1) void wg_gemm(float* __restrict__ c, con
     fence_acc(acc);
     cp_wait<0>();
 
-    // Epilogue: d[4i + 2h + j] = D[16w + l/4 + 8h][8i + 2(l%4) + j] of this warpgroup's 64 x BN.
-    const int w = (t / 32) % 4, l = t % 32;
-    const int r_lo = row0 + wg * 64 + w * 16 + l / 4, c_lo = col0 + 2 * (l % 4);
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = r_lo + 8 * h, col = c_lo + 8 * i;
-            if (row >= m) continue;
-            const float v0 = acc[4 * i + 2 * h], v1 = acc[4 * i + 2 * h + 1];
-            float* p = c + (size_t)row * n + col;
-            if (col + 1 < n && ((uintptr_t)p % 8) == 0) *(float2*)p = make_float2(v0, v1);
-            else {
-                if (col < n) p[0] = v0;
-                if (col + 1 < n) p[1] = v1;
-            }
-        }
+    store_acc(acc, c, m, n, row0 + wg * 64, col0, t);
 }
 
 template __global__ void wg_gemm<__nv_bfloat16>(float*, const __nv_bfloat16*, const __nv_bfloat16*, int, int, int);
@@ -464,22 +470,7 @@ __global__ __launch_bounds__(WS_THREADS, 1) void ws_gemm(float* __restrict__ c, 
     }
     wgmma_wait<0>();
     fence_acc(acc);
-    const int w = (t / 32) % 4, l = t % 32;
-    const int r_lo = row0 + cw * 64 + w * 16 + l / 4, c_lo = col0 + 2 * (l % 4);
-#pragma unroll
-    for (int i = 0; i < BN / 8; ++i)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int row = r_lo + 8 * h, col = c_lo + 8 * i;
-            if (row >= m) continue;
-            const float v0 = acc[4 * i + 2 * h], v1 = acc[4 * i + 2 * h + 1];
-            float* p = c + (size_t)row * n + col;
-            if (col + 1 < n && ((uintptr_t)p % 8) == 0) *(float2*)p = make_float2(v0, v1);
-            else {
-                if (col < n) p[0] = v0;
-                if (col + 1 < n) p[1] = v1;
-            }
-        }
+    store_acc(acc, c, m, n, row0 + cw * 64, col0, t);
 }
 
 // ------------------------------------------------------------------------------------- host side

@@ -189,6 +189,21 @@ impl<const N: usize> WgInFlight<N> {
     }
 }
 
+impl<const N: usize> WgInFlight<N> {
+    /// The next link of a chain of `mma_async*`: `issue` issues this k-tile's group and waits
+    /// for the group before (`wgmma.wait_group 1`), so the TMA stage that group read (if any)
+    /// is released here; the new group holds `stage`, released when it retires in turn.
+    #[inline(always)]
+    fn then(self, stage: Option<Release>, issue: impl FnOnce(&mut [f32; 128])) -> WgInFlight<N> {
+        let mut acc = core::mem::ManuallyDrop::new(self);
+        issue(&mut acc.regs);
+        if let Some(r) = acc.held.take() {
+            r.now();
+        }
+        WgInFlight { regs: acc.regs, held: stage }
+    }
+}
+
 impl<const N: usize> Drop for WgInFlight<N> {
     #[inline(always)]
     fn drop(&mut self) {
@@ -302,13 +317,7 @@ impl Warpgroup {
             not_whole();
         }
         self.check_placement(a, row0, &b);
-        let mut acc = core::mem::ManuallyDrop::new(acc);
-        imp::mma_k_tile_async::<E, R, P, N>(&mut acc.regs, a, row0, b);
-        // The group before this one has retired: the stage it read (if a TMA stage) is free.
-        if let Some(r) = acc.held.take() {
-            r.now();
-        }
-        WgInFlight { regs: acc.regs, held: None }
+        acc.then(None, |regs| imp::mma_k_tile_async::<E, R, P, N>(regs, a, row0, b))
     }
 
     /// `acc + a[row0 .. row0 + 64, 0 .. 64] · b` on a stage of a warp-specialised TMA
@@ -343,13 +352,7 @@ impl Warpgroup {
             not_whole();
         }
         self.check_placement(a, row0, &b);
-        let mut acc = core::mem::ManuallyDrop::new(acc);
-        imp::mma_k_tile_async::<E, R, P, N>(&mut acc.regs, a, row0, b);
-        // The group before this one has retired: the stage it read is free.
-        if let Some(r) = acc.held.take() {
-            r.now();
-        }
-        WgInFlight { regs: acc.regs, held: Some(release) }
+        acc.then(Some(release), |regs| imp::mma_k_tile_async::<E, R, P, N>(regs, a, row0, b))
     }
 
     /// `acc + a[row0 .. row0 + 64, 0 .. 32] · bᵀ` in tf32 on a stage of a warp-specialised
@@ -382,12 +385,7 @@ impl Warpgroup {
         if !placed {
             misplaced();
         }
-        let mut acc = core::mem::ManuallyDrop::new(acc);
-        imp::mma_k_tile_async_tf32::<R, N>(&mut acc.regs, a, row0, b);
-        if let Some(r) = acc.held.take() {
-            r.now();
-        }
-        WgInFlight { regs: acc.regs, held: Some(release) }
+        acc.then(Some(release), |regs| imp::mma_k_tile_async_tf32::<R, N>(regs, a, row0, b))
     }
 
     /// Ends the kernel with a message unless the tiles are where the descriptors need them.
