@@ -69,7 +69,9 @@ struct Loaded {
 struct Resolved {
     key: (usize, usize),
     _text: PtxText,
-    params: Box<EntryParams>,
+    /// `None`: a CPU entry whose PTX lacks it (a build without the kernel toolchain): the
+    /// host declaration is all there is to check.
+    params: Option<Box<EntryParams>>,
     target: LaunchTarget,
 }
 
@@ -129,7 +131,8 @@ impl ModuleCache {
         {
             let functions = lock(&self.functions);
             if let Some(f) = functions.iter().find(|f| f.key == key && f.target.name == name) {
-                return check(&f.params).map(|()| LaunchTarget { source: source.or(f.target.source), ..f.target });
+                let checked = f.params.as_deref().map_or(Ok(()), check);
+                return checked.map(|()| LaunchTarget { source: source.or(f.target.source), ..f.target });
             }
         }
         if ctx.is_cpu() {
@@ -189,7 +192,7 @@ impl ModuleCache {
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
         let checked = check(&params);
-        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: Box::new(params), target });
+        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: Some(Box::new(params)), target });
         checked.map(|()| target)
     }
 
@@ -224,10 +227,16 @@ impl ModuleCache {
             source,
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
         };
-        // Without the entry in the PTX, the host declaration is all there is to check.
-        let Ok(params) = params else { return Ok(target) };
-        let checked = check(&params);
-        lock(&self.functions).push(Resolved { key, _text: text.clone(), params: Box::new(params), target });
+        // Without the entry in the PTX, the host declaration is all there is to check. Cached
+        // either way: the text is read once per entry, not at every launch.
+        let (params, checked) = match params {
+            Ok(params) => {
+                let checked = check(&params);
+                (Some(Box::new(params)), checked)
+            }
+            Err(_) => (None, Ok(())),
+        };
+        lock(&self.functions).push(Resolved { key, _text: text.clone(), params, target });
         checked.map(|()| target)
     }
 }
