@@ -441,6 +441,70 @@ fn a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly(gpu: Gpu) {
     }
 }
 
+/// More lanes than a graph has branches (64: lanes then share branches, in order of their
+/// first step), with fences between lanes of the same branch and of others, in both
+/// directions: every replay computes exactly what direct submission does.
+fn a_graph_of_more_lanes_than_branches_means_the_same(gpu: Gpu) {
+    let (rows, n) = (256, 130);
+    let cfg = LaunchConfig::for_elements(rows, 64);
+    // Lane `to(k)` reads the column lane `k` wrote: a permutation (37 and 130 are coprime)
+    // that sends columns to lanes before and after their writer's, near and far.
+    let to = |k: usize| (k * 37 + 5) % n;
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let run = |gpu: &Gpu, host: &mut PinnedMatrix<f32>| {
+        traced_scope(gpu, |s| {
+            let a = s.alloc_matrix::<f32>(rows, n)?;
+            let b = s.alloc_matrix::<f32>(rows, n)?;
+            let lanes = s.lanes(n)?;
+            let mut written = Vec::with_capacity(n);
+            for (k, (lane, col)) in lanes.iter().zip(a.columns_mut()).enumerate() {
+                written.push(lane.enter(|st| {
+                    let mut v = st.bind(col);
+                    st.launch(&kernels::fill_column, cfg, (&mut v, (k + 1) as f32))?;
+                    st.fence(v)
+                })?);
+            }
+            let mut outs: Vec<_> = b.columns_mut().zip(host.columns_mut()).map(Some).collect();
+            for (k, x) in written.into_iter().enumerate() {
+                let j = to(k);
+                let (col, dst) = outs[j].take().expect("each lane reads once");
+                lanes[j].enter(|st| {
+                    let x = st.await_fence(x)?;
+                    let mut y = st.bind(col);
+                    st.launch(&kernels::fill_column, cfg, (&mut y, j as f32))?;
+                    st.launch(&kernels::saxpy, cfg, (&mut y, &x, 2.0))?;
+                    st.copy_to_host(&y, dst).map(drop)
+                })?;
+            }
+            Ok(())
+        })
+    };
+    let expect = |host: &PinnedMatrix<f32>, what: &str| {
+        for k in 0..n {
+            let j = to(k);
+            let want = 2.0 * (k + 1) as f32 + j as f32;
+            let col = &host[j * rows..(j + 1) * rows];
+            assert!(col.iter().all(|v| *v == want), "{what}: column {j} (from lane {k}) is not {want}");
+        }
+    };
+    gpu.set_submit_config(SubmitConfig::direct());
+    poison(&mut host);
+    run(&gpu, &mut host).expect("direct");
+    expect(&host, "direct");
+    gpu.set_submit_config(SubmitConfig::default());
+    let mut paths = Vec::new();
+    for round in 0..6 {
+        poison(&mut host);
+        let ((), trace) = run(&gpu, &mut host).expect("deferred");
+        expect(&host, &format!("round {round}"));
+        paths.push(last_path(&trace));
+    }
+    // Captured once, or once per buffer set where the scope's allocations alternate between
+    // two (a GPU's memory pool may), then replayed.
+    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
+    assert!(paths[4..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+}
+
 fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     let (rows, n) = (128, 24);
     let mut outs = [gpu.alloc_matrix::<f32>(rows, n).expect("alloc"), gpu.alloc_matrix::<f32>(rows, n).expect("alloc")];
@@ -469,6 +533,7 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
 }
 
 on_every_backend!(
+    a_graph_of_more_lanes_than_branches_means_the_same,
     a_program_alternating_between_buffers_keeps_a_graph_for_each,
     a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly,
     the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission,
