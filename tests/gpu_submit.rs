@@ -358,7 +358,8 @@ fn lane_counters_count_what_the_program_asked_for_and_submissions_what_ran(gpu: 
             lb.enter(|st| {
                 let x = st.await_fence(handed)?;
                 let mut y = st.bind(b);
-                st.launch(&kernels::saxpy, LaunchConfig::for_elements(rows, 64), (&mut y, &x, 0.0))?;
+                st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut y, 1.0))?;
+                st.launch(&kernels::saxpy, LaunchConfig::for_elements(rows, 64), (&mut y, &x, 0.5))?;
                 st.copy_to_host(&x, c0)?;
                 st.copy_to_host(&y, c1).map(drop)
             })?;
@@ -374,6 +375,7 @@ fn lane_counters_count_what_the_program_asked_for_and_submissions_what_ran(gpu: 
         // graph edge); the two copies' fences, never awaited, are not recorded.
         assert_eq!((end.events_recorded, end.waits, end.fences_elided), (1, 1, 2), "round {round}: {end:?}");
         assert!(host.column(0).expect("column").iter().all(|v| *v == 2.0));
+        assert!(host.column(1).expect("column").iter().all(|v| *v == 2.0), "0.5 * 2 + 1");
     }
 }
 
