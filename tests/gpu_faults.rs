@@ -247,6 +247,34 @@ fn on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish() ->
     four_lanes(&gpu, [0; 4], [u32::MAX; 4], [false, true, false, true], 512).map_err(|e| e.to_string())
 }
 
+/// On the CPU, a host wait for a copy after a failing kernel of its lane reports the kernel's
+/// fault (not the event's wait failing), and the scope's end adds nothing else to it.
+fn on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault() -> std::result::Result<(), String> {
+    let gpu = common::cpu();
+    let mut host = gpu.pinned_matrix::<u32>(256, 1).map_err(|e| e.to_string())?;
+    let e = scope(&gpu, |s| {
+        let out = s.alloc_matrix::<u32>(256, 1)?;
+        let col = out.columns_mut().next().expect("one column");
+        let dst = host.columns_mut().next().expect("one column");
+        let pending = s.lane()?.enter(|st| {
+            let mut c = st.bind(col);
+            st.launch(&kernels::spin_then_fail, LaunchConfig::for_elements(256, 256), (&mut c, 0u64, 7u32))?;
+            st.copy_to_host(&c, dst)
+        })?;
+        pending.wait().map(drop)
+    })
+    .expect_err("the wait reports the fault");
+    let Error::KernelFault { lane, message } = e.primary() else { return Err(format!("{e:?}")) };
+    if *lane != LaneId::Lane(0) || !message.contains("spin_then_fail: failing as asked") {
+        return Err(format!("{lane}: {message}"));
+    }
+    let text = e.to_string();
+    if text.contains("cuEventSynchronize") || text.contains("NOT_SUPPORTED") {
+        return Err(text);
+    }
+    Ok(())
+}
+
 type Test = (&'static str, fn() -> std::result::Result<(), String>);
 
 fn main() -> ExitCode {
@@ -271,6 +299,10 @@ fn main() -> ExitCode {
         (
             "on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel",
             on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel,
+        ),
+        (
+            "on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault",
+            on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault,
         ),
     ];
     let cuda: &[Test] = &[

@@ -487,6 +487,16 @@ impl Error {
         Error::Cleanup { error, cleanup }
     }
 
+    /// This error (or chain) without the errors equal to `seen` (the scope's end finding the
+    /// fault the closure already returned): `None` if nothing else is left.
+    pub(crate) fn without(self, seen: &Error) -> Option<Error> {
+        let all = match self {
+            Error::Cleanup { error, cleanup } => std::iter::once(*error).chain(cleanup).collect(),
+            e => vec![e],
+        };
+        Error::chain(all.into_iter().filter(|e| e != seen))
+    }
+
     /// The errors in `errors` as one: `None` if empty, the error itself if alone.
     pub(crate) fn chain(errors: impl IntoIterator<Item = Error>) -> Option<Error> {
         errors.into_iter().fold(None, |acc, e| {

@@ -96,7 +96,16 @@ impl<'scope> Fence<'scope> {
             // The host needs the record: what the scope has logged goes to the GPU now.
             self.shared.flush(false, "a host wait")?;
         }
-        self.event().synchronize().map_err(|error| Error::Event { call: "cuEventSynchronize", error })?;
+        if let Err(error) = self.event().synchronize() {
+            // On the CPU backend a lane whose kernel failed (a panic, a failed check) reaches no
+            // later record: the wait fails because of that fault, so report the fault itself.
+            if let Some((lane, _)) = self.origin {
+                if let Some(fault) = lane.stream.fault() {
+                    return Err(fault.into_error(lane.id));
+                }
+            }
+            return Err(Error::Event { call: "cuEventSynchronize", error });
+        }
         if let Some((lane, at)) = self.origin {
             lane.note_awaited(at, Cover::Host);
         }

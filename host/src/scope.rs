@@ -385,9 +385,9 @@ where
             kept.release(gpu);
             resume_unwind(panic)
         }
-        Ok(Err(e)) => Err(match end {
-            Ok(()) => e,
-            Err(cleanup) => e.also(cleanup),
+        Ok(Err(e)) => Err(match end.map_err(|cleanup| cleanup.without(&e)) {
+            Ok(()) | Err(None) => e,
+            Err(Some(cleanup)) => e.also(cleanup),
         }),
         Ok(Ok(r)) => end.map(|()| (r, ended)),
     };
