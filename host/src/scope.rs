@@ -38,7 +38,7 @@ use crate::driver::DriverError;
 use crate::error::{Error, LaneId, Result};
 use crate::fence::{Fenced, Timestamp};
 use crate::handle::{Event, GraphExec, StreamHandle};
-use crate::lane::{Cover, Lane, LaneInner, LaneShared, LaneStats, Stream};
+use crate::lane::{Cover, Lane, LaneInner, LaneShared, LaneStats, SpareLog, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::module::SourceSpan;
 use crate::pinned::PinnedMatrix;
@@ -272,6 +272,8 @@ pub(crate) struct LaneCache {
     lanes: Vec<Box<LaneInner>>,
     upload: Option<Box<LaneInner>>,
     events: Vec<Arc<Event>>,
+    /// The last scope's log, emptied (its vectors' capacity, for the next scope's).
+    log: SpareLog,
 }
 
 impl LaneCache {
@@ -363,7 +365,10 @@ where
     }
     let shared = match ScopeShared::new(gpu.clone(), kept, mode, None) {
         Ok(shared) => shared,
-        Err((e, kept)) => return (Err(e), kept),
+        Err(failed) => {
+            let (e, kept) = *failed;
+            return (Err(e), kept);
+        }
     };
     let scope = Scope { shared, _scope: PhantomData, _env: PhantomData };
     let outcome = catch_unwind(AssertUnwindSafe(|| f(&scope)));
@@ -818,7 +823,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     pub(crate) fn start(gpu: &Gpu, traced: bool) -> Result<Scope<'scope, 'env>> {
         match ScopeShared::new(gpu.clone(), LaneCache::default(), Mode::Run { traced }, Some(SubmitConfig::direct())) {
             Ok(shared) => Ok(Scope { shared, _scope: PhantomData, _env: PhantomData }),
-            Err((e, kept)) => {
+            Err(failed) => {
+                let (e, kept) = *failed;
                 kept.release(gpu);
                 Err(e)
             }
@@ -849,8 +855,8 @@ impl ScopeShared {
         kept: LaneCache,
         mode: Mode,
         config: Option<SubmitConfig>,
-    ) -> std::result::Result<ScopeShared, (Error, LaneCache)> {
-        let LaneCache { mut lanes, upload, mut events } = kept;
+    ) -> std::result::Result<ScopeShared, Box<(Error, LaneCache)>> {
+        let LaneCache { mut lanes, upload, mut events, log } = kept;
         let mut trace = None;
         let mut capture = None;
         let started = match mode {
@@ -876,7 +882,7 @@ impl ScopeShared {
             }),
         };
         if let Err(e) = started {
-            return Err((e, LaneCache { lanes, upload, events }));
+            return Err(Box::new((e, LaneCache { lanes, upload, events, log })));
         }
         // Recordings capture as they go; multi-GPU scopes (`Scope::start`) submit as asked too.
         let config = match mode {
@@ -884,7 +890,7 @@ impl ScopeShared {
             Mode::Record => SubmitConfig::direct(),
         };
         let state = State { kept: lanes, kept_upload: upload, ..State::default() };
-        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture, config), state: Mutex::new(state) })
+        Ok(ScopeShared { lanes: LaneShared::new(gpu, events, trace, capture, config, log), state: Mutex::new(state) })
     }
 
     /// Draws a new lane into the recording, if this scope is recorded.
@@ -1016,6 +1022,9 @@ impl ScopeShared {
             None
         });
         let trace = trace.map(|t| Trace { submissions: shared.submissions(), ..t });
+        let (log, retired) = shared.spare_log();
+        let mut events = events;
+        events.extend(retired);
         let memory = ScopeMemory(
             st.owned
                 .into_iter()
@@ -1033,7 +1042,7 @@ impl ScopeShared {
         let mut lanes = st.kept;
         joined.sort_by_key(|l| l.id);
         lanes.extend(joined.into_iter().rev());
-        let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events };
+        let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events, log };
         (errors, kept, trace, Some(memory))
     }
 
@@ -1075,7 +1084,7 @@ impl ScopeShared {
         // idle: kept for the next scope, the upload lane and the unused kept lanes too.
         let mut kept_lanes = st.kept;
         kept_lanes.extend(lanes.into_iter().rev());
-        let kept = LaneCache { lanes: kept_lanes, upload: upload.or(st.kept_upload), events };
+        let kept = LaneCache { lanes: kept_lanes, upload: upload.or(st.kept_upload), events, log: SpareLog::default() };
         let memory = ScopeMemory(
             st.owned
                 .into_iter()
