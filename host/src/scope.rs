@@ -522,6 +522,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// # }
     /// ```
     pub fn lanes(&'scope self, n: usize) -> Result<Vec<Lane<'scope>>> {
+        lock(&self.shared.state).lanes.reserve(n);
         (0..n).map(|_| self.lane()).collect()
     }
 
