@@ -691,11 +691,23 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
             }
         }
     }
-    let mut h = Fx::default();
-    for &w in &words {
-        h.add(w);
+    // Four interleaved hashes: one chain of dependent multiplies over every word would be
+    // the key's slowest part.
+    let mut h = [Fx::default(); 4];
+    let chunks = words.chunks_exact(4);
+    for &w in chunks.remainder() {
+        h[0].add(w);
     }
-    Ok((Key { hash: h.0, words }, values))
+    for c in chunks {
+        for (h, &w) in h.iter_mut().zip(c) {
+            h.add(w);
+        }
+    }
+    let mut all = Fx(words.len() as u64);
+    for h in h {
+        all.add(h.0);
+    }
+    Ok((Key { hash: all.0, words }, values))
 }
 
 /// The values of a plan that a cached graph's nodes may need changed: for each launch its
