@@ -374,10 +374,17 @@ fn the_tma_gemm_passes_the_race_checker() {
 /// A launch with more threads per block than the kernel's `#[kernel(max_threads = 384)]`
 /// is refused before anything runs, on the CPU backend as on a GPU.
 fn a_launch_past_the_kernels_launch_bounds_is_refused(gpu: Gpu) {
-    let cfg = LaunchConfig { grid: (1, 1, 1), block: (512, 1, 1), shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32 };
+    let e = launch_ws_with_threads(&gpu, 512).expect_err("512 threads past the kernel's 384");
+    assert!(matches!(e, Error::LaunchConfig { limit: 384, .. }), "{e}");
+}
+
+/// One 128 × 128 × 64 `gemm_ws_bf16` launch with blocks of `threads` threads.
+fn launch_ws_with_threads(gpu: &Gpu, threads: u32) -> sluice::Result<()> {
+    let cfg =
+        LaunchConfig { grid: (1, 1, 1), block: (threads, 1, 1), shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32 };
     let f = gpu.function(&kernels::gemm_ws_bf16).expect("kernel");
     let data = vec![bf16::from_f32(0.5); 128 * 64];
-    let e = scope(&gpu, |s| {
+    scope(gpu, |s| {
         let (a, b) = (s.upload(&data)?, s.upload(&data)?);
         let c = s.alloc_buffer::<f32>(128 * 64)?;
         s.lane()?.enter(|st| {
@@ -386,27 +393,13 @@ fn a_launch_past_the_kernels_launch_bounds_is_refused(gpu: Gpu) {
             st.launch(&f, cfg, (&mut c, &a, &b, 128u32, 64u32, 64u32))
         })
     })
-    .expect_err("512 threads past the kernel's 384");
-    assert!(matches!(e, Error::LaunchConfig { limit: 384, .. }), "{e}");
 }
 
 /// A kernel that sets register budgets (`WsPipeline::run`) runs with exactly its
 /// `max_threads`: a smaller block would give `setmaxnreg` another register pool than ptxas
 /// sized, in which a consumer's increase could wait for ever. Refused before anything runs.
 fn a_kernel_with_register_budgets_runs_with_exactly_its_block(gpu: Gpu) {
-    let cfg = LaunchConfig { grid: (1, 1, 1), block: (256, 1, 1), shared_mem_bytes: GEMM_WS.ws_shared_bytes() as u32 };
-    let f = gpu.function(&kernels::gemm_ws_bf16).expect("kernel");
-    let data = vec![bf16::from_f32(0.5); 128 * 64];
-    let e = scope(&gpu, |s| {
-        let (a, b) = (s.upload(&data)?, s.upload(&data)?);
-        let c = s.alloc_buffer::<f32>(128 * 64)?;
-        s.lane()?.enter(|st| {
-            let (a, b) = (st.await_fence(&a)?.row_major(128, 64)?, st.await_fence(&b)?.row_major(64, 128)?);
-            let mut c = st.bind(c.as_columns_mut());
-            st.launch(&f, cfg, (&mut c, &a, &b, 128u32, 64u32, 64u32))
-        })
-    })
-    .expect_err("256 threads for a kernel of exactly 384");
+    let e = launch_ws_with_threads(&gpu, 256).expect_err("256 threads for a kernel of exactly 384");
     assert!(matches!(e, Error::LaunchBlockFixed { requested: 256, required: 384, .. }), "{e}");
 }
 
