@@ -1,7 +1,9 @@
 //! Hopper's warpgroup MMA on the GPU, one `unsafe fn` per instruction form, its PTX in its
 //! doc. Not an API: [`super::gpu`] calls them after the typed layer ([`crate::wgmma`])
-//! checked what they leave to the caller. The `mma_*` forms are generated (one operand per
-//! accumulator register), by the script in this file's history: `m64nNk16` for N = 64,
+//! checked what they leave to the caller. The `mma_*` forms list one `asm!` operand per
+//! accumulator register (`asm!` takes no arrays), written out mechanically — the generator
+//! was not kept; each form is checked by what ptxas makes of it (`cargo xtask check-ptx`:
+//! no serialized MMA) and by the gemm tests against the f64 product: `m64nNk16` for N = 64,
 //! 128, 256, bf16 and f16, B read transposed (MN-major); `m64nNk8` tf32, both K-major.
 
 use core::arch::asm;
