@@ -2,8 +2,10 @@
 //! doc. Not an API: [`super::gpu`] calls them after the typed layer ([`crate::wgmma`])
 //! checked what they leave to the caller. The `mma_*` forms list one `asm!` operand per
 //! accumulator register (`asm!` takes no arrays), written out mechanically — the generator
-//! was not kept; each form is checked by what ptxas makes of it (`cargo xtask check-ptx`:
-//! no serialized MMA) and by the gemm tests against the f64 product: `m64nNk16` for N = 64,
+//! was not kept; each form a kernel of the project uses is checked by what ptxas makes of it
+//! (`cargo xtask check-ptx`: no serialized MMA) and by the gemm tests against the f64
+//! product (the tf32 forms of N = 64 and 128 only on the CPU backend's model, no kernel uses
+//! them yet): `m64nNk16` for N = 64,
 //! 128, 256, bf16 and f16, B read transposed (MN-major); `m64nNk8` tf32, both K-major.
 
 use core::arch::asm;
