@@ -4,8 +4,7 @@
 //! accumulator register (`asm!` takes no arrays), written out mechanically — the generator
 //! was not kept; each form a kernel of the project uses is checked by what ptxas makes of it
 //! (`cargo xtask check-ptx`: no serialized MMA) and by the gemm tests against the f64
-//! product (the tf32 forms of N = 64 and 128 only on the CPU backend's model, no kernel uses
-//! them yet): `m64nNk16` for N = 64,
+//! product (no kernel uses the tf32 forms of N = 64 and 128 yet: those two are unchecked): `m64nNk16` for N = 64,
 //! 128, 256, bf16 and f16, B read transposed (MN-major); `m64nNk8` tf32, both K-major.
 
 use core::arch::asm;
