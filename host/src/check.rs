@@ -313,9 +313,12 @@ impl fmt::Display for CheckReport {
         if !self.location.is_empty() {
             write!(f, " ({})", self.location)?;
         }
+        // Threads of two blocks: each named with its block (the thread indices alone could be
+        // the same and read as one thread).
+        let two_blocks = self.second.as_ref().is_some_and(|s| s.block != self.first.block);
         let access = |f: &mut fmt::Formatter<'_>, a: &Access| {
             write!(f, "{a}")?;
-            if a.block != self.block {
+            if two_blocks || a.block != self.block {
                 let [x, y, z] = a.block;
                 write!(f, " in block ({x}, {y}, {z})")?;
             }
@@ -345,7 +348,7 @@ mod tests {
     }
 
     #[test]
-    fn a_global_race_between_blocks_names_the_second_block() {
+    fn a_global_race_between_blocks_names_both_blocks() {
         let at = |b: u32, t: u32, what: &str| Access {
             block: [b, 0, 0],
             thread: [t, 0, 0],
@@ -364,7 +367,8 @@ mod tests {
         assert!(m.starts_with("kernel `k`, block (1, 0, 0): data race on global memory"), "{m}");
         assert!(
             m.contains(
-                "thread (3, 0, 0) writes at k.rs:13:1 in block (0, 0, 0); thread (2, 0, 0) writes at k.rs:12:1."
+                "thread (3, 0, 0) writes at k.rs:13:1 in block (0, 0, 0); \
+                 thread (2, 0, 0) writes at k.rs:12:1 in block (1, 0, 0)."
             ),
             "{m}"
         );
