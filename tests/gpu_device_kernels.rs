@@ -1,5 +1,5 @@
 //! The kernels of `gpu-kernels` beyond the seed — `potential_tiled`, `sum_reduce`,
-//! `transpose`, `histogram` — and `device_selftest`, on a real GPU, each checked against
+//! `transpose`, `histogram`, `column_sums` — and `device_selftest`, on a real GPU, each checked against
 //! its CPU reference in `gpu_kernels::reference` (f64 or exact) with fresh random inputs.
 //!
 //! Every output is poisoned before the launch (NaN for `f32`, `0xDEADBEEF` for `u32`), or
@@ -548,7 +548,62 @@ fn device_selftest_v2_reports_what_cuda_prescribes(gpu: Gpu) {
     assert!(wrong.is_empty(), "device_selftest_v2: wrong results:\n{}", wrong.join("\n"));
 }
 
+// ---------------------------------------------------------------------------------------
+// column_sums: a bounds check of stride `cols` in a loop (the range-check pass's case)
+
+/// Runs `column_sums` over `m` (`rows × cols`, row-major; `m` may be shorter) with `grid`
+/// blocks of 64 threads into `cols` NaN-poisoned outputs and a poisoned tail.
+fn column_sums_on_gpu(gpu: &Gpu, m: &[f32], rows: usize, cols: usize, grid: u32) -> Result<(Vec<f32>, Vec<f32>)> {
+    let poison = vec![f32::NAN; cols + TAIL];
+    let mut host = gpu.pinned_buffer::<f32>(cols + TAIL)?;
+    host.fill(f32::NAN);
+    scope(gpu, |s| {
+        let input = s.upload(m)?;
+        let out = s.alloc_buffer::<f32>(cols + TAIL)?;
+        let (head_dst, tail_dst) = host.as_pinned_mut().split_at(cols).expect("cols <= cols + TAIL");
+        s.lane()?.enter(|st| {
+            let input = st.await_fence(&input)?;
+            let mut all = st.bind(out.as_columns_mut());
+            st.copy_to_device(&poison, &mut all)?;
+            let (mut head, tail) = all.split_rows(cols).expect("cols <= cols + TAIL");
+            st.launch(&kernels::column_sums, cfg_1d(grid, 64), (&mut head, &input, rows, cols))?;
+            st.copy_to_host(&head, head_dst)?.wait()?;
+            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
+        })
+    })?;
+    Ok((host[..cols].to_vec(), host[cols..].to_vec()))
+}
+
+fn column_sums_match_the_f64_reference(gpu: Gpu) {
+    let mut rng = common::rng();
+    // Row counts around the unrolled loop's four steps (0, 1, 3, 4, 5, 1027), columns below,
+    // at and past the grid's threads (2 blocks of 64), a tall thin and a wide flat matrix.
+    let shapes: [(usize, usize); 9] =
+        [(0, 5), (1, 1), (3, 7), (4, 33), (5, 1000), (1000, 3), (1027, 257), (4096, 64), (17, 70_001)];
+    println!("{:>6} {:>6}  {:>12}", "rows", "cols", "max err/bound");
+    for (rows, cols) in shapes {
+        // (An upload holds at least one element: with no rows the kernel reads none of it.)
+        let m: Vec<f32> = (0..(rows * cols).max(1)).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let (out, tail) = column_sums_on_gpu(&gpu, &m, rows, cols, 2).expect("column_sums");
+        if let Some(k) = tail.iter().position(|v| !is_f32_poison(*v)) {
+            panic!("column_sums {rows}x{cols} wrote past its output: element {} = {}", cols + k, tail[k]);
+        }
+        let mut worst = 0.0f64;
+        for (j, &got) in out.iter().enumerate() {
+            let column = (0..rows).map(|i| m[i * cols + j] as f64);
+            let want: f64 = column.clone().sum();
+            // A chain of `rows` f32 additions: each rounding at most U of a partial sum.
+            let bound = rows as f64 * U * column.map(f64::abs).sum::<f64>() + f64::MIN_POSITIVE;
+            assert!(!got.is_nan(), "column_sums {rows}x{cols}: column {j} never written");
+            worst = worst.max((got as f64 - want).abs() / bound);
+        }
+        println!("{rows:>6} {cols:>6}  {worst:>12.3}");
+        assert!(worst <= 1.0, "column_sums {rows}x{cols}: an error beyond the bound ({worst:.3}x)");
+    }
+}
+
 on_every_backend!(
+    column_sums_match_the_f64_reference,
     device_selftest_v2_reports_what_cuda_prescribes,
     potential_tiled_matches_the_f64_reference_and_the_naive_kernel,
     sum_reduce_matches_the_f64_sum,

@@ -9,6 +9,8 @@
 //!   use the device again (`Error::RestartRequired` where it does not);
 //! * the same kernel failing on one of four lanes names the kernel and all four lanes;
 //! * a scope that runs out of memory leaves the pool trimmed (no fault);
+//! * a slice too short for a loop whose bounds checks the range-check pass moved before it
+//!   still traps (`column_sums`);
 //! * on the CPU backend a failing launch is a `KernelFault` of its lane (always runs).
 //!
 //! A custom harness (`harness = false`): the CUDA tests run with `--ignored` (as the GPU
@@ -179,6 +181,33 @@ fn child_write_out_of_bounds() {
     after_the_fault(gpu);
 }
 
+/// `column_sums` over a `rows × cols` matrix one element short: the last column's last row
+/// is out of bounds. Its thread's test before the loop (the range-check pass) fails, so it
+/// runs the checked copy of the loop, which traps at the missing element.
+fn short_column_sums(gpu: &Gpu) -> Result<()> {
+    let (rows, cols) = (1000usize, 64usize);
+    let m = vec![1.0f32; rows * cols - 1];
+    scope(gpu, |s| {
+        let input = s.upload(&m)?;
+        let out = s.alloc_buffer::<f32>(cols)?;
+        s.lane()?.enter(|st| {
+            let input = st.await_fence(&input)?;
+            let mut out = st.bind(out.as_columns_mut());
+            st.launch(&kernels::column_sums, LaunchConfig::for_elements(cols, 64), (&mut out, &input, rows, cols))
+        })
+    })
+}
+
+/// Child: a bounds check that the range-check pass moved before its loop still traps when
+/// the slice is short.
+fn child_short_column_sums() {
+    let gpu = common::gpu();
+    let e = short_column_sums(&gpu).expect_err("the bounds check traps");
+    println!("the error: {e}");
+    assert!(matches!(context_lost(&e), Error::ContextLost { .. }), "{e:?}");
+    after_the_fault(gpu);
+}
+
 /// Runs `--child name` of this binary; its output is printed; `Err` if it failed.
 fn in_child(name: &str) -> std::result::Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -202,6 +231,19 @@ fn the_same_kernel_failing_on_four_lanes_names_the_kernel_and_its_lanes() -> std
 
 fn a_write_out_of_bounds_names_its_kernel_and_a_relative_path() -> std::result::Result<(), String> {
     in_child("write_out_of_bounds")
+}
+
+fn a_short_slice_traps_in_a_loop_whose_checks_were_hoisted() -> std::result::Result<(), String> {
+    in_child("short_column_sums")
+}
+
+fn on_the_cpu_a_short_slice_in_a_strided_loop_is_a_kernel_fault() -> std::result::Result<(), String> {
+    let e = short_column_sums(&common::cpu()).expect_err("the bounds check fails");
+    let Error::KernelFault { message, .. } = e.primary() else { return Err(format!("{e:?}")) };
+    if !message.contains("out of bounds") {
+        return Err(message.clone());
+    }
+    Ok(())
 }
 
 fn on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel() -> std::result::Result<(), String> {
@@ -284,6 +326,7 @@ fn main() -> ExitCode {
             Some("one_of_four") => child_one_of_four(),
             Some("same_kernel") => child_same_kernel(),
             Some("write_out_of_bounds") => child_write_out_of_bounds(),
+            Some("short_column_sums") => child_short_column_sums(),
             other => panic!("unknown child {other:?}"),
         }
         return ExitCode::SUCCESS;
@@ -304,6 +347,10 @@ fn main() -> ExitCode {
             "on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault",
             on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault,
         ),
+        (
+            "on_the_cpu_a_short_slice_in_a_strided_loop_is_a_kernel_fault",
+            on_the_cpu_a_short_slice_in_a_strided_loop_is_a_kernel_fault,
+        ),
     ];
     let cuda: &[Test] = &[
         ("a_kernel_failing_on_one_of_four_lanes_is_named", a_kernel_failing_on_one_of_four_lanes_is_named),
@@ -318,6 +365,10 @@ fn main() -> ExitCode {
         (
             "a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed",
             a_scope_that_runs_out_of_memory_leaves_the_pool_trimmed,
+        ),
+        (
+            "a_short_slice_traps_in_a_loop_whose_checks_were_hoisted",
+            a_short_slice_traps_in_a_loop_whose_checks_were_hoisted,
         ),
     ];
     let (mut passed, mut failed, mut ignored) = (0, 0, 0);

@@ -39,6 +39,24 @@ pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
     }
 }
 
+/// `out[j] = Σ_i m[i * cols + j]` for `i < rows`, `j < out.len()`: the sums of the columns of
+/// a row-major `rows × cols` matrix, one thread per column. Any 1-D grid.
+///
+/// Written the natural safe way, with a bounds check of stride `cols` in the loop. sluice's
+/// range-check pass tests once, before the loop, that the last row's index is in bounds and
+/// then runs a copy of the loop without the checks (`docs/fast-safe-kernels.md`); an `m`
+/// shorter than the loop reads still traps, at its first missing element.
+#[kernel]
+pub fn column_sums(mut out: DeviceSliceMut<f32>, m: &[f32], rows: usize, cols: usize) {
+    for (j, s) in out.grid_stride() {
+        let mut sum = 0.0f32;
+        for i in 0..rows {
+            sum += m[i * cols + j];
+        }
+        *s = sum;
+    }
+}
+
 /// Rust-CUDA's `vecadd` example, verbatim but for the attribute: `c[i] = a[i] + b[i]` for
 /// `i < a.len()`, writing through a raw pointer, so it is an unchecked kernel (launched with
 /// `unsafe { st.launch_unchecked(..) }`, the caller vouching that `b` and `c` hold at least

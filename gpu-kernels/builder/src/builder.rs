@@ -7,6 +7,7 @@ use std::process::Command;
 use crate::arch::{Arch, TARGET};
 use crate::error::{self, BuildError, Tool};
 use crate::ptx;
+use crate::range_checks;
 use crate::toolchain::{self, Locations, Toolchain};
 
 /// The features a kernel crate gets from the builder (`-Zcrate-attr=feature(..)`):
@@ -375,6 +376,14 @@ impl Builder {
         }
 
         let mut flags = vec![format!("-Ctarget-cpu={}", self.arch), format!("-Clinker={}", linker.display())];
+        // The range-check pass, built once beside the linker (`range_checks`). Without it the
+        // kernels mean the same and run slower in loops that index a slice by a stride; the
+        // build says so. On the command line, so that cargo relinks when it comes or goes.
+        let mut notes = Vec::new();
+        match range_checks::install(tc, &linker_dir.join("sluice-llbc")) {
+            Ok(plugin) => flags.push(format!("-Clink-arg=--pass-plugin={}", plugin.display())),
+            Err(why) => notes.push(why.to_string()),
+        }
         if (80..89).contains(&self.arch.capability_value()) {
             // PTX ISA 7.5 (LLVM picks 7.0 for sm_80, 7.1 for sm_86, 7.4 for sm_87): the device
             // std's `cp.async` with an `ignore-src` predicate needs it; drivers since CUDA 11.5
@@ -492,7 +501,8 @@ impl Builder {
         }
         let kernels = ptx::entries(&text);
         let sources = ptx::dep_info_sources(&ptx_path.with_extension("d"));
-        let warnings = warning_lines(&stderr);
+        let mut warnings = notes;
+        warnings.extend(warning_lines(&stderr));
         let final_path = match &self.copy_to {
             Some(dest) => {
                 write_if_changed(dest, &text)?;
@@ -542,11 +552,7 @@ pub fn target_root_of(out_dir: &Path) -> PathBuf {
 fn crate_key(crate_dir: &Path) -> String {
     let canonical = crate_dir.canonicalize().unwrap_or_else(|_| crate_dir.to_path_buf());
     let name = canonical.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
-    format!("{name}-{:08x}", fnv1a(canonical.to_string_lossy().as_bytes()) as u32)
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    format!("{name}-{:08x}", toolchain::fnv1a(canonical.to_string_lossy().as_bytes()) as u32)
 }
 
 /// Whether the crate's `lib.rs` declares `#![no_std]` itself (plainly or in a
@@ -720,7 +726,7 @@ pub fn write_if_changed(path: &Path, text: &str) -> Result<bool, BuildError> {
 /// [`BuildError::ToolUnusable`] when the host rustc cannot compile it (no C linker, most
 /// often: the message says so), [`BuildError::Io`].
 pub fn install_linker(tc: &Toolchain, target_dir: &Path) -> Result<PathBuf, BuildError> {
-    let hash = fnv1a(LLBC_SOURCE.as_bytes());
+    let hash = toolchain::fnv1a(LLBC_SOURCE.as_bytes());
     let dir = target_dir.join("sluice-llbc");
     let exe = dir.join(format!("sluice-llbc-{hash:016x}"));
     if exe.is_file() {

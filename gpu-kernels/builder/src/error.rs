@@ -152,6 +152,23 @@ pub enum Tool {
     /// A C compiler driver (`cc`), which rustc links host programs with (the builder's
     /// bitcode linker is one).
     CLinker,
+    /// What sluice's range-check pass is built with ([`range_checks`](crate::range_checks)):
+    /// LLVM's C++ headers of the kernel compiler's LLVM and a C++ compiler. Optional:
+    /// kernels build without it, slower in loops that index a slice by a stride.
+    RangeCheckPass,
+}
+
+impl Tool {
+    /// Whether the kernel build works without this piece ([`Tool::RangeCheckPass`]: it
+    /// only makes some loops faster). Setup installs it where it can; doctor reports it.
+    ///
+    /// ```
+    /// use sluice_builder::Tool;
+    /// assert!(Tool::RangeCheckPass.is_optional() && !Tool::Ptxas.is_optional());
+    /// ```
+    pub fn is_optional(self) -> bool {
+        matches!(self, Tool::RangeCheckPass)
+    }
 }
 
 impl fmt::Display for Tool {
@@ -164,6 +181,7 @@ impl fmt::Display for Tool {
             Tool::Ptxas => "ptxas (NVIDIA's PTX assembler)",
             Tool::Libdevice => "libdevice.10.bc (NVIDIA's device math library)",
             Tool::CLinker => "a C linker (cc), needed to build host programs",
+            Tool::RangeCheckPass => "LLVM's C++ headers and a C++ compiler, for sluice's range-check pass",
         })
     }
 }

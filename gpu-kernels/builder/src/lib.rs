@@ -43,7 +43,10 @@
 //!    compare and a `trap`, and no `core::fmt` lands in the PTX
 //!    ([`Builder::panic_messages`] turns the messages back on);
 //! 5. rustc hands the bitcode to `sluice-llbc` (`-C linker=`), which links it
-//!    with libdevice, optimises it and lowers it to PTX with `llc`;
+//!    with libdevice, optimises it and lowers it to PTX with `llc`. Before the
+//!    optimiser, the [range-check pass](range_checks) gives each loop whose bounds
+//!    checks one test can decide a copy without them (built once with LLVM's C++
+//!    headers where they are installed; without them the build says what it misses);
 //! 6. the PTX is checked for unresolved libdevice calls and its `.entry`
 //!    names are listed.
 //!
@@ -62,6 +65,7 @@ mod embed;
 mod error;
 pub mod pins;
 pub mod ptx;
+pub mod range_checks;
 pub mod setup;
 pub mod toolchain;
 

@@ -111,7 +111,8 @@ pub fn summary() -> String {
     format!(
         "  kernel rustc       {KERNEL_RUSTC} (Debian: rustc-web={DEBIAN_RUSTC} rust-web-src={DEBIAN_RUSTC}; \
          rustup: toolchain {KERNEL_RUSTC})\n  \
-         LLVM               {KERNEL_LLVM} (Debian: llvm-{m}={DEBIAN_LLVM}; rustup: component llvm-tools)\n  \
+         LLVM               {KERNEL_LLVM} (Debian: llvm-{m}={DEBIAN_LLVM}, and llvm-{m}-dev={DEBIAN_LLVM} with g++ \
+         for the range-check pass; rustup: component llvm-tools)\n  \
          ptxas, libdevice   nvidia-cuda-nvcc=={nvcc} (pip --require-hashes, {hashes} wheel hashes)",
         m = llvm_major(),
         nvcc = nvcc_version(),

@@ -8,6 +8,7 @@
 //! | --- | --- | --- |
 //! | kernel rustc + its library source | `apt-get install rustc-web=V rust-web-src=V` | `rustup toolchain install 1.96.0 --component rust-src …` |
 //! | `llvm-link`, `opt`, `llc` | `apt-get install llvm-N=V` (N: that rustc's LLVM major) | `--component llvm-tools` |
+//! | LLVM's C++ headers and `g++`, for the [range-check pass](crate::range_checks) (optional) | `apt-get install llvm-N-dev=V g++` | none (`llvm-tools` has no headers): kernels build without the pass |
 //! | `ptxas`, `libdevice.10.bc` | PyPI's `nvidia-cuda-nvcc==V` (`--require-hashes`) in a venv in the [tools folder](crate::toolchain::default_tools_dir) | same |
 //!
 //! Every version is pinned in [`pins`]; the report prints each piece's version
@@ -30,6 +31,7 @@ use std::time::Instant;
 
 use crate::error::{self, BuildError, Tool};
 use crate::pins;
+use crate::range_checks;
 use crate::toolchain::{self, Frontend, KernelRustc, Locations};
 
 /// Finds, and on request installs, the kernel toolchain. See the [module docs](self).
@@ -125,7 +127,7 @@ impl Report {
     /// assert!(sluice_builder::setup::Setup::new().doctor().is_complete());
     /// ```
     pub fn is_complete(&self) -> bool {
-        self.pieces.iter().all(|p| !matches!(p.state, State::Missing(_)))
+        self.pieces.iter().all(|p| p.tool.is_optional() || !matches!(p.state, State::Missing(_)))
     }
 
     /// The first missing piece's error, if any.
@@ -136,7 +138,7 @@ impl Report {
     /// }
     /// ```
     pub fn first_missing(&self) -> Option<&BuildError> {
-        self.pieces.iter().find_map(|p| match &p.state {
+        self.pieces.iter().filter(|p| !p.tool.is_optional()).find_map(|p| match &p.state {
             State::Missing(e) => Some(e),
             _ => None,
         })
@@ -152,6 +154,7 @@ fn short(tool: Tool) -> &'static str {
         Tool::Ptxas => "ptxas",
         Tool::Libdevice => "libdevice",
         Tool::CLinker => "C linker (cc)",
+        Tool::RangeCheckPass => "range-check pass",
     }
 }
 
@@ -170,18 +173,27 @@ impl fmt::Display for Report {
                 State::Installed { path } => {
                     writeln!(f, "  {:<18} {:<10} {}", short(p.tool), "installed", path.display())?
                 }
+                State::Missing(_) if p.tool.is_optional() => {
+                    writeln!(f, "  {:<18} {:<10} (optional)", short(p.tool), "missing")?
+                }
                 State::Missing(_) => writeln!(f, "  {:<18} {:<10}", short(p.tool), "MISSING")?,
             }
         }
         let missing: Vec<&BuildError> = self
             .pieces
             .iter()
+            .filter(|p| !p.tool.is_optional())
             .filter_map(|p| match &p.state {
                 State::Missing(e) => Some(e),
                 _ => None,
             })
             .collect();
         writeln!(f, "pinned (gpu-kernels/builder/src/pins.rs; setup installs these):\n{}", pins::summary())?;
+        for p in self.pieces.iter().filter(|p| p.tool.is_optional()) {
+            if let State::Missing(e) = &p.state {
+                writeln!(f, "{e}")?;
+            }
+        }
         if missing.is_empty() {
             return write!(f, "everything the kernel build and the PTX check need is here");
         }
@@ -241,7 +253,9 @@ impl Setup {
                 pieces.push(found(Tool::KernelRustc, &rustc.rustc, Some(rustc_detail(&rustc))));
                 pieces.push(found(Tool::RustSrc, &rustc.rust_src(), None));
                 let llvm = toolchain::find_llvm_bin(&rustc);
+                let pass = llvm.as_ref().ok().map(|bin| range_check_piece(bin));
                 pieces.push(piece(Tool::LlvmTools, llvm.map(|p| (p.clone(), llvm_detail(&p)))));
+                pieces.extend(pass);
             }
             Err(e) => {
                 let tool = if matches!(e, BuildError::ToolMissing { tool: Tool::RustSrc, .. }) {
@@ -305,6 +319,21 @@ impl Setup {
         }
         pieces.push(found(Tool::RustSrc, &rustc.rust_src(), None));
         pieces.push(found(Tool::LlvmTools, &llvm, llvm_detail(&llvm)));
+        // 1b. What the range-check pass is built with (optional: the kernels build without
+        // it). On the Debian route, the headers of the pinned LLVM and g++.
+        let mut pass = range_check_piece(&llvm);
+        if matches!(pass.state, State::Missing(_)) && llvm.starts_with("/usr/lib/llvm-") && have("apt-get") && is_root()
+        {
+            let dev = format!("llvm-{}-dev={}", pins::llvm_major(), pins::DEBIAN_LLVM);
+            say(&format!("installing {dev} and g++ with apt-get (for sluice's range-check pass)"));
+            let done = run(Command::new("apt-get").args(["update", "-q"]), "apt-get update", &self.setup_command())
+                .and_then(|()| apt_install(&[dev.as_str(), "g++"], &self.setup_command()));
+            match done {
+                Ok(()) => pass = range_check_piece(&llvm),
+                Err(e) => say(&first_line(&e)),
+            }
+        }
+        pieces.push(pass);
 
         // 2. A C linker: the builder compiles its bitcode linker (a host program) with it.
         match find_c_linker() {
@@ -567,6 +596,23 @@ fn llvm_detail(bin: &Path) -> Option<String> {
 /// The first line of an error (the fix line would name this very command).
 fn first_line(e: &BuildError) -> String {
     e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// The range-check pass's prerequisites for the `opt` in `llvm_bin`, as a report row.
+fn range_check_piece(llvm_bin: &Path) -> Piece {
+    let needs = range_checks::prerequisites(llvm_bin).map_err(|why| BuildError::ToolMissing {
+        tool: Tool::RangeCheckPass,
+        looked: Vec::new(),
+        fix: format!(
+            "{} ({}; optional: without it kernels build and run correctly, slower in loops that index a slice \
+             by a stride)",
+            why.fix, why.problem
+        ),
+    });
+    piece(
+        Tool::RangeCheckPass,
+        needs.map(|n| (n.include_dir, Some(format!("LLVM {} headers, {}", n.llvm_version, n.cxx.display())))),
+    )
 }
 
 fn found(tool: Tool, path: &Path, detail: Option<String>) -> Piece {

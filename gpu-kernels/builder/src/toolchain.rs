@@ -667,6 +667,12 @@ pub fn scrubbed_env() -> Vec<(OsString, OsString)> {
         .collect()
 }
 
+/// FNV-1a of `bytes`: the name of a file built from a source text (the bitcode linker,
+/// the range-check pass), so that another source gets another file.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

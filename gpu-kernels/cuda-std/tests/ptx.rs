@@ -180,3 +180,55 @@ fn the_ported_tiled_gemm_uses_no_more_registers_than_nvcc() {
         assert!(!k.spills(), "{} spills: {k:?}", k.name);
     }
 }
+
+/// The loops of a PTX function body: for each backward branch, the number of `fma.rn.f32`
+/// between its target label and it, and whether any branch in that span goes to a block
+/// that traps (a bounds check's failure path).
+fn loops(body: &str) -> Vec<(usize, bool)> {
+    let lines: Vec<&str> = body.lines().map(str::trim).collect();
+    let label_of = |l: &str| l.split(':').next().filter(|_| l.starts_with('$') && l.contains(':')).map(str::to_string);
+    let labels: Vec<(String, usize)> =
+        lines.iter().enumerate().filter_map(|(i, l)| label_of(l).map(|n| (n, i))).collect();
+    let at = |name: &str| labels.iter().find(|(n, _)| n == name).map(|&(_, i)| i);
+    let traps = |name: &str| {
+        at(name).is_some_and(|start| {
+            lines[start + 1..].iter().take_while(|l| label_of(l).is_none()).any(|l| l.contains("trap;"))
+        })
+    };
+    fn target(l: &str) -> Option<&str> {
+        l.contains("bra").then(|| l.rsplit(char::is_whitespace).next()).flatten()
+    }
+    let mut found = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(t) = target(l).map(|t| t.trim_end_matches(';')) else { continue };
+        let Some(start) = at(t).filter(|&s| s < i) else { continue };
+        let span = &lines[start..=i];
+        let fmas = span.iter().filter(|l| l.starts_with("fma.rn.f32")).count();
+        let checked = span.iter().filter_map(|l| target(l)).any(|t| traps(t.trim_end_matches(';')));
+        found.push((fmas, checked));
+    }
+    found
+}
+
+/// Registers per thread of nvcc's `gemm_naive` (`benches/cuda/gemm.cu`): 32 with nvcc 13.5
+/// (`-O3 -arch=sm_90`).
+const NVCC_GEMM_NAIVE_REGISTERS: u32 = 32;
+
+/// Issue 22: Rust-CUDA's naive gemm, ported as is (`b[i * n + col]` bounds-checked with a
+/// stride of `n` in its loop), gets a copy of its loop without the checks from sluice's
+/// range-check pass, unrolled four times as nvcc unrolls it; the checked copy stays for a
+/// slice too short. (Before the pass the checks stayed in the loop: 1.94-1.98x nvcc's time
+/// on the H200.)
+#[test]
+fn the_ported_naive_gemm_has_a_loop_without_its_bounds_checks() {
+    let (ptx, resources) = build(&workspace().join("ports/kernels"), Arch::SM_90);
+    let naive = kernel(&resources, "gemm_naive");
+    assert!(
+        naive.registers <= NVCC_GEMM_NAIVE_REGISTERS,
+        "gemm_naive: {} registers, nvcc's twin {NVCC_GEMM_NAIVE_REGISTERS}",
+        naive.registers
+    );
+    let loops = loops(entry_body(&ptx, "gemm_naive"));
+    assert!(loops.iter().any(|&(fmas, checked)| fmas == 4 && !checked), "no unchecked 4-step loop: {loops:?}");
+    assert!(loops.iter().any(|&(_, checked)| checked), "the checked copy is gone: {loops:?}");
+}

@@ -1,0 +1,321 @@
+//! The range-check pass: bounds checks in a loop become one test before it.
+//!
+//! A safe kernel indexes slices, and each index is a compare and a branch to a trap. In a
+//! loop that walks a slice with a stride (`b[i * n + col]` down a column of a row-major
+//! matrix) LLVM removes none of them: its own pass for this (IRCE) wants a constant stride
+//! and a `<` exit test, and `for i in 0..k` ends in `==`. The checks then cost as much as
+//! the loop's work — Rust-CUDA's naive gemm, ported as is, ran at 1.94-1.98× nvcc's time
+//! on the H200, and at 0.98-0.99× once its checks were hoisted.
+//!
+//! `range_checks.cpp` is an LLVM pass plugin that versions such loops: for every check
+//! `X < len` whose failure traps, where `X` is an affine function of the iteration
+//! (`start + step * j`, any loop-invariant step) and `len` is loop-invariant, it computes
+//! before the loop whether the last iteration's `X` is in bounds without wrapping — then
+//! every iteration's is — and runs a copy of the loop without the checks when all of them
+//! hold, the original (checked, not unrolled) otherwise. A kernel given a slice too short
+//! for its loop still traps, at the same check.
+//!
+//! The plugin is built once per LLVM version (the builder's [`install`], with the C++
+//! compiler and LLVM's C++ headers: `apt-get install llvm-22-dev g++` on the Debian route,
+//! which `setup` installs) and `opt` loads it. Where it cannot be built (rustup's
+//! `llvm-tools` carries no headers) kernels build and run the same without it, slower in
+//! such loops, and the build says so once per kernel build.
+//!
+//! ```no_run
+//! use sluice_builder::{range_checks, toolchain::{Locations, Toolchain}};
+//! let tc = Toolchain::discover(&Locations::default())?;
+//! match range_checks::install(&tc, std::path::Path::new("target/sluice-llbc")) {
+//!     Ok(plugin) => println!("opt -load-pass-plugin={}", plugin.display()),
+//!     Err(why) => println!("{why}"),
+//! }
+//! # Ok::<(), sluice_builder::BuildError>(())
+//! ```
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::pins;
+use crate::toolchain::{self, Toolchain};
+
+/// The pass's C++ source, compiled on first use.
+const SOURCE: &str = include_str!("range_checks.cpp");
+
+/// The pass's name in an `opt` pipeline (a function pass).
+pub const PASS: &str = "sluice-range-checks";
+
+/// Why the pass cannot be used with a toolchain, and what makes it available.
+///
+/// ```
+/// let why = sluice_builder::range_checks::Unavailable { problem: "no headers".into(), fix: "install them".into() };
+/// assert!(why.to_string().contains("no headers"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// What is missing or failed.
+    pub problem: String,
+    /// The command or step that makes the pass available.
+    pub fix: String,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bounds checks in loops stay inside them (sluice's range-check pass is unavailable: {}); kernels \
+             run correctly, but a loop that indexes a slice by a stride runs slower. fix: {}",
+            self.problem, self.fix
+        )
+    }
+}
+
+/// The fix on the Debian route: LLVM's C++ headers of the pinned version and a C++ compiler.
+fn debian_fix() -> String {
+    format!(
+        "`apt-get install llvm-{m}-dev={v} g++` (Debian route; `{setup}` installs them as root)",
+        m = pins::llvm_major(),
+        v = pins::DEBIAN_LLVM,
+        setup = toolchain::Frontend::detect().command("setup"),
+    )
+}
+
+/// Builds the pass plugin for `tc`'s `opt` into `dir` (once: later calls find it there, and
+/// a failed build is remembered beside it so that it is not retried on every kernel build)
+/// and returns its path, checked by loading it into that `opt`.
+///
+/// # Errors
+/// [`Unavailable`] when `tc`'s LLVM has no `llvm-config` or C++ headers, no C++ compiler
+/// is found (`CXX`, `c++`, `g++`, `clang++`), the plugin does not compile, or `opt` does
+/// not load it.
+///
+/// ```no_run
+/// use sluice_builder::{range_checks, toolchain::{Locations, Toolchain}};
+/// let tc = Toolchain::discover(&Locations::default())?;
+/// let plugin = range_checks::install(&tc, std::path::Path::new("/tmp/sluice-plugins"));
+/// println!("{plugin:?}");
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
+    let needs = prerequisites(&tc.llvm_bin)?;
+    let hash = toolchain::fnv1a(format!("{SOURCE}\n{}\n{}", needs.llvm_version, needs.cxxflags).as_bytes());
+    let plugin = dir.join(format!("sluice-range-checks-{hash:016x}.so"));
+    let failed = plugin.with_extension("failed");
+    if plugin.is_file() {
+        return Ok(plugin);
+    }
+    if let Ok(problem) = std::fs::read_to_string(&failed) {
+        let problem = format!("{problem} (remembered in {}; delete it to try again)", failed.display());
+        return Err(Unavailable { problem, fix: debian_fix() });
+    }
+    let result = build(tc, dir, &plugin, &needs);
+    if let Err(problem) = &result {
+        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::write(&failed, problem);
+    }
+    result.map_err(|problem| Unavailable { problem, fix: debian_fix() })
+}
+
+/// What building the pass needs beside `opt`, as found.
+///
+/// ```no_run
+/// let needs = sluice_builder::range_checks::prerequisites("/usr/lib/llvm-22/bin".as_ref())?;
+/// println!("LLVM {} headers in {}, {}", needs.llvm_version, needs.include_dir.display(), needs.cxx.display());
+/// # Ok::<(), sluice_builder::range_checks::Unavailable>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Prerequisites {
+    /// `llvm-config --version` of the LLVM beside `opt`.
+    pub llvm_version: String,
+    /// Its C++ headers (`llvm-config --includedir`).
+    pub include_dir: PathBuf,
+    /// The flags a plugin is compiled with (`llvm-config --cxxflags`).
+    pub cxxflags: String,
+    /// The C++ compiler: `CXX`, else the first of `c++`, `g++`, `clang++` that runs.
+    pub cxx: PathBuf,
+}
+
+/// Finds what building the pass for the `opt` in `llvm_bin` needs: `llvm-config` beside it,
+/// LLVM's C++ headers, a C++ compiler.
+///
+/// # Errors
+/// [`Unavailable`], naming the missing piece and the command that installs it.
+///
+/// ```no_run
+/// match sluice_builder::range_checks::prerequisites("/usr/lib/llvm-22/bin".as_ref()) {
+///     Ok(needs) => println!("{}", needs.include_dir.display()),
+///     Err(why) => eprintln!("{why}"),
+/// }
+/// ```
+pub fn prerequisites(llvm_bin: &Path) -> Result<Prerequisites, Unavailable> {
+    let unavailable = |problem: String| Unavailable { problem, fix: debian_fix() };
+    let config = llvm_bin.join("llvm-config");
+    if !config.is_file() {
+        return Err(unavailable(format!(
+            "{} has no llvm-config, and so no LLVM C++ headers to build the pass with (rustup's llvm-tools \
+             carries neither)",
+            llvm_bin.display()
+        )));
+    }
+    let ask = |what: &str| -> Result<String, Unavailable> {
+        let out = Command::new(&config)
+            .arg(what)
+            .output()
+            .map_err(|e| unavailable(format!("could not run {}: {e}", config.display())))?;
+        if !out.status.success() {
+            return Err(unavailable(format!("`{} {what}` failed", config.display())));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let llvm_version = ask("--version")?;
+    let include_dir = PathBuf::from(ask("--includedir")?);
+    let cxxflags = ask("--cxxflags")?;
+    let header = ["llvm/Plugins/PassPlugin.h", "llvm/Passes/PassPlugin.h"].map(|h| include_dir.join(h));
+    if !header.iter().any(|h| h.is_file()) {
+        return Err(unavailable(format!(
+            "LLVM {llvm_version}'s C++ headers are not installed (no {})",
+            header[0].display()
+        )));
+    }
+    let cxx = std::env::var_os("CXX")
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| ["c++", "g++", "clang++"].iter().find(|c| runs(c)).map(PathBuf::from))
+        .ok_or_else(|| unavailable("no C++ compiler found (CXX, c++, g++, clang++)".into()))?;
+    Ok(Prerequisites { llvm_version, include_dir, cxxflags, cxx })
+}
+
+/// Compiles the plugin in a scratch file beside `plugin`, loads it into `opt` once, and
+/// renames it into place (two builds at once each publish a whole file).
+fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let cxx = &needs.cxx;
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch = plugin.with_extension(format!("{}-{n}", std::process::id()));
+    let source = scratch.with_extension("cpp");
+    let object = scratch.with_extension("so");
+    std::fs::write(&source, SOURCE).map_err(|e| format!("writing {}: {e}", source.display()))?;
+    let out = Command::new(cxx)
+        .args(needs.cxxflags.split_whitespace())
+        .args(["-fno-rtti", "-fPIC", "-shared", "-O2", "-o"])
+        .arg(&object)
+        .arg(&source)
+        .output()
+        .map_err(|e| format!("could not start {}: {e}", cxx.display()));
+    let _ = std::fs::remove_file(&source);
+    let out = out?;
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&object);
+        let log = String::from_utf8_lossy(&out.stderr);
+        let first = log.lines().find(|l| l.contains("error")).unwrap_or_else(|| log.lines().next().unwrap_or(""));
+        return Err(format!("{} could not compile the pass: {first}", cxx.display()));
+    }
+    if let Err(problem) = loads(tc, &object) {
+        let _ = std::fs::remove_file(&object);
+        return Err(problem);
+    }
+    std::fs::rename(&object, plugin).map_err(|e| format!("renaming {} into place: {e}", object.display()))?;
+    Ok(plugin.to_path_buf())
+}
+
+/// Whether `tc`'s `opt` loads `plugin` and runs its pass (on an empty function).
+fn loads(tc: &Toolchain, plugin: &Path) -> Result<(), String> {
+    let out = opt_with(tc, plugin, &format!("function({PASS})"), "define void @f() {\n  ret void\n}\n")?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let log = String::from_utf8_lossy(&out.stderr);
+    Err(format!(
+        "{} did not load the pass: {}",
+        tc.llvm_bin.join("opt").display(),
+        log.lines().next().unwrap_or("no message")
+    ))
+}
+
+/// Runs `tc`'s `opt` with `plugin` loaded and `passes` over the textual module `ir`; its
+/// stdout is the result as text.
+fn opt_with(tc: &Toolchain, plugin: &Path, passes: &str, ir: &str) -> Result<std::process::Output, String> {
+    let opt = tc.llvm_bin.join("opt");
+    let mut child = Command::new(&opt)
+        .arg(format!("-load-pass-plugin={}", plugin.display()))
+        .arg(format!("--passes={passes}"))
+        .arg("-S")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not start {}: {e}", opt.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A failed write shows as opt's own error.
+        let _ = stdin.write_all(ir.as_bytes());
+    }
+    child.wait_with_output().map_err(|e| format!("waiting for {}: {e}", opt.display()))
+}
+
+fn runs(program: &str) -> bool {
+    Command::new(program).arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_says_what_is_lost_and_how_to_get_it() {
+        let why = Unavailable { problem: "no headers".into(), fix: debian_fix() };
+        let text = why.to_string();
+        assert!(text.contains("no headers") && text.contains("run correctly"), "{text}");
+        assert!(text.contains(&format!("llvm-{}-dev={}", pins::llvm_major(), pins::DEBIAN_LLVM)), "{text}");
+    }
+
+    /// Needs the kernel toolchain with LLVM's C++ headers (`cargo xtask setup`; CI runs it).
+    #[test]
+    fn the_pass_builds_loads_and_versions_a_strided_loop() {
+        let tc = Toolchain::discover(&toolchain::Locations::default())
+            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+        let dir = std::env::temp_dir().join(format!("sluice-range-checks-test-{}", std::process::id()));
+        let plugin = install(&tc, &dir).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(install(&tc, &dir).as_ref(), Ok(&plugin), "a second call finds the first one's plugin");
+        // `for i in 0..k { sum += b[i * n + c] }` as rustc emits it: an equality exit test,
+        // a check of a stride-`n` index against the slice's length.
+        let ir = "define float @f(ptr %b, i64 %len, i64 %n, i64 %c, i64 %k) {
+entry:
+  %none = icmp eq i64 %k, 0
+  br i1 %none, label %exit, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %body ]
+  %sum = phi float [ 0.0, %entry ], [ %sum2, %body ]
+  %next = add nuw i64 %i, 1
+  %row = mul i64 %i, %n
+  %x = add i64 %row, %c
+  %in = icmp ult i64 %x, %len
+  br i1 %in, label %body, label %trap
+body:
+  %p = getelementptr inbounds float, ptr %b, i64 %x
+  %v = load float, ptr %p
+  %sum2 = fadd float %sum, %v
+  %done = icmp eq i64 %next, %k
+  br i1 %done, label %exit, label %loop
+exit:
+  %r = phi float [ 0.0, %entry ], [ %sum2, %body ]
+  ret float %r
+trap:
+  call void @llvm.trap()
+  unreachable
+}
+declare void @llvm.trap()
+";
+        let out = opt_with(&tc, &plugin, &format!("function(loop-simplify,lcssa,{PASS}),verify"), ir).unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        // One test before the loop, the overflow-checked last index against the length...
+        assert!(text.contains("@llvm.umul.with.overflow.i64(i64 %n"), "{text}");
+        assert!(text.contains("sluice.rc.fast"), "{text}");
+        // ...and two loops: the original without its check, the copy with it.
+        assert!(text.contains("br i1 %in.rc.checked, label %body.rc.checked, label %trap"), "{text}");
+        assert!(text.contains("br i1 true, label %body, label %trap"), "the fast loop goes on unconditionally: {text}");
+        assert!(text.contains("llvm.loop.unroll.disable"), "the checked copy is not unrolled: {text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
