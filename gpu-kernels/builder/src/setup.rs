@@ -322,14 +322,22 @@ impl Setup {
         // 1b. What the range-check pass is built with (optional: the kernels build without
         // it). On the Debian route, the headers of the pinned LLVM and g++.
         let mut pass = range_check_piece(&llvm);
-        if matches!(pass.state, State::Missing(_)) && llvm.starts_with("/usr/lib/llvm-") && have("apt-get") && is_root()
+        if matches!(pass.state, State::Missing(_))
+            && llvm.to_string_lossy().starts_with("/usr/lib/llvm-")
+            && have("apt-get")
+            && is_root()
         {
             let dev = format!("llvm-{}-dev={}", pins::llvm_major(), pins::DEBIAN_LLVM);
             say(&format!("installing {dev} and g++ with apt-get (for sluice's range-check pass)"));
             let done = run(Command::new("apt-get").args(["update", "-q"]), "apt-get update", &self.setup_command())
                 .and_then(|()| apt_install(&[dev.as_str(), "g++"], &self.setup_command()));
             match done {
-                Ok(()) => pass = range_check_piece(&llvm),
+                Ok(()) => {
+                    pass = range_check_piece(&llvm);
+                    if let State::Found { path, .. } = pass.state {
+                        pass.state = State::Installed { path };
+                    }
+                }
                 Err(e) => say(&first_line(&e)),
             }
         }
