@@ -329,6 +329,9 @@ fn build(a: &BuildArgs) -> Result<Vec<Built>> {
             for k in &out.kernels {
                 println!("  .entry {k}");
             }
+            for n in &out.notes {
+                eprintln!("warning: {n}");
+            }
             built.push(Built { lib_name: out.lib_name, arch, ptx: dest });
         }
     }

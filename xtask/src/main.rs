@@ -203,6 +203,9 @@ fn build_ptx(args: &[String]) -> Result<Vec<(Arch, PathBuf)>> {
         for k in &out.kernels {
             println!("  .entry {k}");
         }
+        for n in &out.notes {
+            eprintln!("warning: {n}");
+        }
         built.push((arch, out.ptx));
     }
     Ok(built)

@@ -67,6 +67,11 @@ pub struct PtxOutput {
     /// the device only, so these are the only warnings about them; [`embed`](fn@crate::embed) passes them
     /// on to cargo.
     pub warnings: Vec<String>,
+    /// What the build had to do without, one line each: the [range-check
+    /// pass](crate::range_checks) when it cannot be built here (why, and the fix). The
+    /// kernels are correct either way; [`embed`](fn@crate::embed) and `cargo sluice build`
+    /// print these.
+    pub notes: Vec<String>,
 }
 
 /// Builds one kernel crate to PTX. Every option has a default; a build script needs
@@ -375,7 +380,13 @@ impl Builder {
             });
         }
 
-        let mut flags = vec![format!("-Ctarget-cpu={}", self.arch), format!("-Clinker={}", linker.display())];
+        let mut flags = vec![
+            format!("-Ctarget-cpu={}", self.arch),
+            format!("-Clinker={}", linker.display()),
+            // rustc's own optimiser unrolls too, before the bitcode linker's: the same cap
+            // as there (`sluice-llbc`, `--unroll-max-count`).
+            "-Cllvm-args=-unroll-max-count=4".to_string(),
+        ];
         // The range-check pass, built once beside the linker (`range_checks`). Without it the
         // kernels mean the same and run slower in loops that index a slice by a stride; the
         // build says so. On the command line, so that cargo relinks when it comes or goes.
@@ -501,8 +512,7 @@ impl Builder {
         }
         let kernels = ptx::entries(&text);
         let sources = ptx::dep_info_sources(&ptx_path.with_extension("d"));
-        let mut warnings = notes;
-        warnings.extend(warning_lines(&stderr));
+        let warnings = warning_lines(&stderr);
         let final_path = match &self.copy_to {
             Some(dest) => {
                 write_if_changed(dest, &text)?;
@@ -519,6 +529,7 @@ impl Builder {
             package,
             lib_name,
             warnings,
+            notes,
         })
     }
 }

@@ -230,6 +230,9 @@ impl Builder {
                 println!("cargo:rerun-if-changed={}", src.display());
             }
             // Kernel bodies are compiled for the device only: its warnings are the only ones.
+            for n in &b.notes {
+                println!("cargo:warning=sluice: {n}");
+            }
             for w in &b.warnings {
                 println!("cargo:warning=device build of {} ({}): {w}", b.package, b.arch);
             }

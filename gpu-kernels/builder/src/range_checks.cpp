@@ -17,7 +17,9 @@
 //     fast = for every check: S + T * E does not overflow (unsigned) and S + T * E u< L
 //
 // Without overflow `X` grows with the iteration, so at every iteration `j <= E` it is at
-// most `S + T * E`: each check holds whenever `fast` does. Each check's condition becomes
+// most `S + T * E`: each check holds whenever `fast` does. (A step known to be negative,
+// a loop walking down, is tested the other way round: `S` below the limit and
+// `S - |T| * E` not below zero.) Each check's condition becomes
 // `fast || check` (the same value in every execution, so the rewrite is exact on its own),
 // and the loop unswitching that follows (`simple-loop-unswitch<nontrivial>`) splits the
 // loop on `fast`: one copy without the checks, one with them for the inputs that fail or
@@ -141,21 +143,39 @@ bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& 
         const SCEV* last_iteration = se.getNoopOrZeroExtend(count, ty);
         const SCEV* start = c.x->getStart();
         const SCEV* step = c.x->getStepRecurrence(se);
+        // `X(j) = S + T * j` (mod 2^w) both as `T` going up and as `|T| = -T` going down
+        // (`(0..k).rev()`): each test below is sound for any `T`, and a step whose sign is
+        // known needs only its own.
+        bool up = !se.isKnownNegative(step), down = !se.isKnownNonNegative(step);
+        const SCEV* minus = se.getNegativeSCEV(step);
         if (!expander.isSafeToExpandAt(last_iteration, at) || !expander.isSafeToExpandAt(start, at) ||
-            !expander.isSafeToExpandAt(step, at) || !expander.isSafeToExpandAt(c.limit, at))
+            !expander.isSafeToExpandAt(step, at) || !expander.isSafeToExpandAt(minus, at) ||
+            !expander.isSafeToExpandAt(c.limit, at))
             continue;
         Value* e = expander.expandCodeFor(last_iteration, ty, at);
         Value* s0 = expander.expandCodeFor(start, ty, at);
-        Value* t = expander.expandCodeFor(step, ty, at);
         Value* limit = expander.expandCodeFor(c.limit, ty, at);
+        Value* t = up ? expander.expandCodeFor(step, ty, at) : nullptr;
+        Value* m = down ? expander.expandCodeFor(minus, ty, at) : nullptr;
         b.SetInsertPoint(at);
-        // X(E) = S + T * E without wrapping, below the limit: then so is every X(j), j <= E.
-        Value* mul = b.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, t, e);
-        Value* add = b.CreateBinaryIntrinsic(Intrinsic::uadd_with_overflow, s0, b.CreateExtractValue(mul, 0));
-        Value* last = b.CreateExtractValue(add, 0);
-        Value* wraps = b.CreateOr(b.CreateExtractValue(mul, 1), b.CreateExtractValue(add, 1));
-        Value* inside = c.inclusive ? b.CreateICmpULE(last, limit) : b.CreateICmpULT(last, limit);
-        Value* holds = b.CreateAnd(inside, b.CreateNot(wraps));
+        auto below = [&](Value* v) { return c.inclusive ? b.CreateICmpULE(v, limit) : b.CreateICmpULT(v, limit); };
+        Value* holds = nullptr;
+        if (up) {
+            // X(E) = S + T * E without wrapping, below the limit: then so is every X(j),
+            // j <= E (they grow with j).
+            Value* mul = b.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, t, e);
+            Value* add = b.CreateBinaryIntrinsic(Intrinsic::uadd_with_overflow, s0, b.CreateExtractValue(mul, 0));
+            Value* wraps = b.CreateOr(b.CreateExtractValue(mul, 1), b.CreateExtractValue(add, 1));
+            holds = b.CreateAnd(below(b.CreateExtractValue(add, 0)), b.CreateNot(wraps));
+        }
+        if (down) {
+            // X(j) = S - |T| * j: the largest is X(0) = S, below the limit, and the smallest,
+            // X(E) = S - |T| * E, does not wrap below zero; every X(j) is between them.
+            Value* mul = b.CreateBinaryIntrinsic(Intrinsic::umul_with_overflow, m, e);
+            Value* wraps = b.CreateOr(b.CreateExtractValue(mul, 1), b.CreateICmpUGT(b.CreateExtractValue(mul, 0), s0));
+            Value* ok = b.CreateAnd(below(s0), b.CreateNot(wraps));
+            holds = holds ? b.CreateOr(holds, ok) : ok;
+        }
         fast = fast ? b.CreateAnd(fast, holds) : holds;
         hoisted.push_back(c);
     }
@@ -204,8 +224,8 @@ bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& 
     dt.recalculate(*preheader->getParent());
     se.forgetAllLoops();
     if (debugging()) {
-        errs() << "sluice-range-checks: " << loop->getHeader()->getParent()->getName() << ": loop at "
-               << loop->getHeader()->getName() << ": " << hoisted.size() << " of " << checks.size()
+        errs() << "sluice-range-checks: " << loop->getHeader()->getParent()->getName() << ": a loop of depth "
+               << loop->getLoopDepth() << ": " << hoisted.size() << " of " << checks.size()
                << " bounds checks behind one test, exit count " << *count << "\n";
     }
     return true;

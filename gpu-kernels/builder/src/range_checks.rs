@@ -98,22 +98,32 @@ fn debian_fix() -> String {
 /// ```
 pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
     let needs = prerequisites(&tc.llvm_bin)?;
-    let hash = toolchain::fnv1a(format!("{SOURCE}\n{}\n{}", needs.llvm_version, needs.cxxflags).as_bytes());
+    // The compiler too: another `CXX` is another attempt (a failure is remembered per hash).
+    let key = format!("{SOURCE}\n{}\n{}\n{}", needs.llvm_version, needs.cxxflags, needs.cxx.display());
+    let hash = toolchain::fnv1a(key.as_bytes());
     let plugin = dir.join(format!("sluice-range-checks-{hash:016x}.so"));
     let failed = plugin.with_extension("failed");
     if plugin.is_file() {
         return Ok(plugin);
     }
+    // The headers and the compiler are there: what fails from here on is the compiler's or
+    // opt's doing, not a missing package.
+    let fix = format!(
+        "make `{} {} -shared` build a plugin (or point CXX at a C++ compiler that does), then delete {}",
+        needs.cxx.display(),
+        needs.cxxflags,
+        failed.display()
+    );
     if let Ok(problem) = std::fs::read_to_string(&failed) {
-        let problem = format!("{problem} (remembered in {}; delete it to try again)", failed.display());
-        return Err(Unavailable { problem, fix: debian_fix() });
+        let problem = format!("{problem} (an earlier build's failure, remembered)");
+        return Err(Unavailable { problem, fix });
     }
     let result = build(tc, dir, &plugin, &needs);
     if let Err(problem) = &result {
         let _ = std::fs::create_dir_all(dir);
         let _ = std::fs::write(&failed, problem);
     }
-    result.map_err(|problem| Unavailable { problem, fix: debian_fix() })
+    result.map_err(|problem| Unavailable { problem, fix })
 }
 
 /// What building the pass needs beside `opt`, as found.
@@ -208,8 +218,13 @@ fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Re
     if !out.status.success() {
         let _ = std::fs::remove_file(&object);
         let log = String::from_utf8_lossy(&out.stderr);
-        let first = log.lines().find(|l| l.contains("error")).unwrap_or_else(|| log.lines().next().unwrap_or(""));
-        return Err(format!("{} could not compile the pass: {first}", cxx.display()));
+        let first = log.lines().find(|l| l.contains("error")).or_else(|| log.lines().find(|l| !l.trim().is_empty()));
+        return Err(format!(
+            "{} could not compile the pass ({}{})",
+            cxx.display(),
+            out.status,
+            first.map(|l| format!(": {}", l.trim())).unwrap_or_default()
+        ));
     }
     if let Err(problem) = loads(tc, &object) {
         let _ = std::fs::remove_file(&object);
@@ -316,6 +331,19 @@ declare void @llvm.trap()
         assert!(text.contains("br i1 %in.rc.checked, label %body.rc.checked, label %trap"), "{text}");
         assert!(text.contains("br i1 true, label %body, label %trap"), "the fast loop goes on unconditionally: {text}");
         assert!(text.contains("llvm.loop.unroll.disable"), "the checked copy is not unrolled: {text}");
+
+        // The same walking down (`(0..k).rev()`): index `(k - 1 - j) * n + c`, a step of
+        // `-n`, whose sign is unknown: both tests, going up and going down, either enough.
+        let down = ir
+            .replace("%i = phi i64 [ 0, %entry ], [ %next, %body ]", "%i = phi i64 [ %top, %entry ], [ %next, %body ]")
+            .replace("%next = add nuw i64 %i, 1", "%next = add i64 %i, -1")
+            .replace("%done = icmp eq i64 %next, %k", "%done = icmp eq i64 %i, 0")
+            .replace("  %none = icmp eq i64 %k, 0\n", "  %none = icmp eq i64 %k, 0\n  %top = add i64 %k, -1\n");
+        let out = opt_with(&tc, &plugin, &format!("function(loop-simplify,lcssa,{PASS}),verify"), &down).unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.matches("call { i64, i1 } @llvm.umul.with.overflow.i64").count(), 2, "{text}");
+        assert!(text.contains("br i1 true, label %body, label %trap"), "{text}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
