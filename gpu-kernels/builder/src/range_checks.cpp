@@ -117,6 +117,9 @@ bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& 
     BasicBlock* preheader = loop->getLoopPreheader();
     BasicBlock* latch = loop->getLoopLatch();
     if (!preheader || !latch || !loop->isLoopExiting(latch)) return false;
+    // A loop LLVM may not duplicate (`noduplicate` or convergent calls, `indirectbr`) keeps
+    // its checks, as loop unswitching leaves it.
+    if (!loop->isSafeToClone()) return false;
     // A copy of a very large loop costs more code than its checks cost time.
     unsigned size = 0;
     for (BasicBlock* bb : loop->blocks()) size += bb->size();
@@ -127,7 +130,9 @@ bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& 
     SmallVector<Check, 8> checks;
     for (BasicBlock* bb : loop->blocks()) {
         auto* branch = dyn_cast<BranchInst>(bb->getTerminator());
-        if (!branch) continue;
+        // The latch's own branch as a check would make `E` the iteration where it fails:
+        // the test before the loop could never pass.
+        if (!branch || bb == latch) continue;
         if (auto check = as_check(branch, loop, se)) checks.push_back(*check);
     }
     if (checks.empty()) return false;
@@ -152,11 +157,16 @@ bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& 
             !expander.isSafeToExpandAt(step, at) || !expander.isSafeToExpandAt(minus, at) ||
             !expander.isSafeToExpandAt(c.limit, at))
             continue;
-        Value* e = expander.expandCodeFor(last_iteration, ty, at);
-        Value* s0 = expander.expandCodeFor(start, ty, at);
-        Value* limit = expander.expandCodeFor(c.limit, ty, at);
-        Value* t = up ? expander.expandCodeFor(step, ty, at) : nullptr;
-        Value* m = down ? expander.expandCodeFor(minus, ty, at) : nullptr;
+        b.SetInsertPoint(at);
+        // Each input frozen: one that is poison where the original never branches on it
+        // (a step that only the second iteration uses, in a loop that traps in the first)
+        // must not let the test pass.
+        auto input = [&](const SCEV* v) { return b.CreateFreeze(expander.expandCodeFor(v, ty, at)); };
+        Value* e = input(last_iteration);
+        Value* s0 = input(start);
+        Value* limit = input(c.limit);
+        Value* t = up ? input(step) : nullptr;
+        Value* m = down ? input(minus) : nullptr;
         b.SetInsertPoint(at);
         auto below = [&](Value* v) { return c.inclusive ? b.CreateICmpULE(v, limit) : b.CreateICmpULT(v, limit); };
         Value* holds = nullptr;

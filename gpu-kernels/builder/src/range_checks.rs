@@ -325,7 +325,7 @@ declare void @llvm.trap()
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         // One test before the loop, the overflow-checked last index against the length...
-        assert!(text.contains("@llvm.umul.with.overflow.i64(i64 %n"), "{text}");
+        assert!(text.contains("freeze i64 %n") && text.contains("@llvm.umul.with.overflow.i64"), "{text}");
         assert!(text.contains("sluice.rc.fast"), "{text}");
         // ...and two loops: the original without its check, the copy with it.
         assert!(text.contains("br i1 %in.rc.checked, label %body.rc.checked, label %trap"), "{text}");
