@@ -17,13 +17,13 @@
 //     fast = for every check: S + T * E does not overflow (unsigned) and S + T * E u< L
 //
 // Without overflow `X` grows with the iteration, so at every iteration `j <= E` it is at
-// most `S + T * E`: each check holds whenever `fast` does. (A step known to be negative,
-// a loop walking down, is tested the other way round: `S` below the limit and
-// `S - |T| * E` not below zero.) Each check's condition becomes
-// `fast || check` (the same value in every execution, so the rewrite is exact on its own),
-// and the loop unswitching that follows (`simple-loop-unswitch<nontrivial>`) splits the
-// loop on `fast`: one copy without the checks, one with them for the inputs that fail or
-// cannot be proven. A trap still happens where it happened, with the same inputs.
+// most `S + T * E`: each check holds whenever `fast` does. A loop walking down is tested the
+// other way round (`S` below the limit, `S - |T| * E` not below zero); a step whose sign is
+// unknown gets both tests, either enough. The loop is then versioned: the original runs when
+// `fast` holds, its checks replaced by "go on"; a copy, checks and all and not unrolled,
+// runs otherwise. A trap still happens where it happened, with the same inputs. Not
+// touched: the latch's own branch (its exit count is where it fails), loops LLVM may not
+// clone (`noduplicate`, convergent calls), loops of more than 2000 instructions.
 //
 // Registered as the function pass `sluice-range-checks`:
 //     opt -load-pass-plugin=sluice-range-checks.so --passes='function(sluice-range-checks)'
@@ -40,7 +40,11 @@
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
-#include "llvm/Plugins/PassPlugin.h"
+#if __has_include("llvm/Plugins/PassPlugin.h")
+#include "llvm/Plugins/PassPlugin.h"  // LLVM 22 and later
+#else
+#include "llvm/Passes/PassPlugin.h"
+#endif
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"

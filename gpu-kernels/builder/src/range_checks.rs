@@ -11,9 +11,10 @@
 //! `X < len` whose failure traps, where `X` is an affine function of the iteration
 //! (`start + step * j`, any loop-invariant step) and `len` is loop-invariant, it computes
 //! before the loop whether the last iteration's `X` is in bounds without wrapping — then
-//! every iteration's is — and runs a copy of the loop without the checks when all of them
-//! hold, the original (checked, not unrolled) otherwise. A kernel given a slice too short
-//! for its loop still traps, at the same check.
+//! every iteration's is (for a loop walking down: the first's, and the last does not go
+//! below zero) — and runs a copy of the loop without the checks when all of them hold, the
+//! checked loop (not unrolled) otherwise. A kernel given a slice too short for its loop
+//! still traps, at the same check.
 //!
 //! The plugin is built once per LLVM version (the builder's [`install`], with the C++
 //! compiler and LLVM's C++ headers: `apt-get install llvm-22-dev g++` on the Debian route,
