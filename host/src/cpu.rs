@@ -312,7 +312,21 @@ impl CpuStream {
             for op in rx {
                 let fault = lock(&p.state).fault.clone();
                 let outcome = match op {
-                    Op::Work(w) if fault.is_none() => w(),
+                    // A panic here is sluice's bug, never the program's (a kernel's own
+                    // panics are its launch's error): the lane faults with it rather than
+                    // dying with its work unfinished, which would hang every wait for it.
+                    Op::Work(w) if fault.is_none() => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w()))
+                        .unwrap_or_else(|p| {
+                            let what = p
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| p.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "a panic".into());
+                            Err(CpuFault::from(format!(
+                                "the CPU backend failed running this lane's work: {what} (a bug in sluice: \
+                                 please report it)"
+                            )))
+                        }),
                     Op::Work(_) | Op::Marker => Ok(()),
                     Op::Signal(c) => {
                         c.signal(fault.map(|f| f.message));

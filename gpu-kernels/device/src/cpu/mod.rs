@@ -185,6 +185,14 @@
 //!   for another block works only while that block runs: at most as many blocks
 //!   as rayon threads run at once, fewer than a GPU keeps resident, so
 //!   inter-block spin-waits (a grid-wide barrier of atomics) can hang here.
+//! * **Stacks.** Each thread that waits (a barrier, a warp collective) holds a
+//!   stack of [`DEFAULT_STACK_KIB`] until it exits; each is two of the
+//!   process's memory mappings, of which Linux allows `vm.max_map_count`. Blocks
+//!   whose threads wait share a process-wide budget of a third of that (about
+//!   10,900 stacks by default): a block reserves its threads' stacks before
+//!   its second one and, if the budget is spent — many lanes each running such
+//!   a kernel at once — waits for another block to finish. A stack the OS
+//!   still refuses fails the launch with an error, never a panic.
 //! * **Hardware specifics.** No textures or surfaces, no constant or local
 //!   memory spaces, no `ld.global.nc` caching, no bank conflicts, no occupancy
 //!   limits, no clusters or distributed shared memory, no tensor-core hardware (the
@@ -264,6 +272,7 @@ use crate::spec::thread::Dim3;
 pub(crate) mod block;
 pub(crate) mod check;
 pub(crate) mod runner;
+mod stacks;
 
 pub use check::MAX_SHADOWED_ELEMENTS;
 pub use sluice_host::{CpuCheck, CpuLaunch, CpuLaunchError};
@@ -366,6 +375,7 @@ pub fn run(launch: &CpuLaunch, body: &(dyn Fn() + Sync)) -> Result<(), CpuLaunch
             }
         },
     );
+    stacks::trim();
     let mut errors = errors.into_inner().unwrap_or_else(|p| p.into_inner());
     errors.sort_by_key(|e| e.0);
     let mut it = errors.into_iter();

@@ -34,6 +34,7 @@ use sluice_host::CpuLaunchError;
 
 use super::block::{Abandoned, Block, Launch, Locals, ThreadCtx, Wait, Wake, CURRENT};
 use super::check::Checker;
+use super::stacks::{self, Reservation};
 use crate::spec::thread::{linear_rank, Dim3};
 
 type Worker = Coroutine<Wake, (), (), DefaultStack>;
@@ -41,37 +42,6 @@ type Worker = Coroutine<Wake, (), (), DefaultStack>;
 std::thread_local! {
     /// What the panic hook saw of the last panic in a GPU thread: location and message.
     static LAST_PANIC: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
-    /// Worker stacks kept for reuse on this OS thread.
-    static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
-}
-
-fn stack_bytes() -> usize {
-    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *SIZE.get_or_init(|| {
-        std::env::var("SLUICE_CPU_STACK_KIB")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&k| k >= 16)
-            .map_or(super::DEFAULT_STACK_KIB * 1024, |k| k * 1024)
-    })
-}
-
-fn take_stack() -> DefaultStack {
-    STACKS.with(|s| s.borrow_mut().pop()).unwrap_or_else(|| {
-        DefaultStack::new(stack_bytes())
-            .unwrap_or_else(|e| panic!("sluice cpu runtime: cannot allocate a {} KiB stack: {e}", stack_bytes() / 1024))
-    })
-}
-
-fn give_stack(s: DefaultStack) {
-    STACKS.with(|p| {
-        let mut p = p.borrow_mut();
-        // Enough for every thread of a full block (1024) plus the workers that
-        // ran threads to completion; more would only hold memory.
-        if p.len() < 1100 {
-            p.push(s);
-        }
-    });
 }
 
 /// The worker coroutines of a runner, in slots reused from block to block.
@@ -83,7 +53,9 @@ struct Workers {
 
 impl Workers {
     /// Starts a worker coroutine for `block` in a free slot; returns the slot.
-    fn spawn(&mut self, block: &Block) -> u32 {
+    /// `Err`: no stack for it (the message says why).
+    fn spawn(&mut self, block: &Block) -> Result<u32, String> {
+        let stack = stacks::take()?;
         let slot = match self.free.pop() {
             Some(s) => s,
             None => {
@@ -104,9 +76,14 @@ impl Workers {
         // `teardown`), or drops it, before the block is reset for the next
         // one or freed: `Runner::workers` is declared before `Runner::block`,
         // so it drops first.
-        let co = unsafe { Coroutine::with_stack_unchecked(take_stack(), body) };
+        let co = unsafe { Coroutine::with_stack_unchecked(stack, body) };
         self.slots[slot as usize] = Some(co);
-        slot
+        Ok(slot)
+    }
+
+    /// Workers alive (started and not returned).
+    fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
     }
 
     /// Resumes the worker in `slot`; recycles its stack if it returned.
@@ -116,7 +93,7 @@ impl Workers {
         CURRENT.with(|c| c.set(core::ptr::null()));
         if let CoroutineResult::Return(()) = r {
             if let Some(co) = self.slots[slot as usize].take() {
-                give_stack(co.into_stack());
+                stacks::give(co.into_stack());
             }
             self.free.push(slot);
         }
@@ -134,6 +111,8 @@ pub(crate) struct Runner<'a> {
     // bug) is unwound while the block it borrows is still there.
     workers: Workers,
     block: Box<Block>,
+    /// Stacks reserved for the block now running, beyond its first (see `stacks`).
+    reserved: Reservation,
     _body: core::marker::PhantomData<&'a (dyn Fn() + Sync)>,
 }
 
@@ -154,6 +133,7 @@ impl<'a> Runner<'a> {
         let body: *const (dyn Fn() + Sync + 'static) = unsafe { core::mem::transmute(body) };
         Runner {
             workers: Workers::default(),
+            reserved: Reservation::default(),
             block: Box::new(Block {
                 threads: Vec::with_capacity(size),
                 size: size as u32,
@@ -185,6 +165,7 @@ impl<'a> Runner<'a> {
         self.reset(block_idx);
         let saved = CURRENT.with(Cell::get);
         self.schedule();
+        self.reserved.release();
         CURRENT.with(|c| c.set(saved));
         if self.block.checker().is_some() {
             // The block's last interval is over: what the checker held until then.
@@ -240,7 +221,7 @@ impl<'a> Runner<'a> {
     }
 
     fn schedule(&mut self) {
-        let (block, workers) = (&*self.block, &mut self.workers);
+        let (block, workers, reserved) = (&*self.block, &mut self.workers, &mut self.reserved);
         loop {
             if block.abort.get() {
                 teardown(block, workers);
@@ -252,8 +233,14 @@ impl<'a> Runner<'a> {
                 continue;
             }
             if block.next.get() < block.size {
-                let w = workers.spawn(block);
-                workers.resume(w, Wake::Go);
+                if workers.live() > 0 {
+                    // A thread waits: the block may need a stack per thread from here on.
+                    reserved.reserve(block.size as usize - 1);
+                }
+                match workers.spawn(block) {
+                    Ok(w) => workers.resume(w, Wake::Go),
+                    Err(why) => block.fail(format!("{}: {why}", block.name())),
+                }
                 continue;
             }
             if block.exited.get() == block.size {
@@ -293,7 +280,7 @@ fn teardown(block: &Block, workers: &mut Workers) {
     for (slot, w) in workers.slots.iter_mut().enumerate() {
         if let Some(co) = w.take() {
             if co.done() {
-                give_stack(co.into_stack());
+                stacks::give(co.into_stack());
             }
             workers.free.push(slot as u32);
         }
