@@ -25,13 +25,13 @@ use sluice::{kernels, Gpu, LaneSet, LaunchConfig, Particle};
 
 const EPS2: f32 = 1e-3;
 
-/// One row as the `potential` kernel's thread computes it (four sources per iteration,
-/// then the rest, additions in source order; `sqrt` and a division, the fused
-/// multiply-adds nvcc forms).
+/// One row as the `potential` kernel's thread computes it (four sources per
+/// iteration, then the rest, additions in source order; `sqrt` and a division, and
+/// `|t - s|² + eps2` as the kernel's three fused multiply-adds, `eps2` folded into the first).
 fn row(t: &Particle, sources: &[Particle]) -> f32 {
     let f = |s: &Particle| {
         let (dx, dy, dz) = (t.x - s.x, t.y - s.y, t.z - s.z);
-        let r2 = dz.mul_add(dz, dx.mul_add(dx, dy * dy)) + EPS2;
+        let r2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, EPS2)));
         s.q / r2.sqrt()
     };
     let mut acc = 0.0f32;
