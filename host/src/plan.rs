@@ -345,12 +345,28 @@ impl Batch {
         sizes: &[usize],
     ) -> (Range<u32>, Range<u32>) {
         let (w0, s0) = (self.words.len() as u32, self.sizes.len() as u32);
+        self.sizes.reserve(sizes.len());
         for (p, &n) in ptrs.iter().zip(sizes) {
-            let at = self.words.len();
-            self.words.resize(at + n.div_ceil(8).max(1), 0);
-            // SAFETY: the caller's duty: `p` points to `n` readable bytes.
-            let v = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
-            bytemuck::cast_slice_mut::<u64, u8>(&mut self.words[at..])[..n].copy_from_slice(v);
+            // The common sizes (a view's address or length, a scalar) without a copy loop:
+            // a scope of many lanes logs several per launch.
+            match n {
+                // SAFETY: the caller's duty: `p` points to `n` readable bytes (any alignment).
+                8 => self.words.push(unsafe { p.cast::<u64>().read_unaligned() }),
+                4 => {
+                    // SAFETY: as above.
+                    let v = unsafe { p.cast::<[u8; 4]>().read_unaligned() };
+                    let mut w = [0u8; 8];
+                    w[..4].copy_from_slice(&v);
+                    self.words.push(u64::from_ne_bytes(w));
+                }
+                _ => {
+                    let at = self.words.len();
+                    self.words.resize(at + n.div_ceil(8).max(1), 0);
+                    // SAFETY: the caller's duty: `p` points to `n` readable bytes.
+                    let v = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+                    bytemuck::cast_slice_mut::<u64, u8>(&mut self.words[at..])[..n].copy_from_slice(v);
+                }
+            }
             self.sizes.push(n as u32);
         }
         (w0..self.words.len() as u32, s0..self.sizes.len() as u32)
@@ -996,6 +1012,33 @@ mod tests {
         unsafe {
             assert_eq!(std::slice::from_raw_parts(ptrs[0].cast::<u8>(), 3), [1, 2, 3]);
             assert_eq!(*(ptrs[1] as *const u64), 7);
+        }
+    }
+
+    #[test]
+    fn raw_arguments_are_stored_as_their_bytes_are() {
+        // Sizes with a path of their own (8, 4) and without (3, 12, 16), unaligned sources.
+        let bytes: Vec<u8> = (1..=64).collect();
+        let sizes = [3usize, 8, 4, 12, 8, 16, 4];
+        let mut at = 1; // odd: every value unaligned
+        let mut values: Vec<&[u8]> = Vec::new();
+        let mut ptrs = Vec::new();
+        for &n in &sizes {
+            values.push(&bytes[at..at + n]);
+            ptrs.push(bytes[at..].as_ptr().cast_mut().cast::<std::ffi::c_void>());
+            at += n;
+        }
+        let (mut a, mut b) = (Batch::default(), Batch::default());
+        let (wa, sa) = a.store_args(&values);
+        // SAFETY: each pointer points to `sizes[i]` bytes of `bytes`, alive here.
+        let (wb, sb) = unsafe { b.store_raw(&ptrs, &sizes) };
+        assert_eq!((wa.clone(), sa), (wb, sb));
+        assert_eq!(a.words, b.words);
+        let (got, got_sizes) = b.args(&wa, &(0..sizes.len() as u32));
+        assert_eq!(got_sizes, sizes);
+        for ((p, &n), v) in got.iter().zip(&sizes).zip(&values) {
+            // SAFETY: each pointer points to its value's bytes inside `b.words`, alive here.
+            assert_eq!(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) }, *v);
         }
     }
 
