@@ -204,7 +204,10 @@ fn child_short_column_sums() {
     let gpu = common::gpu();
     let e = short_column_sums(&gpu).expect_err("the bounds check traps");
     println!("the error: {e}");
-    assert!(matches!(context_lost(&e), Error::ContextLost { .. }), "{e:?}");
+    // The trap records nothing; the one lane, and the kernel it ran, are named.
+    let Error::ContextLost { lane, fault: None, kernels, .. } = context_lost(&e) else { panic!("{e:?}") };
+    assert_eq!((*lane, &kernels[..]), (Some(LaneId::Lane(0)), &["column_sums"][..]), "{e}");
+    assert!(e.to_string().contains("in `column_sums` (the kernel it launched in this scope"), "{e}");
     after_the_fault(gpu);
 }
 

@@ -305,7 +305,7 @@ impl Gpu {
         }
         let dev = query("cuDeviceGet", driver::device::get(ordinal))?;
         if let Some(error) = crate::handle::device_lost(dev) {
-            return Err(Error::ContextLost { error, lane: None, fault: None });
+            return Err(Error::ContextLost { error, lane: None, fault: None, kernels: Vec::new() });
         }
         let info = device_info(ordinal, dev)?;
         let ctx = Context::retain(dev).map_err(|error| Error::Device { call: "cuDevicePrimaryCtxRetain", error })?;

@@ -349,6 +349,10 @@ pub enum Error {
         /// records nothing (a bounds check's or `trap`'s bare trap, an illegal address, a
         /// kernel without the device std).
         fault: Option<Box<DeviceFault>>,
+        /// Where the device recorded nothing but the faulting lane is known: the kernels that
+        /// lane launched in the scope, in order — the candidates for a bare trap (a bounds
+        /// check, `trap`, an illegal address). Empty otherwise.
+        kernels: Vec<&'static str>,
     },
     /// The device's context was lost by a kernel fault and CUDA refuses the device to this
     /// process even after [`Gpu::reset`](crate::Gpu::reset) (as it documents for faults such
@@ -444,7 +448,7 @@ impl Error {
     /// use sluice_host::{DriverError, Error};
     /// let e = Error::Cleanup {
     ///     error: Box::new(Error::NotAdjacent),
-    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice_host::LaneId::Lane(0)), error: DriverError::from_code(700), fault: None }],
+    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice_host::LaneId::Lane(0)), error: DriverError::from_code(700), fault: None, kernels: vec![] }],
     /// };
     /// assert_eq!(e.primary(), &Error::NotAdjacent);
     /// assert_eq!(Error::ZeroSized.primary(), &Error::ZeroSized);
@@ -746,13 +750,25 @@ impl fmt::Display for Error {
             Error::TensorMap { reason } => write!(f, "TMA matrix: {reason}"),
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
-            Error::ContextLost { error, lane, fault } => {
+            Error::ContextLost { error, lane, fault, kernels } => {
                 match lane {
                     Some(lane) => write!(f, "{lane} faulted: {error}")?,
                     None => write!(f, "the device's context was lost by an earlier fault ({error})")?,
                 }
                 if let Some(fault) = fault {
                     write!(f, " ({fault})")?;
+                } else if !kernels.is_empty() {
+                    let names: Vec<String> = kernels.iter().map(|k| format!("`{k}`")).collect();
+                    let (which, what) = match kernels.len() {
+                        1 => ("", "the kernel it launched in this scope"),
+                        _ => ("one of ", "the kernels it launched in this scope"),
+                    };
+                    write!(
+                        f,
+                        ", in {which}{} ({what}; the device recorded nothing: a failed bounds check, `trap` or an \
+                         illegal address)",
+                        names.join(", ")
+                    )?;
                 }
                 write!(f, "; nothing runs in the context any more: `Gpu::reset` resets the device")
             }
@@ -841,7 +857,12 @@ mod tests {
 
     #[test]
     fn cleanup_errors_are_chained_not_lost() {
-        let join = Error::ContextLost { lane: Some(LaneId::Lane(3)), error: DriverError::from_code(700), fault: None };
+        let join = Error::ContextLost {
+            lane: Some(LaneId::Lane(3)),
+            error: DriverError::from_code(700),
+            fault: None,
+            kernels: vec![],
+        };
         let free = Error::Free { what: "stream", error: DriverError::from_code(700) };
         assert_eq!(Error::chain([]), None);
         assert_eq!(Error::chain([Error::ZeroSized]), Some(Error::ZeroSized));

@@ -416,7 +416,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     pub fn replay<'g: 'scope>(&self, graph: &'scope Graph<'g>) -> Result<Replay<'scope>> {
         self.lane.shared.refuse_while_recording("Stream::replay")?;
         if let Some(error) = self.gpu().context().lost() {
-            return Err(Error::ContextLost { error, lane: None, fault: None });
+            return Err(Error::ContextLost { error, lane: None, fault: None, kernels: Vec::new() });
         }
         if graph.gpu.ctx_id() != self.gpu().ctx_id() {
             return Err(Error::WrongDevice { what: "graph" });

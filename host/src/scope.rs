@@ -361,7 +361,7 @@ where
 {
     if let Some(error) = gpu.context().lost() {
         // Lost by an earlier fault: nothing can run; say so before touching the driver.
-        return (Err(Error::ContextLost { error, lane: None, fault: None }), kept);
+        return (Err(Error::ContextLost { error, lane: None, fault: None, kernels: Vec::new() }), kept);
     }
     let shared = match ScopeShared::new(gpu.clone(), kept, mode, None) {
         Ok(shared) => shared,
@@ -991,7 +991,12 @@ impl ScopeShared {
                     // Once the context is lost every lane fails the same way: report the first,
                     // naming the faulting lane below where the device's record shows it.
                     if lost.is_none() {
-                        errors.push(Error::ContextLost { lane: Some(inner.id), error, fault: None });
+                        errors.push(Error::ContextLost {
+                            lane: Some(inner.id),
+                            error,
+                            fault: None,
+                            kernels: Vec::new(),
+                        });
                     }
                     lost.get_or_insert(error);
                     let kernels = inner.take_kernels();
@@ -1168,7 +1173,7 @@ fn attribute_fault(
     fault: Option<crate::error::DeviceFault>,
     launched: &[(LaneId, LaunchedKernels)],
 ) {
-    let Some(Error::ContextLost { lane, fault: slot, .. }) =
+    let Some(Error::ContextLost { lane, fault: slot, kernels: suspects, .. }) =
         errors.iter_mut().find(|e| matches!(e, Error::ContextLost { .. }))
     else {
         return;
@@ -1196,6 +1201,11 @@ fn attribute_fault(
     if let Some(f) = fault.as_mut() {
         f.kernel = kernel;
         f.lanes = lanes;
+    } else if let ([one], _) | ([], [one]) = (&lanes[..], &busy[..]) {
+        // Nothing recorded, one lane known: what it launched is all there is to suspect.
+        if let Some((_, ks)) = launched.iter().find(|(l, _)| l == one) {
+            *suspects = ks.iter().map(|(name, _)| *name).collect();
+        }
     }
     *slot = fault.map(Box::new);
 }
@@ -1263,7 +1273,12 @@ mod tests {
     }
 
     fn lost(lane: usize) -> Error {
-        Error::ContextLost { error: DriverError::from_code(719), lane: Some(LaneId::Lane(lane)), fault: None }
+        Error::ContextLost {
+            error: DriverError::from_code(719),
+            lane: Some(LaneId::Lane(lane)),
+            fault: None,
+            kernels: Vec::new(),
+        }
     }
 
     fn record(message: &str) -> crate::error::DeviceFault {
@@ -1310,7 +1325,23 @@ mod tests {
         let one = vec![(LaneId::Lane(0), vec![]), (LaneId::Lane(4), vec![("a", src_a)])];
         let mut errors = vec![lost(0)];
         attribute_fault(&mut errors, None, &one);
-        assert!(matches!(errors[0], Error::ContextLost { lane: Some(LaneId::Lane(4)), fault: None, .. }));
+        let Error::ContextLost { lane: Some(LaneId::Lane(4)), fault: None, kernels, .. } = &errors[0] else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(kernels, &["a"]);
+        let shown = errors[0].to_string();
+        assert!(shown.starts_with("lane 4 faulted: "), "{shown}");
+        assert!(
+            shown.contains(", in `a` (the kernel it launched in this scope; the device recorded nothing"),
+            "{shown}"
+        );
+
+        // No record, several busy lanes: no lane to blame, no kernels named.
+        let mut errors = vec![lost(0)];
+        attribute_fault(&mut errors, None, &launched);
+        assert!(
+            matches!(&errors[0], Error::ContextLost { lane: Some(LaneId::Lane(0)), kernels, .. } if kernels.is_empty())
+        );
     }
 
     #[test]

@@ -153,7 +153,7 @@ impl Communicator {
         let mut ordinals: Vec<i32> = Vec::with_capacity(gpus.len());
         for gpu in gpus {
             if let Some(error) = gpu.context().lost() {
-                return Err(Error::ContextLost { error, lane: None, fault: None });
+                return Err(Error::ContextLost { error, lane: None, fault: None, kernels: Vec::new() });
             }
             let o = gpu.info().ordinal as i32;
             if ordinals.contains(&o) {

@@ -108,7 +108,7 @@ where
     check_devices(gpus)?;
     for gpu in gpus {
         if let Some(error) = gpu.context().lost() {
-            return Err(Error::ContextLost { error, lane: None, fault: None });
+            return Err(Error::ContextLost { error, lane: None, fault: None, kernels: Vec::new() });
         }
     }
     let mut scopes = Vec::with_capacity(gpus.len());
