@@ -18,7 +18,9 @@ mod common;
 use gpu_kernels::{reference, SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROWS, SELFTEST_THREADS};
 use rand::rngs::StdRng;
 use rand::Rng;
-use sluice::{kernels, scope, Gpu, Kernel, LaunchConfig, Mut, Particle, Ref, Result};
+use sluice::{
+    kernels, scope, ColumnView, ColumnViewMut, Gpu, Kernel, LaunchConfig, Mut, Particle, Ref, Result, Stream,
+};
 
 /// Poisoned elements after every output, checked untouched afterwards: more than the
 /// largest block, so a thread past the last row that stored anyway lands in them.
@@ -274,18 +276,16 @@ fn sum_reduce_counts_every_element_once_and_adds_to_out(gpu: Gpu) {
 // ---------------------------------------------------------------------------------------
 // transpose
 
-/// Runs `transpose` (block (32, 8), grid `(ceil(cols / 32), ceil(rows / 32))`) from
-/// `input` into a NaN-poisoned output of `out_len` elements followed by a poisoned tail.
-/// Returns (the output, the tail).
-fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+/// One lane runs `launch` on the first `out_len` elements of an output that has `TAIL`
+/// more, all poisoned (NaN) first, with `input` uploaded; returns the head and the tail as the
+/// host saw them (a kernel that wrote past its view would show in the tail).
+fn on_a_poisoned_head<F>(gpu: &Gpu, input: &[f32], out_len: usize, launch: F) -> Result<(Vec<f32>, Vec<f32>)>
+where
+    F: for<'s, 'l> Fn(&Stream<'s, 'l>, &mut ColumnViewMut<'s, 'l, f32>, &ColumnView<'s, 'l, f32>) -> Result<()>,
+{
     let poison = vec![f32::NAN; out_len + TAIL];
     let mut host = gpu.pinned_buffer::<f32>(out_len + TAIL)?;
     host.fill(f32::NAN);
-    let cfg = LaunchConfig {
-        grid: (cols.div_ceil(gpu_kernels::TRANSPOSE_TILE), rows.div_ceil(gpu_kernels::TRANSPOSE_TILE), 1),
-        block: (gpu_kernels::TRANSPOSE_TILE, gpu_kernels::TRANSPOSE_BLOCK_ROWS, 1),
-        shared_mem_bytes: 0,
-    };
     scope(gpu, |s| {
         let inp = s.upload(input)?;
         let out = s.alloc_buffer::<f32>(out_len + TAIL)?;
@@ -295,12 +295,24 @@ fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usi
             let mut all = st.bind(out.as_columns_mut());
             st.copy_to_device(&poison, &mut all)?;
             let (mut head, tail) = all.split_rows(out_len).expect("out_len <= out_len + TAIL");
-            st.launch(&kernels::transpose, cfg, (&mut head, &inp, rows, cols))?;
+            launch(st, &mut head, &inp)?;
             st.copy_to_host(&head, head_dst)?.wait()?;
             st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
         })
     })?;
     Ok((host[..out_len].to_vec(), host[out_len..].to_vec()))
+}
+
+/// Runs `transpose` (block (32, 8), grid `(ceil(cols / 32), ceil(rows / 32))`) from
+/// `input` into a NaN-poisoned output of `out_len` elements followed by a poisoned tail.
+/// Returns (the output, the tail).
+fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usize) -> Result<(Vec<f32>, Vec<f32>)> {
+    let cfg = LaunchConfig {
+        grid: (cols.div_ceil(gpu_kernels::TRANSPOSE_TILE), rows.div_ceil(gpu_kernels::TRANSPOSE_TILE), 1),
+        block: (gpu_kernels::TRANSPOSE_TILE, gpu_kernels::TRANSPOSE_BLOCK_ROWS, 1),
+        shared_mem_bytes: 0,
+    };
+    on_a_poisoned_head(gpu, input, out_len, |st, out, inp| st.launch(&kernels::transpose, cfg, (out, inp, rows, cols)))
 }
 
 fn transpose_is_exact_for_any_shape(gpu: Gpu) {
@@ -554,24 +566,9 @@ fn device_selftest_v2_reports_what_cuda_prescribes(gpu: Gpu) {
 /// Runs `column_sums` over `m` (`rows × cols`, row-major; `m` may be shorter) with `grid`
 /// blocks of 64 threads into `cols` NaN-poisoned outputs and a poisoned tail.
 fn column_sums_on_gpu(gpu: &Gpu, m: &[f32], rows: usize, cols: usize, grid: u32) -> Result<(Vec<f32>, Vec<f32>)> {
-    let poison = vec![f32::NAN; cols + TAIL];
-    let mut host = gpu.pinned_buffer::<f32>(cols + TAIL)?;
-    host.fill(f32::NAN);
-    scope(gpu, |s| {
-        let input = s.upload(m)?;
-        let out = s.alloc_buffer::<f32>(cols + TAIL)?;
-        let (head_dst, tail_dst) = host.as_pinned_mut().split_at(cols).expect("cols <= cols + TAIL");
-        s.lane()?.enter(|st| {
-            let input = st.await_fence(&input)?;
-            let mut all = st.bind(out.as_columns_mut());
-            st.copy_to_device(&poison, &mut all)?;
-            let (mut head, tail) = all.split_rows(cols).expect("cols <= cols + TAIL");
-            st.launch(&kernels::column_sums, cfg_1d(grid, 64), (&mut head, &input, rows, cols))?;
-            st.copy_to_host(&head, head_dst)?.wait()?;
-            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
-        })
-    })?;
-    Ok((host[..cols].to_vec(), host[cols..].to_vec()))
+    on_a_poisoned_head(gpu, m, cols, |st, out, input| {
+        st.launch(&kernels::column_sums, cfg_1d(grid, 64), (out, input, rows, cols))
+    })
 }
 
 fn column_sums_match_the_f64_reference(gpu: Gpu) {
