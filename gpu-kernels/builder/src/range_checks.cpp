@@ -23,13 +23,16 @@
 // `fast` holds, its checks replaced by "go on"; a copy, checks and all and not unrolled,
 // runs otherwise. A trap still happens where it happened, with the same inputs. Not
 // touched: the latch's own branch (its exit count is where it fails), loops LLVM may not
-// clone (`noduplicate`, convergent calls), loops of more than 2000 instructions.
+// clone (`noduplicate`), loops with an operation the threads of a warp must reach together
+// (a barrier, shuffle, vote, `activemask`, MMA: the test may differ between the threads of a
+// warp, which would then run different copies), loops of more than 2000 instructions.
 //
 // Registered as the function pass `sluice-range-checks`:
 //     opt -load-pass-plugin=sluice-range-checks.so --passes='function(sluice-range-checks)'
 // With `SLUICE_RANGE_CHECKS_DEBUG=1` it prints what it versioned to stderr.
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
@@ -117,6 +120,36 @@ std::optional<Check> as_check(BranchInst* branch, Loop* loop, ScalarEvolution& s
     return Check{branch, false_traps, rec, lim, inclusive};
 }
 
+// Whether the loop holds an operation the threads of a warp must reach together: a
+// convergent call (a barrier or warp intrinsic), inline assembly of one (the device std
+// writes shuffles, votes, `activemask`, barriers and MMAs as `asm!`, which LLVM does not
+// mark convergent: matched by name), or a call to a function it cannot see into. The test
+// before the loop may differ from thread to thread (it reads `%tid`), so the threads of one
+// warp could take the two copies of the loop and meet such an operation apart: a warp sum
+// that needs every lane would fail, `activemask` would change. LLVM's own versioning and
+// unswitching leave such loops alone for the same reason.
+bool has_warp_wide_op(Loop* loop) {
+    static const char* const kWarpWide[] = {"sync", "activemask", "bar", "vote", "match", "redux",
+                                            "elect", "mma", "ldmatrix", "setmaxnreg", "exit", "trap"};
+    for (BasicBlock* bb : loop->blocks()) {
+        for (Instruction& inst : *bb) {
+            auto* call = dyn_cast<CallBase>(&inst);
+            if (!call) continue;
+            if (call->isConvergent()) return true;
+            if (call->isInlineAsm()) {
+                StringRef text = cast<InlineAsm>(call->getCalledOperand())->getAsmString();
+                for (const char* op : kWarpWide)
+                    if (text.contains(op)) return true;
+                continue;
+            }
+            Function* callee = call->getCalledFunction();
+            if (callee && (callee->isIntrinsic() || callee->hasFnAttribute(Attribute::NoSync))) continue;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& dt) {
     BasicBlock* preheader = loop->getLoopPreheader();
     BasicBlock* latch = loop->getLoopLatch();
@@ -124,6 +157,9 @@ bool version_loop(Loop* loop, ScalarEvolution& se, LoopInfo& li, DominatorTree& 
     // A loop LLVM may not duplicate (`noduplicate` or convergent calls, `indirectbr`) keeps
     // its checks, as loop unswitching leaves it.
     if (!loop->isSafeToClone()) return false;
+    // A loop whose threads must meet at a warp-wide operation keeps its checks (see
+    // `has_warp_wide_op`).
+    if (has_warp_wide_op(loop)) return false;
     // A copy of a very large loop costs more code than its checks cost time.
     unsigned size = 0;
     for (BasicBlock* bb : loop->blocks()) size += bb->size();

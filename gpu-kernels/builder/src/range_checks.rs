@@ -345,6 +345,36 @@ declare void @llvm.trap()
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(text.matches("call { i64, i1 } @llvm.umul.with.overflow.i64").count(), 2, "{text}");
         assert!(text.contains("br i1 true, label %body, label %trap"), "{text}");
+
+        // A loop with an operation every lane of a warp must reach together keeps its checks:
+        // the test before the loop may differ between lanes, which would then run different
+        // copies. The device std writes them as inline assembly (a shuffle, `activemask`), or
+        // they are convergent calls; a call the pass cannot see into counts too.
+        for (what, op, decl) in [
+            (
+                "a shuffle written as asm",
+                "%w = call i32 asm sideeffect \"shfl.sync.bfly.b32 $0, $1, 1, 31, -1;\", \"=r,r\"(i32 7)",
+                "",
+            ),
+            ("activemask as asm", "%w = call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"()", ""),
+            ("a convergent call", "%w = call i32 @warp_op() #0", "declare i32 @warp_op()\nattributes #0 = { convergent }"),
+            ("an opaque call", "%w = call i32 @opaque()", "declare i32 @opaque()"),
+        ] {
+            let with = ir.replace("  %v = load float, ptr %p\n", &format!("  %v = load float, ptr %p\n  {op}\n"))
+                + decl
+                + "\n";
+            let out = opt_with(&tc, &plugin, &format!("function(loop-simplify,lcssa,{PASS}),verify"), &with).unwrap();
+            assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(!text.contains("sluice.rc.fast") && !text.contains(".rc.checked"), "{what}: versioned: {text}");
+        }
+        // An asm load from shared memory is not such an operation: versioned as before.
+        let shared = ir.replace(
+            "  %v = load float, ptr %p\n",
+            "  %v = load float, ptr %p\n  %w = call i32 asm sideeffect \"ld.shared.b32 $0, [$1];\", \"=r,r\"(i32 0)\n",
+        );
+        let out = opt_with(&tc, &plugin, &format!("function(loop-simplify,lcssa,{PASS}),verify"), &shared).unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).contains("sluice.rc.fast"), "an asm shared load stops nothing");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
