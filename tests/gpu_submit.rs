@@ -510,39 +510,42 @@ fn a_graph_of_more_lanes_than_branches_means_the_same(gpu: Gpu) {
     assert!(replays >= 2, "{paths:?}");
 }
 
-/// The README's program with a kernel whose threads wait at barriers, on 160 lanes of one
-/// block each: on the CPU backend every lane runs its block on its own OS thread, each
-/// waiting thread holding a stack (160 x 256 of them, more mappings than Linux allows a
-/// process: at 128 lanes this once failed to allocate one and panicked). Every column is
-/// checked against the f64 reference.
+/// The README's program with a kernel whose threads wait at barriers, one block per lane:
+/// 160 lanes of 256 threads, then 1024 lanes of 64. On the CPU backend every lane runs its
+/// block on its own OS thread, each waiting thread holding a stack (more mappings than Linux
+/// allows a process: 128 lanes once failed to allocate one and panicked, and 1024 small
+/// blocks failed while each lane kept its idle stacks). Every column is checked against the
+/// f64 reference.
 fn many_lanes_of_kernels_with_barriers_run_at_once(gpu: Gpu) {
     let mut rng = common::rng();
-    let (rows, n, m) = (256, 160, 300);
+    let m = 300;
     let sources_host = common::particles(&mut rng, m);
     let sources = gpu.upload(&sources_host).expect("sources");
-    let targets_host = common::particles(&mut rng, rows * n);
-    let targets = gpu.upload_matrix(&targets_host, rows, n).expect("targets");
-    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
-    for round in 0..2 {
-        poison(&mut host);
-        scope(&gpu, |s| {
-            let out = s.alloc_matrix::<f32>(rows, n)?;
-            for (j, ((lane, col), dst)) in
-                s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
-            {
-                lane.enter(|st| {
-                    let src = st.await_fence(&sources)?;
-                    let tgt = st.await_fence(&targets)?.column(j).expect("column");
-                    let mut col = st.bind(col);
-                    let cfg = LaunchConfig::for_elements(rows, 256);
-                    st.launch(&kernels::potential_tiled, cfg, (&mut col, &tgt, &src, EPS2))?;
-                    st.copy_to_host(&col, dst).map(drop)
-                })?;
-            }
-            Ok(())
-        })
-        .unwrap_or_else(|e| panic!("round {round}: {e}"));
-        common::check_potential(&host, rows, n, &targets_host, &sources_host, EPS2, TOL);
+    for (rows, n, block) in [(256, 160, 256), (64, 1024, 64)] {
+        let targets_host = common::particles(&mut rng, rows * n);
+        let targets = gpu.upload_matrix(&targets_host, rows, n).expect("targets");
+        let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+        for round in 0..2 {
+            poison(&mut host);
+            scope(&gpu, |s| {
+                let out = s.alloc_matrix::<f32>(rows, n)?;
+                for (j, ((lane, col), dst)) in
+                    s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+                {
+                    lane.enter(|st| {
+                        let src = st.await_fence(&sources)?;
+                        let tgt = st.await_fence(&targets)?.column(j).expect("column");
+                        let mut col = st.bind(col);
+                        let cfg = LaunchConfig::for_elements(rows, block);
+                        st.launch(&kernels::potential_tiled, cfg, (&mut col, &tgt, &src, EPS2))?;
+                        st.copy_to_host(&col, dst).map(drop)
+                    })?;
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{n} lanes of {block} threads, round {round}: {e}"));
+            common::check_potential(&host, rows, n, &targets_host, &sources_host, EPS2, TOL);
+        }
     }
 }
 

@@ -33,9 +33,10 @@
 //!   made only when one is needed: a worker coroutine runs threads one after
 //!   another as long as none suspends, so a kernel without barriers and warp
 //!   operations runs each block as a plain loop over its threads inside one
-//!   coroutine. Stacks are pooled per OS thread (no `mmap` per coroutine);
-//!   their size is 256 KiB (`SLUICE_CPU_STACK_KIB` changes it: a kernel with
-//!   large local arrays may need more, and a stack overflow kills the process).
+//!   coroutine. Stacks are pooled (no `mmap` per coroutine; see **Stacks**
+//!   below); their size is 256 KiB (`SLUICE_CPU_STACK_KIB` changes it: a kernel
+//!   with large local arrays may need more, and a stack overflow kills the
+//!   process with a segmentation fault, without a message).
 //! * **Barriers** (`sync_threads` and its count/and/or forms, named barriers
 //!   with a thread count, `barrier_arrive`): a thread waits until every
 //!   non-exited thread of the block (or the named count) has arrived; the
@@ -188,11 +189,14 @@
 //! * **Stacks.** Each thread that waits (a barrier, a warp collective) holds a
 //!   stack of [`DEFAULT_STACK_KIB`] until it exits; each is two of the
 //!   process's memory mappings, of which Linux allows `vm.max_map_count`. Blocks
-//!   whose threads wait share a process-wide budget of a third of that (about
-//!   10,900 stacks by default): a block reserves its threads' stacks before
-//!   its second one and, if the budget is spent — many lanes each running such
-//!   a kernel at once — waits for another block to finish. A stack the OS
-//!   still refuses fails the launch with an error, never a panic.
+//!   whose threads wait share a process-wide budget of a third of those
+//!   mappings (about 10,900 stacks by default): a block reserves its threads'
+//!   stacks before its second one and, if the budget is spent — many lanes each
+//!   running such a kernel at once — waits for another block to finish. Idle
+//!   stacks kept for reuse are bounded too (a sixth of the mappings, counted
+//!   over every thread). `SLUICE_CPU_STACK_KIB` must be a size from 16 to
+//!   1,048,576 KiB, or every launch that needs a stack fails saying so. A stack
+//!   the OS still refuses fails the launch with an error, never a panic.
 //! * **Hardware specifics.** No textures or surfaces, no constant or local
 //!   memory spaces, no `ld.global.nc` caching, no bank conflicts, no occupancy
 //!   limits, no clusters or distributed shared memory, no tensor-core hardware (the

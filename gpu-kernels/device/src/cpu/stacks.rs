@@ -1,5 +1,5 @@
 //! The GPU threads' stacks: how big each is, the pools that reuse them, and the
-//! process-wide budget that keeps their number below what the OS allows.
+//! process-wide limits that keep their number below what the OS allows.
 //!
 //! Every GPU thread that suspends (a barrier, a warp collective) holds a stack
 //! of its own until it exits, so a block of 256 threads that meet at a barrier
@@ -8,23 +8,33 @@
 //! default). Many blocks at once — many lanes of a scope each running a
 //! one-block kernel on its own OS thread, or many rayon threads running
 //! 1024-thread blocks — would pass that, and every further stack would fail.
-//! So:
+//! So the stacks of the process are bounded three ways:
 //!
-//! * a block's first stack is always granted (a barrier-free kernel needs no
-//!   other: one stack per block, no accounting);
-//! * before a block takes a second one, it reserves stacks for all its threads
-//!   from a process-wide budget ([`Reservation`]), waiting until other blocks
-//!   give theirs back if the budget is spent. A block that holds a reservation
-//!   never waits for another block, so the blocks that wait always get one;
-//! * idle stacks are kept for reuse on the OS thread that used them (up to a
-//!   full block's worth: the next block of a rayon thread takes them without a
-//!   lock). A thread outside rayon's pool — a lane of the host's CPU backend,
-//!   which runs a one-block kernel itself — keeps only a few once its launch is
-//!   over ([`trim`]) and hands the rest to a pool shared by all threads, at most
-//!   a quarter of the budget: many lanes must not each keep a block's stacks.
+//! * **In use.** A block's first stack is always granted (a barrier-free
+//!   kernel needs no other: one stack per block, one per OS thread running a
+//!   block). Before a block takes a second one, it reserves stacks for all its
+//!   threads from a process-wide budget ([`Reservation`]: `max_map_count / 6`
+//!   stacks, a third of the mappings), waiting until other blocks give theirs back if the budget is
+//!   spent. A block that holds a reservation never waits for another block, so
+//!   the blocks that wait always get one.
+//! * **Idle.** Stacks are kept for reuse, on the OS thread that used them (the
+//!   next block of a rayon thread takes them without a lock) or in a pool all
+//!   threads share — at most `max_map_count / 12` stacks in all, counted
+//!   exactly: a thread takes the right to keep idle stacks from a global count
+//!   in batches of [`BATCH`] ([`Credit`]), and a stack beyond every right is
+//!   freed. A thread outside rayon's pool (a lane of the host's CPU backend,
+//!   which runs a one-block kernel itself) hands its idle stacks to the shared
+//!   pool once its launch is over ([`trim`]): a thousand lanes must not each
+//!   keep a block's stacks.
+//! * **Size.** `SLUICE_CPU_STACK_KIB` is read once; a value that is not a size
+//!   from 16 KiB to 1 GiB fails every launch that needs a stack, saying so,
+//!   rather than being ignored.
 //!
-//! A stack the OS still refuses is the launch's error, never a panic.
+//! So at most `threads running blocks + max_map_count / 6 + max_map_count / 12`
+//! stacks exist, about half of the mappings. A stack the OS still refuses is the launch's error, never a panic.
 
+use core::cell::{Cell, RefCell};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use std::format;
 use std::string::String;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
@@ -34,44 +44,74 @@ use corosensei::stack::DefaultStack;
 
 std::thread_local! {
     /// Idle stacks kept on this OS thread, at most [`LOCAL`].
-    static LOCAL_STACKS: core::cell::RefCell<Vec<DefaultStack>> = const { core::cell::RefCell::new(Vec::new()) };
+    static LOCAL_STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+    /// How many idle stacks this thread may keep (taken from [`IDLE`]).
+    static CREDIT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Idle stacks an OS thread keeps for itself, at most: every thread of a full
 /// block (1024) plus the workers that ran threads to completion.
 const LOCAL: usize = 1100;
 
-/// What a thread outside rayon's pool keeps after its launch ([`trim`]).
-const KEEP: usize = 32;
+/// How many idle stacks' worth of [`IDLE`] a thread takes at once.
+const BATCH: usize = 64;
 
-/// The size of each GPU thread's stack: `SLUICE_CPU_STACK_KIB`, or
-/// [`DEFAULT_STACK_KIB`](super::DEFAULT_STACK_KIB).
-pub(crate) fn stack_bytes() -> usize {
-    static SIZE: OnceLock<usize> = OnceLock::new();
-    *SIZE.get_or_init(|| {
-        std::env::var("SLUICE_CPU_STACK_KIB")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&k| k >= 16)
-            .map_or(super::DEFAULT_STACK_KIB * 1024, |k| k.saturating_mul(1024))
-    })
+/// Stacks kept idle in the whole process (on every thread and in the shared
+/// pool), plus the unused rights to keep them that threads hold.
+static IDLE: AtomicUsize = AtomicUsize::new(0);
+
+/// `SLUICE_CPU_STACK_KIB`'s bounds (KiB).
+const MIN_KIB: usize = 16;
+const MAX_KIB: usize = 1 << 20;
+
+/// The size of each GPU thread's stack in bytes: `SLUICE_CPU_STACK_KIB`, or
+/// [`DEFAULT_STACK_KIB`](super::DEFAULT_STACK_KIB); `Err` says why the
+/// variable's value is not one.
+pub(crate) fn stack_bytes() -> Result<usize, &'static str> {
+    static SIZE: OnceLock<Result<usize, String>> = OnceLock::new();
+    SIZE.get_or_init(|| parse_kib(std::env::var("SLUICE_CPU_STACK_KIB").ok().as_deref()))
+        .as_ref()
+        .map(|&b| b)
+        .map_err(|e| e.as_str())
 }
 
-/// Stacks in use at once, at most, beyond each block's first: a third of the
-/// mappings the OS allows (two per stack), leaving the rest to the program, and
-/// never less than one block of 1024 threads.
-fn budget() -> usize {
-    static BUDGET: OnceLock<usize> = OnceLock::new();
-    *BUDGET.get_or_init(|| {
-        let maps = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+/// A stack size in bytes from the variable's value (`None`: unset).
+fn parse_kib(v: Option<&str>) -> Result<usize, String> {
+    let Some(v) = v else { return Ok(super::DEFAULT_STACK_KIB * 1024) };
+    match v.trim().parse::<usize>() {
+        Ok(k) if (MIN_KIB..=MAX_KIB).contains(&k) => Ok(k * 1024),
+        _ => Err(format!(
+            "SLUICE_CPU_STACK_KIB={v:?} is not a stack size in KiB from {MIN_KIB} to {MAX_KIB} (unset it for the \
+             default, {} KiB)",
+            super::DEFAULT_STACK_KIB
+        )),
+    }
+}
+
+/// The mappings the OS allows this process (`vm.max_map_count`).
+fn mappings() -> usize {
+    static MAPS: OnceLock<usize> = OnceLock::new();
+    *MAPS.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
             .ok()
             .and_then(|s| s.trim().parse::<usize>().ok())
-            .unwrap_or(65_530);
-        (maps / 6).max(1024)
+            .unwrap_or(65_530)
     })
 }
 
-/// The process's idle stacks and the budget's use.
+/// Stacks in use at once, at most, beyond each block's first: `max_map_count / 6`
+/// (two mappings each: a third of the mappings), and never less than one block
+/// of 1024 threads.
+fn budget() -> usize {
+    (mappings() / 6).max(1024)
+}
+
+/// Stacks kept idle at once, at most: `max_map_count / 12` (a sixth of the mappings).
+fn idle_cap() -> usize {
+    (mappings() / 12).max(BATCH)
+}
+
+/// The process's shared idle stacks and the budget's use.
 struct Shared {
     idle: Vec<DefaultStack>,
     reserved: usize,
@@ -85,67 +125,83 @@ fn shared() -> MutexGuard<'static, Shared> {
 }
 
 /// A stack: an idle one of this thread or of the process, or a new one. `Err`:
-/// the OS refused a new one (the message says what to change).
+/// the size is set wrong, or the OS refused a new one (the message says what to
+/// change).
 pub(crate) fn take() -> Result<DefaultStack, String> {
     if let Some(s) = LOCAL_STACKS.with(|l| l.borrow_mut().pop()) {
+        // Its right to be kept stays with this thread, for the next one it gives back.
         return Ok(s);
     }
     if let Some(s) = shared().idle.pop() {
+        IDLE.fetch_sub(1, Ordering::Relaxed);
         return Ok(s);
     }
-    allocate(stack_bytes())
+    allocate(stack_bytes().map_err(String::from)?)
 }
 
 /// A new stack of `bytes`.
 fn allocate(bytes: usize) -> Result<DefaultStack, String> {
-    DefaultStack::new(bytes).map_err(|e| {
+    let refused = |why: String| {
         format!(
-            "the CPU backend cannot allocate a {} KiB stack for a GPU thread ({e}): fewer threads per block \
+            "the CPU backend cannot allocate a {} KiB stack for a GPU thread ({why}): fewer threads per block \
              that wait at barriers, fewer lanes running such kernels at once, or a smaller \
              SLUICE_CPU_STACK_KIB",
             bytes / 1024
         )
-    })
+    };
+    // The stack's own arithmetic (its size plus a guard page) may panic for sizes near
+    // `usize::MAX`; that is a refusal too.
+    match std::panic::catch_unwind(|| DefaultStack::new(bytes)) {
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) => Err(refused(format!("{e}"))),
+        Err(_) => Err(refused("the size overflows".into())),
+    }
 }
 
-/// Gives a stack back for reuse (or frees it, if enough are idle).
+/// Gives a stack back for reuse: kept on this thread or in the shared pool if
+/// the idle limit allows, freed otherwise.
 pub(crate) fn give(s: DefaultStack) {
-    let s = match LOCAL_STACKS.with(|l| {
+    let kept = LOCAL_STACKS.with(|l| {
         let mut l = l.borrow_mut();
-        if l.len() < LOCAL {
-            l.push(s);
-            None
-        } else {
-            Some(s)
+        if l.len() >= LOCAL {
+            return Some(s);
         }
-    }) {
-        None => return,
-        Some(s) => s,
-    };
-    let mut sh = shared();
-    if sh.idle.len() < budget() / 4 {
-        sh.idle.push(s);
+        if l.len() >= CREDIT.get() {
+            // More rights to keep stacks, a batch at a time (one atomic per batch).
+            let got = IDLE.fetch_add(BATCH, Ordering::Relaxed);
+            if got + BATCH > idle_cap() {
+                IDLE.fetch_sub(BATCH, Ordering::Relaxed);
+                return Some(s);
+            }
+            CREDIT.set(CREDIT.get() + BATCH);
+        }
+        l.push(s);
+        None
+    });
+    let Some(s) = kept else { return };
+    // No right left on this thread: the shared pool, if the limit allows.
+    if IDLE.fetch_add(1, Ordering::Relaxed) < idle_cap() {
+        shared().idle.push(s);
+    } else {
+        IDLE.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 /// After a launch on this thread: if it is not one of rayon's (whose number is
-/// bounded by its pool), keeps [`KEEP`] idle stacks and gives the others to the
-/// shared pool (or frees them).
+/// bounded by its pool), its idle stacks go to the shared pool and its unused
+/// rights back to the process.
 pub(crate) fn trim() {
     if rayon::current_thread_index().is_some() {
         return;
     }
-    let extra: Vec<DefaultStack> = LOCAL_STACKS.with(|l| {
-        let mut l = l.borrow_mut();
-        let keep = l.len().min(KEEP);
-        l.split_off(keep)
-    });
-    if extra.is_empty() {
-        return;
+    let mine: Vec<DefaultStack> = LOCAL_STACKS.with(|l| core::mem::take(&mut *l.borrow_mut()));
+    let credit = CREDIT.replace(0);
+    // `mine.len() <= credit`: each kept stack had a right; the rights of the stacks that
+    // move stay counted (now for the shared pool), the unused ones go back.
+    IDLE.fetch_sub(credit - mine.len(), Ordering::Relaxed);
+    if !mine.is_empty() {
+        shared().idle.extend(mine);
     }
-    let mut sh = shared();
-    let room = (budget() / 4).saturating_sub(sh.idle.len());
-    sh.idle.extend(extra.into_iter().take(room));
 }
 
 /// Stacks a block reserved from the budget; given back on drop.
@@ -215,21 +271,43 @@ mod tests {
         let e = allocate(1 << 60).err().expect("no 2^60-byte stack");
         assert!(e.contains("cannot allocate a 1125899906842624 KiB stack"), "{e}");
         assert!(e.contains("SLUICE_CPU_STACK_KIB"), "{e}");
+        // Sizes whose guard page overflows the arithmetic: refused, not a panic.
+        let e = allocate(usize::MAX - 100).err().expect("no such stack");
+        assert!(e.contains("the size overflows"), "{e}");
     }
 
     #[test]
-    fn a_thread_outside_rayon_keeps_a_few_stacks() {
-        std::thread::spawn(|| {
-            let stacks: Vec<_> = (0..KEEP + 40).map(|_| take().unwrap()).collect();
-            for s in stacks {
-                give(s);
-            }
-            assert_eq!(LOCAL_STACKS.with(|l| l.borrow().len()), KEEP + 40);
-            trim();
-            assert_eq!(LOCAL_STACKS.with(|l| l.borrow().len()), KEEP);
-            assert!(shared().idle.len() <= budget() / 4);
-        })
-        .join()
-        .unwrap();
+    fn stack_sizes_out_of_range_or_not_numbers_are_errors() {
+        assert_eq!(parse_kib(None), Ok(super::super::DEFAULT_STACK_KIB * 1024));
+        assert_eq!(parse_kib(Some(" 64 ")), Ok(64 * 1024));
+        assert_eq!(parse_kib(Some("1048576")), Ok(1 << 30));
+        for bad in ["15", "0", "abc", "-5", "1e9", "1048577", "18446744073709551615", "99999999999999999999"] {
+            let e = parse_kib(Some(bad)).expect_err(bad);
+            assert!(e.contains("is not a stack size in KiB from 16 to 1048576"), "{bad}: {e}");
+        }
+    }
+
+    /// Many threads outside rayon, each with a block's worth of idle stacks: each
+    /// keeps no more than its rights, and gives every one back after its launch.
+    #[test]
+    fn idle_stacks_are_accounted_across_threads() {
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let stacks: Vec<_> = (0..300).map(|_| take().unwrap()).collect();
+                    for s in stacks {
+                        give(s);
+                    }
+                    assert!(LOCAL_STACKS.with(|l| l.borrow().len()) <= CREDIT.get());
+                    trim();
+                    assert_eq!((LOCAL_STACKS.with(|l| l.borrow().len()), CREDIT.get()), (0, 0));
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Every stack in the shared pool was counted before it went in.
+        assert!(shared().idle.len() <= IDLE.load(Ordering::Relaxed));
     }
 }
