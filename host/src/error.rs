@@ -804,15 +804,24 @@ impl fmt::Display for Error {
             Error::Collective { op, problem } => write!(f, "{op}: {problem}"),
             Error::Cleanup { error, cleanup } => {
                 write!(f, "{error}")?;
-                for (i, e) in cleanup.iter().enumerate() {
+                // A scope of a thousand lanes that all failed the same way would print a
+                // thousand messages: the first few say what happened, the value holds them all.
+                for (i, e) in cleanup.iter().take(SHOWN_CLEANUP).enumerate() {
                     let sep = if i == 0 { "; then, cleaning up: " } else { "; " };
                     write!(f, "{sep}{e}")?;
+                }
+                if cleanup.len() > SHOWN_CLEANUP {
+                    let more = cleanup.len() - SHOWN_CLEANUP;
+                    write!(f, "; and {more} more (the `cleanup` field of `Error::Cleanup` holds every one)")?;
                 }
                 Ok(())
             }
         }
     }
 }
+
+/// How many of an [`Error::Cleanup`]'s later errors its message shows.
+const SHOWN_CLEANUP: usize = 4;
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
@@ -876,6 +885,17 @@ mod tests {
         assert!(s.starts_with("views to join are not adjacent"), "{s}");
         assert!(s.contains("then, cleaning up: lane 3 faulted"), "{s}");
         assert!(s.contains("releasing stream failed"), "{s}");
+        // Many: the first few, then a count.
+        let many = Error::Cleanup { error: Box::new(Error::NotAdjacent), cleanup: vec![join.clone(); 1000] };
+        let m = many.to_string();
+        assert_eq!(m.matches("lane 3 faulted").count(), SHOWN_CLEANUP, "{m}");
+        assert!(
+            m.ends_with(&format!(
+                "; and {} more (the `cleanup` field of `Error::Cleanup` holds every one)",
+                1000 - SHOWN_CLEANUP
+            )),
+            "{m}"
+        );
         // Chaining a chain keeps one flat list.
         let e2 = Error::ZeroSized.also(e);
         assert_eq!(

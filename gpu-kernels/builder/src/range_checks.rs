@@ -357,7 +357,11 @@ declare void @llvm.trap()
                 "",
             ),
             ("activemask as asm", "%w = call i32 asm sideeffect \"activemask.b32 $0;\", \"=r\"()", ""),
-            ("a convergent call", "%w = call i32 @warp_op() #0", "declare i32 @warp_op()\nattributes #0 = { convergent }"),
+            (
+                "a convergent call",
+                "%w = call i32 @warp_op() #0",
+                "declare i32 @warp_op()\nattributes #0 = { convergent }",
+            ),
             ("an opaque call", "%w = call i32 @opaque()", "declare i32 @opaque()"),
         ] {
             let with = ir.replace("  %v = load float, ptr %p\n", &format!("  %v = load float, ptr %p\n  {op}\n"))
