@@ -184,17 +184,19 @@
 //!   operation or a barrier); a loop that only reads memory never lets the
 //!   other thread run, and hangs (it is not detected as a deadlock). Waiting
 //!   for another block works only while that block runs: at most as many blocks
-//!   as rayon threads run at once, fewer than a GPU keeps resident, so
-//!   inter-block spin-waits (a grid-wide barrier of atomics) can hang here.
+//!   as rayon threads run at once (and, of blocks whose threads wait at
+//!   barriers, only as many as the stack budget holds: **Stacks** below), fewer
+//!   than a GPU keeps resident, so inter-block spin-waits (a grid-wide barrier
+//!   of atomics) can hang here.
 //! * **Stacks.** Each thread that waits (a barrier, a warp collective) holds a
 //!   stack of [`DEFAULT_STACK_KIB`] until it exits; each is two of the
 //!   process's memory mappings, of which Linux allows `vm.max_map_count`. Blocks
 //!   whose threads wait share a process-wide budget of a third of those
 //!   mappings (about 10,900 stacks by default): a block reserves its threads'
 //!   stacks before its second one and, if the budget is spent — many lanes each
-//!   running such a kernel at once — waits for another block to finish. Idle
-//!   stacks kept for reuse are bounded too (a sixth of the mappings, counted
-//!   over every thread). `SLUICE_CPU_STACK_KIB` must be a size from 16 to
+//!   running such a kernel at once — waits, first come first served, for
+//!   another block to finish. Idle stacks kept for reuse are bounded too (a
+//!   sixth of the mappings and at most 8192, counted over every thread). `SLUICE_CPU_STACK_KIB` must be a size from 16 to
 //!   1,048,576 KiB, or every launch that needs a stack fails saying so. A stack
 //!   the OS still refuses fails the launch with an error, never a panic.
 //! * **Hardware specifics.** No textures or surfaces, no constant or local

@@ -14,13 +14,17 @@
 //!   kernel needs no other: one stack per block, one per OS thread running a
 //!   block). Before a block takes a second one, it reserves stacks for all its
 //!   threads from a process-wide budget ([`Reservation`]: `max_map_count / 6`
-//!   stacks, a third of the mappings), waiting until other blocks give theirs back if the budget is
-//!   spent. A block that holds a reservation never waits for another block, so
-//!   the blocks that wait always get one.
+//!   stacks, a third of the mappings), waiting until other blocks give theirs
+//!   back if the budget is spent — in the order the blocks asked, so a block of
+//!   many threads is never passed forever by smaller ones. A block that holds a
+//!   reservation never waits for another block, so the blocks that wait always
+//!   get one. (So at most about `budget / block size` blocks whose threads wait
+//!   run at once: a kernel whose blocks spin-wait for each other may hang here
+//!   where the GPU would run them all.)
 //! * **Idle.** Stacks are kept for reuse, on the OS thread that used them (the
 //!   next block of a rayon thread takes them without a lock) or in a pool all
-//!   threads share — at most `max_map_count / 12` stacks in all, counted
-//!   exactly: a thread takes the right to keep idle stacks from a global count
+//!   threads share — at most `max_map_count / 12` stacks (and 8192) in all,
+//!   counted exactly: a thread takes the right to keep idle stacks from a global count
 //!   in batches of [`BATCH`] ([`Credit`]), and a stack beyond every right is
 //!   freed. A thread outside rayon's pool (a lane of the host's CPU backend,
 //!   which runs a one-block kernel itself) hands its idle stacks to the shared
@@ -42,11 +46,24 @@ use std::vec::Vec;
 
 use corosensei::stack::DefaultStack;
 
+/// An OS thread's idle stacks and its rights to keep them: when the thread ends, the
+/// stacks are freed and the rights given back to [`IDLE`].
+struct Local {
+    stacks: RefCell<Vec<DefaultStack>>,
+    /// How many idle stacks this thread may keep (taken from [`IDLE`]); at least
+    /// `stacks.len()`.
+    credit: Cell<usize>,
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        IDLE.fetch_sub(self.credit.get(), Ordering::Relaxed);
+    }
+}
+
 std::thread_local! {
-    /// Idle stacks kept on this OS thread, at most [`LOCAL`].
-    static LOCAL_STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
-    /// How many idle stacks this thread may keep (taken from [`IDLE`]).
-    static CREDIT: Cell<usize> = const { Cell::new(0) };
+    /// This thread's idle stacks, at most [`LOCAL`].
+    static MINE: Local = const { Local { stacks: RefCell::new(Vec::new()), credit: Cell::new(0) } };
 }
 
 /// Idle stacks an OS thread keeps for itself, at most: every thread of a full
@@ -106,37 +123,55 @@ fn budget() -> usize {
     (mappings() / 6).max(1024)
 }
 
-/// Stacks kept idle at once, at most: `max_map_count / 12` (a sixth of the mappings).
+/// Stacks kept idle at once, at most: `max_map_count / 12` (a sixth of the mappings), and
+/// no more than 8192 (2 GiB of address space at the default size) where the OS allows many.
 fn idle_cap() -> usize {
-    (mappings() / 12).max(BATCH)
+    (mappings() / 12).clamp(BATCH, 8192)
 }
 
-/// The process's shared idle stacks and the budget's use.
-struct Shared {
-    idle: Vec<DefaultStack>,
+/// The budget's use, and the queue of blocks waiting for it: first come, first served, so
+/// that a block of many threads is not passed forever by smaller ones.
+struct Budget {
     reserved: usize,
+    next_ticket: u64,
+    serving: u64,
 }
 
-static SHARED: Mutex<Shared> = Mutex::new(Shared { idle: Vec::new(), reserved: 0 });
+static BUDGET: Mutex<Budget> = Mutex::new(Budget { reserved: 0, next_ticket: 0, serving: 0 });
 static RETURNED: Condvar = Condvar::new();
 
-fn shared() -> MutexGuard<'static, Shared> {
-    SHARED.lock().unwrap_or_else(|p| p.into_inner())
+fn budget_state() -> MutexGuard<'static, Budget> {
+    BUDGET.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The stacks idle in no thread's hands, for any thread to take.
+static POOL: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
+
+fn pool() -> MutexGuard<'static, Vec<DefaultStack>> {
+    POOL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A stack: an idle one of this thread or of the process, or a new one. `Err`:
 /// the size is set wrong, or the OS refused a new one (the message says what to
 /// change).
 pub(crate) fn take() -> Result<DefaultStack, String> {
-    if let Some(s) = LOCAL_STACKS.with(|l| l.borrow_mut().pop()) {
+    let got = MINE.try_with(|m| {
+        let mut mine = m.stacks.borrow_mut();
+        if mine.is_empty() {
+            // A batch from the shared pool, with the rights to keep it (one lock, no atomic).
+            let mut pool = pool();
+            let k = pool.len().min(BATCH);
+            let at = pool.len() - k;
+            mine.extend(pool.drain(at..));
+            m.credit.set(m.credit.get() + k);
+        }
         // Its right to be kept stays with this thread, for the next one it gives back.
-        return Ok(s);
+        mine.pop()
+    });
+    match got {
+        Ok(Some(s)) => Ok(s),
+        _ => allocate(stack_bytes().map_err(String::from)?),
     }
-    if let Some(s) = shared().idle.pop() {
-        IDLE.fetch_sub(1, Ordering::Relaxed);
-        return Ok(s);
-    }
-    allocate(stack_bytes().map_err(String::from)?)
 }
 
 /// A new stack of `bytes`.
@@ -161,47 +196,51 @@ fn allocate(bytes: usize) -> Result<DefaultStack, String> {
 /// Gives a stack back for reuse: kept on this thread or in the shared pool if
 /// the idle limit allows, freed otherwise.
 pub(crate) fn give(s: DefaultStack) {
-    let kept = LOCAL_STACKS.with(|l| {
-        let mut l = l.borrow_mut();
-        if l.len() >= LOCAL {
-            return Some(s);
+    let kept = MINE.try_with(|m| {
+        let mine = m.stacks.borrow_mut();
+        if mine.len() >= LOCAL {
+            return false;
         }
-        if l.len() >= CREDIT.get() {
+        if mine.len() >= m.credit.get() {
             // More rights to keep stacks, a batch at a time (one atomic per batch).
-            let got = IDLE.fetch_add(BATCH, Ordering::Relaxed);
-            if got + BATCH > idle_cap() {
-                IDLE.fetch_sub(BATCH, Ordering::Relaxed);
-                return Some(s);
+            if IDLE.load(Ordering::Relaxed) + BATCH > idle_cap() {
+                return false;
             }
-            CREDIT.set(CREDIT.get() + BATCH);
+            let had = IDLE.fetch_add(BATCH, Ordering::Relaxed);
+            if had + BATCH > idle_cap() {
+                IDLE.fetch_sub(BATCH, Ordering::Relaxed);
+                return false;
+            }
+            m.credit.set(m.credit.get() + BATCH);
         }
-        l.push(s);
-        None
+        true
     });
-    let Some(s) = kept else { return };
-    // No right left on this thread: the shared pool, if the limit allows.
-    if IDLE.fetch_add(1, Ordering::Relaxed) < idle_cap() {
-        shared().idle.push(s);
-    } else {
-        IDLE.fetch_sub(1, Ordering::Relaxed);
+    match kept {
+        Ok(true) => {
+            let _ = MINE.try_with(|m| m.stacks.borrow_mut().push(s));
+        }
+        // No right left here (or the thread is ending): the stack is freed.
+        _ => drop(s),
     }
 }
 
 /// After a launch on this thread: if it is not one of rayon's (whose number is
-/// bounded by its pool), its idle stacks go to the shared pool and its unused
-/// rights back to the process.
+/// bounded by its pool), its idle stacks go to the shared pool with their rights,
+/// and its unused rights back to the process.
 pub(crate) fn trim() {
     if rayon::current_thread_index().is_some() {
         return;
     }
-    let mine: Vec<DefaultStack> = LOCAL_STACKS.with(|l| core::mem::take(&mut *l.borrow_mut()));
-    let credit = CREDIT.replace(0);
-    // `mine.len() <= credit`: each kept stack had a right; the rights of the stacks that
-    // move stay counted (now for the shared pool), the unused ones go back.
-    IDLE.fetch_sub(credit - mine.len(), Ordering::Relaxed);
-    if !mine.is_empty() {
-        shared().idle.extend(mine);
-    }
+    let _ = MINE.try_with(|m| {
+        let mine = core::mem::take(&mut *m.stacks.borrow_mut());
+        let credit = m.credit.replace(0);
+        // `mine.len() <= credit`: the rights of the stacks that move stay counted (now for
+        // the shared pool), the unused ones go back.
+        IDLE.fetch_sub(credit - mine.len(), Ordering::Relaxed);
+        if !mine.is_empty() {
+            pool().extend(mine);
+        }
+    });
 }
 
 /// Stacks a block reserved from the budget; given back on drop.
@@ -210,17 +249,24 @@ pub(crate) struct Reservation(usize);
 
 impl Reservation {
     /// Reserves `n` stacks (at most the budget), waiting while other blocks hold
-    /// what is left. Nothing to do if this reservation holds some already.
+    /// what is left, in the order blocks asked. Nothing to do if this reservation
+    /// holds some already.
     pub(crate) fn reserve(&mut self, n: usize) {
         if self.0 > 0 {
             return;
         }
         let n = n.min(budget());
-        let mut sh = shared();
-        while sh.reserved + n > budget() {
-            sh = RETURNED.wait(sh).unwrap_or_else(|p| p.into_inner());
+        let mut b = budget_state();
+        let ticket = b.next_ticket;
+        b.next_ticket += 1;
+        while b.serving != ticket || b.reserved + n > budget() {
+            b = RETURNED.wait(b).unwrap_or_else(|p| p.into_inner());
         }
-        sh.reserved += n;
+        b.reserved += n;
+        b.serving += 1;
+        drop(b);
+        // The next in line may fit too.
+        RETURNED.notify_all();
         self.0 = n;
     }
 
@@ -229,10 +275,10 @@ impl Reservation {
         if self.0 == 0 {
             return;
         }
-        let mut sh = shared();
-        sh.reserved -= self.0;
+        let mut b = budget_state();
+        b.reserved -= self.0;
         self.0 = 0;
-        drop(sh);
+        drop(b);
         RETURNED.notify_all();
     }
 }
@@ -267,6 +313,34 @@ mod tests {
     }
 
     #[test]
+    fn blocks_get_the_budget_in_the_order_they_asked() {
+        use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+        use std::sync::Arc;
+        let b = budget();
+        let mut first = Reservation::default();
+        first.reserve(b - 10);
+        let order = Arc::new(AtomicU32::new(0));
+        let (o1, o2) = (order.clone(), order.clone());
+        // A large block that does not fit now, then a small one that would.
+        let large = std::thread::spawn(move || {
+            let mut r = Reservation::default();
+            r.reserve(b - 5);
+            o1.fetch_add(1, SeqCst) // 0 if first
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let small = std::thread::spawn(move || {
+            let mut r = Reservation::default();
+            r.reserve(1);
+            o2.fetch_add(1, SeqCst)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(order.load(SeqCst), 0, "the small block waits behind the large one, which waits");
+        drop(first);
+        assert_eq!(large.join().unwrap(), 0, "the large block is served first");
+        assert_eq!(small.join().unwrap(), 1);
+    }
+
+    #[test]
     fn a_stack_the_os_refuses_is_an_error_that_says_what_to_change() {
         let e = allocate(1 << 60).err().expect("no 2^60-byte stack");
         assert!(e.contains("cannot allocate a 1125899906842624 KiB stack"), "{e}");
@@ -298,9 +372,9 @@ mod tests {
                     for s in stacks {
                         give(s);
                     }
-                    assert!(LOCAL_STACKS.with(|l| l.borrow().len()) <= CREDIT.get());
+                    MINE.with(|m| assert!(m.stacks.borrow().len() <= m.credit.get()));
                     trim();
-                    assert_eq!((LOCAL_STACKS.with(|l| l.borrow().len()), CREDIT.get()), (0, 0));
+                    MINE.with(|m| assert_eq!((m.stacks.borrow().len(), m.credit.get()), (0, 0)));
                 })
             })
             .collect();
@@ -308,6 +382,6 @@ mod tests {
             t.join().unwrap();
         }
         // Every stack in the shared pool was counted before it went in.
-        assert!(shared().idle.len() <= IDLE.load(Ordering::Relaxed));
+        assert!(pool().len() <= IDLE.load(Ordering::Relaxed));
     }
 }
