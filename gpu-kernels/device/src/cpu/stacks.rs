@@ -264,9 +264,12 @@ impl Reservation {
         }
         b.reserved += n;
         b.serving += 1;
+        let queued = b.next_ticket > b.serving;
         drop(b);
-        // The next in line may fit too.
-        RETURNED.notify_all();
+        if queued {
+            // The next in line may fit too.
+            RETURNED.notify_all();
+        }
         self.0 = n;
     }
 
@@ -278,8 +281,11 @@ impl Reservation {
         let mut b = budget_state();
         b.reserved -= self.0;
         self.0 = 0;
+        let queued = b.next_ticket > b.serving;
         drop(b);
-        RETURNED.notify_all();
+        if queued {
+            RETURNED.notify_all();
+        }
     }
 }
 
