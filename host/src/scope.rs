@@ -1194,18 +1194,26 @@ fn attribute_fault(
         None => Vec::new(),
     };
     let busy: Vec<LaneId> = launched.iter().filter(|(_, ks)| !ks.is_empty()).map(|(l, _)| *l).collect();
-    match (&lanes[..], &busy[..]) {
-        ([one], _) | ([], [one]) => *lane = Some(*one),
-        _ => {}
+    // The one lane that can have faulted, where there is one.
+    let culprit = match (&lanes[..], &busy[..]) {
+        ([one], _) | ([], [one]) => Some(*one),
+        _ => None,
+    };
+    if let Some(one) = culprit {
+        *lane = Some(one);
     }
-    if let Some(f) = fault.as_mut() {
-        f.kernel = kernel;
-        f.lanes = lanes;
-    } else if let ([one], _) | ([], [one]) = (&lanes[..], &busy[..]) {
-        // Nothing recorded, one lane known: what it launched is all there is to suspect.
-        if let Some((_, ks)) = launched.iter().find(|(l, _)| l == one) {
-            *suspects = ks.iter().map(|(name, _)| *name).collect();
+    match (fault.as_mut(), culprit) {
+        (Some(f), _) => {
+            f.kernel = kernel;
+            f.lanes = lanes;
         }
+        // Nothing recorded: what that lane launched is all there is to suspect.
+        (None, Some(one)) => {
+            if let Some((_, ks)) = launched.iter().find(|(l, _)| *l == one) {
+                *suspects = ks.iter().map(|(name, _)| *name).collect();
+            }
+        }
+        (None, None) => {}
     }
     *slot = fault.map(Box::new);
 }
