@@ -179,3 +179,46 @@ fn a_shape_that_does_not_fit_its_slice_is_none() {
     let m = make(2, 4, Some(6)).expect("fits: 6 + 4 = 10");
     assert_eq!((m.rows(), m.cols()), (2, 4));
 }
+
+#[test]
+fn a_dimension_past_u32_is_none_even_when_the_matrix_is_empty() {
+    let mut buf = vec![0.0f32; 4];
+    let out = Out(buf.as_mut_ptr(), buf.len());
+    type L = ThreadTiles<4, 4, 1, 1>;
+    let make = |rows: u64, cols: u64, ld: Option<u64>| {
+        // SAFETY: one thread, one matrix of the slice at a time, nothing else writes it.
+        unsafe { __matrix_from_launch::<f32, L, _, _, _>(out.slice(), rows, cols, ld) }
+    };
+    let big = u32::MAX as u64 + 1;
+    assert!(make(big, 0, None).is_none(), "2^32 rows of nothing");
+    assert!(make(0, big, None).is_none(), "2^32 columns, no rows");
+    assert!(make(1, 4, Some(big)).is_none(), "ld of 2^32");
+    assert!(make(u32::MAX as u64, 0, None).is_some(), "u32::MAX rows of nothing fit");
+    assert!(make(2, 2, Some(2)).is_some());
+    let data = [1.0f32; 4];
+    assert!(sluice_device::tile::Matrix::try_new(&data, big as usize, 0).is_none());
+    assert!(sluice_device::tile::Matrix::try_new(&data, 2, 2).is_some());
+}
+
+#[test]
+fn too_few_blocks_fail_the_launch_on_the_fast_paths_too() {
+    // 3 × 5 tiles of 4 × 8: each fast path's grid one row of blocks short, and the general
+    // path's 1-D grid one block short.
+    let (rows, cols) = (12usize, 40usize);
+    let mut buf = vec![0.0f32; rows * cols];
+    let out = Out(buf.as_mut_ptr(), buf.len());
+    fn run<O: Order>(out: Out, grid: [u32; 3], rows: usize, cols: usize) -> Result<(), String> {
+        cpu::launch(grid, [1, 1, 1], 0, &|| {
+            let _ = out.matrix::<ThreadTiles<4, 8, 1, 1, O>>(rows, cols).block_tile();
+        })
+    }
+    for (name, r) in [
+        ("row-major, 5 across", run::<ByRows>(out, [5, 2, 1], rows, cols)),
+        ("column-major, 3 across", run::<ByColumns>(out, [3, 4, 1], rows, cols)),
+        ("1-D", run::<ByRows>(out, [14, 1, 1], rows, cols)),
+    ] {
+        let e = r.expect_err(name);
+        assert!(e.contains("fewer blocks than the matrix has tiles"), "{name}: {e}");
+    }
+    assert!(run::<ByColumns>(out, [3, 5, 1], rows, cols).is_ok());
+}

@@ -778,7 +778,7 @@ fn expand(func: ItemFn, mode: Mode, max_threads: Option<u32>, dev: TokenStream2)
                 };
                 let fail = format!(
                     "kernel parameter `{pname}`: its #[matrix] shape does not fit the view: the view is shorter than \
-                     (rows - 1) * ld + cols elements, ld is less than cols, or a dimension is negative"
+                     (rows - 1) * ld + cols elements, ld is less than cols, or a dimension is negative or above u32::MAX"
                 );
                 let made = if *optional {
                     made

@@ -21,9 +21,11 @@ use crate::slice::DeviceSliceMut;
 #[derive(Clone, Copy, Debug)]
 pub struct Matrix<'a, T> {
     data: &'a [T],
-    rows: usize,
-    cols: usize,
-    ld: usize,
+    // Each at most `u32::MAX` (the constructors check it), so that the geometry is 32-bit
+    // arithmetic and an element's index one widening multiply, as in hand-written CUDA.
+    rows: u32,
+    cols: u32,
+    ld: u32,
 }
 
 #[cold]
@@ -32,24 +34,37 @@ fn bad_matrix() -> ! {
     crate::dfail!("matrix shape does not fit its slice (rows, cols, ld)")
 }
 
-/// Whether `rows × cols` with leading dimension `ld` fits `len` elements.
+/// `rows`, `cols` and `ld` as `u32`s if each is at most `u32::MAX`, `ld >= cols`, and
+/// `rows × cols` with rows `ld` apart fits `len` elements.
 #[inline(always)]
-const fn fits(len: usize, rows: usize, cols: usize, ld: usize) -> bool {
-    if ld < cols {
-        return false;
+const fn fits(len: usize, rows: usize, cols: usize, ld: usize) -> Option<(u32, u32, u32)> {
+    let max = u32::MAX as usize;
+    if rows > max || cols > max || ld > max || ld < cols {
+        return None;
     }
-    if rows == 0 || cols == 0 {
-        return true;
+    // No overflow: `(rows - 1) * ld + cols < 2^64` for values below 2^32. The same as
+    // `rows * cols <= len` where `ld == cols`.
+    let fit = rows == 0 || cols == 0 || (rows - 1) as u64 * ld as u64 + cols as u64 <= len as u64;
+    if fit {
+        Some((rows as u32, cols as u32, ld as u32))
+    } else {
+        None
     }
-    match (rows - 1).checked_mul(ld) {
-        Some(x) => x <= len && cols <= len - x,
-        None => false,
+}
+
+/// [`fits`] for `ld == cols`: `rows * cols <= len` (one widening multiply).
+#[inline(always)]
+const fn fits_dense(len: usize, rows: usize, cols: usize) -> Option<(u32, u32)> {
+    let max = u32::MAX as usize;
+    if rows > max || cols > max || rows as u64 * cols as u64 > len as u64 {
+        return None;
     }
+    Some((rows as u32, cols as u32))
 }
 
 impl<'a, T: Copy> Matrix<'a, T> {
     /// The matrix whose rows are `cols` elements apart. Panics if `rows * cols` elements do
-    /// not fit in `data`.
+    /// not fit in `data`, or a dimension exceeds `u32::MAX` (cuBLAS's limit is `i32::MAX`).
     #[inline(always)]
     #[track_caller]
     pub fn new(data: &'a [T], rows: usize, cols: usize) -> Matrix<'a, T> {
@@ -57,40 +72,38 @@ impl<'a, T: Copy> Matrix<'a, T> {
     }
 
     /// The matrix whose rows are `ld` elements apart (`ld >= cols`). Panics if it does not
-    /// fit in `data`.
+    /// fit in `data`, or a dimension or `ld` exceeds `u32::MAX`.
     #[inline(always)]
     #[track_caller]
     pub fn with_ld(data: &'a [T], rows: usize, cols: usize, ld: usize) -> Matrix<'a, T> {
-        if !fits(data.len(), rows, cols, ld) {
-            bad_matrix();
-        }
+        let Some((rows, cols, ld)) = fits(data.len(), rows, cols, ld) else { bad_matrix() };
         Matrix { data, rows, cols, ld }
     }
 
     /// Rows.
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.rows
+        self.rows as usize
     }
 
     /// Columns.
     #[inline(always)]
     pub fn cols(&self) -> usize {
-        self.cols
+        self.cols as usize
     }
 
     /// Elements between the starts of consecutive rows.
     #[inline(always)]
     pub fn ld(&self) -> usize {
-        self.ld
+        self.ld as usize
     }
 
     /// Element `(r, c)`, or `None` outside the matrix.
     #[inline(always)]
     pub fn get(&self, r: usize, c: usize) -> Option<T> {
-        if r < self.rows && c < self.cols {
+        if r < self.rows() && c < self.cols() {
             // SAFETY: r < rows, c < cols and `fits` give r * ld + c < len.
-            Some(unsafe { *self.data.get_unchecked(r * self.ld + c) })
+            Some(unsafe { *self.data.get_unchecked(r * self.ld() + c) })
         } else {
             None
         }
@@ -105,7 +118,8 @@ impl<'a, T: Copy> Matrix<'a, T> {
 
 impl<'a, T> Matrix<'a, T> {
     /// The matrix whose rows are `cols` elements apart, or `None` if `rows * cols` exceeds
-    /// `data.len()` (where [`Matrix::new`] fails the launch).
+    /// `data.len()` or a dimension exceeds `u32::MAX` (where [`Matrix::new`] fails the
+    /// launch).
     ///
     /// ```
     /// use sluice_device::tile::Matrix;
@@ -119,8 +133,8 @@ impl<'a, T> Matrix<'a, T> {
     /// ```
     #[inline(always)]
     pub fn try_new(data: &'a [T], rows: usize, cols: usize) -> Option<Matrix<'a, T>> {
-        let fits = rows.checked_mul(cols).is_some_and(|n| n <= data.len());
-        fits.then_some(Matrix { data, rows, cols, ld: cols })
+        let (rows, cols) = fits_dense(data.len(), rows, cols)?;
+        Some(Matrix { data, rows, cols, ld: cols })
     }
 
     /// The `TR × TC` tile at tile coordinates `(tile_row, tile_col)`, clipped at the
@@ -132,13 +146,22 @@ impl<'a, T> Matrix<'a, T> {
         tile_row: usize,
         tile_col: usize,
     ) -> MatrixTile<'a, T, TR, TC> {
+        // The rows and columns of the matrix from the tile's first on (none past the edge),
+        // at most TR and TC: 32-bit compares where the matrix's dimensions are.
+        let extent = |first: usize, dim: u32, t: usize| match u32::try_from(first) {
+            Ok(first) if first < dim => ((dim - first) as usize).min(t),
+            _ => 0,
+        };
         let (row0, col0) = (tile_row.saturating_mul(TR), tile_col.saturating_mul(TC));
-        let rows = self.rows.saturating_sub(row0).min(TR);
-        let cols = self.cols.saturating_sub(col0).min(TC);
-        // Inside the matrix (`row0 < rows`, `col0 < cols`) the first element's index is
-        // below `(rows - 1) * ld + cols <= len`: no overflow. An empty tile never reads it.
-        let base = if rows > 0 && cols > 0 { row0 * self.ld + col0 } else { 0 };
-        MatrixTile { data: self.data, ld: self.ld, base, rows, cols }
+        let (rows, cols) = (extent(row0, self.rows, TR), extent(col0, self.cols, TC));
+        // Inside the matrix (`row0 < rows`, `col0 < cols`, both below 2^32) the first
+        // element's index, below `(rows - 1) * ld + cols <= len`; an empty tile starts at 0.
+        let (r0, c0) = if rows > 0 && cols > 0 { (row0 as u32, col0 as u32) } else { (0, 0) };
+        let base = r0 as usize * self.ld as usize + c0 as usize;
+        // SAFETY: `base <= len` (above). The tile's slice starts at its first element, so an
+        // element's index is `r * ld + c`: one widening multiply-add, as in CUDA C++.
+        let data = unsafe { self.data.get_unchecked(base..) };
+        MatrixTile { data, ld: self.ld, rows: rows as u32, cols: cols as u32 }
     }
 }
 
@@ -147,11 +170,12 @@ impl<'a, T> Matrix<'a, T> {
 /// writes anyway at a matrix's edge); the element's index is in bounds by construction.
 #[derive(Debug, Clone, Copy)]
 pub struct MatrixTile<'a, T, const TR: usize, const TC: usize> {
+    // From the tile's first element on.
     data: &'a [T],
-    ld: usize,
-    base: usize,
-    rows: usize,
-    cols: usize,
+    ld: u32,
+    // At most TR and TC.
+    rows: u32,
+    cols: u32,
 }
 
 impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
@@ -159,11 +183,12 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
     /// `c >= TC`).
     #[inline(always)]
     pub fn get(&self, r: usize, c: usize) -> Option<&'a T> {
-        if r < self.rows && c < self.cols {
+        if r < self.rows() && c < self.cols() {
             // SAFETY: r < rows and c < cols of the clipped tile: the element is inside the
             // matrix, whose rows (`ld` apart, `ld >= cols`) fit the slice (`Matrix`'s
-            // constructors checked it).
-            Some(unsafe { self.data.get_unchecked(self.base + r * self.ld + c) })
+            // constructors checked it), at `r * ld + c` from the tile's first element, where
+            // `data` starts. `r` is below 2^32 (below the tile's extent).
+            Some(unsafe { self.data.get_unchecked((r as u32 as usize) * self.ld as usize + c) })
         } else {
             None
         }
@@ -172,13 +197,13 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
     /// Rows of the tile inside the matrix.
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.rows
+        self.rows as usize
     }
 
     /// Columns of the tile inside the matrix.
     #[inline(always)]
     pub fn cols(&self) -> usize {
-        self.cols
+        self.cols as usize
     }
 }
 
@@ -233,27 +258,47 @@ impl Raster {
 
 impl Raster {
     /// [`Raster::tile`] of this block ([`crate::thread::grid_block_rank`]), without a
-    /// division where the grid is shaped like the tiles: a row-major raster on a grid of
-    /// `tiles_n` blocks across (block `(x, y)` takes tile `(y, x)`), a column-major one on
-    /// a grid of `tiles_m` across (tile `(x, y)`); otherwise 32-bit divisions where the
-    /// numbers fit, 64-bit ones where they do not. The same tile as `tile` in every case.
+    /// division or a 64-bit product where the grid is shaped like the tiles: a row-major
+    /// raster on a grid of `tiles_n` blocks across (block `(x, y)` takes tile `(y, x)`), a
+    /// column-major one on a grid of `tiles_m` across (tile `(x, y)`); otherwise 32-bit
+    /// divisions where the numbers fit, 64-bit ones where they do not. The same tile as
+    /// `tile` in every case. Ends the launch with a message if the grid has fewer blocks than
+    /// there are tiles (some tiles would go unwritten).
     #[inline(always)]
-    fn tile_of_this_block(self, tiles_m: u64, tiles_n: u64) -> Option<(u64, u64)> {
-        use crate::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_z};
-        let (x, y) = (block_idx_x() as u64, block_idx_y() as u64);
+    fn tile_of_this_block(self, tiles_m: u32, tiles_n: u32) -> Option<(u32, u32)> {
+        use crate::thread::{block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, grid_dim_z};
+        let (x, y) = (block_idx_x(), block_idx_y());
         let flat = grid_dim_z() == 1;
+        // On a flat grid `across` blocks wide, where `across` is the tiles' count one way,
+        // the grid has as many blocks as tiles iff it is at least `down` (the other count)
+        // blocks high.
+        let shaped = |across: u32, down: u32| {
+            let fits = flat && grid_dim_x() == across;
+            if fits && grid_dim_y() < down {
+                too_few_blocks();
+            }
+            fits
+        };
         match self {
-            Raster::RowMajor if flat && grid_dim_x() as u64 == tiles_n => (y < tiles_m).then_some((y, x)),
-            Raster::ColumnMajor if flat && grid_dim_x() as u64 == tiles_m => (y < tiles_n).then_some((x, y)),
+            Raster::RowMajor if shaped(tiles_n, tiles_m) => (y < tiles_m).then_some((y, x)),
+            Raster::ColumnMajor if shaped(tiles_m, tiles_n) => (y < tiles_n).then_some((x, y)),
             _ => {
+                // No overflow: both counts are below 2^32.
+                let tiles = tiles_m as u64 * tiles_n as u64;
+                if crate::thread::grid_blocks() < tiles {
+                    too_few_blocks();
+                }
                 let rank = crate::thread::grid_block_rank();
                 let small = u32::MAX as u64;
-                if rank <= small && tiles_m <= small && tiles_n <= small && tiles_m * tiles_n <= small {
+                // A tile's coordinates are below the counts, so they fit `u32`.
+                let (r, c) = if rank <= small && tiles <= small {
                     // The same arithmetic in 32 bits (a 64-bit division is a software routine).
-                    self.tile32(rank as u32, tiles_m as u32, tiles_n as u32).map(|(r, c)| (r as u64, c as u64))
+                    self.tile32(rank as u32, tiles_m, tiles_n)?
                 } else {
-                    self.tile(rank, tiles_m, tiles_n)
-                }
+                    let (r, c) = self.tile(rank, tiles_m as u64, tiles_n as u64)?;
+                    (r as u32, c as u32)
+                };
+                Some((r, c))
             }
         }
     }
@@ -305,7 +350,8 @@ impl Raster {
 /// `#[matrix(rows = .., cols = .., ld = ..)]` (`ld`, the distance between rows, defaults to
 /// `cols`) names integer parameters of the kernel or integer literals — values every thread
 /// of the launch sees alike — and the split is in the type: so every thread agrees on which
-/// elements are whose. If the view is too short for the shape (or a dimension is negative)
+/// elements are whose. If the view is too short for the shape (or a dimension is negative, or
+/// above `u32::MAX`: the geometry is 32-bit, as cuBLAS's is `i32`)
 /// the launch fails with a message; declare the parameter `Option<MatrixMut<..>>` to get
 /// `None` instead.
 ///
@@ -320,9 +366,10 @@ pub struct MatrixMut<'a, T, L: Tiling> {
     // Every write goes through the slice's element access (on the CPU, where the race
     // checker records it).
     slice: DeviceSliceMut<'a, T>,
-    rows: usize,
-    cols: usize,
-    ld: usize,
+    // Each at most `u32::MAX` (`__matrix_from_launch` checks it): 32-bit geometry.
+    rows: u32,
+    cols: u32,
+    ld: u32,
     _tiling: PhantomData<fn() -> L>,
 }
 
@@ -364,13 +411,13 @@ impl<'a, T, L: Tiling> MatrixMut<'a, T, L> {
     /// Rows.
     #[inline(always)]
     pub fn rows(&self) -> usize {
-        self.rows
+        self.rows as usize
     }
 
     /// Columns.
     #[inline(always)]
     pub fn cols(&self) -> usize {
-        self.cols
+        self.cols as usize
     }
 
     /// This block's `L::BM × L::BN` tile, in `L`'s order over the tiles covering the matrix
@@ -383,18 +430,21 @@ impl<'a, T, L: Tiling> MatrixMut<'a, T, L> {
     #[inline(always)]
     pub fn block_tile(self) -> Option<BlockTile<'a, T, L>> {
         let () = const { assert!(L::BM > 0 && L::BN > 0, "a block tile has at least one row and one column") };
-        let tiles_m = self.rows.div_ceil(L::BM) as u64;
-        let tiles_n = self.cols.div_ceil(L::BN) as u64;
-        if crate::thread::grid_blocks() < tiles_m.saturating_mul(tiles_n) {
-            too_few_blocks();
-        }
+        // 32-bit tile counts (a dimension is below 2^32; BM, BN at least 1).
+        let tiles = |dim: u32, t: usize| match u32::try_from(t) {
+            Ok(t) => dim.div_ceil(t),
+            Err(_) => (dim > 0) as u32,
+        };
+        let (tiles_m, tiles_n) = (tiles(self.rows, L::BM), tiles(self.cols, L::BN));
         let (tm, tn) = L::RASTER.tile_of_this_block(tiles_m, tiles_n)?;
-        Some(BlockTile { row0: tm as usize * L::BM, col0: tn as usize * L::BN, m: self })
+        // Tile (tm, tn) is inside the matrix, so its first row and column are below 2^32.
+        let (row0, col0) = ((tm as usize * L::BM) as u32, (tn as usize * L::BN) as u32);
+        Some(BlockTile { row0, col0, m: self })
     }
 }
 
 /// The matrix `rows × cols` with rows `ld` apart (`cols` if `None`) over `slice`, or `None`
-/// if it does not fit (a dimension negative, or the slice too short). What `#[kernel]` calls
+/// if it does not fit (a dimension negative or above `u32::MAX`, or the slice too short). What `#[kernel]` calls
 /// for a `#[matrix(..)]` parameter; not a method of `MatrixMut`, so that no error message
 /// offers it as a constructor.
 ///
@@ -413,11 +463,11 @@ pub unsafe fn __matrix_from_launch<'a, T, L: Tiling, R: Dim, C: Dim, D: Dim>(
     ld: Option<D>,
 ) -> Option<MatrixMut<'a, T, L>> {
     let (rows, cols) = (rows.dim()?, cols.dim()?);
-    let ld = match ld {
-        Some(ld) => ld.dim()?,
-        None => cols,
+    let (rows, cols, ld) = match ld {
+        Some(ld) => fits(slice.len(), rows, cols, ld.dim()?)?,
+        None => fits_dense(slice.len(), rows, cols).map(|(rows, cols)| (rows, cols, cols))?,
     };
-    fits(slice.len(), rows, cols, ld).then_some(MatrixMut { slice, rows, cols, ld, _tiling: PhantomData })
+    Some(MatrixMut { slice, rows, cols, ld, _tiling: PhantomData })
 }
 
 #[cold]
@@ -435,21 +485,22 @@ fn too_few_blocks() -> ! {
 /// The `BM × BN` tile of a [`MatrixMut`] that belongs to this block.
 pub struct BlockTile<'a, T, L: Tiling> {
     m: MatrixMut<'a, T, L>,
-    row0: usize,
-    col0: usize,
+    // Inside the matrix: below `rows` and `cols`.
+    row0: u32,
+    col0: u32,
 }
 
 impl<'a, T, L: Tiling> BlockTile<'a, T, L> {
     /// The matrix row of the tile's first row.
     #[inline(always)]
     pub fn row0(&self) -> usize {
-        self.row0
+        self.row0 as usize
     }
 
     /// The matrix column of the tile's first column.
     #[inline(always)]
     pub fn col0(&self) -> usize {
-        self.col0
+        self.col0 as usize
     }
 }
 
@@ -490,8 +541,13 @@ impl<'a, T, const BM: usize, const BN: usize, const TX: usize, const TY: usize, 
             wrong_thread_layout();
         }
         ThreadPart {
-            row0: self.row0 + y as usize,
-            col0: self.col0 + x as usize,
+            row0: self.row0,
+            col0: self.col0,
+            // The tile's first row and column are inside the matrix.
+            rows_left: self.m.rows - self.row0,
+            cols_left: self.m.cols - self.col0,
+            x,
+            y,
             rows: BM / TY,
             cols: BN / TX,
             m: self.m.erase(),
@@ -518,7 +574,11 @@ impl<'a, T, const BM: usize, const BN: usize, const WM: usize, const WN: usize, 
         if w >= (BM / WM) * per_row {
             return None;
         }
-        Some(WarpTile { row0: self.row0 + (w / per_row) * WM, col0: self.col0 + (w % per_row) * WN, m: self.m.erase() })
+        Some(WarpTile {
+            row0: self.row0() + (w / per_row) * WM,
+            col0: self.col0() + (w % per_row) * WN,
+            m: self.m.erase(),
+        })
     }
 }
 
@@ -536,7 +596,7 @@ impl<'a, T, const BM: usize, const BN: usize, O: Order> BlockTile<'a, T, Warpgro
         if g >= BM / 64 {
             return None;
         }
-        Some(WarpgroupTile { row0: self.row0 + 64 * g, col0: self.col0, m: self.m.erase() })
+        Some(WarpgroupTile { row0: self.row0() + 64 * g, col0: self.col0(), m: self.m.erase() })
     }
 }
 
@@ -563,7 +623,7 @@ impl<'a, T, const BM: usize, const BN: usize, O: Order> BlockTile<'a, T, Consume
         if g == 0 || g > BM / 64 {
             return None;
         }
-        Some(WarpgroupTile { row0: self.row0 + 64 * (g - 1), col0: self.col0, m: self.m.erase() })
+        Some(WarpgroupTile { row0: self.row0() + 64 * (g - 1), col0: self.col0(), m: self.m.erase() })
     }
 }
 
@@ -616,17 +676,17 @@ impl<'a> Shape<'a, f32> {
     #[inline(always)]
     #[track_caller]
     unsafe fn write2(&mut self, row: usize, col: usize, v0: f32, v1: f32) {
-        if row >= self.rows {
+        if row >= self.rows as usize {
             return;
         }
-        let i = row * self.ld + col;
+        let i = row * self.ld as usize + col;
         // SAFETY: `row < rows` and `col (+ 1) < cols` with `fits(len, rows, cols, ld)`
         // (checked by `__matrix_from_launch`) put `i` (and `i + 1`) inside the slice; one
         // writer per element is the caller's duty.
         unsafe {
-            if col + 1 < self.cols {
+            if col + 1 < self.cols as usize {
                 self.slice.write_pair_unchecked(i, [v0, v1]);
-            } else if col < self.cols {
+            } else if col < self.cols as usize {
                 *self.slice.get_unchecked_mut(i) = v0;
             }
         }
@@ -644,9 +704,9 @@ impl<'a, T, L: Tiling> MatrixMut<'a, T, L> {
 /// A [`MatrixMut`]'s slice and shape, inside a share of it.
 struct Shape<'a, T> {
     slice: DeviceSliceMut<'a, T>,
-    rows: usize,
-    cols: usize,
-    ld: usize,
+    rows: u32,
+    cols: u32,
+    ld: u32,
 }
 
 #[cold]
@@ -661,9 +721,16 @@ fn wrong_thread_layout() -> ! {
 /// edge) are dropped.
 pub struct ThreadPart<'a, T, const TX: usize, const TY: usize> {
     m: Shape<'a, T>,
-    // The matrix coordinates of the share's element (0, 0).
-    row0: usize,
-    col0: usize,
+    // The block tile's first row and column (inside the matrix), and the matrix's rows and
+    // columns from there on: element `(i, j)` of the share is inside the matrix if
+    // `y + i TY < rows_left` and `x + j TX < cols_left` (32-bit compares).
+    row0: u32,
+    col0: u32,
+    rows_left: u32,
+    cols_left: u32,
+    // This thread's place in the block, `(x, y)` below `(TX, TY)`.
+    x: u32,
+    y: u32,
     rows: usize,
     cols: usize,
 }
@@ -685,8 +752,28 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
     /// j * TX)`.
     #[inline(always)]
     pub fn position(&self, i: usize, j: usize) -> (usize, usize) {
-        let (x, y) = (crate::thread::thread_idx_x() as usize, crate::thread::thread_idx_y() as usize);
-        (y.saturating_add(i.saturating_mul(TY)), x.saturating_add(j.saturating_mul(TX)))
+        if i < self.rows && j < self.cols {
+            // Inside the tile: below `BM` and `BN`, so the sums are 32-bit (`BM`, `BN` are
+            // at most `u32::MAX` in a tile that has a block) and the compiler sees positions
+            // below 2^32 (one widening multiply per index, as in CUDA C++).
+            ((self.y + (i * TY) as u32) as usize, (self.x + (j * TX) as u32) as usize)
+        } else {
+            let (x, y) = (self.x as usize, self.y as usize);
+            (y.saturating_add(i.saturating_mul(TY)), x.saturating_add(j.saturating_mul(TX)))
+        }
+    }
+
+    /// Where element `(i, j)` (inside the share) lies inside the block's tile, if it lies
+    /// inside the matrix: below `BM` and `BN`, so 32-bit.
+    #[inline(always)]
+    fn inside(&self, i: usize, j: usize) -> Option<(u32, u32)> {
+        if i >= self.rows || j >= self.cols {
+            return None;
+        }
+        // `i < BM / TY`, `j < BN / TX`: the sums are below `BM` and `BN`, which are at most
+        // `u32::MAX` in a tile that has a block.
+        let (r, c) = (self.y + (i * TY) as u32, self.x + (j * TX) as u32);
+        (r < self.rows_left && c < self.cols_left).then_some((r, c))
     }
 
     /// Whether element `(i, j)` of the share lies inside the matrix (a tile hanging over the
@@ -694,7 +781,7 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
     /// before computing a value that reads memory only the inside elements have.
     #[inline(always)]
     pub fn contains(&self, i: usize, j: usize) -> bool {
-        i < self.rows && j < self.cols && self.row0 + i * TY < self.m.rows && self.col0 + j * TX < self.m.cols
+        self.inside(i, j).is_some()
     }
 
     /// Writes `v` to element `(i, j)` of the share if it lies inside the matrix. Panics if
@@ -703,8 +790,9 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
     #[track_caller]
     pub fn set(&mut self, i: usize, j: usize, v: T) {
         crate::dassert!(i < self.rows && j < self.cols, "ThreadPart::set: index outside the thread's share");
-        let (row, col) = (self.row0 + i * TY, self.col0 + j * TX);
-        if row < self.m.rows && col < self.m.cols {
+        if let Some((r, c)) = self.inside(i, j) {
+            // Inside the matrix: below `rows` and `cols`, so no 32-bit overflow.
+            let (row, col) = ((self.row0 + r) as usize, (self.col0 + c) as usize);
             // SAFETY: `row < rows` and `col < cols` with `fits(len, rows, cols, ld)` (checked by
             // `__matrix_from_launch`) put the index inside the slice. One writer per element:
             // every thread of the launch has the same shape and tiling (the parameter's
@@ -712,7 +800,7 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
             // tile (the order is a bijection from blocks onto tiles) and inside it
             // `(y + i TY, x + j TX)` with `x < TX`, `y < TY` (the block is `(TX, TY, 1)`,
             // checked by `partition`) names each element for one thread.
-            unsafe { *self.m.slice.get_unchecked_mut(row * self.m.ld + col) = v };
+            unsafe { *self.m.slice.get_unchecked_mut(row * self.m.ld as usize + col) = v };
         }
     }
 }
