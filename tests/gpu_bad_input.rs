@@ -112,6 +112,62 @@ fn launch_configs_over_the_limits_are_typed_errors(gpu: Gpu) {
     });
 }
 
+/// `saxpy` is `#[kernel(dims = 1)]`: its build assumes a 1-D launch, so the host refuses
+/// every other shape before anything runs (the output keeps its values), and a 1-D launch of
+/// it still works (checked against an f64 reference, on random inputs).
+fn launches_of_a_1d_kernel_in_2d_or_3d_are_typed_errors(gpu: Gpu) {
+    use rand::Rng;
+    let n = 1000usize;
+    let mut rng = common::rng();
+    let x: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let y0: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mut host = gpu.pinned_buffer::<f32>(n).expect("pinned");
+    host.fill(f32::NAN);
+    scope(&gpu, |s| {
+        let xs = s.upload(&x)?;
+        let y = s.alloc_buffer::<f32>(n)?;
+        s.lane()?.enter(|st| {
+            let x = st.await_fence(&xs)?;
+            let mut yv = st.bind(y.as_columns_mut());
+            st.copy_to_device(&y0, &mut yv)?;
+            for (grid, block) in [
+                ((4, 2, 1), (256, 1, 1)),
+                ((4, 1, 2), (256, 1, 1)),
+                ((4, 1, 1), (128, 2, 1)),
+                ((4, 1, 1), (128, 1, 2)),
+                ((1, 1, 1), (1, 1, 2)),
+            ] {
+                let cfg = LaunchConfig { grid, block, shared_mem_bytes: 0 };
+                let launches = st.stats().launches;
+                let r = st.launch(&kernels::saxpy, cfg, (&mut yv, &x, 2.0));
+                assert_eq!(
+                    r,
+                    Err(Error::LaunchNot1d { kernel: "saxpy", grid, block }),
+                    "grid {grid:?}, block {block:?}"
+                );
+                assert_eq!(st.stats().launches, launches, "a refused launch is not counted");
+                let text = r.unwrap_err().to_string();
+                assert!(text.contains("dims = 1") && text.contains("saxpy"), "{text}");
+            }
+            // An empty input (at either end of the buffer: a `&[f32]` of length 0 in the
+            // kernel, made without a test of the length) writes nothing.
+            for empty in [x.slice_rows(0..0), x.slice_rows(n..n)] {
+                let empty = empty.expect("an empty range of rows");
+                st.launch(&kernels::saxpy, LaunchConfig::for_elements(n, 96), (&mut yv, &empty, 5.0))?;
+            }
+            // Untouched by the refused and empty launches; then one 1-D launch over a
+            // ragged grid.
+            st.launch(&kernels::saxpy, LaunchConfig::for_elements(n, 96), (&mut yv, &x, 2.0))?;
+            st.copy_to_host(&yv, host.as_pinned_mut())?.wait().map(drop)
+        })
+    })
+    .expect("scope");
+    for i in 0..n {
+        let want = 2.0 * x[i] as f64 + y0[i] as f64;
+        assert!((host[i] as f64 - want).abs() <= 1e-6 * want.abs().max(1.0), "y[{i}] = {}, want {want}", host[i]);
+    }
+}
+
 fn allocations_larger_than_the_device_are_typed_errors(gpu: Gpu) {
     let _device = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
     let total = gpu.info().total_memory;
@@ -224,6 +280,7 @@ fn no_device_with_that_ordinal_is_a_typed_error() {
 on_every_backend!(
     mismatched_copy_lengths_are_typed_errors,
     launch_configs_over_the_limits_are_typed_errors,
+    launches_of_a_1d_kernel_in_2d_or_3d_are_typed_errors,
     allocations_larger_than_the_device_are_typed_errors,
     zero_sized_buffers_are_typed_errors,
     unknown_and_misdeclared_kernels_are_typed_errors,

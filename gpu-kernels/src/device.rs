@@ -28,8 +28,9 @@ pub fn fill_column(mut out: DeviceSliceMut<f32>, value: f32) {
     }
 }
 
-/// `y[i] = a * x[i] + y[i]` for `i < min(y.len(), x.len())`. Any 1-D grid.
-#[kernel]
+/// `y[i] = a * x[i] + y[i]` for `i < min(y.len(), x.len())`. Any 1-D grid (`dims = 1`: the
+/// host refuses a 2-D or 3-D launch, and the grid-stride loop needs no test of the shape).
+#[kernel(dims = 1)]
 pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
     let mut y = y.prefix(x.len());
     for (i, yi) in y.grid_stride() {

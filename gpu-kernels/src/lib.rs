@@ -25,7 +25,7 @@
 //! | entry | what it does | launch |
 //! | --- | --- | --- |
 //! | `fill_column(out: Mut<f32>, value: f32)` | `out[i] = value` | 1-D, any grid; block 256 |
-//! | `saxpy(y: Mut<f32>, x: &[f32], a: f32)` | `y[i] = a * x[i] + y[i]` for `i < min(len)` | 1-D, any grid; block 256, grid `ceil(n / 256)` |
+//! | `saxpy(y: Mut<f32>, x: &[f32], a: f32)` | `y[i] = a * x[i] + y[i]` for `i < min(len)` | 1-D only (`#[kernel(dims = 1)]`: a 2-D or 3-D launch is refused), any grid; block 256, grid `ceil(n / 256)` |
 //! | `column_sums(out: Mut<f32>, m: &[f32], rows: usize, cols: usize)` | `out[j] = Σ_i m[i * cols + j]`: column sums of a row-major matrix, bounds-checked `m[..]` with a stride (the range-check pass's example); traps if `m` is shorter than the loop reads | 1-D, any grid; one thread per column |
 //! | `potential(out: Mut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32)` | `out[i] = Σ_k q_k / sqrt(\|t_i − s_k\|² + eps2)`, every thread reads every source from global memory | 1-D, one thread per row: block 256, grid `ceil(rows / 256)` |
 //! | `potential_tiled(` same `)` | the same sum; each block stages [`POTENTIAL_TILE`] (256) sources at a time in shared memory (4 KiB) | 1-D, one thread per row: block 256 (any size up to 1024 works), grid `ceil(rows / block)` |

@@ -242,6 +242,16 @@ pub enum Error {
         /// Threads per block it runs with: its `max_threads`.
         required: u32,
     },
+    /// A `#[kernel(dims = 1)]` kernel was launched with a grid or blocks that are not 1-D:
+    /// the kernel's build assumes `(n, 1, 1)` for both.
+    LaunchNot1d {
+        /// The kernel.
+        kernel: &'static str,
+        /// The grid asked for.
+        grid: (u32, u32, u32),
+        /// The block asked for.
+        block: (u32, u32, u32),
+    },
     /// A launch configuration has a zero dimension.
     EmptyLaunch {
         /// Which dimension, such as `"grid.x"`.
@@ -724,6 +734,12 @@ impl fmt::Display for Error {
                 f,
                 "launch config: kernel `{kernel}` sets register budgets (setmaxnreg) for blocks of exactly {required} \
                  threads, its `max_threads`; {requested} threads per block asked for"
+            ),
+            Error::LaunchNot1d { kernel, grid, block } => write!(
+                f,
+                "launch config: kernel `{kernel}` is declared `#[kernel(dims = 1)]`, so its grid and blocks are \
+                 (n, 1, 1); grid {grid:?} and block {block:?} asked for (use `LaunchConfig::for_elements`, or drop \
+                 `dims = 1` from the kernel to launch it in 2-D or 3-D)"
             ),
             Error::EmptyLaunch { what } => write!(f, "launch config: {what} is zero (every dimension must be at least 1)"),
             Error::Launch { kernel, error } => write!(f, "launching `{kernel}` failed: {error}"),

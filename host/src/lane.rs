@@ -907,6 +907,7 @@ mod tests {
             dynamic_shared_limit: 0,
             source: None,
             exact_threads: 0,
+            one_d: false,
         };
         let stream = StreamHandle::create(&crate::handle::Context::cpu()).unwrap();
         let lane = LaneInner::new(stream, LaneId::Lane(0));

@@ -354,6 +354,10 @@ impl ParamBuf {
     }
 
     fn push_span(&mut self, s: &Span) {
+        // A view is part of an allocation (never empty), so its pointer is never null, even
+        // for an empty view: `#[kernel]` makes `&[T]` parameters without testing `len == 0`
+        // (`sluice_device::slice::launch_slice`).
+        debug_assert_ne!(s.ptr, 0, "a view's pointer is null");
         self.foreign |= s.ctx != self.ctx;
         self.push_slice(s.ptr, s.flat_len() as u64);
     }
@@ -808,6 +812,7 @@ fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
         & within(g.2, info.max_grid_dims[2])
         & (threads <= max_threads)
         & ((f.exact_threads == 0) | (threads == f.exact_threads as u64))
+        & (!f.one_d | ((g.1 == 1) & (g.2 == 1) & (b.1 == 1) & (b.2 == 1)))
         & (cfg.shared_mem_bytes <= max_shared.min(f.dynamic_shared_limit))
 }
 
@@ -828,6 +833,10 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
     }
     if f.exact_threads != 0 && threads != f.exact_threads as u64 {
         return Err(Error::LaunchBlockFixed { kernel: f.name, requested: threads, required: f.exact_threads });
+    }
+    let (g, b) = (cfg.grid, cfg.block);
+    if f.one_d && (g.1, g.2, b.1, b.2) != (1, 1, 1, 1) {
+        return Err(Error::LaunchNot1d { kernel: f.name, grid: g, block: b });
     }
     if cfg.shared_mem_bytes > f.dynamic_shared_limit {
         return Err(Error::LaunchConfig {
@@ -945,12 +954,14 @@ mod tests {
             /// checks (`check_launch`: the device's limits, then the kernel's) refuse.
             #[test]
             fn fits_agrees_with_the_detailed_checks(
-                g in (0u32..70_000, 0u32..66_000, 0u32..66_000),
+                // y and z of 1 often: a 1-D launch of a `dims = 1` kernel passes.
+                g in (0u32..70_000, prop_oneof![Just(1u32), 0u32..66_000], prop_oneof![Just(1u32), 0u32..66_000]),
                 b in (0u32..1100, 0u32..4, 0u32..3),
                 shmem in 0u32..300_000,
                 kernel_threads in 0u32..1100,
                 kernel_shared in 0u32..300_000,
                 exact in proptest::bool::ANY,
+                one_d in proptest::bool::ANY,
             ) {
                 // SAFETY: never called; a function of `CpuEntry`'s type for the target.
                 unsafe fn never(
@@ -968,6 +979,7 @@ mod tests {
                     dynamic_shared_limit: kernel_shared,
                     source: None,
                     exact_threads: if exact { kernel_threads } else { 0 },
+                    one_d,
                 };
                 let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
                 prop_assert_eq!(fits(&cfg, &info, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);

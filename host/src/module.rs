@@ -35,6 +35,8 @@ pub struct LaunchTarget {
     /// The block size the kernel must be launched with (one that sets register budgets:
     /// its `max_threads`), 0 for any.
     pub(crate) exact_threads: u32,
+    /// Every launch must be 1-D (`#[kernel(dims = 1)]`, which the device build assumes).
+    pub(crate) one_d: bool,
 }
 
 /// A `#[kernel]`'s source lines: file (as `file!()` names it), first and last line.
@@ -188,6 +190,7 @@ impl ModuleCache {
             dynamic_shared_limit,
             source,
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
+            one_d: params.one_d,
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
@@ -226,6 +229,8 @@ impl ModuleCache {
             dynamic_shared_limit: 227 << 10,
             source,
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
+            // The CPU entry checks it too (a build without PTX has no record to read).
+            one_d: matches!(&params, Ok(p) if p.one_d),
         };
         // Without the entry in the PTX, the host declaration is all there is to check. Cached
         // either way: the text is read once per entry, not at every launch.

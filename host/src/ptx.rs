@@ -74,6 +74,9 @@ pub struct AbiParam {
 pub(crate) struct EntryParams {
     pub(crate) sizes: Vec<usize>,
     pub(crate) abi: Option<Vec<AbiParam>>,
+    /// `#[kernel(dims = 1)]`'s record (`__sluice_launch_NAME`, `dims=1;`): every launch must
+    /// be 1-D, which the device build assumes.
+    pub(crate) one_d: bool,
 }
 
 /// The header of the record (`sluice_device::abi::HEADER`).
@@ -83,17 +86,15 @@ const ABI_HEADER: &str = "sluice-abi 1;";
 pub(crate) fn entry_params(ptx: &str, name: &str) -> Result<EntryParams, ParamsError> {
     let sizes = param_sizes(ptx, name)?;
     let abi = abi_record(ptx, name)?;
-    Ok(EntryParams { sizes, abi })
+    let one_d = launch_record(ptx, name)?;
+    Ok(EntryParams { sizes, abi, one_d })
 }
 
-/// The record `#[kernel]` emitted for entry `name`: the global
-/// `.visible .global .align 1 .b8 __sluice_abi_NAME[N] = {b0, b1, ...};`, decoded.
-/// `Ok(None)` when the text has no such global; an error when it has one that does not
-/// decode (it is then not trusted, and nothing is launched).
-fn abi_record(ptx: &str, name: &str) -> Result<Option<Vec<AbiParam>>, ParamsError> {
-    let symbol = format!("__sluice_abi_{name}[");
-    let Some(at) = ptx.find(&symbol) else { return Ok(None) };
-    let bad = ParamsError::Unreadable("the kernel's parameter record (`__sluice_abi_*`)");
+/// The bytes of the global `.visible .global .align 1 .b8 SYMBOL[N] = {b0, b1, ...};`
+/// (`SYMBOL` given with its `[`), or `None` if the text has no such global; `bad` if it has
+/// one whose bytes do not read.
+fn byte_global(ptx: &str, symbol: &str, bad: ParamsError) -> Result<Option<Vec<u8>>, ParamsError> {
+    let Some(at) = ptx.find(symbol) else { return Ok(None) };
     let rest = &ptx[at + symbol.len()..];
     let open = rest.find('{').ok_or(bad)?;
     let close = rest[open..].find('}').ok_or(bad)? + open;
@@ -101,7 +102,32 @@ fn abi_record(ptx: &str, name: &str) -> Result<Option<Vec<AbiParam>>, ParamsErro
     for b in rest[open + 1..close].split(',') {
         bytes.push(b.trim().parse::<u8>().map_err(|_| bad)?);
     }
-    decode_abi(&bytes).map(Some).ok_or(bad)
+    Ok(Some(bytes))
+}
+
+/// The record `#[kernel]` emitted for entry `name`: the global
+/// `.visible .global .align 1 .b8 __sluice_abi_NAME[N] = {b0, b1, ...};`, decoded.
+/// `Ok(None)` when the text has no such global; an error when it has one that does not
+/// decode (it is then not trusted, and nothing is launched).
+fn abi_record(ptx: &str, name: &str) -> Result<Option<Vec<AbiParam>>, ParamsError> {
+    let bad = ParamsError::Unreadable("the kernel's parameter record (`__sluice_abi_*`)");
+    match byte_global(ptx, &format!("__sluice_abi_{name}["), bad)? {
+        Some(bytes) => decode_abi(&bytes).map(Some).ok_or(bad),
+        None => Ok(None),
+    }
+}
+
+/// Whether entry `name` is a `#[kernel(dims = 1)]`: its record
+/// `__sluice_launch_NAME[7] = "dims=1;"`. A record that says anything else is an error (the
+/// device build may assume what it says, so a record this host does not understand is not
+/// launched).
+fn launch_record(ptx: &str, name: &str) -> Result<bool, ParamsError> {
+    let bad = ParamsError::Unreadable("the kernel's launch record (`__sluice_launch_*`)");
+    match byte_global(ptx, &format!("__sluice_launch_{name}["), bad)? {
+        Some(bytes) if bytes == b"dims=1;" => Ok(true),
+        Some(_) => Err(bad),
+        None => Ok(false),
+    }
 }
 
 /// Decodes a record (`sluice_device::abi`'s format); `None` if it is not one.
@@ -287,6 +313,24 @@ mod tests {
     }
 
     const RECORD: &str = "sluice-abi 1;out:m:00000004:00000004;value:v:00000004:00000004;";
+
+    #[test]
+    fn the_launch_record_of_a_1d_kernel_is_read_and_nothing_else_is_trusted() {
+        let record = |name: &str, bytes: &[u8]| {
+            let list = bytes.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ");
+            format!("{PTX}\n.visible .global .align 1 .b8 __sluice_launch_{name}[{}] = {{{list}}};\n", bytes.len())
+        };
+        assert!(!entry_params(PTX, "fill_column").unwrap().one_d, "no record: any launch shape");
+        assert!(entry_params(&record("fill_column", b"dims=1;"), "fill_column").unwrap().one_d);
+        // Another kernel's record (a longer name sharing the prefix included) says nothing of this one.
+        assert!(!entry_params(&record("fill_column2", b"dims=1;"), "fill_column").unwrap().one_d);
+        assert!(!entry_params(&record("fill", b"dims=1;"), "fill_column").unwrap().one_d);
+        // A record this host does not understand: the device may assume it, so it is refused.
+        for bad in [&b"dims=2;"[..], b"dims=1", b"", b"dims=1;dims=1;"] {
+            let r = entry_params(&record("fill_column", bad), "fill_column");
+            assert!(matches!(r, Err(ParamsError::Unreadable(_))), "{:?}: {r:?}", String::from_utf8_lossy(bad));
+        }
+    }
 
     #[test]
     fn malformed_records_do_not_decode() {

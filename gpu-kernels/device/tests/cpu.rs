@@ -90,6 +90,19 @@ fn indices_in_1d_2d_and_3d() {
     }
 }
 
+/// `#[kernel(dims = 1)]`'s check on the CPU backend (where the host may have no PTX to read
+/// the kernel's record from): a launch that is not 1-D fails with a message, a 1-D one runs.
+#[test]
+fn a_1d_kernel_checks_its_launch_on_the_cpu() {
+    for (grid, block) in
+        [([2, 2, 1], [4, 1, 1]), ([2, 1, 2], [4, 1, 1]), ([2, 1, 1], [2, 2, 1]), ([1, 1, 1], [1, 1, 3])]
+    {
+        let e = cpu::launch(grid, block, 0, &thread::__check_1d_launch).expect_err("not 1-D");
+        assert!(e.contains("dims = 1") && e.contains("not 1-D"), "grid {grid:?} block {block:?}: {e}");
+    }
+    assert!(cpu::launch([3, 1, 1], [5, 1, 1], 0, &thread::__check_1d_launch).is_ok());
+}
+
 #[test]
 fn barriers_order_shared_memory_and_reduce_predicates() {
     let sums = counters(4);

@@ -121,6 +121,30 @@ pub unsafe fn slice<'a, T>(ptr: *const T, len: u64) -> &'a [T] {
     }
 }
 
+/// A `&[T]` from a checked kernel's read-only parameter as sluice's host lowers it: [`slice`]
+/// without its test of `len == 0`, because the pointer of a view is never null, even of an
+/// empty one (a view is part of an allocation, and allocations are never empty:
+/// `Error::ZeroSized`). What `#[kernel]` calls for a `&[T]` parameter; one select fewer
+/// before the first load than [`slice`].
+///
+/// # Safety
+///
+/// * `ptr` is non-null and aligned, also when `len == 0`;
+/// * as [`slice`]: valid for reads of `len` elements, `len * size_of::<T>() <= isize::MAX`,
+///   and nothing writes the memory during `'a`.
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn launch_slice<'a, T>(ptr: *const T, len: u64) -> &'a [T] {
+    // SAFETY: the caller's contract is `from_raw_parts`'s (non-null and aligned whatever
+    // `len`); for a `T` of non-zero size it bounds `len` as the assumption says.
+    unsafe {
+        if size_of::<T>() > 0 {
+            core::hint::assert_unchecked(len as usize <= isize::MAX as usize / size_of::<T>());
+        }
+        core::slice::from_raw_parts(ptr, len as usize)
+    }
+}
+
 /// A `&mut [T]` from an unchecked kernel's (pointer, length) parameter (`#[kernel(unchecked)]`,
 /// as Rust-CUDA kernels take `&mut [T]`).
 ///
