@@ -97,10 +97,10 @@ fn a_1d_kernel_checks_its_launch_on_the_cpu() {
     for (grid, block) in
         [([2, 2, 1], [4, 1, 1]), ([2, 1, 2], [4, 1, 1]), ([2, 1, 1], [2, 2, 1]), ([1, 1, 1], [1, 1, 3])]
     {
-        let e = cpu::launch(grid, block, 0, &thread::__check_1d_launch).expect_err("not 1-D");
+        let e = cpu::launch(grid, block, 0, &sluice_device::slice::__check_1d_launch).expect_err("not 1-D");
         assert!(e.contains("dims = 1") && e.contains("not 1-D"), "grid {grid:?} block {block:?}: {e}");
     }
-    assert!(cpu::launch([3, 1, 1], [5, 1, 1], 0, &thread::__check_1d_launch).is_ok());
+    assert!(cpu::launch([3, 1, 1], [5, 1, 1], 0, &sluice_device::slice::__check_1d_launch).is_ok());
 }
 
 #[test]

@@ -1102,7 +1102,7 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
             unsafe { #dev::thread::__assume_1d_launch() };
         };
         let check = quote! {
-            #dev::thread::__check_1d_launch();
+            #dev::slice::__check_1d_launch();
         };
         (Some(record), Some(assume), Some(check))
     } else {

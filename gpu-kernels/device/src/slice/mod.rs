@@ -364,6 +364,24 @@ fn rank_and_threads() -> (u64, u64) {
     }
 }
 
+/// `#[kernel(dims = 1)]` on the CPU backend: a launch that is not 1-D fails with a message
+/// (the host checks it too where it has the kernel's PTX; a build without the kernel
+/// toolchain has none, and then this is the check).
+#[doc(hidden)]
+#[inline(always)]
+#[track_caller]
+pub fn __check_1d_launch() {
+    if !crate::thread::launch_is_1d() {
+        not_1d();
+    }
+}
+
+#[cold]
+#[track_caller]
+fn not_1d() -> ! {
+    crate::dfail!("a #[kernel(dims = 1)] kernel launched with a grid or blocks that are not 1-D: (n, 1, 1) each")
+}
+
 /// The general case of [`rank_and_threads`], out of line so that a 1-D launch does not
 /// compute it.
 #[cold]

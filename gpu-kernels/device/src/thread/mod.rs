@@ -190,7 +190,7 @@ pub fn nanosleep(ns: u32) {
 /// Whether the launch is 1-D: grid `(n, 1, 1)` and blocks `(m, 1, 1)`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-fn launch_is_1d() -> bool {
+pub(crate) fn launch_is_1d() -> bool {
     (grid_dim_y() == 1) & (grid_dim_z() == 1) & (block_dim_y() == 1) & (block_dim_z() == 1)
 }
 
@@ -207,24 +207,6 @@ pub unsafe fn __assume_1d_launch() {
     let one_d = launch_is_1d();
     // SAFETY: the caller's contract.
     unsafe { core::hint::assert_unchecked(one_d) }
-}
-
-/// `#[kernel(dims = 1)]` on the CPU backend: a launch that is not 1-D fails with a message
-/// (the host checks it too where it has the kernel's PTX; a build without the kernel
-/// toolchain has none, and then this is the check).
-#[doc(hidden)]
-#[inline(always)]
-#[track_caller]
-pub fn __check_1d_launch() {
-    if !launch_is_1d() {
-        not_1d();
-    }
-}
-
-#[cold]
-#[track_caller]
-fn not_1d() -> ! {
-    crate::dfail!("a #[kernel(dims = 1)] kernel launched with a grid or blocks that are not 1-D: (n, 1, 1) each")
 }
 
 /// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
