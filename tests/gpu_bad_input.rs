@@ -130,12 +130,12 @@ fn launches_of_a_1d_kernel_in_2d_or_3d_are_typed_errors(gpu: Gpu) {
             let x = st.await_fence(&xs)?;
             let mut yv = st.bind(y.as_columns_mut());
             st.copy_to_device(&y0, &mut yv)?;
-            for (grid, block) in [
-                ((4, 2, 1), (256, 1, 1)),
-                ((4, 1, 2), (256, 1, 1)),
-                ((4, 1, 1), (128, 2, 1)),
-                ((4, 1, 1), (128, 1, 2)),
-                ((1, 1, 1), (1, 1, 2)),
+            for (grid, block, names) in [
+                ((4, 2, 1), (256, 1, 1), "grid.y = 2"),
+                ((4, 1, 2), (256, 1, 1), "grid.z = 2"),
+                ((4, 1, 1), (128, 2, 1), "block.y = 2"),
+                ((4, 1, 1), (128, 1, 2), "block.z = 2"),
+                ((1, 1, 1), (1, 1, 2), "block.z = 2"),
             ] {
                 let cfg = LaunchConfig { grid, block, shared_mem_bytes: 0 };
                 let launches = st.stats().launches;
@@ -147,7 +147,7 @@ fn launches_of_a_1d_kernel_in_2d_or_3d_are_typed_errors(gpu: Gpu) {
                 );
                 assert_eq!(st.stats().launches, launches, "a refused launch is not counted");
                 let text = r.unwrap_err().to_string();
-                assert!(text.contains("dims = 1") && text.contains("saxpy"), "{text}");
+                assert!(text.contains("dims = 1") && text.contains("saxpy") && text.contains(names), "{text}");
             }
             // An empty input (at either end of the buffer: a `&[f32]` of length 0 in the
             // kernel, made without a test of the length) writes nothing.

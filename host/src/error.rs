@@ -735,12 +735,17 @@ impl fmt::Display for Error {
                 "launch config: kernel `{kernel}` sets register budgets (setmaxnreg) for blocks of exactly {required} \
                  threads, its `max_threads`; {requested} threads per block asked for"
             ),
-            Error::LaunchNot1d { kernel, grid, block } => write!(
-                f,
-                "launch config: kernel `{kernel}` is declared `#[kernel(dims = 1)]`, so its grid and blocks are \
-                 (n, 1, 1); grid {grid:?} and block {block:?} asked for (use `LaunchConfig::for_elements`, or drop \
-                 `dims = 1` from the kernel to launch it in 2-D or 3-D)"
-            ),
+            Error::LaunchNot1d { kernel, grid, block } => {
+                let dims = [("grid.y", grid.1), ("grid.z", grid.2), ("block.y", block.1), ("block.z", block.2)];
+                let (what, v) = dims.into_iter().find(|&(_, v)| v != 1).unwrap_or(("grid.y", grid.1));
+                write!(
+                    f,
+                    "launch config: kernel `{kernel}` is declared `#[kernel(dims = 1)]`, so it launches in 1-D only, \
+                     but {what} = {v} (grid {grid:?}, block {block:?}); launch it with grid (n, 1, 1) and block \
+                     (m, 1, 1) (`LaunchConfig::for_elements`), or drop `dims = 1` from the kernel to launch it in \
+                     2-D or 3-D"
+                )
+            }
             Error::EmptyLaunch { what } => write!(f, "launch config: {what} is zero (every dimension must be at least 1)"),
             Error::Launch { kernel, error } => write!(f, "launching `{kernel}` failed: {error}"),
             Error::Alloc { bytes, error } => write!(f, "allocating {bytes} bytes failed: {error}"),

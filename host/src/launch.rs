@@ -561,7 +561,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     ///
     /// # Errors
     /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's or the
-    /// kernel's limits (checked before calling the driver); module and lookup errors on
+    /// kernel's limits, [`Error::LaunchNot1d`] when the kernel is `#[kernel(dims = 1)]` and
+    /// `cfg` is not 1-D, [`Error::LaunchBlockFixed`] when the kernel sets register budgets
+    /// for another block size (all checked before calling the driver; nothing is launched
+    /// then); module and lookup errors on
     /// first use of the kernel on this device; [`Error::Launch`] (in a deferred scope, where
     /// the launch is submitted: the host wait that needs it, or the scope's end).
     ///

@@ -152,7 +152,7 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
                 _ => {
                     return Err(syn::Error::new_spanned(
                         &nv.value,
-                        "`dims` takes `1`: `#[kernel(dims = 1)]` declares that every launch is 1-D (grid \
+                        "`dims` takes the integer literal `1`: `#[kernel(dims = 1)]` declares that every launch is 1-D (grid \
                              `(n, 1, 1)`, blocks `(m, 1, 1)`), which the host checks at each launch and the \
                              compiler may then assume; a kernel launched in 2-D or 3-D takes no `dims`",
                     ))
@@ -175,10 +175,31 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
                     }
                 }
             }
-            other => return Err(syn::Error::new_spanned(other, KERNEL_ATTR_HELP)),
+            other => return Err(syn::Error::new_spanned(other, unknown_kernel_option(other, mode, bounds, one_d))),
         }
     }
     Ok(KernelAttr { mode, max_threads: bounds, one_d })
+}
+
+/// The message for an option `#[kernel(..)]` did not take: given twice, misspelt, or unknown.
+fn unknown_kernel_option(meta: &syn::Meta, mode: Mode, bounds: Option<u32>, one_d: bool) -> String {
+    let name = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
+    let twice = match name.as_str() {
+        "unchecked" => mode == Mode::Unchecked,
+        "max_threads" => bounds.is_some(),
+        "dims" => one_d,
+        _ => false,
+    };
+    if twice {
+        return format!("`{name}` is given twice: write each option of #[kernel] once");
+    }
+    let hint = match name.as_str() {
+        "dim" | "dimensions" | "dimension" | "one_d" | "grid_1d" | "launch_1d" => " (did you mean `dims = 1`?)",
+        "max_thread" | "launch_bounds" | "max_threads_per_block" | "block_size" => " (did you mean `max_threads = N`?)",
+        "dims" | "max_threads" | "unchecked" => " (written in another form than these)",
+        _ => "",
+    };
+    format!("unknown option{hint}: {KERNEL_ATTR_HELP}")
 }
 
 /// The error, and the function as written (unused, so that its names still resolve and the
