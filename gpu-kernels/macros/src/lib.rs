@@ -144,8 +144,7 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
         match meta {
             syn::Meta::Path(p) if p.is_ident("unchecked") && mode == Mode::Checked => mode = Mode::Unchecked,
             syn::Meta::NameValue(nv) if nv.path.is_ident("dims") && !one_d => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. })
-                    if i.suffix().is_empty() && i.base10_digits() == "1" =>
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_parse::<u32>().ok() == Some(1) =>
                 {
                     one_d = true
                 }

@@ -429,12 +429,17 @@ impl<'a, T, L: Tiling> MatrixMut<'a, T, L> {
     /// fewer, the launch fails with a message rather than leave tiles unwritten.
     #[inline(always)]
     pub fn block_tile(self) -> Option<BlockTile<'a, T, L>> {
-        let () = const { assert!(L::BM > 0 && L::BN > 0, "a block tile has at least one row and one column") };
-        // 32-bit tile counts (a dimension is below 2^32; BM, BN at least 1).
-        let tiles = |dim: u32, t: usize| match u32::try_from(t) {
-            Ok(t) => dim.div_ceil(t),
-            Err(_) => (dim > 0) as u32,
+        let () = const {
+            assert!(L::BM > 0 && L::BN > 0, "a block tile has at least one row and one column");
+            // Every share of a tile (a thread's, a warp's, a warpgroup's) works out its
+            // positions inside the tile in 32 bits, as the matrix's dimensions are.
+            assert!(
+                L::BM <= u32::MAX as usize && L::BN <= u32::MAX as usize,
+                "a block tile has at most u32::MAX rows and columns (BM, BN), as a matrix has"
+            );
         };
+        // 32-bit tile counts (a dimension is below 2^32; BM, BN from 1 to u32::MAX).
+        let tiles = |dim: u32, t: usize| dim.div_ceil(t as u32);
         let (tiles_m, tiles_n) = (tiles(self.rows, L::BM), tiles(self.cols, L::BN));
         let (tm, tn) = L::RASTER.tile_of_this_block(tiles_m, tiles_n)?;
         // Tile (tm, tn) is inside the matrix, so its first row and column are below 2^32.
@@ -753,8 +758,8 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
     #[inline(always)]
     pub fn position(&self, i: usize, j: usize) -> (usize, usize) {
         if i < self.rows && j < self.cols {
-            // Inside the tile: below `BM` and `BN`, so the sums are 32-bit (`BM`, `BN` are
-            // at most `u32::MAX` in a tile that has a block) and the compiler sees positions
+            // Inside the tile: below `BM` and `BN`, so the sums are 32-bit (`block_tile`, the
+            // only way to a share, asserts `BM`, `BN <= u32::MAX` at compile time) and the compiler sees positions
             // below 2^32 (one widening multiply per index, as in CUDA C++).
             ((self.y + (i * TY) as u32) as usize, (self.x + (j * TX) as u32) as usize)
         } else {
@@ -771,7 +776,7 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
             return None;
         }
         // `i < BM / TY`, `j < BN / TX`: the sums are below `BM` and `BN`, which are at most
-        // `u32::MAX` in a tile that has a block.
+        // `u32::MAX` (`block_tile`, the only way to a share, asserts it at compile time).
         let (r, c) = (self.y + (i * TY) as u32, self.x + (j * TX) as u32);
         (r < self.rows_left && c < self.cols_left).then_some((r, c))
     }
