@@ -1,0 +1,1 @@
+../../../../ui/kernel/dims_other_than_one.rs

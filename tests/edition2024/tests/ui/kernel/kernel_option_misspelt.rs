@@ -1,0 +1,1 @@
+../../../../ui/kernel/kernel_option_misspelt.rs
