@@ -121,8 +121,8 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &bench_common::Config, args: &A
         if v == Variant::Natural(bench_common::Submit::Auto) {
             let s = gpu.submit_stats();
             eprintln!(
-                "bench_seed: {} natural: submissions so far on this device: {} direct, {} graphs captured, {} replayed ({} nodes updated, {} evicted), {} copies merged, {} fence records left out",
-                c.name, s.direct, s.graphs_captured, s.graphs_replayed, s.nodes_updated, s.graphs_evicted, s.copies_merged, s.fences_elided
+                "bench_seed: {} natural: submissions so far on this device: {} direct, {} graphs captured, {} replayed ({} nodes updated, {} evicted), {} copies merged, {} fence records left out, {} plans reused",
+                c.name, s.direct, s.graphs_captured, s.graphs_replayed, s.nodes_updated, s.graphs_evicted, s.copies_merged, s.fences_elided, s.plans_reused
             );
         }
     }

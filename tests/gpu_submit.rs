@@ -308,6 +308,30 @@ fn a_lane_set_and_fresh_scopes_share_the_cached_graph(gpu: Gpu) {
     assert_eq!(lanes.len(), n);
 }
 
+/// A repeated scope (the same operations, arguments and addresses) reuses the plan of the
+/// earlier one; a changed argument is planned afresh — every result exact either way — and a
+/// program that goes back to an earlier scope between others finds its plan again.
+fn a_repeated_scope_reuses_its_plan_and_a_changed_one_does_not(gpu: Gpu) {
+    let (rows, n) = (256, 4);
+    let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let reused = |gpu: &Gpu| gpu.submit_stats().plans_reused;
+    step(&gpu, None, &mut out, &mut host, 1.5);
+    let r0 = reused(&gpu);
+    step(&gpu, None, &mut out, &mut host, 1.5);
+    assert_eq!(reused(&gpu), r0 + 1, "the same scope again: its plan reused");
+    step(&gpu, None, &mut out, &mut host, 2.5); // another scalar: planned afresh (and exact)
+    assert_eq!(reused(&gpu), r0 + 1, "a changed argument is not the same batch");
+    step(&gpu, None, &mut out, &mut host, 1.5); // back to the first: found again
+    assert_eq!(reused(&gpu), r0 + 2);
+    // Other lanes' work in between (another shape), then the first again.
+    let mut other = gpu.alloc_matrix::<f32>(rows, n + 1).expect("alloc");
+    let mut other_host = gpu.pinned_matrix::<f32>(rows, n + 1).expect("pinned");
+    step(&gpu, None, &mut other, &mut other_host, 3.5);
+    step(&gpu, None, &mut out, &mut host, 1.5);
+    assert_eq!(reused(&gpu), r0 + 3);
+}
+
 fn the_graph_cache_is_bounded_and_graphs_can_be_turned_off(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig { graph_cache: 2, ..SubmitConfig::default() });
     let rows = 128;
@@ -587,4 +611,5 @@ on_every_backend!(
     a_lane_set_and_fresh_scopes_share_the_cached_graph,
     the_graph_cache_is_bounded_and_graphs_can_be_turned_off,
     lane_counters_count_what_the_program_asked_for_and_submissions_what_ran,
+    a_repeated_scope_reuses_its_plan_and_a_changed_one_does_not,
 );

@@ -10,7 +10,7 @@ use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, 
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
 use crate::module::ModuleCache;
-use crate::plan::{CachedGraph, GraphCache, Key, Submission, SubmitConfig, SubmitStats, Values};
+use crate::plan::{CachedGraph, GraphCache, Key, PlanMemo, Submission, SubmitConfig, SubmitStats, Values};
 
 /// One CUDA device, ready for work: the std analogue is a thread pool you hand work to.
 ///
@@ -55,6 +55,9 @@ pub(crate) struct GpuInner {
     kept_lanes: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     /// Executable graphs of repeated scopes, by shape (none while a scope runs it).
     graphs: Mutex<GraphCache>,
+    /// The plans (and keys) of the last batches submitted, most recent last, for a later
+    /// batch that is the same (a program repeating its scopes, maybe between others).
+    plan_memos: Mutex<Vec<PlanMemo>>,
     /// How scopes submit their work, and what they submitted.
     submit: Mutex<(SubmitConfig, SubmitStats)>,
     /// Loaded modules and resolved kernel functions.
@@ -65,6 +68,10 @@ pub(crate) struct GpuInner {
     pub(crate) driver_version: u32,
     pub(crate) ctx: Arc<Context>,
 }
+
+/// How many batches' plans a device keeps (`PlanMemo`): a repeated scope and the few scopes a
+/// program runs between its repetitions (a benchmark's poisoning, a host-side check).
+const PLAN_MEMOS: usize = 4;
 
 /// Device memory, stream-ordered, without device-wide synchronization (rule 6).
 ///
@@ -354,6 +361,7 @@ impl Gpu {
                 reuse: Mutex::new(Vec::new()),
                 kept_lanes: Mutex::new(None),
                 graphs: Mutex::new(GraphCache::default()),
+                plan_memos: Mutex::new(Vec::new()),
                 submit: Mutex::new((SubmitConfig::from_env(), SubmitStats::default())),
                 modules: ModuleCache::new(),
                 allocator,
@@ -672,6 +680,22 @@ impl Gpu {
         }
         let dropped = lock(&self.inner.graphs).put(g, config.graph_cache);
         lock(&self.inner.submit).1.graphs_evicted += dropped as u64;
+    }
+
+    /// A kept plan for which `matches` holds, taken out (the caller keeps one again).
+    pub(crate) fn take_plan_memo(&self, matches: impl Fn(&PlanMemo) -> bool) -> Option<PlanMemo> {
+        let mut memos = lock(&self.inner.plan_memos);
+        let at = memos.iter().rposition(matches)?;
+        Some(memos.remove(at))
+    }
+
+    /// Keeps a batch's plan for later batches: the last [`PLAN_MEMOS`] kept.
+    pub(crate) fn keep_plan_memo(&self, memo: PlanMemo) {
+        let mut memos = lock(&self.inner.plan_memos);
+        if memos.len() >= PLAN_MEMOS {
+            memos.remove(0);
+        }
+        memos.push(memo);
     }
 
     /// Counts a graph dropped because its update failed.

@@ -25,6 +25,11 @@
 //! shape and every fence edge — without the values that may change between repetitions of
 //! a program (kernel arguments, copy addresses): a scope whose plan has the key of an earlier
 //! one replays that one's graph, with the changed values written into its nodes.
+//!
+//! A batch equal to one of the last few a device planned (the same operations on the same
+//! lanes, the same arguments and addresses: a repeated scope, whose scope memory comes back
+//! at the same addresses) takes that batch's plan and key ([`PlanMemo`]) instead of working
+//! them out again; equal in everything [`plan`] and [`key`] read, it would get the same.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -193,6 +198,10 @@ pub struct Submission {
     pub fences_elided: usize,
     /// Graph nodes whose values were changed before the launch (replays only).
     pub nodes_updated: usize,
+    /// Whether the plan (and the graph's key) of an earlier, equal batch was used instead of
+    /// being worked out again (a repeated scope: the same operations, arguments and
+    /// addresses).
+    pub plan_reused: bool,
 }
 
 /// What a device's scopes submitted so far, counted ([`Gpu::submit_stats`](crate::Gpu::submit_stats)).
@@ -218,6 +227,8 @@ pub struct SubmitStats {
     pub copies_merged: u64,
     /// Fence records not submitted because no one could await them.
     pub fences_elided: u64,
+    /// Submissions whose plan was an earlier, equal batch's ([`Submission::plan_reused`]).
+    pub plans_reused: u64,
 }
 
 impl SubmitStats {
@@ -231,6 +242,7 @@ impl SubmitStats {
         self.nodes_updated += s.nodes_updated as u64;
         self.copies_merged += s.merged_copies as u64;
         self.fences_elided += s.fences_elided as u64;
+        self.plans_reused += s.plan_reused as u64;
     }
 }
 
@@ -862,6 +874,122 @@ impl GraphCache {
     }
 }
 
+/// An operation as the plan and the key read it (everything but a fence's event, whose
+/// place in the batch is what they use), to tell a batch equal to an earlier one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OpImage {
+    Launch {
+        lane: u32,
+        func: u64,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem_bytes: u32,
+        words: (u32, u32),
+        sizes: (u32, u32),
+    },
+    Copy {
+        lane: u32,
+        dir: Direction,
+        device: u64,
+        host: usize,
+        span: Span2d,
+        elem: usize,
+        merge: Option<(Span, usize)>,
+    },
+    Zero {
+        lane: u32,
+        dst: u64,
+        pitch: usize,
+        width_bytes: usize,
+        height: usize,
+    },
+    Record {
+        lane: u32,
+        live: bool,
+        awaited: bool,
+    },
+    Wait {
+        lane: u32,
+        record: Option<u32>,
+    },
+}
+
+impl OpImage {
+    fn of(op: &Op) -> OpImage {
+        let lane = op.lane;
+        match &op.kind {
+            OpKind::Launch { func, grid, block, shared_mem_bytes, words, sizes, .. } => OpImage::Launch {
+                lane,
+                func: func_word(func),
+                grid: *grid,
+                block: *block,
+                shared_mem_bytes: *shared_mem_bytes,
+                words: (words.start, words.end),
+                sizes: (sizes.start, sizes.end),
+            },
+            OpKind::Copy { dir, device, host, span, elem, merge } => OpImage::Copy {
+                lane,
+                dir: *dir,
+                device: *device,
+                host: *host,
+                span: *span,
+                elem: *elem,
+                merge: merge.map(|m| (m.src, m.host_alloc)),
+            },
+            OpKind::Zero { dst, pitch, width_bytes, height } => {
+                OpImage::Zero { lane, dst: *dst, pitch: *pitch, width_bytes: *width_bytes, height: *height }
+            }
+            OpKind::Record { live, awaited, .. } => OpImage::Record { lane, live: *live, awaited: *awaited },
+            OpKind::Wait { record, .. } => OpImage::Wait { lane, record: *record },
+        }
+    }
+}
+
+/// The plan of a batch, and its key once worked out, kept with what they were made from: a
+/// program that repeats its scope submits the same batch (the same operations on the same
+/// lanes, the same arguments and addresses) scope after scope, and then both are reused
+/// instead of worked out again (about a third of a repeated scope's host work per lane). Used
+/// only where the batch is equal in everything [`plan`] and [`key`] read.
+pub(crate) struct PlanMemo {
+    ops: Vec<OpImage>,
+    lanes: Vec<LaneId>,
+    words: Vec<u64>,
+    sizes: Vec<u32>,
+    last: bool,
+    merge_bytes: usize,
+    pub(crate) plan: Plan,
+    /// [`key`] of the batch and the plan, once asked for.
+    pub(crate) keyed: Option<Result<(Key, Values), &'static str>>,
+}
+
+impl PlanMemo {
+    /// Plans `batch` ([`plan`]) and keeps what the plan was made from.
+    pub(crate) fn new(batch: &Batch, last: bool, merge_bytes: usize) -> PlanMemo {
+        PlanMemo {
+            ops: batch.ops.iter().map(OpImage::of).collect(),
+            lanes: batch.lanes.iter().map(|l| l.id).collect(),
+            words: batch.words.clone(),
+            sizes: batch.sizes.clone(),
+            last,
+            merge_bytes,
+            plan: plan(batch, last, merge_bytes),
+            keyed: None,
+        }
+    }
+
+    /// Whether this memo's plan and key are `batch`'s, submitted as `last` with `merge_bytes`.
+    pub(crate) fn matches(&self, batch: &Batch, last: bool, merge_bytes: usize) -> bool {
+        self.last == last
+            && self.merge_bytes == merge_bytes
+            && self.ops.len() == batch.ops.len()
+            && self.lanes.len() == batch.lanes.len()
+            && self.words == batch.words
+            && self.sizes == batch.sizes
+            && self.lanes.iter().zip(&batch.lanes).all(|(&id, l)| id == l.id)
+            && self.ops.iter().zip(&batch.ops).all(|(image, op)| *image == OpImage::of(op))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -975,6 +1103,59 @@ mod tests {
             *host += 4096;
         }
         assert_eq!(merged(&plan(&b, true, 1 << 20)), [(2, 3)]);
+    }
+
+    /// A memo is reused only for a batch equal in everything the plan and the key read; the
+    /// reused plan is the one a fresh plan would be.
+    #[test]
+    fn a_plan_memo_is_reused_only_for_the_same_batch() {
+        let a = seed(6, 256, &[]);
+        let memo = PlanMemo::new(&a, true, 1 << 20);
+        assert_eq!(memo.plan.steps, plan(&a, true, 1 << 20).steps);
+        // Another scope's batch of the same program (its own events, the same everything else).
+        let b = seed(6, 256, &[]);
+        assert!(memo.matches(&b, true, 1 << 20));
+        assert!(!memo.matches(&b, false, 1 << 20), "not the last submission");
+        assert!(!memo.matches(&b, true, 0), "another merge size");
+        // Each change a plan or a key reads: not the memo's batch.
+        type Change = fn(&mut Batch);
+        let changes: [(&str, Change); 10] = [
+            ("a scalar", |b| b.words[1] ^= 1),
+            ("an argument's size", |b| b.sizes[0] = 4),
+            ("a launch's grid", |b| {
+                if let OpKind::Launch { grid, .. } = &mut b.ops[3].kind {
+                    grid.0 += 1;
+                }
+            }),
+            ("a copy's destination", |b| {
+                if let OpKind::Copy { host, .. } = &mut b.ops[4].kind {
+                    *host += 4096;
+                }
+            }),
+            ("a copy's source", |b| {
+                if let OpKind::Copy { device, .. } = &mut b.ops[1].kind {
+                    *device += 1024;
+                }
+            }),
+            ("a fence alive", |b| {
+                if let OpKind::Record { live, .. } = &mut b.ops[2].kind {
+                    *live = true;
+                }
+            }),
+            ("a fence awaited", |b| {
+                if let OpKind::Record { awaited, .. } = &mut b.ops[5].kind {
+                    *awaited = true;
+                }
+            }),
+            ("an operation on another lane", |b| b.ops[0].lane = 1),
+            ("another lane's id", |b| b.lanes[2].id = LaneId::Lane(9)),
+            ("one operation more", |b| b.ops.truncate(b.ops.len() - 1)),
+        ];
+        for (what, change) in changes {
+            let mut c = seed(6, 256, &[]);
+            change(&mut c);
+            assert!(!memo.matches(&c, true, 1 << 20), "{what}");
+        }
     }
 
     #[test]

@@ -31,7 +31,9 @@ use crate::device::Gpu;
 use crate::driver::mem::{Direction, Span2d};
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, FunctionHandle, GraphNode, StreamHandle};
-use crate::plan::{self, Batch, CachedGraph, OpKind, Plan, Step, Submission, SubmitConfig, SubmitPath};
+use crate::plan::{
+    self, Batch, CachedGraph, Key, OpKind, Plan, PlanMemo, Step, Submission, SubmitConfig, SubmitPath, Values,
+};
 use crate::trace::{Recorder, SpanKind};
 
 /// One operation to hand the driver now.
@@ -185,7 +187,12 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         return (Ok(()), Some(Submitted::idle(retired)));
     }
     let merge = if f.last { f.config.merge_copy_bytes } else { 0 };
-    let plan = plan::plan(batch, f.last, merge);
+    // The last batch's plan (and key) when this batch is the same one (a repeated scope).
+    let reused = f.gpu.take_plan_memo(|m| m.matches(batch, f.last, merge));
+    let plan_reused = reused.is_some();
+    let mut memo = reused.unwrap_or_else(|| PlanMemo::new(batch, f.last, merge));
+    let PlanMemo { plan, keyed, .. } = &mut memo;
+    let plan = &*plan;
     let mut sub = Submission {
         path: SubmitPath::Direct,
         reason: f.reason,
@@ -197,26 +204,28 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         waits: 0,
         fences_elided: plan.elided,
         nodes_updated: 0,
+        plan_reused,
     };
-    count(batch, &plan, &mut sub);
+    count(batch, plan, &mut sub);
     let mut events = Vec::new();
     let mut graph = None;
     let mut covers = plan.covers.clone();
     // SAFETY: the caller's duties.
-    let result = match unsafe { as_graph(batch, &plan, f, &mut sub, &mut events) } {
+    let result = match unsafe { as_graph(batch, plan, f, &mut sub, &mut events, keyed) } {
         Ok(Some((g, on))) => {
             graph = Some(g);
             // Every other lane of the batch got no work: idle once the graph's lane is.
-            covers = used_lanes(&plan, batch).into_iter().filter(|&l| l != on).map(|l| (l, on)).collect();
+            covers = used_lanes(plan, batch).into_iter().filter(|&l| l != on).map(|l| (l, on)).collect();
             Ok(())
         }
         Ok(None) => {
             sub.path = SubmitPath::Direct;
             // SAFETY: the caller's duties.
-            unsafe { direct(batch, &plan, f, &mut events) }
+            unsafe { direct(batch, plan, f, &mut events) }
         }
         Err(e) => Err(e),
     };
+    f.gpu.keep_plan_memo(memo);
     f.gpu.note_submission(&sub);
     events.extend(batch.clear());
     (result, Some(Submitted { submission: sub, covers, graph, events }))
@@ -235,6 +244,7 @@ impl Submitted {
             waits: 0,
             fences_elided: 0,
             nodes_updated: 0,
+            plan_reused: false,
         };
         Submitted { submission, covers: Vec::new(), graph: None, events }
     }
@@ -451,21 +461,23 @@ unsafe fn as_graph(
     f: &Flush<'_>,
     sub: &mut Submission,
     events: &mut Vec<Arc<Event>>,
+    keyed: &mut Option<std::result::Result<(Key, Values), &'static str>>,
 ) -> Result<Option<(CachedGraph, u32)>> {
     if let Some(why) = not_a_graph(batch, plan, f) {
         sub.reason = why;
         return Ok(None);
     }
-    let (key, values) = match plan::key(batch, plan) {
-        Ok(k) => k,
+    // Worked out once per distinct batch (`PlanMemo`).
+    let (key, values) = match keyed.get_or_insert_with(|| plan::key(batch, plan)) {
+        Ok((key, values)) => (&*key, &*values),
         Err(why) => {
             sub.reason = why;
             return Ok(None);
         }
     };
     let on = step_lane(batch, &plan.steps[0]);
-    let recurring = f.gpu.buffers_seen_before(&key, &values);
-    let taken = match f.gpu.take_graph(&key, &values) {
+    let recurring = f.gpu.buffers_seen_before(key, values);
+    let taken = match f.gpu.take_graph(key, values) {
         // The program came back to buffers no cached graph copies (it alternates between buffer
         // sets): keep that graph for its buffers and capture one for these, a few per shape.
         Ok((g, others)) if recurring && g.values.buffers != values.buffers && others + 1 < GRAPHS_PER_SHAPE => {
@@ -486,7 +498,7 @@ unsafe fn as_graph(
                 Ok((exec, nodes)) => {
                     sub.path = SubmitPath::GraphCaptured;
                     sub.reason = "the shape was seen before: captured";
-                    CachedGraph::new(key, exec, nodes, values.clone())
+                    CachedGraph::new(key.clone(), exec, nodes, values.clone())
                 }
                 Err(_) => {
                     sub.reason = "capturing the graph failed";
@@ -499,7 +511,7 @@ unsafe fn as_graph(
         // A cached graph: write what changed into its nodes.
         // SAFETY: the caller's duties cover the new values' memory; the graph was taken out of
         // the cache, which holds only graphs with no launch pending.
-        match unsafe { update(batch, plan, &mut g, &values) } {
+        match unsafe { update(batch, plan, &mut g, values) } {
             Ok(n) => {
                 sub.path = SubmitPath::GraphReplayed;
                 sub.reason = "the same shape as a cached graph";
