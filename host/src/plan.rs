@@ -875,7 +875,8 @@ impl GraphCache {
 }
 
 /// An operation as the plan and the key read it (everything but a fence's event, whose
-/// place in the batch is what they use), to tell a batch equal to an earlier one.
+/// place in the batch is what they use, and an allocation's id, of which they use only which
+/// spans share one: [`Allocs`]), to tell a batch equal to an earlier one.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum OpImage {
     Launch {
@@ -914,8 +915,26 @@ enum OpImage {
     },
 }
 
+/// Allocation ids by first appearance in a batch: a repeated scope's scope memory comes back
+/// at the same addresses under a new allocation id, and what the plan reads of an id is only
+/// which spans share one (whether columns are adjacent in one allocation).
+#[derive(Default)]
+struct Allocs(Vec<u64>);
+
+impl Allocs {
+    fn ordinal(&mut self, id: u64) -> u64 {
+        match self.0.iter().position(|&a| a == id) {
+            Some(i) => i as u64,
+            None => {
+                self.0.push(id);
+                (self.0.len() - 1) as u64
+            }
+        }
+    }
+}
+
 impl OpImage {
-    fn of(op: &Op) -> OpImage {
+    fn of(op: &Op, allocs: &mut Allocs) -> OpImage {
         let lane = op.lane;
         match &op.kind {
             OpKind::Launch { func, grid, block, shared_mem_bytes, words, sizes, .. } => OpImage::Launch {
@@ -934,7 +953,7 @@ impl OpImage {
                 host: *host,
                 span: *span,
                 elem: *elem,
-                merge: merge.map(|m| (m.src, m.host_alloc)),
+                merge: merge.map(|m| (Span { alloc: allocs.ordinal(m.src.alloc), ..m.src }, m.host_alloc)),
             },
             OpKind::Zero { dst, pitch, width_bytes, height } => {
                 OpImage::Zero { lane, dst: *dst, pitch: *pitch, width_bytes: *width_bytes, height: *height }
@@ -966,7 +985,10 @@ impl PlanMemo {
     /// Plans `batch` ([`plan`]) and keeps what the plan was made from.
     pub(crate) fn new(batch: &Batch, last: bool, merge_bytes: usize) -> PlanMemo {
         PlanMemo {
-            ops: batch.ops.iter().map(OpImage::of).collect(),
+            ops: {
+                let mut allocs = Allocs::default();
+                batch.ops.iter().map(|op| OpImage::of(op, &mut allocs)).collect()
+            },
             lanes: batch.lanes.iter().map(|l| l.id).collect(),
             words: batch.words.clone(),
             sizes: batch.sizes.clone(),
@@ -986,7 +1008,10 @@ impl PlanMemo {
             && self.words == batch.words
             && self.sizes == batch.sizes
             && self.lanes.iter().zip(&batch.lanes).all(|(&id, l)| id == l.id)
-            && self.ops.iter().zip(&batch.ops).all(|(image, op)| *image == OpImage::of(op))
+            && {
+                let mut allocs = Allocs::default();
+                self.ops.iter().zip(&batch.ops).all(|(image, op)| *image == OpImage::of(op, &mut allocs))
+            }
     }
 }
 
@@ -1156,6 +1181,24 @@ mod tests {
             change(&mut c);
             assert!(!memo.matches(&c, true, 1 << 20), "{what}");
         }
+        // The same memory under a new allocation id (a repeated scope's scope memory): the
+        // same batch; one column in another allocation than its neighbours: not.
+        let realloc = |b: &mut Batch, only: Option<usize>| {
+            for (i, op) in b.ops.iter_mut().enumerate() {
+                if let OpKind::Copy { merge: Some(m), .. } = &mut op.kind {
+                    if only.is_none_or(|o| o == i) {
+                        m.src.alloc = 99;
+                    }
+                }
+            }
+        };
+        let mut c = seed(6, 256, &[]);
+        realloc(&mut c, None);
+        assert!(memo.matches(&c, true, 1 << 20), "the same allocation under another id");
+        let mut c = seed(6, 256, &[]);
+        realloc(&mut c, Some(4));
+        assert!(!memo.matches(&c, true, 1 << 20), "one column in another allocation");
+        assert_ne!(plan(&c, true, 1 << 20).steps, memo.plan.steps, "and its plan differs");
     }
 
     #[test]
