@@ -923,6 +923,10 @@ struct Allocs(Vec<u64>);
 
 impl Allocs {
     fn ordinal(&mut self, id: u64) -> u64 {
+        // Consecutive copies are usually columns of one allocation: the last id first.
+        if self.0.last() == Some(&id) {
+            return (self.0.len() - 1) as u64;
+        }
         match self.0.iter().position(|&a| a == id) {
             Some(i) => i as u64,
             None => {

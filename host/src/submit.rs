@@ -187,7 +187,8 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         return (Ok(()), Some(Submitted::idle(retired)));
     }
     let merge = if f.last { f.config.merge_copy_bytes } else { 0 };
-    // The last batch's plan (and key) when this batch is the same one (a repeated scope).
+    // The plan (and key) of an equal batch among the last few a scope's end submitted (a
+    // repeated scope), if there is one.
     let reused = f.gpu.take_plan_memo(|m| m.matches(batch, f.last, merge));
     let plan_reused = reused.is_some();
     let mut memo = reused.unwrap_or_else(|| PlanMemo::new(batch, f.last, merge));
@@ -225,7 +226,11 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         }
         Err(e) => Err(e),
     };
-    f.gpu.keep_plan_memo(memo);
+    // Only a scope's last submission is kept: a repeated scope's end is what recurs (and runs
+    // as a graph), and the batches a long scope submits as it grows would push it out.
+    if f.last {
+        f.gpu.keep_plan_memo(memo);
+    }
     f.gpu.note_submission(&sub);
     events.extend(batch.clear());
     (result, Some(Submitted { submission: sub, covers, graph, events }))
