@@ -204,7 +204,13 @@
 //!   launch costs host time per branch, and past 64 branches more cost more than they overlap
 //!   (H200: the README's program with 128 lanes of small kernels ran about a quarter faster
 //!   with lanes folded in pairs). Folding only adds order between lanes; what each computes
-//!   is unchanged.
+//!   is unchanged;
+//! * **reuses a plan**: a scope's last batch equal to one of the last four a device planned —
+//!   the same operations on the same lanes, the same arguments and addresses (a repeated
+//!   scope's memory comes back at the same addresses) — takes that batch's plan and graph key
+//!   instead of working them out again ([`Submission::plan_reused`],
+//!   [`SubmitStats::plans_reused`]); equal in everything they are made from, they are the
+//!   same.
 //!
 //! [`Trace::submissions`], [`Scope::submissions`] and [`Gpu::submit_stats`] say which path ran
 //! and what was merged or left out; [`SubmitConfig::direct`] turns it all off (one driver
