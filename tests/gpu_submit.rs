@@ -27,6 +27,27 @@ fn natural(
     host: &mut PinnedMatrix<f32>,
     eps2: f32,
 ) -> Result<Trace> {
+    natural_with(gpu, sources, targets, host, eps2, Potential::Plain)
+}
+
+/// Which potential kernel [`natural_with`] launches.
+#[derive(Clone, Copy)]
+enum Potential {
+    /// `potential`, blocks of 256.
+    Plain,
+    /// `potential_tiled` (its threads wait at barriers), blocks of this many threads.
+    Tiled(u32),
+}
+
+/// [`natural`] with the kernel chosen.
+fn natural_with(
+    gpu: &Gpu,
+    sources: &DeviceMatrix<Particle>,
+    targets: &DeviceMatrix<Particle>,
+    host: &mut PinnedMatrix<f32>,
+    eps2: f32,
+    kernel: Potential,
+) -> Result<Trace> {
     let (rows, n) = (host.rows(), host.cols());
     let ((), trace) = traced_scope(gpu, |s| {
         let out = s.alloc_matrix::<f32>(rows, n)?;
@@ -37,7 +58,16 @@ fn natural(
                 let src = st.await_fence(sources)?; // persistent: nothing to wait for
                 let tgt = st.await_fence(targets)?.column(j).expect("column");
                 let mut col = st.bind(col);
-                st.launch(&kernels::potential, LaunchConfig::for_elements(rows, 256), (&mut col, &tgt, &src, eps2))?;
+                match kernel {
+                    Potential::Plain => {
+                        let cfg = LaunchConfig::for_elements(rows, 256);
+                        st.launch(&kernels::potential, cfg, (&mut col, &tgt, &src, eps2))?
+                    }
+                    Potential::Tiled(block) => {
+                        let cfg = LaunchConfig::for_elements(rows, block);
+                        st.launch(&kernels::potential_tiled, cfg, (&mut col, &tgt, &src, eps2))?
+                    }
+                }
                 st.copy_to_host(&col, dst)
             })?;
         }
@@ -557,23 +587,8 @@ fn many_lanes_of_kernels_with_barriers_run_at_once(gpu: Gpu) {
         let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
         for round in 0..2 {
             poison(&mut host);
-            scope(&gpu, |s| {
-                let out = s.alloc_matrix::<f32>(rows, n)?;
-                for (j, ((lane, col), dst)) in
-                    s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
-                {
-                    lane.enter(|st| {
-                        let src = st.await_fence(&sources)?;
-                        let tgt = st.await_fence(&targets)?.column(j).expect("column");
-                        let mut col = st.bind(col);
-                        let cfg = LaunchConfig::for_elements(rows, block);
-                        st.launch(&kernels::potential_tiled, cfg, (&mut col, &tgt, &src, EPS2))?;
-                        st.copy_to_host(&col, dst).map(drop)
-                    })?;
-                }
-                Ok(())
-            })
-            .unwrap_or_else(|e| panic!("{n} lanes of {block} threads, round {round}: {e}"));
+            natural_with(&gpu, &sources, &targets, &mut host, EPS2, Potential::Tiled(block))
+                .unwrap_or_else(|e| panic!("{n} lanes of {block} threads, round {round}: {e}"));
             common::check_potential(&host, rows, n, &targets_host, &sources_host, EPS2, TOL);
         }
     }
