@@ -375,7 +375,8 @@ fn the_tma_gemm_passes_the_race_checker() {
 /// is refused before anything runs, on the CPU backend as on a GPU.
 fn a_launch_past_the_kernels_launch_bounds_is_refused(gpu: Gpu) {
     let e = launch_ws_with_threads(&gpu, 512).expect_err("512 threads past the kernel's 384");
-    assert!(matches!(e, Error::LaunchConfig { limit: 384, .. }), "{e}");
+    assert!(matches!(e, Error::KernelLimit { what: "threads per block", requested: 512, limit: 384, .. }), "{e}");
+    assert!(e.to_string().contains("kernel `gemm_ws_bf16`"), "{e}");
 }
 
 /// One 128 × 128 × 64 `gemm_ws_bf16` launch with blocks of `threads` threads.

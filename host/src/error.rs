@@ -231,6 +231,26 @@ pub enum Error {
         /// The largest value allowed.
         limit: u64,
     },
+    /// A launch configuration exceeds a limit of the kernel itself rather than the device's:
+    /// the threads per block its build allows (its `#[kernel(max_threads = N)]`, or what its
+    /// registers leave room for), or the dynamic shared memory left beside its static shared
+    /// memory.
+    ///
+    /// ```
+    /// # use sluice_host::Error;
+    /// let e = Error::KernelLimit { kernel: "gemm_ws_bf16", what: "threads per block", requested: 512, limit: 384 };
+    /// assert!(e.to_string().contains("kernel `gemm_ws_bf16`"));
+    /// ```
+    KernelLimit {
+        /// The kernel.
+        kernel: &'static str,
+        /// Which resource: `"threads per block"` or `"dynamic shared memory per block"`.
+        what: &'static str,
+        /// The value asked for.
+        requested: u64,
+        /// The largest value the kernel allows.
+        limit: u64,
+    },
     /// A kernel that sets register budgets (`setmaxnreg`: `sluice_device::tma::WsPipeline::run`)
     /// was launched with another block size than its `#[kernel(max_threads = N)]`: the
     /// budgets share the register file ptxas sized for exactly `N` threads.
@@ -730,6 +750,14 @@ impl fmt::Display for Error {
             Error::LaunchConfig { what, requested, limit } => {
                 write!(f, "launch config: {what} = {requested} is over the limit of {limit}")
             }
+            Error::KernelLimit { kernel, what, requested, limit } => {
+                let why = if *what == KERNEL_THREADS {
+                    "the most its build allows: its `#[kernel(max_threads = N)]`, or what its registers leave room for"
+                } else {
+                    "the device's opt-in limit less the kernel's static shared memory"
+                };
+                write!(f, "launch config: kernel `{kernel}`: {what} = {requested} is over its limit of {limit} ({why})")
+            }
             Error::LaunchBlockFixed { kernel, requested, required } => write!(
                 f,
                 "launch config: kernel `{kernel}` sets register budgets (setmaxnreg) for blocks of exactly {required} \
@@ -843,6 +871,9 @@ impl fmt::Display for Error {
 
 /// How many of an [`Error::Cleanup`]'s later errors its message shows.
 const SHOWN_CLEANUP: usize = 4;
+
+/// [`Error::KernelLimit`]'s `what` for threads per block.
+pub(crate) const KERNEL_THREADS: &str = "threads per block";
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {

@@ -16,7 +16,7 @@ use bytemuck::Pod;
 
 use crate::capture::{Capture, KernelNode, KernelNodeRecord};
 use crate::device::DeviceInfo;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, KERNEL_THREADS};
 use crate::kernel::{
     for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature, Tma, TENSOR_MAP_BYTES,
 };
@@ -560,8 +560,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// scalar. Every view must be bound to this lane (compile-time).
     ///
     /// # Errors
-    /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's or the
-    /// kernel's limits, [`Error::LaunchNot1d`] when the kernel is `#[kernel(dims = 1)]` and
+    /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's limits,
+    /// [`Error::KernelLimit`] (naming the kernel) when it exceeds the kernel's own,
+    /// [`Error::LaunchNot1d`] when the kernel is `#[kernel(dims = 1)]` and
     /// `cfg` is not 1-D, [`Error::LaunchBlockFixed`] when the kernel sets register budgets
     /// for another block size (all checked before calling the driver; nothing is launched
     /// then); module and lookup errors on
@@ -828,8 +829,9 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
     cfg.validate(info)?;
     let threads = cfg.block.0 as u64 * cfg.block.1 as u64 * cfg.block.2 as u64;
     if threads > f.max_threads_per_block as u64 {
-        return Err(Error::LaunchConfig {
-            what: "threads per block (this kernel's limit)",
+        return Err(Error::KernelLimit {
+            kernel: f.name,
+            what: KERNEL_THREADS,
             requested: threads,
             limit: f.max_threads_per_block as u64,
         });
@@ -842,8 +844,9 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
         return Err(Error::LaunchNot1d { kernel: f.name, grid: g, block: b });
     }
     if cfg.shared_mem_bytes > f.dynamic_shared_limit {
-        return Err(Error::LaunchConfig {
-            what: "dynamic shared memory per block (this kernel's limit: the device's opt-in limit less its static shared memory)",
+        return Err(Error::KernelLimit {
+            kernel: f.name,
+            what: "dynamic shared memory per block",
             requested: cfg.shared_mem_bytes as u64,
             limit: f.dynamic_shared_limit as u64,
         });
@@ -882,6 +885,43 @@ mod tests {
         ));
         let huge = LaunchConfig::for_elements(usize::MAX, 1);
         assert!(matches!(huge.validate(&info), Err(Error::LaunchConfig { what: "grid.x", .. })));
+    }
+
+    /// A launch past the kernel's own limits names the kernel and the limit.
+    #[test]
+    fn a_kernels_own_limit_names_the_kernel() {
+        // SAFETY: never called; a function of `CpuEntry`'s type for the target.
+        unsafe fn never(
+            _: *const *mut c_void,
+            _: &crate::check::CpuLaunch,
+        ) -> std::result::Result<(), crate::check::CpuLaunchError> {
+            unreachable!()
+        }
+        let info = test_info();
+        let f = LaunchTarget {
+            name: "gemm_ws_bf16",
+            func: crate::handle::FunctionHandle::Cpu(never, "gemm_ws_bf16"),
+            max_threads_per_block: 384,
+            registers: 168,
+            dynamic_shared_limit: 1000,
+            source: None,
+            exact_threads: 0,
+            one_d: false,
+        };
+        let cfg = LaunchConfig { grid: (1, 1, 1), block: (512, 1, 1), shared_mem_bytes: 0 };
+        let e = check_launch(&cfg, &info, &f).unwrap_err();
+        assert_eq!(
+            e,
+            Error::KernelLimit { kernel: "gemm_ws_bf16", what: "threads per block", requested: 512, limit: 384 }
+        );
+        assert!(
+            e.to_string().contains("kernel `gemm_ws_bf16`: threads per block = 512 is over its limit of 384"),
+            "{e}"
+        );
+        let cfg = LaunchConfig { grid: (1, 1, 1), block: (128, 1, 1), shared_mem_bytes: 2000 };
+        let e = check_launch(&cfg, &info, &f).unwrap_err();
+        assert!(matches!(e, Error::KernelLimit { what: "dynamic shared memory per block", limit: 1000, .. }), "{e}");
+        assert!(e.to_string().contains("static shared memory"), "{e}");
     }
 
     #[test]
