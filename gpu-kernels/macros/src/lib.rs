@@ -84,11 +84,12 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 /// raw pointers, references and any by-value type, and its host handle launches only through
 /// the `unsafe` `Stream::launch_unchecked`.
 ///
-/// Options, in any order:
+/// A kernel is a `pub fn` (the host crate's `include_kernels!` names it from outside the
+/// kernel crate) with one `#[kernel]`, all its options in it, in any order:
 ///
 /// * `unchecked`: as above.
 /// * `max_threads = N` (1 to 1024): CUDA's `__launch_bounds__(N)`; a launch with more
-///   threads per block fails.
+///   threads per block fails (`Error::KernelLimit`, naming the kernel).
 /// * `dims = 1`: every launch is 1-D, grid `(n, 1, 1)` and blocks `(m, 1, 1)`. The host
 ///   refuses any other launch of the kernel (`Error::LaunchNot1d`, before anything runs; on
 ///   the CPU backend the kernel checks it too), so the GPU build assumes it: a grid-stride
@@ -637,6 +638,24 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         return Err(syn::Error::new(
             sig.generics.span(),
             format!("kernel `{kernel}` cannot be generic: a PTX entry has one concrete signature"),
+        ));
+    }
+    if let Some(again) = func.attrs.iter().find(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel")) {
+        return Err(syn::Error::new_spanned(
+            again,
+            format!(
+                "kernel `{kernel}`: `#[kernel]` is given twice; give it once, with every option in it \
+                 (`#[kernel(unchecked, max_threads = 256, dims = 1)]`)"
+            ),
+        ));
+    }
+    if !matches!(func.vis, syn::Visibility::Public(_)) {
+        return Err(syn::Error::new(
+            sig.fn_token.span(),
+            format!(
+                "kernel `{kernel}` must be `pub`: the host crate's `include_kernels!` names it from outside this \
+                 crate (write `pub fn {kernel}`)"
+            ),
         ));
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {

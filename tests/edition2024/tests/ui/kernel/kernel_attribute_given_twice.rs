@@ -1,0 +1,1 @@
+../../../../ui/kernel/kernel_attribute_given_twice.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/kernel_that_is_not_pub.rs
