@@ -751,3 +751,51 @@ fn one_macro_expanding_two_shared_arrays_of_different_types_gives_two_arrays() {
     .unwrap();
     assert_eq!(seen.into_inner(), 7);
 }
+
+/// A GPU thread that overflows its stack (here a 1 MiB local array on the smallest stack,
+/// 16 KiB) ends the process with a message naming the cause and the fix, not a bare
+/// "Segmentation fault": run in a child process (this test binary, re-run on this test
+/// alone), whose stderr and status the parent checks.
+#[test]
+#[cfg(unix)]
+fn a_gpu_thread_that_overflows_its_stack_ends_with_a_message() {
+    const CHILD: &str = "SLUICE_TEST_OVERFLOW_CHILD";
+    match std::env::var(CHILD).as_deref() {
+        Ok("gpu") => {
+            let _ = cpu::launch([1, 1, 1], [2, 1, 1], 0, &|| {
+                let big = std::hint::black_box([thread::thread_idx_x() as u8; 1 << 20]);
+                std::hint::black_box(&big);
+            });
+            return; // not reached: the overflow aborts
+        }
+        Ok("os") => {
+            // After a launch (the handler is installed), an OS thread's own overflow is
+            // still Rust's to report.
+            cpu::launch([1, 1, 1], [2, 1, 1], 0, &|| {}).unwrap();
+            let t = std::thread::Builder::new().stack_size(64 << 10).spawn(|| {
+                let big = std::hint::black_box([7u8; 1 << 20]);
+                std::hint::black_box(&big);
+            });
+            let _ = t.unwrap().join();
+            return; // not reached
+        }
+        _ => {}
+    }
+    let child = |mode: &str| {
+        let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+            .args(["a_gpu_thread_that_overflows_its_stack_ends_with_a_message", "--exact", "--nocapture"])
+            .env(CHILD, mode)
+            .env("SLUICE_CPU_STACK_KIB", "16")
+            .output()
+            .expect("run the child");
+        assert!(!out.status.success(), "the {mode} child survived an overflow");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = child("gpu");
+    assert!(
+        err.contains("a GPU thread overflowed its stack of 16 KiB") && err.contains("SLUICE_CPU_STACK_KIB"),
+        "stderr: {err}"
+    );
+    let err = child("os");
+    assert!(err.contains("has overflowed its stack") && !err.contains("GPU thread"), "stderr: {err}");
+}

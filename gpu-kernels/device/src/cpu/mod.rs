@@ -35,8 +35,9 @@
 //!   operations runs each block as a plain loop over its threads inside one
 //!   coroutine. Stacks are pooled (no `mmap` per coroutine; see **Stacks**
 //!   below); their size is 256 KiB (`SLUICE_CPU_STACK_KIB` changes it: a kernel
-//!   with large local arrays may need more, and a stack overflow kills the
-//!   process with a segmentation fault, without a message).
+//!   with large local arrays may need more: a GPU thread that overflows its
+//!   stack ends the process with a message that says so and names the variable,
+//!   on Unix; see `overflow`).
 //! * **Barriers** (`sync_threads` and its count/and/or forms, named barriers
 //!   with a thread count, `barrier_arrive`): a thread waits until every
 //!   non-exited thread of the block (or the named count) has arrived; the
@@ -277,6 +278,8 @@ use crate::spec::thread::Dim3;
 
 pub(crate) mod block;
 pub(crate) mod check;
+#[cfg(unix)]
+mod overflow;
 pub(crate) mod runner;
 mod stacks;
 

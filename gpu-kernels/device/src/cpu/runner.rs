@@ -48,6 +48,8 @@ std::thread_local! {
 #[derive(Default)]
 struct Workers {
     slots: Vec<Option<Worker>>,
+    /// Each slot's stack's lowest address (its guard page), for the overflow message.
+    limits: Vec<usize>,
     free: Vec<u32>,
 }
 
@@ -60,9 +62,11 @@ impl Workers {
             Some(s) => s,
             None => {
                 self.slots.push(None);
+                self.limits.push(0);
                 (self.slots.len() - 1) as u32
             }
         };
+        self.limits[slot as usize] = corosensei::stack::Stack::limit(&stack).get();
         let block: *const Block = block;
         let body = move |yielder: &Yielder<Wake, ()>, _: Wake| {
             // SAFETY: the runner keeps the block alive and in place, and ends
@@ -89,7 +93,11 @@ impl Workers {
     /// Resumes the worker in `slot`; recycles its stack if it returned.
     fn resume(&mut self, slot: u32, wake: Wake) {
         let co = self.slots[slot as usize].as_mut().expect("sluice cpu runtime: resuming a finished worker");
-        let r = co.resume(wake);
+        let r = {
+            #[cfg(unix)]
+            let _running = super::overflow::Running::new(self.limits[slot as usize]);
+            co.resume(wake)
+        };
         CURRENT.with(|c| c.set(core::ptr::null()));
         if let CoroutineResult::Return(()) = r {
             if let Some(co) = self.slots[slot as usize].take() {
