@@ -887,9 +887,8 @@ mod tests {
         assert!(matches!(huge.validate(&info), Err(Error::LaunchConfig { what: "grid.x", .. })));
     }
 
-    /// A launch past the kernel's own limits names the kernel and the limit.
-    #[test]
-    fn a_kernels_own_limit_names_the_kernel() {
+    /// A launch target on the CPU backend with these limits (its function is never called).
+    fn target(name: &'static str, max_threads: u32, shared: u32, exact_threads: u32, one_d: bool) -> LaunchTarget {
         // SAFETY: never called; a function of `CpuEntry`'s type for the target.
         unsafe fn never(
             _: *const *mut c_void,
@@ -897,17 +896,23 @@ mod tests {
         ) -> std::result::Result<(), crate::check::CpuLaunchError> {
             unreachable!()
         }
-        let info = test_info();
-        let f = LaunchTarget {
-            name: "gemm_ws_bf16",
-            func: crate::handle::FunctionHandle::Cpu(never, "gemm_ws_bf16"),
-            max_threads_per_block: 384,
-            registers: 168,
-            dynamic_shared_limit: 1000,
+        LaunchTarget {
+            name,
+            func: crate::handle::FunctionHandle::Cpu(never, name),
+            max_threads_per_block: max_threads,
+            registers: 0,
+            dynamic_shared_limit: shared,
             source: None,
-            exact_threads: 0,
-            one_d: false,
-        };
+            exact_threads,
+            one_d,
+        }
+    }
+
+    /// A launch past the kernel's own limits names the kernel and the limit.
+    #[test]
+    fn a_kernels_own_limit_names_the_kernel() {
+        let info = test_info();
+        let f = target("gemm_ws_bf16", 384, 1000, 0, false);
         let cfg = LaunchConfig { grid: (1, 1, 1), block: (512, 1, 1), shared_mem_bytes: 0 };
         let e = check_launch(&cfg, &info, &f).unwrap_err();
         assert_eq!(
@@ -1006,24 +1011,8 @@ mod tests {
                 exact in proptest::bool::ANY,
                 one_d in proptest::bool::ANY,
             ) {
-                // SAFETY: never called; a function of `CpuEntry`'s type for the target.
-                unsafe fn never(
-                    _: *const *mut c_void,
-                    _: &crate::check::CpuLaunch,
-                ) -> std::result::Result<(), crate::check::CpuLaunchError> {
-                    unreachable!()
-                }
                 let info = test_info();
-                let f = LaunchTarget {
-                    name: "k",
-                    func: crate::handle::FunctionHandle::Cpu(never, "k"),
-                    max_threads_per_block: kernel_threads,
-                    registers: 0,
-                    dynamic_shared_limit: kernel_shared,
-                    source: None,
-                    exact_threads: if exact { kernel_threads } else { 0 },
-                    one_d,
-                };
+                let f = target("k", kernel_threads, kernel_shared, if exact { kernel_threads } else { 0 }, one_d);
                 let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
                 prop_assert_eq!(fits(&cfg, &info, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);
             }
