@@ -751,12 +751,18 @@ impl fmt::Display for Error {
                 write!(f, "launch config: {what} = {requested} is over the limit of {limit}")
             }
             Error::KernelLimit { kernel, what, requested, limit } => {
-                let why = if *what == KERNEL_THREADS {
-                    "the most its build allows: its `#[kernel(max_threads = N)]`, or what its registers leave room for"
+                let (why, fix) = if *what == KERNEL_THREADS {
+                    (
+                        "the most its build allows: its `#[kernel(max_threads = N)]`, or what its registers leave room for",
+                        "launch it with at most that many threads per block",
+                    )
                 } else {
-                    "the device's opt-in limit less the kernel's static shared memory"
+                    (
+                        "the device's opt-in limit less the kernel's static shared memory",
+                        "ask for at most that many bytes",
+                    )
                 };
-                write!(f, "launch config: kernel `{kernel}`: {what} = {requested} is over its limit of {limit} ({why})")
+                write!(f, "kernel limit: kernel `{kernel}`: {what} = {requested} is over its limit of {limit} ({why}); {fix}")
             }
             Error::LaunchBlockFixed { kernel, requested, required } => write!(
                 f,

@@ -181,6 +181,30 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
     Ok(KernelAttr { mode, max_threads: bounds, one_d })
 }
 
+/// The one `#[kernel(..)]` that says what `attr` and the second attribute `again` say
+/// together (as written: `unchecked` only where one of them has it).
+fn merged_kernel_attr(attr: KernelAttr, again: &syn::Attribute) -> String {
+    let other = match &again.meta {
+        syn::Meta::List(list) => parse_kernel_attr(list.tokens.clone()).ok(),
+        _ => parse_kernel_attr(TokenStream2::new()).ok(),
+    };
+    let mut opts = Vec::new();
+    if attr.mode == Mode::Unchecked || other.is_some_and(|o| o.mode == Mode::Unchecked) {
+        opts.push("unchecked".to_string());
+    }
+    if let Some(n) = attr.max_threads.or(other.and_then(|o| o.max_threads)) {
+        opts.push(format!("max_threads = {n}"));
+    }
+    if attr.one_d || other.is_some_and(|o| o.one_d) {
+        opts.push("dims = 1".to_string());
+    }
+    if opts.is_empty() {
+        "#[kernel]".to_string()
+    } else {
+        format!("#[kernel({})]", opts.join(", "))
+    }
+}
+
 /// The message for an option `#[kernel(..)]` did not take: given twice, misspelt, or unknown.
 fn unknown_kernel_option(meta: &syn::Meta, mode: Mode, bounds: Option<u32>, one_d: bool) -> String {
     let name = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
@@ -644,8 +668,8 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         return Err(syn::Error::new_spanned(
             again,
             format!(
-                "kernel `{kernel}`: `#[kernel]` is given twice; give it once, with every option in it \
-                 (`#[kernel(unchecked, max_threads = 256, dims = 1)]`)"
+                "kernel `{kernel}`: `#[kernel]` is given twice; give it once, with every option in it: `{}`",
+                merged_kernel_attr(attr, again)
             ),
         ));
     }
