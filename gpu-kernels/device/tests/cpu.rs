@@ -789,13 +789,21 @@ fn a_gpu_thread_that_overflows_its_stack_ends_with_a_message() {
             .output()
             .expect("run the child");
         assert!(!out.status.success(), "the {mode} child survived an overflow");
-        String::from_utf8_lossy(&out.stderr).into_owned()
+        (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let err = child("gpu");
+    let (status, err) = child("gpu");
+    // Ended by the handler's abort, not by the fault's default action.
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc_sigabrt()), "{status:?}: {err}");
     assert!(
         err.contains("a GPU thread overflowed its stack of 16 KiB") && err.contains("SLUICE_CPU_STACK_KIB"),
         "stderr: {err}"
     );
-    let err = child("os");
+    let (_, err) = child("os");
     assert!(err.contains("has overflowed its stack") && !err.contains("GPU thread"), "stderr: {err}");
+}
+
+/// SIGABRT's number (6 on Linux and macOS).
+#[cfg(unix)]
+fn libc_sigabrt() -> i32 {
+    6
 }

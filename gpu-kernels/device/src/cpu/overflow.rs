@@ -9,9 +9,15 @@
 //! GPU thread it resumes ([`Running`]), and a fault in that stack's guard page writes the
 //! message and aborts. Any other fault goes to the previous handler, as if this one were
 //! not there.
+//!
+//! The handler runs on the OS thread's alternate signal stack, which Rust's runtime gives
+//! every thread it starts (rayon's workers, which run the GPU threads, among them); in a
+//! process whose Rust runtime did not set those up (a `cdylib` loaded by another language),
+//! an overflow still ends the process, without the message.
 
 use core::cell::Cell;
 use core::ffi::c_void;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Once, OnceLock};
 use std::vec::Vec;
 
@@ -21,9 +27,8 @@ std::thread_local! {
     static GUARD: Cell<usize> = const { Cell::new(0) };
 }
 
-/// How far below the guard page a fault still counts as an overflow (a probe that skipped
-/// it would have to step over this much).
-const SLACK: usize = 64 << 10;
+/// The page size, read when the handler is installed (the handler calls nothing it need not).
+static PAGE: AtomicUsize = AtomicUsize::new(4096);
 
 /// The handlers that were installed before this one, per signal (`SIGSEGV`, `SIGBUS`).
 static PREVIOUS: OnceLock<[libc::sigaction; 2]> = OnceLock::new();
@@ -60,21 +65,31 @@ pub(crate) fn install(stack_bytes: usize) {
             )
             .into_bytes(),
         );
+        // SAFETY: `sysconf` has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if page > 0 {
+            PAGE.store(page as usize, Ordering::Relaxed);
+        }
+        // The handlers there now, kept before ours can run (it chains to them).
         let mut previous = [empty_action(), empty_action()];
         for (sig, prev) in [libc::SIGSEGV, libc::SIGBUS].into_iter().zip(previous.iter_mut()) {
+            // SAFETY: a query: `prev` is a valid `sigaction` to write the current one to.
+            unsafe { libc::sigaction(sig, core::ptr::null(), prev) };
+        }
+        let _ = PREVIOUS.set(previous);
+        for sig in [libc::SIGSEGV, libc::SIGBUS] {
             let mut action = empty_action();
             action.sa_sigaction = on_fault as *const () as usize;
             // SA_ONSTACK: the faulting stack has no room; Rust gives every thread it starts
             // an alternate signal stack.
             action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-            // SAFETY: `action` and `prev` are valid `sigaction`s; `sigemptyset` initialises
-            // the mask it is given. The handler is async-signal-safe (below).
+            // SAFETY: `action` is a valid `sigaction`; `sigemptyset` initialises the mask it
+            // is given. The handler is async-signal-safe (below).
             unsafe {
                 libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(sig, &action, prev);
+                libc::sigaction(sig, &action, core::ptr::null_mut());
             }
         }
-        let _ = PREVIOUS.set(previous);
     });
 }
 
@@ -86,9 +101,11 @@ fn empty_action() -> libc::sigaction {
 /// The handler: only loads, `write` and `abort` (async-signal-safe), or the previous handler.
 extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     // SAFETY: the kernel passes a valid `siginfo_t` to an SA_SIGINFO handler.
-    let addr = unsafe { (*info).si_addr() } as usize;
+    let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
     let limit = GUARD.try_with(Cell::get).unwrap_or(0);
-    if limit != 0 && addr >= limit.saturating_sub(SLACK) && addr < limit + page_size() {
+    // A fault (not a signal sent by `kill`) in the guard page itself: Rust probes a large
+    // frame page by page, so an overflow's first fault lands there.
+    if code > 0 && limit != 0 && addr >= limit && addr < limit + PAGE.load(Ordering::Relaxed) {
         if let Some(m) = MESSAGE.get() {
             // SAFETY: `m` is a live buffer of `m.len()` bytes; `write` is async-signal-safe.
             unsafe { libc::write(2, m.as_ptr().cast(), m.len()) };
@@ -114,15 +131,5 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c
             let f: extern "C" fn(libc::c_int) = unsafe { core::mem::transmute(f) };
             f(sig)
         }
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: `sysconf` is async-signal-safe and has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
     }
 }

@@ -177,7 +177,7 @@ pub(crate) fn take() -> Result<DefaultStack, String> {
 /// A new stack of `bytes`.
 fn allocate(bytes: usize) -> Result<DefaultStack, String> {
     #[cfg(unix)]
-    super::overflow::install(bytes);
+    super::overflow::install(stack_bytes().unwrap_or(bytes));
     let refused = |why: String| {
         format!(
             "the CPU backend cannot allocate a {} KiB stack for a GPU thread ({why}): fewer threads per block \
