@@ -19,7 +19,7 @@ use gpu_kernels::{reference, SELFTEST_DYNAMIC_SHARED, SELFTEST_LEN, SELFTEST_ROW
 use rand::rngs::StdRng;
 use rand::Rng;
 use sluice::{
-    kernels, scope, ColumnView, ColumnViewMut, Gpu, Kernel, LaunchConfig, Mut, Particle, Ref, Result, Stream,
+    kernels, scope, ColumnView, ColumnViewMut, Error, Gpu, Kernel, LaunchConfig, Mut, Particle, Ref, Result, Stream,
 };
 
 /// Poisoned elements after every output, checked untouched afterwards: more than the
@@ -315,6 +315,23 @@ fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usi
     on_a_poisoned_head(gpu, input, out_len, |st, out, inp| st.launch(&kernels::transpose, cfg, (out, inp, rows, cols)))
 }
 
+/// `transpose` is `#[kernel(block = (32, 8))]`: a launch with any other block is refused
+/// before anything runs, naming the kernel and both shapes.
+fn transpose_refuses_a_block_other_than_the_one_it_declares(gpu: Gpu) {
+    let (rows, cols) = (64u32, 96u32);
+    let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    for block in [(16, 16, 1), (32, 4, 1), (256, 1, 1), (32, 8, 2)] {
+        let cfg = LaunchConfig { grid: (cols / 32, rows / 32, 1), block, shared_mem_bytes: 0 };
+        let got = on_a_poisoned_head(&gpu, &input, input.len(), |st, out, inp| {
+            st.launch(&kernels::transpose, cfg, (out, inp, rows, cols))
+        });
+        match got {
+            Err(Error::LaunchBlockShape { kernel: "transpose", block: b, required: (32, 8, 1) }) if b == block => {}
+            other => panic!("transpose with block {block:?}: {other:?}"),
+        }
+    }
+}
+
 fn transpose_is_exact_for_any_shape(gpu: Gpu) {
     let mut rng = common::rng();
     // Square and not, below/at/past multiples of the 32-wide tile in each dimension,
@@ -606,6 +623,7 @@ on_every_backend!(
     sum_reduce_matches_the_f64_sum,
     sum_reduce_counts_every_element_once_and_adds_to_out,
     transpose_is_exact_for_any_shape,
+    transpose_refuses_a_block_other_than_the_one_it_declares,
     transpose_does_nothing_when_the_output_is_shorter_than_rows_times_cols,
     histogram_counts_exactly,
     device_selftest_reports_what_cuda_prescribes,

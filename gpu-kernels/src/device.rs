@@ -344,8 +344,8 @@ pub type TransposeTiles = ThreadTiles<
 /// `shared_array!`, indexed `at(r, c)`/`set_at(r, c, v)`) so that reading a
 /// column touches 32 different banks.
 ///
-/// Launch: block `(32, 8)` (other shapes trap with a message); grid
-/// `(ceil(cols / 32), ceil(rows / 32))`. If `rows * cols` exceeds either
+/// Launch: block `(32, 8)` (`#[kernel(block = (32, 8))]`: the host refuses other shapes,
+/// `Error::LaunchBlockShape`); grid `(ceil(cols / 32), ceil(rows / 32))`. If `rows * cols` exceeds either
 /// slice's length, it does nothing.
 ///
 /// The output is written through this block's tile of a [`MatrixMut`]
@@ -355,7 +355,7 @@ pub type TransposeTiles = ThreadTiles<
 /// `st.global` with one writer by construction. The input is read through a
 /// [`MatrixTile`](sluice_device::tile::MatrixTile) of a [`Matrix`], in bounds by
 /// construction.
-#[kernel]
+#[kernel(block = (32, 8))]
 pub fn transpose(
     #[matrix(rows = cols, cols = rows)] out: Option<MatrixMut<f32, TransposeTiles>>,
     input: &[f32],

@@ -30,7 +30,7 @@
 //! | `potential(out: Mut<f32>, targets: &[Particle], sources: &[Particle], eps2: f32)` | `out[i] = Σ_k q_k / sqrt(\|t_i − s_k\|² + eps2)`, every thread reads every source from global memory | 1-D, one thread per row: block 256, grid `ceil(rows / 256)` |
 //! | `potential_tiled(` same `)` | the same sum; each block stages [`POTENTIAL_TILE`] (256) sources at a time in shared memory (4 KiB) | 1-D, one thread per row: block 256 (any size up to 1024 works), grid `ceil(rows / block)` |
 //! | `sum_reduce(out: &[AtomicF32], x: &[f32])` | `out[0] += Σ x` in one launch: grid-stride partial sums (4 loads in flight per thread), warp shuffles (`warp::sum_f32_converged`), one shared-memory step, **one atomic add per block**. `out[0]` must be zeroed first; the order of the additions varies from run to run | 1-D; block 256 (a multiple of 32, up to 1024; else it traps), grid `min(ceil(n / 1024), 1056)` (8 blocks per SM) |
-//! | `transpose(#[matrix(rows = cols, cols = rows)] out: Option<MatrixMut<f32, TransposeTiles>>, input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]`: `input` is `rows × cols` row-major, `out` is `cols × rows`, split by its type into one 32×32 tile per block and four elements of it per thread (plain stores, one writer each by construction); the tiles go through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (else it traps), grid `(ceil(cols / 32), ceil(rows / 32))` |
+//! | `transpose(#[matrix(rows = cols, cols = rows)] out: Option<MatrixMut<f32, TransposeTiles>>, input: &[f32], rows: u32, cols: u32)` | `out[c * rows + r] = input[r * cols + c]`: `input` is `rows × cols` row-major, `out` is `cols × rows`, split by its type into one 32×32 tile per block and four elements of it per thread (plain stores, one writer each by construction); the tiles go through shared memory padded to 33 columns (no bank conflicts). Does nothing if a slice is shorter than `rows * cols` | block **(32, 8)** (`#[kernel(block = (32, 8))]`: another block is refused at launch, `Error::LaunchBlockShape`), grid `(ceil(cols / 32), ceil(rows / 32))` |
 //! | `histogram(bins: &[AtomicU32], x: &[f32], lo: f32, hi: f32)` | `bins[histogram_bin(v)] += 1` for each `v` in `[lo, hi)` (others ignored), `bins.len()` bins of equal width; per-block sub-histograms in shared memory (`red.shared.add.u32`), then one global atomic per non-empty bin per block. Adds to `bins` (zero it first). Up to [`HISTOGRAM_SHARED_BINS`] (4096) bins in shared memory; more bins fall back to global atomics | 1-D; block 256, grid `min(ceil(n / 256), 264)` (2 blocks per SM) |
 //! | `spin_then_fail(out: Mut<u32>, cycles: u64, fail_at: u32)` | spins `cycles` clock cycles, then `out[i] = 1`; thread `fail_at` fails with `dfail!` instead (`u32::MAX`: none). For the fault and overlap tests | 1-D, any |
 //! | `tag_and_print(out: Mut<u32>, tag: u32)` | `out[i] = tag`; thread 0 prints the tag (`dprintln!`). For the first-launch overlap test | 1-D, any grid |
@@ -152,6 +152,9 @@ pub const TRANSPOSE_TILE: u32 = 32;
 
 /// Rows of a tile each thread of `transpose` moves (`TRANSPOSE_TILE / TRANSPOSE_BLOCK_ROWS` = 4 each).
 pub const TRANSPOSE_BLOCK_ROWS: u32 = 8;
+
+// `transpose`'s `#[kernel(block = (32, 8))]` spells these out (the macro takes literals).
+const _: () = assert!(TRANSPOSE_TILE == 32 && TRANSPOSE_BLOCK_ROWS == 8);
 
 /// Bins `histogram` keeps per block in shared memory (16 KiB); above it, it
 /// counts straight into global memory.

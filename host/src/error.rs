@@ -244,7 +244,9 @@ pub enum Error {
     KernelLimit {
         /// The kernel.
         kernel: &'static str,
-        /// Which resource: `"threads per block"` or `"dynamic shared memory per block"`.
+        /// Which resource: `"threads per block"` (the kernel's `max_threads` or `block`),
+        /// `"threads per block, as its registers allow"` (no declared bound: ptxas's register
+        /// count leaves room for fewer threads) or `"dynamic shared memory per block"`.
         what: &'static str,
         /// The value asked for.
         requested: u64,
@@ -271,6 +273,16 @@ pub enum Error {
         grid: (u32, u32, u32),
         /// The block asked for.
         block: (u32, u32, u32),
+    },
+    /// A `#[kernel(block = (x, y, z))]` kernel was launched with another block shape: the
+    /// kernel's build assumes the one it declares.
+    LaunchBlockShape {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block asked for.
+        block: (u32, u32, u32),
+        /// The block the kernel declares.
+        required: (u32, u32, u32),
     },
     /// A launch configuration has a zero dimension.
     EmptyLaunch {
@@ -753,8 +765,15 @@ impl fmt::Display for Error {
             Error::KernelLimit { kernel, what, requested, limit } => {
                 let (why, fix) = if *what == KERNEL_THREADS {
                     (
-                        "the most its build allows: its `#[kernel(max_threads = N)]`, or what its registers leave room for",
-                        "launch it with at most that many threads per block",
+                        "the most its `#[kernel(max_threads = N)]` declares",
+                        "launch it with at most that many threads per block, or raise its `max_threads`",
+                    )
+                } else if *what == KERNEL_THREADS_BY_REGISTERS {
+                    (
+                        "what the registers ptxas gave each of its threads leave room for in one block; it declares no \
+                         `max_threads`",
+                        "launch it with at most that many threads per block, or declare `#[kernel(max_threads = N)]` \
+                         so that ptxas fits N threads",
                     )
                 } else {
                     (
@@ -780,6 +799,13 @@ impl fmt::Display for Error {
                      2-D or 3-D"
                 )
             }
+            Error::LaunchBlockShape { kernel, block, required } => write!(
+                f,
+                "launch config: kernel `{kernel}` is declared `#[kernel(block = {required:?})]`, so every block \
+                 has that shape, but block {block:?} was asked for; launch it with block {required:?} \
+                 (`LaunchConfig {{ block: {required:?}, .. }}`), or drop `block` from the kernel to launch it \
+                 with other shapes"
+            ),
             Error::EmptyLaunch { what } => write!(f, "launch config: {what} is zero (every dimension must be at least 1)"),
             Error::Launch { kernel, error } => write!(f, "launching `{kernel}` failed: {error}"),
             Error::Alloc { bytes, error } => write!(f, "allocating {bytes} bytes failed: {error}"),
@@ -878,8 +904,11 @@ impl fmt::Display for Error {
 /// How many of an [`Error::Cleanup`]'s later errors its message shows.
 const SHOWN_CLEANUP: usize = 4;
 
-/// [`Error::KernelLimit`]'s `what` for threads per block.
+/// [`Error::KernelLimit`]'s `what` for threads per block, the bound the kernel declares.
 pub(crate) const KERNEL_THREADS: &str = "threads per block";
+/// [`Error::KernelLimit`]'s `what` for threads per block, where the kernel declares no bound
+/// and its registers set it.
+pub(crate) const KERNEL_THREADS_BY_REGISTERS: &str = "threads per block, as its registers allow";
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {

@@ -908,6 +908,8 @@ mod tests {
             source: None,
             exact_threads: 0,
             one_d: false,
+            block: (0, 0, 0),
+            declared_threads: 0,
         };
         let stream = StreamHandle::create(&crate::handle::Context::cpu()).unwrap();
         let lane = LaneInner::new(stream, LaneId::Lane(0));

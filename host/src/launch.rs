@@ -16,7 +16,7 @@ use bytemuck::Pod;
 
 use crate::capture::{Capture, KernelNode, KernelNodeRecord};
 use crate::device::DeviceInfo;
-use crate::error::{Error, Result, KERNEL_THREADS};
+use crate::error::{Error, Result, KERNEL_THREADS, KERNEL_THREADS_BY_REGISTERS};
 use crate::kernel::{
     for_each_tuple, ByValue, CheckedLaunch, Launchable, Mut, Param, Ptr, PtrMut, Ref, Signature, Tma, TENSOR_MAP_BYTES,
 };
@@ -563,7 +563,8 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// [`Error::LaunchConfig`]/[`Error::EmptyLaunch`] when `cfg` exceeds the device's limits,
     /// [`Error::KernelLimit`] (naming the kernel) when it exceeds the kernel's own,
     /// [`Error::LaunchNot1d`] when the kernel is `#[kernel(dims = 1)]` and
-    /// `cfg` is not 1-D, [`Error::LaunchBlockFixed`] when the kernel sets register budgets
+    /// `cfg` is not 1-D, [`Error::LaunchBlockShape`] when it is `#[kernel(block = ..)]` and
+    /// `cfg.block` is another shape, [`Error::LaunchBlockFixed`] when the kernel sets register budgets
     /// for another block size (all checked before calling the driver; nothing is launched
     /// then); module and lookup errors on
     /// first use of the kernel on this device; [`Error::Launch`] (in a deferred scope, where
@@ -817,6 +818,7 @@ fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
         & (threads <= max_threads)
         & ((f.exact_threads == 0) | (threads == f.exact_threads as u64))
         & (!f.one_d | ((g.1 == 1) & (g.2 == 1) & (b.1 == 1) & (b.2 == 1)))
+        & ((f.block.0 == 0) | ((b.0 == f.block.0) & (b.1 == f.block.1) & (b.2 == f.block.2)))
         & (cfg.shared_mem_bytes <= max_shared.min(f.dynamic_shared_limit))
 }
 
@@ -829,9 +831,11 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
     cfg.validate(info)?;
     let threads = cfg.block.0 as u64 * cfg.block.1 as u64 * cfg.block.2 as u64;
     if threads > f.max_threads_per_block as u64 {
+        // The bound the kernel declares, or (none declared) what its registers leave.
+        let declared = f.declared_threads != 0 && f.max_threads_per_block >= f.declared_threads;
         return Err(Error::KernelLimit {
             kernel: f.name,
-            what: KERNEL_THREADS,
+            what: if declared { KERNEL_THREADS } else { KERNEL_THREADS_BY_REGISTERS },
             requested: threads,
             limit: f.max_threads_per_block as u64,
         });
@@ -842,6 +846,9 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
     let (g, b) = (cfg.grid, cfg.block);
     if f.one_d && (g.1, g.2, b.1, b.2) != (1, 1, 1, 1) {
         return Err(Error::LaunchNot1d { kernel: f.name, grid: g, block: b });
+    }
+    if f.block.0 != 0 && b != f.block {
+        return Err(Error::LaunchBlockShape { kernel: f.name, block: b, required: f.block });
     }
     if cfg.shared_mem_bytes > f.dynamic_shared_limit {
         return Err(Error::KernelLimit {
@@ -905,6 +912,8 @@ mod tests {
             source: None,
             exact_threads,
             one_d,
+            block: (0, 0, 0),
+            declared_threads: max_threads,
         }
     }
 
@@ -927,6 +936,32 @@ mod tests {
         let e = check_launch(&cfg, &info, &f).unwrap_err();
         assert!(matches!(e, Error::KernelLimit { what: "dynamic shared memory per block", limit: 1000, .. }), "{e}");
         assert!(e.to_string().contains("static shared memory"), "{e}");
+        // No declared bound: the driver's limit came from the kernel's registers.
+        let mut f = target("gemm_tiled", 640, 1000, 0, false);
+        f.declared_threads = 0;
+        let cfg = LaunchConfig { grid: (1, 1, 1), block: (32, 32, 1), shared_mem_bytes: 0 };
+        let e = check_launch(&cfg, &info, &f).unwrap_err();
+        assert!(matches!(e, Error::KernelLimit { what: KERNEL_THREADS_BY_REGISTERS, limit: 640, .. }), "{e}");
+        assert!(e.to_string().contains("registers") && e.to_string().contains("max_threads = N"), "{e}");
+    }
+
+    /// A `#[kernel(block = ..)]` kernel launched with another block shape is refused, the
+    /// message naming both shapes and the fix.
+    #[test]
+    fn a_declared_block_shape_is_the_only_one_launched() {
+        let info = test_info();
+        let mut f = target("transpose", 1024, 1000, 0, false);
+        f.block = (32, 8, 1);
+        let good = LaunchConfig { grid: (4, 4, 1), block: (32, 8, 1), shared_mem_bytes: 0 };
+        assert!(fits(&good, &info, &f));
+        for block in [(16, 16, 1), (256, 1, 1), (32, 8, 2), (8, 32, 1)] {
+            let cfg = LaunchConfig { block, ..good };
+            assert!(!fits(&cfg, &info, &f));
+            let e = check_launch(&cfg, &info, &f).unwrap_err();
+            assert_eq!(e, Error::LaunchBlockShape { kernel: "transpose", block, required: (32, 8, 1) });
+            let text = e.to_string();
+            assert!(text.contains("`#[kernel(block = (32, 8, 1))]`") && text.contains(&format!("{block:?}")), "{text}");
+        }
     }
 
     #[test]
@@ -1010,9 +1045,12 @@ mod tests {
                 kernel_shared in 0u32..300_000,
                 exact in proptest::bool::ANY,
                 one_d in proptest::bool::ANY,
+                // A `block = ..` kernel: none, the block asked for, or another.
+                fixed in 0u8..3,
             ) {
                 let info = test_info();
-                let f = target("k", kernel_threads, kernel_shared, if exact { kernel_threads } else { 0 }, one_d);
+                let mut f = target("k", kernel_threads, kernel_shared, if exact { kernel_threads } else { 0 }, one_d);
+                f.block = [(0, 0, 0), b, (32, 8, 1)][fixed as usize];
                 let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
                 prop_assert_eq!(fits(&cfg, &info, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);
             }

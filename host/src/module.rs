@@ -37,6 +37,12 @@ pub struct LaunchTarget {
     pub(crate) exact_threads: u32,
     /// Every launch must be 1-D (`#[kernel(dims = 1)]`, which the device build assumes).
     pub(crate) one_d: bool,
+    /// The block every launch must have (`#[kernel(block = ..)]`, which the device build
+    /// assumes); `(0, 0, 0)` for any.
+    pub(crate) block: (u32, u32, u32),
+    /// The most threads per block the kernel declares (`.maxntid`, `#[kernel(max_threads =
+    /// N)]`), 0 for none: tells a limit it set from one its registers set, for the error.
+    pub(crate) declared_threads: u32,
 }
 
 /// A `#[kernel]`'s source lines: file (as `file!()` names it), first and last line.
@@ -191,6 +197,8 @@ impl ModuleCache {
             source,
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
             one_d: params.one_d,
+            block: params.block.unwrap_or((0, 0, 0)),
+            declared_threads: ptx::max_threads(ptx, name).unwrap_or(0),
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
@@ -231,6 +239,8 @@ impl ModuleCache {
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
             // The CPU entry checks it too (a build without PTX has no record to read).
             one_d: matches!(&params, Ok(p) if p.one_d),
+            block: params.as_ref().ok().and_then(|p| p.block).unwrap_or((0, 0, 0)),
+            declared_threads: ptx::max_threads(ptx, name).unwrap_or(0),
         };
         // Without the entry in the PTX, the host declaration is all there is to check. Cached
         // either way: the text is read once per entry, not at every launch.

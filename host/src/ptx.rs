@@ -74,9 +74,12 @@ pub struct AbiParam {
 pub(crate) struct EntryParams {
     pub(crate) sizes: Vec<usize>,
     pub(crate) abi: Option<Vec<AbiParam>>,
-    /// `#[kernel(dims = 1)]`'s record (`__sluice_launch_NAME`, `dims=1;`): every launch must
+    /// `#[kernel(dims = 1)]`'s promise (`__sluice_launch_NAME`, `dims=1;`): every launch must
     /// be 1-D, which the device build assumes.
     pub(crate) one_d: bool,
+    /// `#[kernel(block = (x, y, z))]`'s (`block=X,Y,Z;`): every block must have that shape,
+    /// which the device build assumes.
+    pub(crate) block: Option<(u32, u32, u32)>,
 }
 
 /// The header of the record (`sluice_device::abi::HEADER`).
@@ -86,8 +89,8 @@ const ABI_HEADER: &str = "sluice-abi 1;";
 pub(crate) fn entry_params(ptx: &str, name: &str) -> Result<EntryParams, ParamsError> {
     let sizes = param_sizes(ptx, name)?;
     let abi = abi_record(ptx, name)?;
-    let one_d = launch_record(ptx, name)?;
-    Ok(EntryParams { sizes, abi, one_d })
+    let LaunchRecord { one_d, block } = launch_record(ptx, name)?;
+    Ok(EntryParams { sizes, abi, one_d, block })
 }
 
 /// The bytes of the global `.visible .global .align 1 .b8 SYMBOL[N] = {b0, b1, ...};`
@@ -117,17 +120,47 @@ fn abi_record(ptx: &str, name: &str) -> Result<Option<Vec<AbiParam>>, ParamsErro
     }
 }
 
-/// Whether entry `name` is a `#[kernel(dims = 1)]`: its record
-/// `__sluice_launch_NAME[7] = "dims=1;"`. A record that says anything else is an error (the
-/// device build may assume what it says, so a record this host does not understand is not
-/// launched).
-fn launch_record(ptx: &str, name: &str) -> Result<bool, ParamsError> {
+/// What `#[kernel(..)]` promised of every launch of an entry: its record
+/// `__sluice_launch_NAME`, `;`-terminated fields, each at most once — `dims=1` (every launch
+/// is 1-D) and `block=X,Y,Z` (every block is `(X, Y, Z)`). A record that says anything else
+/// is an error (the device build may assume what it says, so a record this host does not
+/// understand is not launched). No record: no promise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LaunchRecord {
+    pub(crate) one_d: bool,
+    pub(crate) block: Option<(u32, u32, u32)>,
+}
+
+fn launch_record(ptx: &str, name: &str) -> Result<LaunchRecord, ParamsError> {
     let bad = ParamsError::Unreadable("the kernel's launch record (`__sluice_launch_*`)");
-    match byte_global(ptx, &format!("__sluice_launch_{name}["), bad)? {
-        Some(bytes) if bytes == b"dims=1;" => Ok(true),
-        Some(_) => Err(bad),
-        None => Ok(false),
+    let Some(bytes) = byte_global(ptx, &format!("__sluice_launch_{name}["), bad)? else {
+        return Ok(LaunchRecord::default());
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad)?;
+    let body = text.strip_suffix(';').ok_or(bad)?;
+    let mut out = LaunchRecord::default();
+    for field in body.split(';') {
+        match field.split_once('=').ok_or(bad)? {
+            ("dims", "1") if !out.one_d => out.one_d = true,
+            ("block", dims) if out.block.is_none() => {
+                let mut it = dims.split(',').map(|d| d.parse::<u32>().ok().filter(|&d| d >= 1));
+                let (Some(Some(x)), Some(Some(y)), Some(Some(z)), None) = (it.next(), it.next(), it.next(), it.next())
+                else {
+                    return Err(bad);
+                };
+                if x as u64 * y as u64 * z as u64 > 1024 {
+                    return Err(bad);
+                }
+                out.block = Some((x, y, z));
+            }
+            _ => return Err(bad),
+        }
     }
+    // A 1-D kernel's block is `(m, 1, 1)`.
+    if out.one_d && out.block.is_some_and(|(_, y, z)| (y, z) != (1, 1)) {
+        return Err(bad);
+    }
+    Ok(out)
 }
 
 /// Decodes a record (`sluice_device::abi`'s format); `None` if it is not one.
@@ -315,7 +348,7 @@ mod tests {
     const RECORD: &str = "sluice-abi 1;out:m:00000004:00000004;value:v:00000004:00000004;";
 
     #[test]
-    fn the_launch_record_of_a_1d_kernel_is_read_and_nothing_else_is_trusted() {
+    fn the_launch_record_is_read_and_nothing_else_is_trusted() {
         let record = |name: &str, bytes: &[u8]| {
             let list = bytes.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ");
             format!("{PTX}\n.visible .global .align 1 .b8 __sluice_launch_{name}[{}] = {{{list}}};\n", bytes.len())
@@ -326,7 +359,26 @@ mod tests {
         assert!(!entry_params(&record("fill_column2", b"dims=1;"), "fill_column").unwrap().one_d);
         assert!(!entry_params(&record("fill", b"dims=1;"), "fill_column").unwrap().one_d);
         // A record this host does not understand: the device may assume it, so it is refused.
-        for bad in [&b"dims=2;"[..], b"dims=1", b"", b"dims=1;dims=1;"] {
+        let both = entry_params(&record("fill_column", b"dims=1;block=256,1,1;"), "fill_column").unwrap();
+        assert_eq!((both.one_d, both.block), (true, Some((256, 1, 1))));
+        let block = entry_params(&record("fill_column", b"block=32,8,1;"), "fill_column").unwrap();
+        assert_eq!((block.one_d, block.block), (false, Some((32, 8, 1))));
+        for bad in [
+            &b"dims=2;"[..],
+            b"dims=1",
+            b"",
+            b";",
+            b"dims=1;dims=1;",
+            b"block=32,8;",
+            b"block=32,8,1,1;",
+            b"block=0,8,1;",
+            b"block=64,32,1;",
+            b"block=32,8,1;block=32,8,1;",
+            b"dims=1;block=32,8,1;",
+            b"block=32,8,1;dims=1;",
+            b"block=32,x,1;",
+            b"shiny=1;",
+        ] {
             let r = entry_params(&record("fill_column", bad), "fill_column");
             assert!(matches!(r, Err(ParamsError::Unreadable(_))), "{:?}: {r:?}", String::from_utf8_lossy(bad));
         }

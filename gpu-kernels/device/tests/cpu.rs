@@ -103,6 +103,18 @@ fn a_1d_kernel_checks_its_launch_on_the_cpu() {
     assert!(cpu::launch([3, 1, 1], [5, 1, 1], 0, &sluice_device::slice::__check_1d_launch).is_ok());
 }
 
+/// `#[kernel(block = (x, y, z))]`'s check on the CPU backend: a launch with another block
+/// fails with a message, one with the declared block runs.
+#[test]
+fn a_kernel_of_one_block_shape_checks_its_launch_on_the_cpu() {
+    let check = || sluice_device::slice::__check_block(32, 8, 1);
+    for block in [[16, 16, 1], [32, 8, 2], [256, 1, 1], [8, 32, 1]] {
+        let e = cpu::launch([2, 2, 1], block, 0, &check).expect_err("another block");
+        assert!(e.contains("block = ..") && e.contains("another block shape"), "block {block:?}: {e}");
+    }
+    assert!(cpu::launch([3, 2, 1], [32, 8, 1], 0, &check).is_ok());
+}
+
 #[test]
 fn barriers_order_shared_memory_and_reduce_predicates() {
     let sums = counters(4);

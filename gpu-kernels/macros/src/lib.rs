@@ -31,8 +31,9 @@
 //! value type as the device build compiled them (`sluice_device::abi`), which the host
 //! compares with its declaration when it loads the module; for a `#[kernel(dims = 1)]`, the
 //! global `__sluice_launch_<name>` (`dims=1;`), by which the host refuses every launch that is
-//! not 1-D. The device build also checks that every element and value type is
-//! `bytemuck::Pod`.
+//! not 1-D, and for a `#[kernel(block = (x, y, z))]` the same global with `block=X,Y,Z;`
+//! (every block must be that one). The device build also checks that every element and value
+//! type is `bytemuck::Pod`.
 //!
 //! On the host: a zero-sized braced struct `__sluice_kernel_<name>` (named apart from the
 //! kernel so that a module or item of the kernel's name beside it does not collide)
@@ -97,6 +98,14 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 ///   threadIdx.x` without first testing the launch's shape, as CUDA C++'s does. Worth it for
 ///   a kernel whose threads do little each (saxpy: 1.03x nvcc's time without it).
 ///
+/// * `block = (x, y, z)` (or `(x, y)`, or `x`): every block is `(x, y, z)`, at most 1024
+///   threads. The host refuses any other block (`Error::LaunchBlockShape`, before anything
+///   runs; on the CPU backend the kernel checks it too), so the GPU build assumes it:
+///   `block_dim_*()` are constants, `thread_idx_*()` are known below them, and a check of the
+///   block's shape in the body (`BlockTile::partition`'s, a `dassert!`) folds away. PTX gets
+///   `.reqntid x, y, z`. With `max_threads = N`, `x * y * z` is at most N; with `dims = 1`,
+///   `y` and `z` are 1.
+///
 /// ```ignore
 /// #[kernel(dims = 1)]
 /// pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32) {
@@ -107,6 +116,11 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 /// }
 /// // st.launch(&kernels::saxpy, LaunchConfig::for_elements(n, 256), ..)  — runs
 /// // LaunchConfig { grid: (64, 2, 1), .. }                              — Err(LaunchNot1d)
+///
+/// #[kernel(block = (32, 8))]
+/// pub fn transpose(/* .. */) { /* every block is (32, 8, 1) */ }
+/// // LaunchConfig { block: (32, 8, 1), .. }                             — runs
+/// // LaunchConfig { block: (16, 16, 1), .. }                            — Err(LaunchBlockShape)
 /// ```
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -121,8 +135,9 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-const KERNEL_ATTR_HELP: &str = "#[kernel] takes `unchecked`, `max_threads = N` and `dims = 1`: `#[kernel]`, \
-                                `#[kernel(unchecked)]`, `#[kernel(max_threads = 384)]`, `#[kernel(dims = 1)]`";
+const KERNEL_ATTR_HELP: &str = "#[kernel] takes `unchecked`, `max_threads = N`, `dims = 1` and `block = (x, y, z)`: \
+                                `#[kernel]`, `#[kernel(unchecked)]`, `#[kernel(max_threads = 384)]`, \
+                                `#[kernel(dims = 1)]`, `#[kernel(block = (32, 8))]`";
 
 /// What `#[kernel(..)]` says.
 #[derive(Clone, Copy)]
@@ -133,16 +148,23 @@ struct KernelAttr {
     /// `dims = 1`: every launch is 1-D (grid `(n, 1, 1)`, blocks `(m, 1, 1)`), which the host
     /// checks at each launch and the device build may then assume.
     one_d: bool,
+    /// `block = (x, y, z)`: every block has this shape, which the host checks at each launch
+    /// and the device build may then assume.
+    block: Option<(u32, u32, u32)>,
 }
 
-/// `#[kernel(..)]`'s arguments: `unchecked`, `max_threads = N` (1 to 1024), `dims = 1`, in
-/// any order.
+/// `#[kernel(..)]`'s arguments: `unchecked`, `max_threads = N` (1 to 1024), `dims = 1`,
+/// `block = (x, y, z)`, in any order.
 fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
     use syn::parse::Parser;
     let metas = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated.parse2(attr)?;
     let (mut mode, mut bounds, mut one_d) = (Mode::Checked, None, false);
+    let mut block: Option<((u32, u32, u32), &syn::Expr)> = None;
     for meta in &metas {
         match meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("block") && block.is_none() => {
+                block = Some((parse_block(&nv.value)?, &nv.value))
+            }
             syn::Meta::Path(p) if p.is_ident("unchecked") && mode == Mode::Checked => mode = Mode::Unchecked,
             syn::Meta::NameValue(nv) if nv.path.is_ident("dims") && !one_d => match &nv.value {
                 syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_parse::<u32>().ok() == Some(1) =>
@@ -175,10 +197,71 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
                     }
                 }
             }
-            other => return Err(syn::Error::new_spanned(other, unknown_kernel_option(other, mode, bounds, one_d))),
+            other => {
+                let given = KernelAttr { mode, max_threads: bounds, one_d, block: block.map(|b| b.0) };
+                return Err(syn::Error::new_spanned(other, unknown_kernel_option(other, given)));
+            }
         }
     }
-    Ok(KernelAttr { mode, max_threads: bounds, one_d })
+    if let Some(((x, y, z), expr)) = block {
+        let threads = x * y * z;
+        if let Some(n) = bounds.filter(|&n| threads > n) {
+            return Err(syn::Error::new_spanned(
+                expr,
+                format!(
+                    "`block = ({x}, {y}, {z})` has {threads} threads, more than `max_threads = {n}` allows: make \
+                     `max_threads` at least {threads}, or drop it (`block` sets the launch bounds itself)"
+                ),
+            ));
+        }
+        if one_d && (y, z) != (1, 1) {
+            return Err(syn::Error::new_spanned(
+                expr,
+                format!(
+                    "`block = ({x}, {y}, {z})` is not 1-D, but `dims = 1` says every block is `(m, 1, 1)`: \
+                     write `block = {x}` with `dims = 1`, or drop `dims = 1` to launch 2-D or 3-D blocks"
+                ),
+            ));
+        }
+    }
+    Ok(KernelAttr { mode, max_threads: bounds, one_d, block: block.map(|b| b.0) })
+}
+
+/// `block = ..`'s value: `x`, `(x,)`, `(x, y)` or `(x, y, z)`, integer literals, each at least
+/// 1, `z ≤ 64` and `x * y * z ≤ 1024` (CUDA's limits).
+fn parse_block(value: &syn::Expr) -> syn::Result<(u32, u32, u32)> {
+    const HELP: &str = "`block` is the shape every block of the kernel has, as 1 to 3 integer literals: \
+                        `block = 256`, `block = (32, 8)`, `block = (8, 8, 4)`; each side at least 1, z at most \
+                        64, at most 1024 threads in all";
+    let lit = |e: &syn::Expr| match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().ok(),
+        _ => None,
+    };
+    let sides: Vec<Option<u32>> = match value {
+        syn::Expr::Tuple(t) => t.elems.iter().map(lit).collect(),
+        syn::Expr::Paren(p) => vec![lit(&p.expr)],
+        other => vec![lit(other)],
+    };
+    let err = |why: String| syn::Error::new_spanned(value, format!("{why}: {HELP}"));
+    if sides.is_empty() || sides.len() > 3 || sides.iter().any(|s| s.is_none()) {
+        return Err(err("not a block shape".into()));
+    }
+    let mut d = [1u32; 3];
+    for (i, s) in sides.iter().enumerate() {
+        d[i] = s.unwrap_or(1);
+    }
+    let [x, y, z] = d;
+    if x == 0 || y == 0 || z == 0 {
+        return Err(err(format!("`({x}, {y}, {z})` has a side of 0, so no threads")));
+    }
+    let threads = x as u64 * y as u64 * z as u64;
+    if threads > 1024 {
+        return Err(err(format!("`({x}, {y}, {z})` is {threads} threads, more than the 1024 a block can have")));
+    }
+    if z > 64 {
+        return Err(err(format!("`({x}, {y}, {z})` has z = {z}, more than the 64 a block can have")));
+    }
+    Ok((x, y, z))
 }
 
 /// The one `#[kernel(..)]` that says what `attr` and the second attribute `again` say
@@ -198,6 +281,9 @@ fn merged_kernel_attr(attr: KernelAttr, again: &syn::Attribute) -> String {
     if attr.one_d || other.is_some_and(|o| o.one_d) {
         opts.push("dims = 1".to_string());
     }
+    if let Some((x, y, z)) = attr.block.or(other.and_then(|o| o.block)) {
+        opts.push(format!("block = ({x}, {y}, {z})"));
+    }
     if opts.is_empty() {
         "#[kernel]".to_string()
     } else {
@@ -206,12 +292,13 @@ fn merged_kernel_attr(attr: KernelAttr, again: &syn::Attribute) -> String {
 }
 
 /// The message for an option `#[kernel(..)]` did not take: given twice, misspelt, or unknown.
-fn unknown_kernel_option(meta: &syn::Meta, mode: Mode, bounds: Option<u32>, one_d: bool) -> String {
+fn unknown_kernel_option(meta: &syn::Meta, given: KernelAttr) -> String {
     let name = meta.path().get_ident().map(|i| i.to_string()).unwrap_or_default();
     let twice = match name.as_str() {
-        "unchecked" => mode == Mode::Unchecked,
-        "max_threads" => bounds.is_some(),
-        "dims" => one_d,
+        "unchecked" => given.mode == Mode::Unchecked,
+        "max_threads" => given.max_threads.is_some(),
+        "dims" => given.one_d,
+        "block" => given.block.is_some(),
         _ => false,
     };
     if twice {
@@ -219,8 +306,11 @@ fn unknown_kernel_option(meta: &syn::Meta, mode: Mode, bounds: Option<u32>, one_
     }
     let hint = match name.as_str() {
         "dim" | "dimensions" | "dimension" | "one_d" | "grid_1d" | "launch_1d" => " (did you mean `dims = 1`?)",
-        "max_thread" | "launch_bounds" | "max_threads_per_block" | "block_size" => " (did you mean `max_threads = N`?)",
-        "dims" | "max_threads" | "unchecked" => " (written in another form than these)",
+        "max_thread" | "launch_bounds" | "max_threads_per_block" => " (did you mean `max_threads = N`?)",
+        "block_size" | "block_dim" | "block_dims" | "blocks" | "threads" | "reqntid" => {
+            " (did you mean `block = (x, y, z)`, or `max_threads = N`?)"
+        }
+        "dims" | "max_threads" | "unchecked" | "block" => " (written in another form than these)",
         _ => "",
     };
     format!("unknown option{hint}: {KERNEL_ATTR_HELP}")
@@ -263,7 +353,7 @@ pub fn cuda_std_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     let prologue = rewrite_shared_statics(&mut func.block);
     func.block.stmts.splice(0..0, prologue);
-    let attr = KernelAttr { mode: Mode::Unchecked, max_threads: None, one_d: false };
+    let attr = KernelAttr { mode: Mode::Unchecked, max_threads: None, one_d: false, block: None };
     match expand(func.clone(), attr, quote!(::cuda_std::__sluice)) {
         Ok(ts) => ts.into(),
         Err(e) => with_original(e, &func),
@@ -654,7 +744,7 @@ fn split_attrs(attrs: &[syn::Attribute]) -> Attrs<'_> {
 }
 
 fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<TokenStream2> {
-    let KernelAttr { mode, max_threads, one_d } = attr;
+    let KernelAttr { mode, max_threads, one_d, block } = attr;
     let sig = &func.sig;
     let name = &sig.ident;
     let kernel = name.to_string();
@@ -1126,6 +1216,9 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
     if let Some(n) = max_threads {
         nvvm.push_str(&format!("maxntid={n};"));
     }
+    if let Some((x, y, z)) = block {
+        nvvm.push_str(&format!("reqntidx={x};reqntidy={y};reqntidz={z};"));
+    }
     for i in &grid_constants {
         nvvm.push_str(&format!("tma_param={i};"));
     }
@@ -1143,34 +1236,46 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         }
     });
 
-    // `dims = 1`: the record the host reads to check every launch of the entry
-    // (`__sluice_launch_<name>`, `dims=1;`), and what each build does with the promise — the
-    // device assumes it, the CPU backend checks it (where the host may have no PTX to read).
-    let (launch_static, assume_1d, check_1d) = if one_d {
-        let marker = format_ident!("__sluice_launch_{}", name);
-        let bytes = syn::LitByteStr::new(b"dims=1;", Span::call_site());
-        let record = quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #(#cfgs)*
-            #[doc(hidden)]
-            #[unsafe(no_mangle)]
-            #[allow(non_upper_case_globals)]
-            #vis static #marker: [u8; 7] = *#bytes;
-        };
-        let assume = quote! {
+    // `dims = 1` and `block = (x, y, z)`: the record the host reads to check every launch of
+    // the entry (`__sluice_launch_<name>`: `dims=1;`, `block=X,Y,Z;`), and what each build does
+    // with the promise — the device assumes it, the CPU backend checks it (where the host may
+    // have no PTX to read).
+    let mut promise = String::new();
+    let (mut assume_launch, mut check_launch) = (Vec::new(), Vec::new());
+    if one_d {
+        promise.push_str("dims=1;");
+        assume_launch.push(quote! {
             // SAFETY: the entry's `__sluice_launch_*` record says `dims=1;`, and the host
             // refuses every launch of such an entry whose grid or blocks are not 1-D
             // (`sluice_host`'s launch checks, on every path that launches: streams, captures,
             // recordings), so the launch is 1-D here.
             unsafe { #dev::thread::__assume_1d_launch() };
-        };
-        let check = quote! {
-            #dev::slice::__check_1d_launch();
-        };
-        (Some(record), Some(assume), Some(check))
-    } else {
-        (None, None, None)
-    };
+        });
+        check_launch.push(quote! { #dev::slice::__check_1d_launch(); });
+    }
+    if let Some((x, y, z)) = block {
+        promise.push_str(&format!("block={x},{y},{z};"));
+        assume_launch.push(quote! {
+            // SAFETY: the entry's `__sluice_launch_*` record says `block=X,Y,Z;`, and the host
+            // refuses every launch of such an entry with another block (`sluice_host`'s launch
+            // checks, on every path that launches), so every block is this one here.
+            unsafe { #dev::thread::__assume_block(#x, #y, #z) };
+        });
+        check_launch.push(quote! { #dev::slice::__check_block(#x, #y, #z); });
+    }
+    let launch_static = (!promise.is_empty()).then(|| {
+        let marker = format_ident!("__sluice_launch_{}", name);
+        let bytes = syn::LitByteStr::new(promise.as_bytes(), Span::call_site());
+        let len = promise.len();
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[unsafe(no_mangle)]
+            #[allow(non_upper_case_globals)]
+            #vis static #marker: [u8; #len] = *#bytes;
+        }
+    });
 
     Ok(quote! {
         // The user's function, as written, compiled as an ordinary (safe) Rust function in
@@ -1193,7 +1298,7 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
             // that names nothing else of it.
             #dev::__linked();
             #(#device_checks)*
-            #assume_1d
+            #(#assume_launch)*
             #(#rebind)*
             #call
         }
@@ -1216,7 +1321,7 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         #[allow(non_snake_case, clippy::too_many_arguments)]
         #[inline(always)]
         #vis unsafe fn #body_fn(#(#abi),*) {
-            #check_1d
+            #(#check_launch)*
             #(#rebind)*
             #call
         }

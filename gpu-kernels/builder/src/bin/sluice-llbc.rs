@@ -399,7 +399,8 @@ struct KernelAttributes {
 /// Reads each marker static `@__sluice_nvvm_<kernel> = ... c"<attrs>"` of the linked IR:
 /// `<attrs>` is `;`-separated `maxntid=N` (`.maxntid N`, CUDA C++'s `__launch_bounds__`: at
 /// most N threads per block, so ptxas may give each thread `65536 / N` registers),
-/// `minctasm=N` (`.minnctapersm N`), and `tma_param=I` (the kernel's parameter `I`, counted
+/// `minctasm=N` (`.minnctapersm N`), `reqntidx=X`, `reqntidy=Y`, `reqntidz=Z` (`.reqntid X,
+/// Y, Z`, `#[kernel(block = ..)]`: every block is exactly that), and `tma_param=I` (the kernel's parameter `I`, counted
 /// from 0, is a tensor map, which the TMA reads in place and needs 64-byte aligned: rustc
 /// declares it 16-byte aligned, the most its PTX kernel ABI has, so the PTX declaration is
 /// rewritten, [`align_tma_params`]). The marker itself is dropped by
@@ -418,6 +419,9 @@ fn kernel_attributes(ir: &str) -> Result<KernelAttributes, String> {
             match key {
                 "maxntid" => out.annotations.push(format!("!{{ptr @{name}, !\"maxntidx\", i32 {value}}}")),
                 "minctasm" => out.annotations.push(format!("!{{ptr @{name}, !\"minctasm\", i32 {value}}}")),
+                "reqntidx" | "reqntidy" | "reqntidz" => {
+                    out.annotations.push(format!("!{{ptr @{name}, !\"{key}\", i32 {value}}}"))
+                }
                 "tma_param" => out.tma_params.push((name.to_string(), value)),
                 _ => {
                     return Err(format!(
@@ -589,6 +593,11 @@ mod tests {
         let out = add_annotations(ir, &attrs.annotations).unwrap().expect("one annotation");
         assert!(out.ends_with("!nvvm.annotations = !{!8}\n!8 = !{ptr @ws, !\"maxntidx\", i32 384}\n"), "{out}");
         assert_eq!(kernel_attributes("define void @k() {\n  ret void\n}\n").unwrap(), KernelAttributes::default());
+        let fixed = "@__sluice_nvvm_t = constant [36 x i8] c\"reqntidx=32;reqntidy=8;reqntidz=1;\"\n";
+        assert_eq!(
+            kernel_attributes(fixed).unwrap().annotations,
+            ["!{ptr @t, !\"reqntidx\", i32 32}", "!{ptr @t, !\"reqntidy\", i32 8}", "!{ptr @t, !\"reqntidz\", i32 1}"]
+        );
         let odd = "@__sluice_nvvm_k = constant [9 x i8] c\"shiny=1;\"\n";
         assert!(kernel_attributes(odd).unwrap_err().contains("unknown attribute"));
         let ptx = ".entry ws(\n\t.param .align 16 .b8 ws_param_0[128],\n\t.param .u64 ws_param_1\n)";

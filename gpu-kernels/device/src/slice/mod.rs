@@ -382,6 +382,24 @@ fn not_1d() -> ! {
     crate::dfail!("a #[kernel(dims = 1)] kernel launched with a grid or blocks that are not 1-D: (n, 1, 1) each")
 }
 
+/// What `#[kernel(block = (x, y, z))]` does on the CPU backend, where the host may have no
+/// PTX to read the promise from: checks that every block is `(x, y, z)`, failing the launch
+/// with a message (here, beside `__check_1d_launch`, above the rooms `dfail!` needs).
+#[doc(hidden)]
+#[inline(always)]
+#[track_caller]
+pub fn __check_block(x: u32, y: u32, z: u32) {
+    if !crate::thread::block_is(x, y, z) {
+        wrong_block();
+    }
+}
+
+#[cold]
+#[track_caller]
+fn wrong_block() -> ! {
+    crate::dfail!("a #[kernel(block = ..)] kernel launched with another block shape than the one it declares")
+}
+
 /// The general case of [`rank_and_threads`], out of line so that a 1-D launch does not
 /// compute it.
 #[cold]

@@ -209,6 +209,29 @@ pub unsafe fn __assume_1d_launch() {
     unsafe { core::hint::assert_unchecked(one_d) }
 }
 
+/// Whether every block of the launch is `(x, y, z)`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) fn block_is(x: u32, y: u32, z: u32) -> bool {
+    (block_dim_x() == x) & (block_dim_y() == y) & (block_dim_z() == z)
+}
+
+/// What `#[kernel(block = (x, y, z))]` tells the compiler of the GPU build: every block is
+/// `(x, y, z)`, so `block_dim_*()` are constants, `thread_idx_*()` are below them, and a
+/// check of the block's shape (`BlockTile::partition`'s) folds away.
+///
+/// # Safety
+///
+/// Every block of the launch is `(x, y, z)`. `#[kernel(block = ..)]` calls it where the
+/// host checks every launch of the entry (its `__sluice_launch_*` record).
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn __assume_block(x: u32, y: u32, z: u32) {
+    let fixed = block_is(x, y, z);
+    // SAFETY: the caller's contract.
+    unsafe { core::hint::assert_unchecked(fixed) }
+}
+
 /// The total number of threads in the grid along x (the stride of a 1-D grid-stride loop).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

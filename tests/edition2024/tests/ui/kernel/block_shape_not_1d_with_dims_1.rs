@@ -1,0 +1,1 @@
+../../../../ui/kernel/block_shape_not_1d_with_dims_1.rs

@@ -1,0 +1,1 @@
+../../../../ui/kernel/block_shape_too_large.rs
