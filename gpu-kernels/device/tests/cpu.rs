@@ -791,6 +791,18 @@ fn a_gpu_thread_that_overflows_its_stack_ends_with_a_message() {
             let _ = t.unwrap().join();
             return; // not reached
         }
+        Ok("kill") => {
+            // A process whose SIGSEGV had the default disposition before the handler was
+            // installed: a SIGSEGV sent by `kill` still ends it.
+            // SAFETY: setting the default disposition, before any thread of ours faults.
+            unsafe { libc::signal(libc::SIGSEGV, libc::SIG_DFL) };
+            cpu::launch([1, 1, 1], [2, 1, 1], 0, &|| {}).unwrap();
+            // SAFETY: sends this process a signal.
+            unsafe { libc::kill(libc::getpid(), libc::SIGSEGV) };
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            eprintln!("survived the SIGSEGV");
+            std::process::exit(0);
+        }
         _ => {}
     }
     let child = |mode: &str| {
@@ -805,17 +817,14 @@ fn a_gpu_thread_that_overflows_its_stack_ends_with_a_message() {
     };
     let (status, err) = child("gpu");
     // Ended by the handler's abort, not by the fault's default action.
-    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc_sigabrt()), "{status:?}: {err}");
+    assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(libc::SIGABRT), "{status:?}: {err}");
     assert!(
         err.contains("a GPU thread overflowed its stack of 16 KiB") && err.contains("SLUICE_CPU_STACK_KIB"),
         "stderr: {err}"
     );
     let (_, err) = child("os");
     assert!(err.contains("has overflowed its stack") && !err.contains("GPU thread"), "stderr: {err}");
-}
-
-/// SIGABRT's number (6 on Linux and macOS).
-#[cfg(unix)]
-fn libc_sigabrt() -> i32 {
-    6
+    let (status, err) = child("kill");
+    let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+    assert_eq!(signal, Some(libc::SIGSEGV), "{status:?}: {err}");
 }

@@ -118,7 +118,17 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c
     match prev.sa_sigaction {
         // SAFETY: putting the previous disposition back; returning re-runs the faulting
         // instruction, which then gets it (the default: the process ends with the signal).
-        libc::SIG_DFL | libc::SIG_IGN => unsafe {
+        // A signal sent by `kill` (`si_code <= 0`) re-runs nothing: raised again, it meets the
+        // default when this handler returns (blocked until then), as if this one were not
+        // there. `sigaction` and `raise` are async-signal-safe.
+        libc::SIG_DFL => unsafe {
+            libc::sigaction(sig, prev, core::ptr::null_mut());
+            if code <= 0 {
+                libc::raise(sig);
+            }
+        },
+        // SAFETY: as above; an ignored signal sent by `kill` stays ignored.
+        libc::SIG_IGN => unsafe {
             libc::sigaction(sig, prev, core::ptr::null_mut());
         },
         f if prev.sa_flags & libc::SA_SIGINFO != 0 => {
