@@ -373,14 +373,15 @@ pub fn transpose(
     let Some(dst) = dst.block_tile() else {
         return;
     };
-    // The input tile: its tile row is the output tile's tile column, and the reverse.
-    let src = src.tile::<T, T>(dst.col0() / T, dst.row0() / T);
-    // This thread's elements of the output tile (the block must be (32, 8, 1)).
+    // The input tile: its tile row is the output tile's tile column, and the reverse. This
+    // thread reads its elements with the same layout as it writes the output's.
+    let src = src.tile::<T, T>(dst.col0() / T, dst.row0() / T).partition::<32, 8>();
+    // This thread's elements of the output tile (the block is (32, 8, 1)).
     let mut mine = dst.partition();
     // Stage the input tile in shared memory, rows of it as the output's columns.
     for i in 0..mine.rows() {
-        let (r, c) = mine.position(i, 0);
-        if let Some(&v) = src.get(r, c) {
+        if let Some(&v) = src.get(i, 0) {
+            let (r, c) = mine.position(i, 0);
             tile.set_at(r, c, v);
         }
     }

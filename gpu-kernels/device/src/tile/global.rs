@@ -207,6 +207,116 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
     }
 }
 
+impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
+    /// This thread's share of the tile for reading, laid out as [`BlockTile::partition`]'s
+    /// share of an output tile: thread `(x, y)` reads element `(y + i * TY, x + j * TX)` of
+    /// the tile as `get(i, j)`, for `i < TR / TY`, `j < TC / TX`. Reading is shared, so no
+    /// block shape is required (a thread past `(TX, TY)` finds its elements outside the
+    /// tile: `None`); with a block of `(TX, TY, 1)`, each element of the tile is one
+    /// thread's. Each element's index is an add from the thread's first (the rows
+    /// `TY * ld` apart), where `get(r, c)` multiplies its row by `ld`.
+    ///
+    /// ```
+    /// use sluice_device::{cpu, thread, tile::Matrix};
+    /// // A 6 × 10 matrix; its 8 × 8 tile (0, 1) is clipped to 6 × 2 (columns 8 and 9).
+    /// let data: Vec<f32> = (0..60).map(|v| v as f32).collect();
+    /// cpu::launch([1, 1, 1], [4, 2, 1], 0, &|| {
+    ///     let (x, y) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+    ///     let share = Matrix::new(&data, 6, 10).tile::<8, 8>(0, 1).partition::<4, 2>();
+    ///     assert_eq!((share.rows(), share.cols()), (4, 2));
+    ///     for i in 0..share.rows() {
+    ///         for j in 0..share.cols() {
+    ///             // Element (y + 2i, x + 4j) of the tile: row y + 2i, column 8 + x + 4j.
+    ///             let (r, c) = (y + 2 * i, 8 + x + 4 * j);
+    ///             let want = if r < 6 && c < 10 { Some(&data[r * 10 + c]) } else { None };
+    ///             assert_eq!(share.get(i, j), want);
+    ///         }
+    ///     }
+    ///     assert_eq!(share.get(4, 0), None); // past the share
+    /// })
+    /// .unwrap();
+    /// ```
+    #[inline(always)]
+    pub fn partition<const TX: usize, const TY: usize>(&self) -> TilePart<'a, T, TX, TY> {
+        let () = const {
+            assert!(
+                TX > 0 && TY > 0 && TR.is_multiple_of(TY) && TC.is_multiple_of(TX) && TR < 1 << 31 && TC < 1 << 31,
+                "MatrixTile<TR, TC>::partition::<TX, TY>: the thread layout TX × TY must divide the tile TR × TC, \
+                 each side of which is below 2^31"
+            )
+        };
+        let (x, y) = (crate::thread::thread_idx_x(), crate::thread::thread_idx_y());
+        let ld = self.ld as usize;
+        TilePart {
+            data: self.data,
+            at: (y as usize).wrapping_mul(ld).wrapping_add(x as usize),
+            row_step: TY.wrapping_mul(ld),
+            rows: self.rows,
+            cols: self.cols,
+            x,
+            y,
+            share_rows: TR / TY,
+            share_cols: TC / TX,
+        }
+    }
+}
+
+/// One thread's share of a [`MatrixTile`] for reading, from [`MatrixTile::partition`]:
+/// element `(i, j)` of the share is element `(y + i * TY, x + j * TX)` of the tile.
+#[derive(Debug, Clone, Copy)]
+pub struct TilePart<'a, T, const TX: usize, const TY: usize> {
+    // The tile's slice, from its first element on.
+    data: &'a [T],
+    // The index of the share's element (0, 0) in `data`, `y * ld + x`, and the distance
+    // between its rows, `TY * ld`, both wrapping: exact for every element inside the tile.
+    at: usize,
+    row_step: usize,
+    // The tile's extent inside the matrix (at most TR and TC).
+    rows: u32,
+    cols: u32,
+    // This thread's place in the block.
+    x: u32,
+    y: u32,
+    // `TR / TY` and `TC / TX`.
+    share_rows: usize,
+    share_cols: usize,
+}
+
+impl<'a, T, const TX: usize, const TY: usize> TilePart<'a, T, TX, TY> {
+    /// Element `(i, j)` of the share, or `None` where it lies outside the tile's part of
+    /// the matrix (always for `i >= rows()` or `j >= cols()`: past the tile).
+    #[inline(always)]
+    pub fn get(&self, i: usize, j: usize) -> Option<&'a T> {
+        if i >= self.share_rows || j >= self.share_cols {
+            return None;
+        }
+        // `i * TY < TR` and `j * TX < TC`, both below 2^31 (`partition` asserts it), and `x`,
+        // `y` below 1024: 32-bit sums and compares.
+        let (r, c) = (self.y + (i * TY) as u32, self.x + (j * TX) as u32);
+        if r < self.rows && c < self.cols {
+            let k = self.at.wrapping_add(i.wrapping_mul(self.row_step)).wrapping_add(j.wrapping_mul(TX));
+            // SAFETY: `r` and `c` are inside the tile's part of the matrix, so `r * ld + c`
+            // is inside `data` (as for `MatrixTile::get`), hence below 2^63; `k` is `(y + i TY)
+            // * ld + x + j TX` modulo 2^64, which is that index.
+            Some(unsafe { self.data.get_unchecked(k) })
+        } else {
+            None
+        }
+    }
+
+    /// Rows of the share, `TR / TY`.
+    #[inline(always)]
+    pub fn rows(&self) -> usize {
+        self.share_rows
+    }
+
+    /// Columns of the share, `TC / TX`.
+    #[inline(always)]
+    pub fn cols(&self) -> usize {
+        self.share_cols
+    }
+}
+
 /// How blocks are assigned to the tiles of a [`MatrixMut`]: a bijection from the block's
 /// linear rank ([`crate::thread::grid_block_rank`]) onto the tiles, so that no two blocks
 /// get the same tile, whatever the grid's shape (blocks past the last tile get none).
@@ -545,9 +655,14 @@ impl<'a, T, const BM: usize, const BN: usize, const TX: usize, const TY: usize, 
         {
             wrong_thread_layout();
         }
+        // The index of the thread's element (0, 0) and the distance between its rows, in
+        // wrapping arithmetic: `set` uses them only for an element inside the matrix, whose
+        // true index (below the slice's length) they then give exactly.
+        let ld = self.m.ld as usize;
+        let at = (self.row0 as usize + y as usize).wrapping_mul(ld).wrapping_add(self.col0 as usize + x as usize);
         ThreadPart {
-            row0: self.row0,
-            col0: self.col0,
+            at,
+            row_step: TY.wrapping_mul(ld),
             // The tile's first row and column are inside the matrix.
             rows_left: self.m.rows - self.row0,
             cols_left: self.m.cols - self.col0,
@@ -726,11 +841,16 @@ fn wrong_thread_layout() -> ! {
 /// edge) are dropped.
 pub struct ThreadPart<'a, T, const TX: usize, const TY: usize> {
     m: Shape<'a, T>,
-    // The block tile's first row and column (inside the matrix), and the matrix's rows and
-    // columns from there on: element `(i, j)` of the share is inside the matrix if
-    // `y + i TY < rows_left` and `x + j TX < cols_left` (32-bit compares).
-    row0: u32,
-    col0: u32,
+    // The slice index of element (0, 0) of the share, `(row0 + y) * ld + col0 + x`, and of
+    // element (i, j) `at + i * row_step + j * TX` (`row_step = TY * ld`), both wrapping:
+    // exact for every element inside the matrix. Worked out once, so that each element's
+    // address is an add (the unrolled loop's multiples of `row_step` reduce to adds) rather
+    // than a 64-bit multiply of its row.
+    at: usize,
+    row_step: usize,
+    // The matrix's rows and columns from the block tile's first row and column on: element
+    // `(i, j)` of the share is inside the matrix if `y + i TY < rows_left` and `x + j TX <
+    // cols_left` (32-bit compares).
     rows_left: u32,
     cols_left: u32,
     // This thread's place in the block, `(x, y)` below `(TX, TY)`.
@@ -795,17 +915,20 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
     #[track_caller]
     pub fn set(&mut self, i: usize, j: usize, v: T) {
         crate::dassert!(i < self.rows && j < self.cols, "ThreadPart::set: index outside the thread's share");
-        if let Some((r, c)) = self.inside(i, j) {
-            // Inside the matrix: below `rows` and `cols`, so no 32-bit overflow.
-            let (row, col) = ((self.row0 + r) as usize, (self.col0 + c) as usize);
-            // SAFETY: `row < rows` and `col < cols` with `fits(len, rows, cols, ld)` (checked by
-            // `__matrix_from_launch`) put the index inside the slice. One writer per element:
+        if self.inside(i, j).is_some() {
+            // `at + i * row_step + j * TX` is `(row0 + y + i TY) * ld + col0 + x + j TX`
+            // modulo 2^64, and that true index is below the slice's length (below).
+            let k = self.at.wrapping_add(i.wrapping_mul(self.row_step)).wrapping_add(j.wrapping_mul(TX));
+            // SAFETY: inside the matrix, `row = row0 + y + i TY < rows` and `col = col0 + x + j
+            // TX < cols`, with `fits(len, rows, cols, ld)` (checked by `__matrix_from_launch`):
+            // `row * ld + col` is inside the slice, so below 2^63, and `k` equals it. One
+            // writer per element:
             // every thread of the launch has the same shape and tiling (the parameter's
             // `#[matrix]` values and type, `__matrix_from_launch`'s contract), the block owns its
             // tile (the order is a bijection from blocks onto tiles) and inside it
             // `(y + i TY, x + j TX)` with `x < TX`, `y < TY` (the block is `(TX, TY, 1)`,
             // checked by `partition`) names each element for one thread.
-            unsafe { *self.m.slice.get_unchecked_mut(row * self.m.ld as usize + col) = v };
+            unsafe { *self.m.slice.get_unchecked_mut(k) = v };
         }
     }
 }

@@ -61,7 +61,7 @@ mod global;
 mod tiling;
 #[doc(hidden)]
 pub use global::__matrix_from_launch;
-pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, WarpTile, WarpgroupTile};
+pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, TilePart, WarpTile, WarpgroupTile};
 pub use tiling::{
     ByColumns, ByRows, ConsumerTiles, Dim, Grouped, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles,
 };
