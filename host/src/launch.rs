@@ -829,6 +829,11 @@ fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
 #[inline(never)]
 fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Result<()> {
     cfg.validate(info)?;
+    // A declared block first: its own thread count is within the kernel's limit, so the fix
+    // this error names is the one that also passes the checks below.
+    if f.block.0 != 0 && cfg.block != f.block {
+        return Err(Error::LaunchBlockShape { kernel: f.name, block: cfg.block, required: f.block });
+    }
     let threads = cfg.block.0 as u64 * cfg.block.1 as u64 * cfg.block.2 as u64;
     if threads > f.max_threads_per_block as u64 {
         // The bound the kernel declares, or (none declared) what its registers leave.
@@ -846,9 +851,6 @@ fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Resu
     let (g, b) = (cfg.grid, cfg.block);
     if f.one_d && (g.1, g.2, b.1, b.2) != (1, 1, 1, 1) {
         return Err(Error::LaunchNot1d { kernel: f.name, grid: g, block: b });
-    }
-    if f.block.0 != 0 && b != f.block {
-        return Err(Error::LaunchBlockShape { kernel: f.name, block: b, required: f.block });
     }
     if cfg.shared_mem_bytes > f.dynamic_shared_limit {
         return Err(Error::KernelLimit {

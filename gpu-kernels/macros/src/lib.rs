@@ -103,8 +103,11 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 ///   runs; on the CPU backend the kernel checks it too), so the GPU build assumes it:
 ///   `block_dim_*()` are constants, `thread_idx_*()` are known below them, and a check of the
 ///   block's shape in the body (`BlockTile::partition`'s, a `dassert!`) folds away. PTX gets
-///   `.reqntid x, y, z`. With `max_threads = N`, `x * y * z` is at most N; with `dims = 1`,
-///   `y` and `z` are 1.
+///   `.reqntid x, y, z`, which bounds the block as `max_threads` would (so not both); with
+///   `dims = 1`, `y` and `z` are 1. The sides are integer literals (a macro cannot read a
+///   `const`); the host handle gives them back as `kernels::NAME::BLOCK`. A
+///   `ThreadTiles<BM, BN, TX, TY>` output must then have `(TX, TY)` = `(x, y)` (and `z = 1`),
+///   or `partition()` fails every launch.
 ///
 /// ```ignore
 /// #[kernel(dims = 1)]
@@ -119,7 +122,7 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 ///
 /// #[kernel(block = (32, 8))]
 /// pub fn transpose(/* .. */) { /* every block is (32, 8, 1) */ }
-/// // LaunchConfig { block: (32, 8, 1), .. }                             — runs
+/// // LaunchConfig { block: kernels::transpose::BLOCK, .. }              — runs ((32, 8, 1))
 /// // LaunchConfig { block: (16, 16, 1), .. }                            — Err(LaunchBlockShape)
 /// ```
 #[proc_macro_attribute]
@@ -203,28 +206,32 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
             }
         }
     }
-    if let Some(((x, y, z), expr)) = block {
-        let threads = x * y * z;
-        if let Some(n) = bounds.filter(|&n| threads > n) {
-            return Err(syn::Error::new_spanned(
-                expr,
-                format!(
-                    "`block = ({x}, {y}, {z})` has {threads} threads, more than `max_threads = {n}` allows: make \
-                     `max_threads` at least {threads}, or drop it (`block` sets the launch bounds itself)"
-                ),
-            ));
-        }
-        if one_d && (y, z) != (1, 1) {
-            return Err(syn::Error::new_spanned(
-                expr,
-                format!(
-                    "`block = ({x}, {y}, {z})` is not 1-D, but `dims = 1` says every block is `(m, 1, 1)`: \
-                     write `block = {x}` with `dims = 1`, or drop `dims = 1` to launch 2-D or 3-D blocks"
-                ),
-            ));
-        }
+    let attr = KernelAttr { mode, max_threads: bounds, one_d, block: block.map(|b| b.0) };
+    if let (Some(why), Some((_, expr))) = (combination_error(attr), block) {
+        return Err(syn::Error::new_spanned(expr, why));
     }
-    Ok(KernelAttr { mode, max_threads: bounds, one_d, block: block.map(|b| b.0) })
+    Ok(attr)
+}
+
+/// Why options that each parse cannot go together, if they cannot: `block` with
+/// `max_threads` (the block already bounds itself: PTX's `.reqntid` and `.maxntid` exclude
+/// each other), or a 2-D or 3-D `block` with `dims = 1`.
+fn combination_error(attr: KernelAttr) -> Option<String> {
+    let (x, y, z) = attr.block?;
+    if let Some(n) = attr.max_threads {
+        return Some(format!(
+            "`block = ({x}, {y}, {z})` fixes every block at {} threads, which bounds it as `max_threads = {n}` \
+             would: drop `max_threads` (PTX takes one of the two)",
+            x * y * z
+        ));
+    }
+    if attr.one_d && (y, z) != (1, 1) {
+        return Some(format!(
+            "`block = ({x}, {y}, {z})` is not 1-D, but `dims = 1` says every block is `(m, 1, 1)`: write a 1-D \
+             block (`block = m`) with `dims = 1`, or drop `dims = 1` to launch 2-D or 3-D blocks"
+        ));
+    }
+    None
 }
 
 /// `block = ..`'s value: `x`, `(x,)`, `(x, y)` or `(x, y, z)`, integer literals, each at least
@@ -233,20 +240,31 @@ fn parse_block(value: &syn::Expr) -> syn::Result<(u32, u32, u32)> {
     const HELP: &str = "`block` is the shape every block of the kernel has, as 1 to 3 integer literals: \
                         `block = 256`, `block = (32, 8)`, `block = (8, 8, 4)`; each side at least 1, z at most \
                         64, at most 1024 threads in all";
+    // An unsuffixed, `u32` or `usize` integer literal (a `const` cannot be read by a macro).
     let lit = |e: &syn::Expr| match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().ok(),
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if matches!(i.suffix(), "" | "u32" | "usize") => {
+            i.base10_parse::<u64>().ok()
+        }
         _ => None,
     };
-    let sides: Vec<Option<u32>> = match value {
+    let sides: Vec<Option<u64>> = match value {
         syn::Expr::Tuple(t) => t.elems.iter().map(lit).collect(),
         syn::Expr::Paren(p) => vec![lit(&p.expr)],
         other => vec![lit(other)],
     };
     let err = |why: String| syn::Error::new_spanned(value, format!("{why}: {HELP}"));
     if sides.is_empty() || sides.len() > 3 || sides.iter().any(|s| s.is_none()) {
-        return Err(err("not a block shape".into()));
+        let what = if matches!(value, syn::Expr::Path(_))
+            || matches!(value, syn::Expr::Tuple(t) if t.elems.iter().any(|e| matches!(e, syn::Expr::Path(_))))
+        {
+            "not a block shape (a `const` cannot be used here: `#[kernel]` reads the literals themselves; the host \
+             handle gives them back as `kernels::NAME::BLOCK`)"
+        } else {
+            "not a block shape"
+        };
+        return Err(err(what.into()));
     }
-    let mut d = [1u32; 3];
+    let mut d = [1u64; 3];
     for (i, s) in sides.iter().enumerate() {
         d[i] = s.unwrap_or(1);
     }
@@ -254,41 +272,71 @@ fn parse_block(value: &syn::Expr) -> syn::Result<(u32, u32, u32)> {
     if x == 0 || y == 0 || z == 0 {
         return Err(err(format!("`({x}, {y}, {z})` has a side of 0, so no threads")));
     }
-    let threads = x as u64 * y as u64 * z as u64;
+    let threads = x.saturating_mul(y).saturating_mul(z);
     if threads > 1024 {
         return Err(err(format!("`({x}, {y}, {z})` is {threads} threads, more than the 1024 a block can have")));
     }
     if z > 64 {
         return Err(err(format!("`({x}, {y}, {z})` has z = {z}, more than the 64 a block can have")));
     }
-    Ok((x, y, z))
+    // Each side at most 1024 here, so a u32.
+    Ok((x as u32, y as u32, z as u32))
 }
 
-/// The one `#[kernel(..)]` that says what `attr` and the second attribute `again` say
-/// together (as written: `unchecked` only where one of them has it).
+/// What to write instead of two `#[kernel]`s: the one `#[kernel(..)]` that says what `attr`
+/// and the second attribute `again` say together (as written: `unchecked` only where one of
+/// them has it), or, where they say different things (an option given in both with other
+/// values, options that cannot go together), that.
 fn merged_kernel_attr(attr: KernelAttr, again: &syn::Attribute) -> String {
     let other = match &again.meta {
-        syn::Meta::List(list) => parse_kernel_attr(list.tokens.clone()).ok(),
-        _ => parse_kernel_attr(TokenStream2::new()).ok(),
+        syn::Meta::List(list) => parse_kernel_attr(list.tokens.clone()),
+        _ => parse_kernel_attr(TokenStream2::new()),
     };
+    let other = match other {
+        Ok(o) => o,
+        Err(e) => return format!("give it once, with every option in it (the second one is not valid: {e})"),
+    };
+    let conflict = |what: &str, a: String, b: String| {
+        format!("give it once, with every option in it; they give `{what}` different values ({a} and {b}): choose one")
+    };
+    if let (Some(a), Some(b)) = (attr.max_threads, other.max_threads) {
+        if a != b {
+            return conflict("max_threads", a.to_string(), b.to_string());
+        }
+    }
+    if let (Some(a), Some(b)) = (attr.block, other.block) {
+        if a != b {
+            return conflict("block", format!("{a:?}"), format!("{b:?}"));
+        }
+    }
+    let merged = KernelAttr {
+        mode: if attr.mode == Mode::Unchecked || other.mode == Mode::Unchecked {
+            Mode::Unchecked
+        } else {
+            Mode::Checked
+        },
+        max_threads: attr.max_threads.or(other.max_threads),
+        one_d: attr.one_d || other.one_d,
+        block: attr.block.or(other.block),
+    };
+    if let Some(why) = combination_error(merged) {
+        return format!("give it once, with options that go together: {why}");
+    }
     let mut opts = Vec::new();
-    if attr.mode == Mode::Unchecked || other.is_some_and(|o| o.mode == Mode::Unchecked) {
+    if merged.mode == Mode::Unchecked {
         opts.push("unchecked".to_string());
     }
-    if let Some(n) = attr.max_threads.or(other.and_then(|o| o.max_threads)) {
+    if let Some(n) = merged.max_threads {
         opts.push(format!("max_threads = {n}"));
     }
-    if attr.one_d || other.is_some_and(|o| o.one_d) {
+    if merged.one_d {
         opts.push("dims = 1".to_string());
     }
-    if let Some((x, y, z)) = attr.block.or(other.and_then(|o| o.block)) {
+    if let Some((x, y, z)) = merged.block {
         opts.push(format!("block = ({x}, {y}, {z})"));
     }
-    if opts.is_empty() {
-        "#[kernel]".to_string()
-    } else {
-        format!("#[kernel({})]", opts.join(", "))
-    }
+    let one = if opts.is_empty() { "#[kernel]".to_string() } else { format!("#[kernel({})]", opts.join(", ")) };
+    format!("give it once, with every option in it: `{one}`")
 }
 
 /// The message for an option `#[kernel(..)]` did not take: given twice, misspelt, or unknown.
@@ -757,10 +805,7 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
     if let Some(again) = func.attrs.iter().find(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel")) {
         return Err(syn::Error::new_spanned(
             again,
-            format!(
-                "kernel `{kernel}`: `#[kernel]` is given twice; give it once, with every option in it: `{}`",
-                merged_kernel_attr(attr, again)
-            ),
+            format!("kernel `{kernel}`: `#[kernel]` is given twice; {}", merged_kernel_attr(attr, again)),
         ));
     }
     if !matches!(func.vis, syn::Visibility::Public(_)) {
@@ -1171,6 +1216,17 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         .collect();
     // Spanned at the kernel's name, so "defined here" notes point at the kernel's source.
     let args_ident = syn::Ident::new("args", name.span());
+    // Host: `<kernel>::BLOCK`, the block a `#[kernel(block = ..)]` declares, for its launches.
+    let block_const = block.map(|(x, y, z)| {
+        let doc = format!(
+            "The block every launch of `{kernel}` has (`#[kernel(block = ({x}, {y}, {z}))]`; another is refused): \
+             `LaunchConfig {{ grid, block: kernels::{kernel}::BLOCK, shared_mem_bytes: 0 }}`."
+        );
+        quote! {
+            #[doc = #doc]
+            #vis const BLOCK: (u32, u32, u32) = (#x, #y, #z);
+        }
+    });
     let args_doc = format!(
         "The arguments of `{kernel}` by name, for `Stream::launch`: \
          `st.launch(&kernels::{kernel}, cfg, kernels::{kernel}::args({}))`. A view must be bound to the \
@@ -1406,6 +1462,8 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
             #vis fn #args_ident<'lane>(#(#arg_params),*) -> (#(impl #host::Arg<'lane, #sig_types>,)*) {
                 (#(#arg_names,)*)
             }
+
+            #block_const
         }
     })
 }

@@ -66,3 +66,16 @@ pub(super) unsafe fn write<T>(ptr: *mut T, i: usize, v: T) {
     // SAFETY: forwarded to the caller.
     unsafe { p.write(v) }
 }
+
+/// `__check_block`'s failure: a panic naming the declared block and the launched one (the CPU
+/// backend reports a GPU thread's panic with the thread and its location).
+#[cold]
+#[track_caller]
+pub(super) fn wrong_block(x: u32, y: u32, z: u32) -> ! {
+    use crate::thread::{block_dim_x, block_dim_y, block_dim_z};
+    let (bx, by, bz) = (block_dim_x(), block_dim_y(), block_dim_z());
+    panic!(
+        "a #[kernel(block = ({x}, {y}, {z}))] kernel launched with block ({bx}, {by}, {bz}): launch it with \
+         block ({x}, {y}, {z})"
+    )
+}

@@ -49,3 +49,10 @@ pub(super) unsafe fn write<T>(ptr: *mut T, i: usize, v: T) {
     // SAFETY: forwarded to the caller.
     unsafe { ptr.add(i).write(v) }
 }
+
+/// `__check_block`'s failure (never reached in practice: `#[kernel(block = ..)]` checks on
+/// the CPU only; the GPU build assumes the block instead).
+#[cold]
+pub(super) fn wrong_block(_x: u32, _y: u32, _z: u32) -> ! {
+    crate::dfail!("a #[kernel(block = ..)] kernel launched with another block shape than the one it declares")
+}

@@ -384,20 +384,14 @@ fn not_1d() -> ! {
 
 /// What `#[kernel(block = (x, y, z))]` does on the CPU backend, where the host may have no
 /// PTX to read the promise from: checks that every block is `(x, y, z)`, failing the launch
-/// with a message (here, beside `__check_1d_launch`, above the rooms `dfail!` needs).
+/// with a message that names both shapes (the GPU build assumes it instead).
 #[doc(hidden)]
 #[inline(always)]
-#[track_caller]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn __check_block(x: u32, y: u32, z: u32) {
     if !crate::thread::block_is(x, y, z) {
-        wrong_block();
+        imp::wrong_block(x, y, z);
     }
-}
-
-#[cold]
-#[track_caller]
-fn wrong_block() -> ! {
-    crate::dfail!("a #[kernel(block = ..)] kernel launched with another block shape than the one it declares")
 }
 
 /// The general case of [`rank_and_threads`], out of line so that a 1-D launch does not

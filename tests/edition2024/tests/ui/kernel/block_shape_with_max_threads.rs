@@ -1,0 +1,1 @@
+../../../../ui/kernel/block_shape_with_max_threads.rs
