@@ -375,7 +375,7 @@ pub fn transpose(
     };
     // The input tile: its tile row is the output tile's tile column, and the reverse. This
     // thread reads its elements with the same layout as it writes the output's.
-    let src = src.tile::<T, T>(dst.col0() / T, dst.row0() / T).partition::<32, 8>();
+    let src = src.tile::<T, T>(dst.col0() / T, dst.row0() / T).partition::<T, { TRANSPOSE_BLOCK_ROWS as usize }>();
     // This thread's elements of the output tile (the block is (32, 8, 1)).
     let mut mine = dst.partition();
     // Stage the input tile in shared memory, rows of it as the output's columns.

@@ -210,10 +210,10 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
 impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
     /// This thread's share of the tile for reading, laid out as [`BlockTile::partition`]'s
     /// share of an output tile: thread `(x, y)` reads element `(y + i * TY, x + j * TX)` of
-    /// the tile as `get(i, j)`, for `i < TR / TY`, `j < TC / TX`. Reading is shared, so no
-    /// block shape is required (a thread past `(TX, TY)` finds its elements outside the
-    /// tile: `None`); with a block of `(TX, TY, 1)`, each element of the tile is one
-    /// thread's. Each element's index is an add from the thread's first (the rows
+    /// the tile as `get(i, j)`, for `i < TR / TY`, `j < TC / TX`; elements outside the tile's
+    /// part of the matrix are `None`. Reading is shared, so no block shape is required: with a
+    /// block of `(TX, TY, 1)` each element of the tile is one thread's, and in a larger block
+    /// the threads past `(TX, TY)` read other threads' elements (or `None`). Each element's index is an add from the thread's first (the rows
     /// `TY * ld` apart), where `get(r, c)` multiplies its row by `ld`.
     ///
     /// ```
@@ -296,8 +296,8 @@ impl<'a, T, const TX: usize, const TY: usize> TilePart<'a, T, TX, TY> {
         if r < self.rows && c < self.cols {
             let k = self.at.wrapping_add(i.wrapping_mul(self.row_step)).wrapping_add(j.wrapping_mul(TX));
             // SAFETY: `r` and `c` are inside the tile's part of the matrix, so `r * ld + c`
-            // is inside `data` (as for `MatrixTile::get`), hence below 2^63; `k` is `(y + i TY)
-            // * ld + x + j TX` modulo 2^64, which is that index.
+            // is inside `data` (as for `MatrixTile::get`), below its length; `k` is `(y + i TY)
+            // * ld + x + j TX` modulo `usize::MAX + 1`, which is that index.
             Some(unsafe { self.data.get_unchecked(k) })
         } else {
             None
@@ -659,7 +659,8 @@ impl<'a, T, const BM: usize, const BN: usize, const TX: usize, const TY: usize, 
         // wrapping arithmetic: `set` uses them only for an element inside the matrix, whose
         // true index (below the slice's length) they then give exactly.
         let ld = self.m.ld as usize;
-        let at = (self.row0 as usize + y as usize).wrapping_mul(ld).wrapping_add(self.col0 as usize + x as usize);
+        let (row, col) = ((self.row0 as usize).wrapping_add(y as usize), (self.col0 as usize).wrapping_add(x as usize));
+        let at = row.wrapping_mul(ld).wrapping_add(col);
         ThreadPart {
             at,
             row_step: TY.wrapping_mul(ld),
@@ -917,12 +918,12 @@ impl<'a, T, const TX: usize, const TY: usize> ThreadPart<'a, T, TX, TY> {
         crate::dassert!(i < self.rows && j < self.cols, "ThreadPart::set: index outside the thread's share");
         if self.inside(i, j).is_some() {
             // `at + i * row_step + j * TX` is `(row0 + y + i TY) * ld + col0 + x + j TX`
-            // modulo 2^64, and that true index is below the slice's length (below).
+            // modulo `usize::MAX + 1`, and that true index is below the slice's length (below).
             let k = self.at.wrapping_add(i.wrapping_mul(self.row_step)).wrapping_add(j.wrapping_mul(TX));
             // SAFETY: inside the matrix, `row = row0 + y + i TY < rows` and `col = col0 + x + j
             // TX < cols`, with `fits(len, rows, cols, ld)` (checked by `__matrix_from_launch`):
-            // `row * ld + col` is inside the slice, so below 2^63, and `k` equals it. One
-            // writer per element:
+            // `row * ld + col` is inside the slice, below its length (at most `usize::MAX`), and
+            // `k`, equal to it modulo `usize::MAX + 1`, is that index. One writer per element:
             // every thread of the launch has the same shape and tiling (the parameter's
             // `#[matrix]` values and type, `__matrix_from_launch`'s contract), the block owns its
             // tile (the order is a bijection from blocks onto tiles) and inside it
