@@ -209,16 +209,19 @@ impl fmt::Display for BuildError {
                  (H100/H200), sm_90a, sm_89, sm_80 (sm_70 or newer)"
             ),
             BuildError::KernelCompile { manifest, log, log_file, hint } => {
-                write!(
-                    f,
-                    "sluice: the kernel crate {} did not compile for nvptx64-nvidia-cuda:\n{log}",
-                    manifest.display()
-                )?;
+                write!(f, "sluice: the kernel crate {} did not compile for nvptx64-nvidia-cuda:", manifest.display())?;
+                // Each error's headline, place and help, not rustc's whole rendering: an error
+                // in code that both builds compile is shown in full by cargo for the host
+                // build as well, and the whole log is in the file. Unparsed: the whole log.
+                match (compile_summary(log), log_file) {
+                    (Some(summary), Some(_)) => write!(f, "\n{summary}")?,
+                    _ => write!(f, "\n{log}")?,
+                }
                 if let Some(h) = hint {
                     write!(f, "\n  hint: {h}")?;
                 }
                 if let Some(file) = log_file {
-                    write!(f, "\n  (the whole log is also in {})", file.display())?;
+                    write!(f, "\n  (each error in full, with rustc's notes, is in {})", file.display())?;
                 }
                 Ok(())
             }
@@ -287,4 +290,107 @@ impl std::error::Error for BuildError {
 pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BuildError {
     let what = what.into();
     move |source| BuildError::Io { what, source }
+}
+
+/// The errors of a failed kernel build, two or three lines each: rustc's headline
+/// (`error[E0308]: mismatched types`), its `-->` place, and its `= help:` lines; at most
+/// [`SUMMARY_ERRORS`] of them, then how many more. `None` if the log holds no error this
+/// recognises (it is then shown whole).
+fn compile_summary(log: &str) -> Option<String> {
+    let mut errors: Vec<Vec<&str>> = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in log.lines() {
+        let headline = line.starts_with("error")
+            && !line.starts_with("error: could not compile")
+            && !line.starts_with("error: aborting");
+        if headline {
+            errors.extend(current.take());
+            current = Some(vec![line]);
+        } else if let Some(c) = current.as_mut() {
+            let t = line.trim_start();
+            if (t.starts_with("--> ") && c.len() == 1) || t.starts_with("= help:") {
+                c.push(line);
+            } else if line.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                // The next diagnostic (a warning, `For more information ...`): this one ended.
+                // (Its own lines are indented, or a line number and `|`.)
+                errors.extend(current.take());
+            }
+        }
+    }
+    errors.extend(current);
+    if errors.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for e in errors.iter().take(SUMMARY_ERRORS) {
+        for line in e {
+            out.push_str("  ");
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    if errors.len() > SUMMARY_ERRORS {
+        out.push_str(&format!("  ... and {} more errors\n", errors.len() - SUMMARY_ERRORS));
+    }
+    Some(out.trim_end().to_string())
+}
+
+/// Most errors [`compile_summary`] lists.
+const SUMMARY_ERRORS: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "   Compiling k v0.1.0 (/p/kernels)
+warning: unused variable: `y`
+ --> kernels/src/lib.rs:3:9
+  |
+3 |     let y = 1;
+  |         ^ help: if this is intentional, prefix it with an underscore: `_y`
+
+error[E0308]: mismatched types
+  --> kernels/src/lib.rs:29:21
+   |
+29 |     let oops: u32 = \"not a number\";
+   |               ---   ^^^^^^^^^^^^^^ expected `u32`, found `&str`
+   |               |
+   |               expected due to this
+
+error[E0425]: cannot find value `z` in this scope
+  --> kernels/src/lib.rs:31:5
+   |
+31 |     z
+   |     ^ not found in this scope
+   |
+   = help: consider importing this function
+
+For more information about this error, try `rustc --explain E0308`.
+error: could not compile `k` (lib) due to 2 previous errors
+";
+
+    #[test]
+    fn a_failed_kernel_build_is_summed_up_one_error_at_a_time() {
+        let summary = compile_summary(LOG).expect("two errors");
+        assert_eq!(
+            summary,
+            "  error[E0308]: mismatched types\n    --> kernels/src/lib.rs:29:21\n  \
+             error[E0425]: cannot find value `z` in this scope\n    --> kernels/src/lib.rs:31:5\n     \
+             = help: consider importing this function"
+        );
+        assert_eq!(compile_summary("   Compiling k\nsomething else went wrong\n"), None);
+        let many: String = (0..12).map(|i| format!("error: e{i}\n  --> a.rs:{i}:1\n")).collect();
+        assert!(compile_summary(&many).unwrap().ends_with("  ... and 4 more errors"));
+        // In the message: the summary, not the whole log, with the log's file.
+        let e = BuildError::KernelCompile {
+            manifest: PathBuf::from("/p/kernels/Cargo.toml"),
+            log: LOG.trim_end().to_string(),
+            log_file: Some(PathBuf::from("/t/sluice-build.log")),
+            hint: None,
+        };
+        let text = e.to_string();
+        assert!(text.contains("error[E0308]: mismatched types") && text.contains("kernels/src/lib.rs:31:5"), "{text}");
+        assert!(!text.contains("expected due to this") && !text.contains("unused variable"), "{text}");
+        assert!(text.contains("is in /t/sluice-build.log"), "{text}");
+    }
 }
