@@ -106,8 +106,8 @@ use syn::{parse_macro_input, FnArg, GenericArgument, ItemFn, Pat, PathArguments,
 ///   `.reqntid x, y, z`, which bounds the block as `max_threads` would (so not both); with
 ///   `dims = 1`, `y` and `z` are 1. The sides are integer literals (a macro cannot read a
 ///   `const`); the host handle gives them back as `kernels::NAME::BLOCK`. A
-///   `ThreadTiles<BM, BN, TX, TY>` output must then have `(TX, TY)` = `(x, y)` (and `z = 1`),
-///   or `partition()` fails every launch.
+///   `ThreadTiles<BM, BN, TX, TY>` output must then have `(TX, TY, 1)` = `(x, y, z)`, checked
+///   at compile time (`partition()` would fail every launch).
 ///
 /// ```ignore
 /// #[kernel(dims = 1)]
@@ -562,6 +562,25 @@ fn matrix_elem(ty: &Type) -> Option<(Type, bool)> {
     Some((first_type(args).unwrap_or_else(|| syn::parse_quote!(_)), false))
 }
 
+/// The tiling type `L` of a `MatrixMut<T, L>` (or `Option<MatrixMut<T, L>>`) parameter, if
+/// written.
+fn matrix_tiling(ty: &Type) -> Option<Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let PathArguments::AngleBracketed(a) = &last.arguments else { return None };
+    let mut types = a.args.iter().filter_map(|g| match g {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    if last.ident == "Option" {
+        return matrix_tiling(types.next()?);
+    }
+    if last.ident != "MatrixMut" {
+        return None;
+    }
+    types.nth(1).filter(|t| !matches!(t, Type::Infer(_))).cloned()
+}
+
 /// Parses `#[matrix(rows = .., cols = .., ld = ..)]`.
 fn parse_matrix_attr(attr: &syn::Attribute, kernel: &str, name: &str) -> syn::Result<MatrixShape> {
     let (mut rows, mut cols, mut ld) = (None, None, None);
@@ -850,6 +869,8 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         }
     }
     let mut params = Vec::new();
+    // The `MatrixMut` parameters' tiling types, for `block = ..`'s compile-time check.
+    let mut tilings: Vec<Type> = Vec::new();
     for input in &sig.inputs {
         let FnArg::Typed(pt) = input else {
             return Err(syn::Error::new(input.span(), format!("kernel `{kernel}` cannot take `self`")));
@@ -905,6 +926,9 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
             }
             (None, []) => classify(&pt.ty, &kernel, &pname, mode)?,
         };
+        if let (Kind::Matrix { .. }, Some(l)) = (&kind, matrix_tiling(&pt.ty)) {
+            tilings.push(l);
+        }
         params.push(Param { ident: pi.ident.clone(), kind });
     }
     for p in &params {
@@ -1319,6 +1343,20 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         });
         check_launch.push(quote! { #dev::slice::__check_block(#x, #y, #z); });
     }
+    // `block = (x, y, z)` and each `MatrixMut<T, ThreadTiles<.., TX, TY>>` parameter: the same
+    // block, checked at compile time (else `partition()` fails every launch).
+    let layout_checks: Vec<TokenStream2> = match block {
+        Some((x, y, z)) => tilings
+            .iter()
+            .map(|l| {
+                quote_spanned! {l.span()=>
+                    #(#cfgs)*
+                    const _: () = #dev::tile::__check_block_layout::<#l>(#x, #y, #z);
+                }
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     let launch_static = (!promise.is_empty()).then(|| {
         let marker = format_ident!("__sluice_launch_{}", name);
         let bytes = syn::LitByteStr::new(promise.as_bytes(), Span::call_site());
@@ -1341,6 +1379,8 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         #nvvm_static
 
         #launch_static
+
+        #(#layout_checks)*
 
         #param_space
 

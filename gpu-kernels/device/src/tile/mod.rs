@@ -62,6 +62,7 @@ mod tiling;
 #[doc(hidden)]
 pub use global::__matrix_from_launch;
 pub use global::{BlockTile, Matrix, MatrixMut, MatrixTile, Raster, ThreadPart, TilePart, WarpTile, WarpgroupTile};
+pub use tiling::__check_block_layout;
 pub use tiling::{
     ByColumns, ByRows, ConsumerTiles, Dim, Grouped, Order, ThreadTiles, Tiling, WarpTiles, WarpgroupTiles,
 };

@@ -59,6 +59,25 @@ pub trait Tiling: sealed::Sealed {
     const BN: usize;
     /// The order in which blocks take the tiles.
     const RASTER: Raster;
+    /// The block a tile is written by, `(TX, TY)` of a [`ThreadTiles`]; `None` where the
+    /// split does not fix it. `#[kernel(block = ..)]` compares it with the block it declares.
+    #[doc(hidden)]
+    const THREAD_LAYOUT: Option<(usize, usize)> = None;
+}
+
+/// What `#[kernel(block = (x, y, z))]` checks at compile time for each `MatrixMut<T, L>`
+/// parameter: a [`ThreadTiles`] split's `(TX, TY, 1)` is the declared block (else
+/// `BlockTile::partition` would fail every launch).
+#[doc(hidden)]
+pub const fn __check_block_layout<L: Tiling>(x: u32, y: u32, z: u32) {
+    if let Some((tx, ty)) = L::THREAD_LAYOUT {
+        if tx != x as usize || ty != y as usize || z != 1 {
+            panic!(
+                "#[kernel(block = ..)]: this MatrixMut's ThreadTiles<BM, BN, TX, TY> is written by blocks of (TX, TY, 1), \
+                 which is not the block the kernel declares (partition() would fail every launch): make them the same"
+            );
+        }
+    }
 }
 
 /// Block tiles of `BM × BN` in the order `O`, each written by a block of exactly `TX × TY`
@@ -110,6 +129,7 @@ impl<const BM: usize, const BN: usize, const TX: usize, const TY: usize, O: Orde
     const BM: usize = BM;
     const BN: usize = BN;
     const RASTER: Raster = O::RASTER;
+    const THREAD_LAYOUT: Option<(usize, usize)> = Some((TX, TY));
 }
 
 impl<const BM: usize, const BN: usize, const WM: usize, const WN: usize, O: Order> Tiling

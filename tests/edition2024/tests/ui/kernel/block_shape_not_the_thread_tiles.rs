@@ -1,0 +1,1 @@
+../../../../ui/kernel/block_shape_not_the_thread_tiles.rs
