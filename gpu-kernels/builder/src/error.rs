@@ -292,32 +292,37 @@ pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Buil
     move |source| BuildError::Io { what, source }
 }
 
-/// The errors of a failed kernel build, two or three lines each: rustc's headline
-/// (`error[E0308]: mismatched types`), its `-->` place, and its `= help:` lines; at most
-/// [`SUMMARY_ERRORS`] of them, then how many more. `None` if the log holds no error this
-/// recognises (it is then shown whole).
+/// The errors of a failed kernel build, a few lines each: rustc's headline
+/// (`error[E0308]: mismatched types`), its `-->` place, its first label (`expected `u32`,
+/// found `&str``), and its help (`help:` and `= help:` lines); at most [`SUMMARY_ERRORS`] of
+/// them, then how many more. `None` if the log holds no error this recognises (it is then
+/// shown whole).
 fn compile_summary(log: &str) -> Option<String> {
-    let mut errors: Vec<Vec<&str>> = Vec::new();
-    let mut current: Option<Vec<&str>> = None;
+    let mut errors: Vec<Vec<String>> = Vec::new();
+    let mut current: Option<(Vec<String>, bool)> = None;
     for line in log.lines() {
         let headline = line.starts_with("error")
             && !line.starts_with("error: could not compile")
             && !line.starts_with("error: aborting");
         if headline {
-            errors.extend(current.take());
-            current = Some(vec![line]);
-        } else if let Some(c) = current.as_mut() {
-            let t = line.trim_start();
-            if (t.starts_with("--> ") && c.len() == 1) || t.starts_with("= help:") {
-                c.push(line);
-            } else if line.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                // The next diagnostic (a warning, `For more information ...`): this one ended.
-                // (Its own lines are indented, or a line number and `|`.)
-                errors.extend(current.take());
-            }
+            errors.extend(current.take().map(|c| c.0));
+            current = Some((vec![line.trim_end().to_string()], false));
+            continue;
+        }
+        let Some((c, labelled)) = current.as_mut() else { continue };
+        let t = line.trim_start();
+        if (t.starts_with("--> ") && c.len() == 1) || t.starts_with("= help:") || line.starts_with("help:") {
+            c.push(format!("  {}", t.trim_end()));
+        } else if let Some(label) = primary_label(line).filter(|_| !*labelled) {
+            c.push(format!("  {label}"));
+            *labelled = true;
+        } else if line.starts_with(|ch: char| ch.is_ascii_alphabetic()) && !line.starts_with("note:") {
+            // The next diagnostic (a warning, `For more information ...`): this one ended.
+            // (Its own lines are indented, a line number and `|`, or `note:`/`help:`.)
+            errors.extend(current.take().map(|c| c.0));
         }
     }
-    errors.extend(current);
+    errors.extend(current.map(|c| c.0));
     if errors.is_empty() {
         return None;
     }
@@ -325,7 +330,7 @@ fn compile_summary(log: &str) -> Option<String> {
     for e in errors.iter().take(SUMMARY_ERRORS) {
         for line in e {
             out.push_str("  ");
-            out.push_str(line.trim_end());
+            out.push_str(line);
             out.push('\n');
         }
     }
@@ -333,6 +338,15 @@ fn compile_summary(log: &str) -> Option<String> {
         out.push_str(&format!("  ... and {} more errors\n", errors.len() - SUMMARY_ERRORS));
     }
     Some(out.trim_end().to_string())
+}
+
+/// The text of a rendered primary label (`   |     ^^^^ expected `u32`, found `&str``), if
+/// the line is one.
+fn primary_label(line: &str) -> Option<&str> {
+    let (_, rest) = line.split_once('|')?;
+    // The carets may follow a secondary label's dashes (`---   ^^^^ expected ...`).
+    let text = rest[rest.find('^')?..].trim_start_matches('^').trim();
+    (!text.is_empty()).then_some(text)
 }
 
 /// Most errors [`compile_summary`] lists.
@@ -365,8 +379,19 @@ error[E0425]: cannot find value `z` in this scope
    |
    = help: consider importing this function
 
+error[E0599]: no method `f`
+  --> kernels/src/lib.rs:40:7
+   |
+40 |     x.f()
+   |       ^
+   |
+help: there is a method `g` with a similar name
+   |
+40 |     x.g()
+   |       ~
+
 For more information about this error, try `rustc --explain E0308`.
-error: could not compile `k` (lib) due to 2 previous errors
+error: could not compile `k` (lib) due to 3 previous errors
 ";
 
     #[test]
@@ -374,9 +399,10 @@ error: could not compile `k` (lib) due to 2 previous errors
         let summary = compile_summary(LOG).expect("two errors");
         assert_eq!(
             summary,
-            "  error[E0308]: mismatched types\n    --> kernels/src/lib.rs:29:21\n  \
-             error[E0425]: cannot find value `z` in this scope\n    --> kernels/src/lib.rs:31:5\n     \
-             = help: consider importing this function"
+            "  error[E0308]: mismatched types\n    --> kernels/src/lib.rs:29:21\n    expected `u32`, found `&str`\n  \
+             error[E0425]: cannot find value `z` in this scope\n    --> kernels/src/lib.rs:31:5\n    not found in \
+             this scope\n    = help: consider importing this function\n  error[E0599]: no method `f`\n    --> \
+             kernels/src/lib.rs:40:7\n    help: there is a method `g` with a similar name"
         );
         assert_eq!(compile_summary("   Compiling k\nsomething else went wrong\n"), None);
         let many: String = (0..12).map(|i| format!("error: e{i}\n  --> a.rs:{i}:1\n")).collect();

@@ -219,11 +219,18 @@ fn parse_kernel_attr(attr: TokenStream2) -> syn::Result<KernelAttr> {
 fn combination_error(attr: KernelAttr) -> Option<String> {
     let (x, y, z) = attr.block?;
     if let Some(n) = attr.max_threads {
-        return Some(format!(
-            "`block = ({x}, {y}, {z})` fixes every block at {} threads, which bounds it as `max_threads = {n}` \
-             would: drop `max_threads` (PTX takes one of the two)",
-            x * y * z
-        ));
+        let threads = x * y * z;
+        return Some(if n < threads {
+            format!(
+                "`block = ({x}, {y}, {z})` has {threads} threads, more than `max_threads = {n}`; and a block \
+                 bounds itself: keep one of the two (PTX takes one), a smaller `block` or no `block`"
+            )
+        } else {
+            format!(
+                "`block = ({x}, {y}, {z})` fixes every block at {threads} threads, which bounds it as \
+                 `max_threads = {threads}` would: drop `max_threads` (PTX takes one of the two)"
+            )
+        });
     }
     if attr.one_d && (y, z) != (1, 1) {
         return Some(format!(
@@ -1349,9 +1356,19 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
         Some((x, y, z)) => tilings
             .iter()
             .map(|l| {
-                quote_spanned! {l.span()=>
+                // Every token at the parameter's tiling type, so that the error points there.
+                let at = l.span();
+                let dev_here: TokenStream2 = dev
+                    .clone()
+                    .into_iter()
+                    .map(|mut t| {
+                        t.set_span(at);
+                        t
+                    })
+                    .collect();
+                quote_spanned! {at=>
                     #(#cfgs)*
-                    const _: () = #dev::tile::__check_block_layout::<#l>(#x, #y, #z);
+                    const _: () = #dev_here::tile::__check_block_layout::<#l>(#x, #y, #z);
                 }
             })
             .collect(),

@@ -73,8 +73,9 @@ pub const fn __check_block_layout<L: Tiling>(x: u32, y: u32, z: u32) {
     if let Some((tx, ty)) = L::THREAD_LAYOUT {
         if tx != x as usize || ty != y as usize || z != 1 {
             panic!(
-                "#[kernel(block = ..)]: this MatrixMut's ThreadTiles<BM, BN, TX, TY> is written by blocks of (TX, TY, 1), \
-                 which is not the block the kernel declares (partition() would fail every launch): make them the same"
+                "#[kernel(block = ..)]: this MatrixMut's ThreadTiles<BM, BN, TX, TY> is written by blocks of (TX, TY, 1) \
+                 (the note below names them), which is not the block the kernel declares (partition() would fail \
+                 every launch): make them the same"
             );
         }
     }
