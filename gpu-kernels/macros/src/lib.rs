@@ -1309,10 +1309,12 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
     for i in &grid_constants {
         nvvm.push_str(&format!("tma_param={i};"));
     }
-    let nvvm_static = (!nvvm.is_empty()).then(|| {
-        let marker = format_ident!("__sluice_nvvm_{}", name);
-        let bytes = syn::LitByteStr::new(nvvm.as_bytes(), Span::call_site());
-        let len = nvvm.len();
+    // A device-build byte string beside the entry, `__sluice_<what>_<name>`, read by the
+    // linker (`nvvm`) or the host (`launch`).
+    let record = |what: &str, text: &str| {
+        let marker = format_ident!("__sluice_{}_{}", what, name);
+        let bytes = syn::LitByteStr::new(text.as_bytes(), Span::call_site());
+        let len = text.len();
         quote! {
             #[cfg(target_arch = "nvptx64")]
             #(#cfgs)*
@@ -1321,7 +1323,8 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
             #[allow(non_upper_case_globals)]
             #vis static #marker: [u8; #len] = *#bytes;
         }
-    });
+    };
+    let nvvm_static = (!nvvm.is_empty()).then(|| record("nvvm", &nvvm));
 
     // `dims = 1` and `block = (x, y, z)`: the record the host reads to check every launch of
     // the entry (`__sluice_launch_<name>`: `dims=1;`, `block=X,Y,Z;`), and what each build does
@@ -1374,19 +1377,7 @@ fn expand(func: ItemFn, attr: KernelAttr, dev: TokenStream2) -> syn::Result<Toke
             .collect(),
         None => Vec::new(),
     };
-    let launch_static = (!promise.is_empty()).then(|| {
-        let marker = format_ident!("__sluice_launch_{}", name);
-        let bytes = syn::LitByteStr::new(promise.as_bytes(), Span::call_site());
-        let len = promise.len();
-        quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #(#cfgs)*
-            #[doc(hidden)]
-            #[unsafe(no_mangle)]
-            #[allow(non_upper_case_globals)]
-            #vis static #marker: [u8; #len] = *#bytes;
-        }
-    });
+    let launch_static = (!promise.is_empty()).then(|| record("launch", &promise));
 
     Ok(quote! {
         // The user's function, as written, compiled as an ordinary (safe) Rust function in
