@@ -127,6 +127,72 @@ fn a_partitioned_block_tile_writes_every_element_once_and_clips_the_edges() {
     assert!(buf[rows * cols..].iter().all(|v| v.is_nan()), "wrote past the matrix");
 }
 
+/// The same with rows `ld` apart (`ld > cols`): each thread's element `(i, j)` lands at
+/// `row * ld + col` (the share adds `i * TY * ld` to its first element's index), and the
+/// padding between rows is never written.
+#[test]
+fn a_partitioned_block_tile_of_a_padded_matrix_writes_inside_the_rows_only() {
+    let (rows, cols, ld) = (29usize, 45usize, 51usize);
+    let len = (rows - 1) * ld + cols;
+    let mut buf = vec![f32::NAN; len + 5];
+    let out = Out(buf.as_mut_ptr(), len);
+    let grid = [cols.div_ceil(32) as u32, rows.div_ceil(16) as u32, 1];
+    cpu::launch(grid, [8, 4, 1], 0, &|| {
+        // SAFETY: every thread passes the same shape and tiling; nothing else writes the buffer.
+        let m = unsafe {
+            __matrix_from_launch::<f32, ThreadTiles<16, 32, 8, 4>, _, _, _>(out.slice(), rows, cols, Some(ld))
+        }
+        .expect("the shape fits");
+        let Some(tile) = m.block_tile() else { return };
+        let (row0, col0) = (tile.row0(), tile.col0());
+        let mut mine = tile.partition();
+        for i in 0..mine.rows() {
+            for j in 0..mine.cols() {
+                let (r, c) = mine.position(i, j);
+                mine.set(i, j, ((row0 + r) * 1000 + col0 + c) as f32);
+            }
+        }
+    })
+    .unwrap();
+    for k in 0..buf.len() {
+        let (r, c) = (k / ld, k % ld);
+        if r < rows && c < cols {
+            assert_eq!(buf[k], (r * 1000 + c) as f32, "element ({r}, {c})");
+        } else {
+            assert!(buf[k].is_nan(), "index {k} (row {r}, column {c}) is padding or past the matrix");
+        }
+    }
+}
+
+/// A tile's read share (`MatrixTile::partition`): thread `(x, y)` reads element `(y + i TY, x
+/// + j TX)` of its tile as `get(i, j)`, `None` outside the matrix, on a padded matrix with
+/// tiles ragged both ways and past its edge, and with a block larger than the layout.
+#[test]
+fn a_tiles_read_share_reads_each_threads_elements_of_a_padded_matrix() {
+    let (rows, cols, ld) = (21usize, 19usize, 23usize);
+    let data: Vec<f32> = (0..(rows - 1) * ld + cols).map(|k| k as f32).collect();
+    let checked = std::sync::atomic::AtomicUsize::new(0);
+    for (tile_row, tile_col) in [(0, 0), (1, 2), (2, 1), (2, 2), (3, 0), (0, 3)] {
+        cpu::launch([1, 1, 1], [8, 6, 1], 0, &|| {
+            let (x, y) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+            let m = sluice_device::tile::Matrix::with_ld(&data, rows, cols, ld);
+            let share = m.tile::<8, 8>(tile_row, tile_col).partition::<4, 2>();
+            assert_eq!((share.rows(), share.cols()), (4, 2));
+            for i in 0..=share.rows() {
+                for j in 0..=share.cols() {
+                    let (r, c) = (tile_row * 8 + y + 2 * i, tile_col * 8 + x + 4 * j);
+                    let inside = i < share.rows() && j < share.cols() && y + 2 * i < 8 && x + 4 * j < 8;
+                    let want = (inside && r < rows && c < cols).then(|| &data[r * ld + c]);
+                    assert_eq!(share.get(i, j), want, "thread ({x}, {y}), tile ({tile_row}, {tile_col}), ({i}, {j})");
+                    checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        })
+        .unwrap();
+    }
+    assert_eq!(checked.into_inner(), 6 * 48 * 15);
+}
+
 #[test]
 fn a_partition_for_another_block_shape_fails_the_launch() {
     let mut buf = vec![0.0f32; 64];
