@@ -154,19 +154,20 @@ fn a_partitioned_block_tile_of_a_padded_matrix_writes_inside_the_rows_only() {
         }
     })
     .unwrap();
-    for k in 0..buf.len() {
+    for (k, v) in buf.iter().enumerate() {
         let (r, c) = (k / ld, k % ld);
         if r < rows && c < cols {
-            assert_eq!(buf[k], (r * 1000 + c) as f32, "element ({r}, {c})");
+            assert_eq!(*v, (r * 1000 + c) as f32, "element ({r}, {c})");
         } else {
-            assert!(buf[k].is_nan(), "index {k} (row {r}, column {c}) is padding or past the matrix");
+            assert!(v.is_nan(), "index {k} (row {r}, column {c}) is padding or past the matrix");
         }
     }
 }
 
-/// A tile's read share (`MatrixTile::partition`): thread `(x, y)` reads element `(y + i TY, x
-/// + j TX)` of its tile as `get(i, j)`, `None` outside the matrix, on a padded matrix with
-/// tiles ragged both ways and past its edge, and with a block larger than the layout.
+/// A tile's read share (`MatrixTile::partition`): thread `(x, y)` reads element
+/// `(y + i TY, x + j TX)` of its tile as `get(i, j)`, `None` outside the matrix, on a padded
+/// matrix with tiles ragged both ways and past its edge, and with a block larger than the
+/// layout.
 #[test]
 fn a_tiles_read_share_reads_each_threads_elements_of_a_padded_matrix() {
     let (rows, cols, ld) = (21usize, 19usize, 23usize);
