@@ -315,6 +315,20 @@ fn transpose_on_gpu(gpu: &Gpu, input: &[f32], rows: u32, cols: u32, out_len: usi
     on_a_poisoned_head(gpu, input, out_len, |st, out, inp| st.launch(&kernels::transpose, cfg, (out, inp, rows, cols)))
 }
 
+/// `#[kernel(block = (32, 8))]` on `transpose` reaches the three places that rely on it: the
+/// handle's `BLOCK`, the PTX entry's `.reqntid` (which ptxas sizes the kernel for) and the
+/// launch record the host checks every launch against. No GPU needed: the embedded PTX.
+#[test]
+fn transpose_declares_its_block_in_the_handle_and_the_ptx() {
+    assert_eq!(kernels::transpose::BLOCK, (gpu_kernels::TRANSPOSE_TILE, gpu_kernels::TRANSPOSE_BLOCK_ROWS, 1));
+    let ptx = sluice::kernels::PTX;
+    let entry = ptx.find(".entry transpose(").expect("the transpose entry");
+    let head = &ptx[entry..entry + ptx[entry..].find('{').expect("its body")];
+    assert!(head.contains(".reqntid 32, 8, 1"), "{head}");
+    let record: String = "block=32,8,1;".bytes().map(|b| b.to_string()).collect::<Vec<_>>().join(", ");
+    assert!(ptx.contains(&format!("__sluice_launch_transpose[13] = {{{record}}};")), "no launch record");
+}
+
 /// `transpose` is `#[kernel(block = (32, 8))]`: a launch with any other block is refused
 /// before anything runs, naming the kernel and both shapes.
 fn transpose_refuses_a_block_other_than_the_one_it_declares(gpu: Gpu) {
