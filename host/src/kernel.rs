@@ -1211,7 +1211,7 @@ mod tests {
     /// The record `#[kernel]` leaves beside an entry: what the device compiled.
     fn recorded(params: &[(&str, u8, usize, usize)]) -> EntryParams {
         let abi = params.iter().map(|&(n, kind, size, align)| AbiParam { name: n.into(), kind, size, align }).collect();
-        EntryParams { sizes: ptx::param_sizes(PTX, "fill_column").unwrap(), abi: Some(abi), one_d: false, block: None }
+        EntryParams { sizes: ptx::param_sizes(PTX, "fill_column").unwrap(), abi: Some(abi), launch: Default::default() }
     }
 
     #[test]

@@ -196,8 +196,8 @@ impl ModuleCache {
             dynamic_shared_limit,
             source,
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
-            one_d: params.one_d,
-            block: params.block.unwrap_or((0, 0, 0)),
+            one_d: params.launch.one_d,
+            block: params.launch.block.unwrap_or((0, 0, 0)),
             declared_threads: ptx::max_threads(ptx, name).unwrap_or(0),
         };
         drop(modules);
@@ -238,8 +238,8 @@ impl ModuleCache {
             source,
             exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
             // The CPU entry checks it too (a build without PTX has no record to read).
-            one_d: matches!(&params, Ok(p) if p.one_d),
-            block: params.as_ref().ok().and_then(|p| p.block).unwrap_or((0, 0, 0)),
+            one_d: matches!(&params, Ok(p) if p.launch.one_d),
+            block: params.as_ref().ok().and_then(|p| p.launch.block).unwrap_or((0, 0, 0)),
             declared_threads: ptx::max_threads(ptx, name).unwrap_or(0),
         };
         // Without the entry in the PTX, the host declaration is all there is to check. Cached

@@ -74,12 +74,9 @@ pub struct AbiParam {
 pub(crate) struct EntryParams {
     pub(crate) sizes: Vec<usize>,
     pub(crate) abi: Option<Vec<AbiParam>>,
-    /// `#[kernel(dims = 1)]`'s promise (`__sluice_launch_NAME`, `dims=1;`): every launch must
-    /// be 1-D, which the device build assumes.
-    pub(crate) one_d: bool,
-    /// `#[kernel(block = (x, y, z))]`'s (`block=X,Y,Z;`): every block must have that shape,
-    /// which the device build assumes.
-    pub(crate) block: Option<(u32, u32, u32)>,
+    /// What `#[kernel(..)]` promised of every launch (`dims = 1`, `block = ..`), which the
+    /// device build assumes.
+    pub(crate) launch: LaunchRecord,
 }
 
 /// The header of the record (`sluice_device::abi::HEADER`).
@@ -89,8 +86,8 @@ const ABI_HEADER: &str = "sluice-abi 1;";
 pub(crate) fn entry_params(ptx: &str, name: &str) -> Result<EntryParams, ParamsError> {
     let sizes = param_sizes(ptx, name)?;
     let abi = abi_record(ptx, name)?;
-    let LaunchRecord { one_d, block } = launch_record(ptx, name)?;
-    Ok(EntryParams { sizes, abi, one_d, block })
+    let launch = launch_record(ptx, name)?;
+    Ok(EntryParams { sizes, abi, launch })
 }
 
 /// The bytes of the global `.visible .global .align 1 .b8 SYMBOL[N] = {b0, b1, ...};`
@@ -353,16 +350,16 @@ mod tests {
             let list = bytes.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ");
             format!("{PTX}\n.visible .global .align 1 .b8 __sluice_launch_{name}[{}] = {{{list}}};\n", bytes.len())
         };
-        assert!(!entry_params(PTX, "fill_column").unwrap().one_d, "no record: any launch shape");
-        assert!(entry_params(&record("fill_column", b"dims=1;"), "fill_column").unwrap().one_d);
+        assert!(!entry_params(PTX, "fill_column").unwrap().launch.one_d, "no record: any launch shape");
+        assert!(entry_params(&record("fill_column", b"dims=1;"), "fill_column").unwrap().launch.one_d);
         // Another kernel's record (a longer name sharing the prefix included) says nothing of this one.
-        assert!(!entry_params(&record("fill_column2", b"dims=1;"), "fill_column").unwrap().one_d);
-        assert!(!entry_params(&record("fill", b"dims=1;"), "fill_column").unwrap().one_d);
+        assert!(!entry_params(&record("fill_column2", b"dims=1;"), "fill_column").unwrap().launch.one_d);
+        assert!(!entry_params(&record("fill", b"dims=1;"), "fill_column").unwrap().launch.one_d);
         // A record this host does not understand: the device may assume it, so it is refused.
         let both = entry_params(&record("fill_column", b"dims=1;block=256,1,1;"), "fill_column").unwrap();
-        assert_eq!((both.one_d, both.block), (true, Some((256, 1, 1))));
+        assert_eq!((both.launch.one_d, both.launch.block), (true, Some((256, 1, 1))));
         let block = entry_params(&record("fill_column", b"block=32,8,1;"), "fill_column").unwrap();
-        assert_eq!((block.one_d, block.block), (false, Some((32, 8, 1))));
+        assert_eq!((block.launch.one_d, block.launch.block), (false, Some((32, 8, 1))));
         for bad in [
             &b"dims=2;"[..],
             b"dims=1",
