@@ -213,8 +213,13 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
     /// the tile as `get(i, j)`, for `i < TR / TY`, `j < TC / TX`; elements outside the tile's
     /// part of the matrix are `None`. Reading is shared, so no block shape is required: with a
     /// block of `(TX, TY, 1)` each element of the tile is one thread's, and in a larger block
-    /// the threads past `(TX, TY)` read other threads' elements (or `None`). Each element's index is an add from the thread's first (the rows
-    /// `TY * ld` apart), where `get(r, c)` multiplies its row by `ld`.
+    /// the threads past `(TX, TY)` read other threads' elements (or `None`); `thread_idx_z` is
+    /// not used (the threads of every z read the same elements). Each element's index is an
+    /// add from the thread's first (the rows `TY * ld` apart), where `get(r, c)` multiplies its
+    /// row by `ld`.
+    ///
+    /// `TX` and `TY` are at least 1 and divide `TC` and `TR`, and `TR` and `TC` are below 2^31
+    /// (checked when the kernel is built — `cargo build`, not `cargo check`).
     ///
     /// ```
     /// use sluice_device::{cpu, thread, tile::Matrix};
@@ -237,12 +242,13 @@ impl<'a, T, const TR: usize, const TC: usize> MatrixTile<'a, T, TR, TC> {
     /// .unwrap();
     /// ```
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn partition<const TX: usize, const TY: usize>(&self) -> TilePart<'a, T, TX, TY> {
         let () = const {
             assert!(
                 TX > 0 && TY > 0 && TR.is_multiple_of(TY) && TC.is_multiple_of(TX) && TR < 1 << 31 && TC < 1 << 31,
-                "MatrixTile<TR, TC>::partition::<TX, TY>: the thread layout TX × TY must divide the tile TR × TC, \
-                 each side of which is below 2^31"
+                "MatrixTile<TR, TC>::partition::<TX, TY>: TX and TY must be at least 1 and divide TC and TR, \
+                 and TR and TC be below 2^31"
             )
         };
         let (x, y) = (crate::thread::thread_idx_x(), crate::thread::thread_idx_y());
