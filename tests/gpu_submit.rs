@@ -110,14 +110,21 @@ fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_subm
         let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
         assert!(got == direct, "round {round}: results differ from direct submission");
         paths.push(last_path(&trace));
-        let end = trace.submissions.last().expect("end");
-        // Rule 7 as re-read: every copy's fence was dropped unawaited, so none was recorded;
-        // the only events and waits are the fan-ins of merged copies, one per copy absorbed.
-        assert_eq!((end.operations, end.fences_elided, end.merged_copies), (3 * n, n, n), "{end:?}");
-        assert!(end.events_recorded == end.waits && end.events_recorded < end.merged_copies, "{end:?}");
-        if end.path == SubmitPath::GraphReplayed {
+        // 16 lanes: a segment of the first 8 (`SubmitConfig::segment_lanes`), submitted when
+        // the ninth logs its launch, and the scope's end with the other 8, each the same way.
+        let subs = &trace.submissions;
+        assert_eq!(subs.len(), 2, "{subs:?}");
+        assert!(subs.iter().all(|s| s.path == subs[0].path), "{subs:?}");
+        for sub in subs {
+            // Rule 7 as re-read: every copy's fence was dropped unawaited, so none was recorded;
+            // the only events and waits are the fan-ins of merged copies, one per copy absorbed.
+            let half = n / 2;
+            assert_eq!((sub.operations, sub.fences_elided, sub.merged_copies), (3 * half, half, half), "{sub:?}");
+            assert!(sub.events_recorded == sub.waits && sub.events_recorded < sub.merged_copies, "{sub:?}");
+        }
+        if subs[0].path == SubmitPath::GraphReplayed {
             let graphs: Vec<_> = trace.spans.iter().filter(|s| s.kind == SpanKind::Graph).collect();
-            assert_eq!(graphs.len(), 1, "the trace shows the one graph launch: {:?}", trace.spans);
+            assert_eq!(graphs.len(), 2, "the trace shows the two graph launches: {:?}", trace.spans);
             assert!(trace.spans.iter().all(|s| s.kind == SpanKind::Graph), "nothing else was enqueued");
         }
     }
@@ -125,14 +132,26 @@ fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_subm
     assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
     assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
     let after = gpu.submit_stats();
-    assert_eq!(after.graphs_captured - before.graphs_captured, 1);
-    assert_eq!(after.graphs_replayed - before.graphs_replayed, 3);
+    assert_eq!(after.graphs_captured - before.graphs_captured, 2);
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 6);
     // On a GPU the scope's output comes back at the same address each round (under a new
     // allocation id), so every round after the first reuses the first one's plan; the CPU
     // backend allocates afresh (poisoned memory), so there the addresses differ.
     if gpu.backend() == sluice::Backend::Cuda {
-        assert_eq!(after.plans_reused - before.plans_reused, 4, "{after:?}");
+        assert_eq!(after.plans_reused - before.plans_reused, 8, "{after:?}");
     }
+    // Without segments the whole scope is one submission at its end, meaning the same.
+    gpu.set_submit_config(SubmitConfig { segment_lanes: 0, ..SubmitConfig::default() });
+    for round in 0..3 {
+        poison(&mut host);
+        let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("natural, no segments");
+        let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
+        assert!(got == direct, "round {round} without segments: results differ from direct submission");
+        let subs = &trace.submissions;
+        assert_eq!(subs.len(), 1, "{subs:?}");
+        assert_eq!((subs[0].operations, subs[0].merged_copies), (3 * n, n), "{subs:?}");
+    }
+    gpu.set_submit_config(SubmitConfig::default());
 }
 
 fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
@@ -270,9 +289,14 @@ fn merged_copies_deliver_every_column_and_never_delay_one_the_host_awaits(gpu: G
     for round in 0..3 {
         poison(&mut host);
         let ((), trace) = fill(&gpu, &mut host, None).expect("fill");
-        let end = trace.submissions.last().expect("end");
-        assert_eq!(end.merged_copies, n, "round {round}: every column merged: {end:?}");
-        assert!(end.copies < n, "{end:?}");
+        // Segments of 8, 8, 16 and 32 lanes (`SubmitConfig::segment_lanes`), each merged.
+        let subs = &trace.submissions;
+        let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
+        assert_eq!(lanes, [8, 8, 16, 32], "round {round}: {subs:?}");
+        let (merged, copies) = subs.iter().fold((0, 0), |(m, c), s| (m + s.merged_copies, c + s.copies));
+        assert_eq!(merged, n, "round {round}: every column merged: {subs:?}");
+        assert!(copies < n, "{subs:?}");
+        let end = subs.last().expect("end");
         for j in 0..n {
             assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
         }
@@ -607,9 +631,10 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     let after = gpu.submit_stats();
     // Buffers A: seen once (direct); B: captured; A again (a buffer set the shape used
     // before): captured for A; from then on each scope replays the graph of its buffers,
-    // nothing rewritten.
-    assert_eq!(after.graphs_captured - before.graphs_captured, 2, "{after:?}");
-    assert_eq!(after.graphs_replayed - before.graphs_replayed, 7, "{after:?}");
+    // nothing rewritten — each of the scope's three submissions (24 lanes: segments of 8 and
+    // 8, `SubmitConfig::segment_lanes`, and the end's 8).
+    assert_eq!(after.graphs_captured - before.graphs_captured, 2 * 3, "{after:?}");
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 7 * 3, "{after:?}");
     assert_eq!(after.nodes_updated, before.nodes_updated, "{after:?}");
     // Scalars that change every step are written into the graph's nodes instead.
     for k in 10..14 {
@@ -617,11 +642,75 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
         step(&gpu, None, out, host, k as f32);
     }
     let last = gpu.submit_stats();
-    assert_eq!((last.graphs_captured, last.graphs_replayed - after.graphs_replayed), (after.graphs_captured, 4));
+    assert_eq!((last.graphs_captured, last.graphs_replayed - after.graphs_replayed), (after.graphs_captured, 4 * 3));
     assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
 }
 
+/// Segments (`SubmitConfig::segment_lanes`): the first 8 of 16 lanes are submitted as a
+/// segment (a graph from the second round, run on one lane's stream) when the ninth logs,
+/// the other 8 when lane 2, whose work ran in the first graph, logs again — a fill of another column and its
+/// copy, which the host awaits in the scope. Its next submission orders it after the segment
+/// (an event recorded where the graph ran, and lane 2's wait for it), every column is exact
+/// in every round, and the graphs replay.
+fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
+    let (rows, n) = (1024, 16);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let mut extra = gpu.pinned_matrix::<f32>(rows, 1).expect("pinned");
+    let mut paths = Vec::new();
+    for round in 0..4 {
+        poison(&mut host);
+        poison(&mut extra);
+        let ((), trace) = traced_scope(&gpu, |s| {
+            let out = s.alloc_matrix::<f32>(rows, n)?;
+            let more = s.alloc_matrix::<f32>(rows, 1)?;
+            let lanes = s.lanes(n)?;
+            for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+                lane.enter(|st| {
+                    let mut col = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
+                    st.copy_to_host(&col, dst).map(drop)
+                })?;
+            }
+            let (col, dst) = (more.columns_mut().next(), extra.columns_mut().next());
+            let (Some(col), Some(dst)) = (col, dst) else { panic!("one column") };
+            let pending = lanes[2].enter(|st| {
+                let mut col = st.bind(col);
+                st.launch(
+                    &kernels::fill_column,
+                    LaunchConfig::for_elements(rows, 256),
+                    (&mut col, 100.0 + round as f32),
+                )?;
+                st.copy_to_host(&col, dst)
+            })?;
+            let got = pending.wait()?;
+            assert!(got.iter().all(|v| *v == 100.0 + round as f32), "round {round}: the awaited column");
+            Ok(())
+        })
+        .expect("scope");
+        let subs = &trace.submissions;
+        assert_eq!(subs[0].launches, 8, "round {round}: the segment of the first 8 lanes: {subs:?}");
+        paths.push(subs[0].path);
+        // Lanes 8..16, a segment too (when lane 2 logged again); then the host wait's
+        // submission: lane 2's fill after its wait for the first segment's graph (a graph ran
+        // lane 2's work on another lane's stream; submitted directly, on its own).
+        assert_eq!((subs.len(), subs[1].launches), (3, 8), "round {round}: {subs:?}");
+        let at_wait = &subs[2];
+        assert_eq!(at_wait.launches, 1, "round {round}: {subs:?}");
+        if subs[0].path != SubmitPath::Direct {
+            assert!(at_wait.waits >= 1 && at_wait.events_recorded >= 1, "round {round}: {at_wait:?}");
+        }
+        for j in 0..n {
+            assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
+        }
+        assert!(extra.iter().all(|v| *v == 100.0 + round as f32), "round {round}");
+    }
+    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}");
+    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
+    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+}
+
 on_every_backend!(
+    a_lane_that_logs_again_after_its_segment_is_ordered_after_it,
     a_graph_of_more_lanes_than_branches_means_the_same,
     many_lanes_of_kernels_with_barriers_run_at_once,
     a_program_alternating_between_buffers_keeps_a_graph_for_each,

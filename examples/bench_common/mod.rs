@@ -213,6 +213,9 @@ pub enum Submit {
     /// The default with another merged-copy size (`SubmitConfig::merge_copy_bytes`; 0: no
     /// merging): where the default's size stands among its neighbours.
     Merge(usize),
+    /// The default with another segment size (`SubmitConfig::segment_lanes`; 0: the whole
+    /// scope at its end): where the default's size stands among its neighbours.
+    Segments(usize),
 }
 
 impl Submit {
@@ -222,6 +225,7 @@ impl Submit {
             Submit::NoGraph => SubmitConfig::deferred(),
             Submit::Direct => SubmitConfig::direct(),
             Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
+            Submit::Segments(lanes) => SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() },
         }
     }
 }
@@ -271,6 +275,7 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
+        v.extend([0, 4, 16].map(|n| Variant::Natural(Submit::Segments(n))));
         v
     }
 
@@ -290,6 +295,7 @@ impl Variant {
             Variant::Natural(Submit::Direct) => "natural-direct".into(),
             Variant::Natural(Submit::Merge(0)) => "natural-merge-none".into(),
             Variant::Natural(Submit::Merge(b)) => format!("natural-merge-{}k", b >> 10),
+            Variant::Natural(Submit::Segments(n)) => format!("natural-seg{n}"),
             Variant::PerLane => "per-lane".into(),
             Variant::Chunked(k) if k == cols => "fan-in".into(),
             Variant::Chunked(k) => format!("chunked-k{k}"),

@@ -70,8 +70,9 @@ pub(crate) struct GpuInner {
 }
 
 /// How many batches' plans a device keeps (`PlanMemo`): a repeated scope and the few scopes a
-/// program runs between its repetitions (a benchmark's poisoning, a host-side check).
-const PLAN_MEMOS: usize = 4;
+/// program runs between its repetitions (a benchmark's poisoning, a host-side check), and
+/// each repeated scope's segments (`SubmitConfig::segment_lanes`).
+const PLAN_MEMOS: usize = 16;
 
 /// Device memory, stream-ordered, without device-wide synchronization (rule 6).
 ///

@@ -54,7 +54,41 @@ pub(crate) struct Deferred {
     batch: Batch,
     owners: Vec<NonNull<LaneInner>>,
     pub(crate) submissions: Vec<Submission>,
-    pub(crate) graph: Option<CachedGraph>,
+    /// The graphs the scope's submissions launched (a segment's and the end's).
+    pub(crate) graphs: Vec<CachedGraph>,
+    /// What decides when the log is due as a segment ([`SubmitConfig::segment_lanes`]).
+    tally: Tally,
+    /// Per batch lane: the segment graph that ran the lane's work on another lane's stream,
+    /// until the lane logs again (its next operation then waits for that graph first).
+    behind: Vec<Option<u32>>,
+    /// The segments launched as graphs.
+    segments: Vec<Segment>,
+}
+
+/// A segment launched as a graph (see [`Deferred::touch`]).
+#[derive(Clone)]
+struct Segment {
+    /// The batch lane whose stream ran it.
+    on: u32,
+    /// Recorded on that stream when a lane the graph ran logs again.
+    done: Arc<Event>,
+    /// Where `done`'s record is, in which batch (it is logged once per batch).
+    record: Option<(u64, u32)>,
+}
+
+/// What the current batch holds, counted as it is logged: the lanes with operations in it,
+/// the fence records in it that may still be awaited, and whether a lane of it had work
+/// submitted before; and how many lanes earlier segments took.
+#[derive(Default)]
+struct Tally {
+    /// The batch generation the counts are of.
+    generation: u64,
+    /// Per batch lane: the generation of its last logged operation.
+    seen: Vec<u64>,
+    lanes: u32,
+    live: u32,
+    stale: bool,
+    segmented: u32,
 }
 
 // SAFETY: `owners` point to lanes' bookkeeping boxes (`LaneInner` is `Sync`), which the scope
@@ -67,8 +101,17 @@ unsafe impl Send for Deferred {}
 pub(crate) struct SpareLog(Option<Box<Deferred>>);
 
 impl Deferred {
-    /// The batch index of `lane`, which is added to the batch if new.
+    /// The batch index of `lane`, which is added to the batch if new, about to log an
+    /// operation: counted in the batch's tally, and — if a segment graph ran its earlier work
+    /// on another lane's stream — made to wait for that graph first.
     fn slot(&mut self, lane: &LaneInner) -> u32 {
+        let slot = self.slot_of(lane);
+        self.touch(slot);
+        slot
+    }
+
+    /// The batch index of `lane` (added to the batch if new), nothing logged.
+    fn slot_of(&mut self, lane: &LaneInner) -> u32 {
         let slot = lane.slot.load(Ordering::Relaxed);
         if slot != u32::MAX {
             return slot;
@@ -76,8 +119,84 @@ impl Deferred {
         let slot = self.batch.lanes.len() as u32;
         self.batch.lanes.push(BatchLane { stream: NonNull::from(&lane.stream), id: lane.id, submitted: false });
         self.owners.push(NonNull::from(lane));
+        self.behind.push(None);
         lane.slot.store(slot, Ordering::Relaxed);
         slot
+    }
+
+    /// The tally, reset if the batch was submitted since it was counted.
+    fn tally(&mut self) -> &mut Tally {
+        let t = &mut self.tally;
+        if t.generation != self.batch.generation {
+            *t = Tally {
+                generation: self.batch.generation,
+                seen: std::mem::take(&mut t.seen),
+                segmented: t.segmented,
+                ..Tally::default()
+            };
+        }
+        t.seen.resize(self.batch.lanes.len(), u64::MAX);
+        t
+    }
+
+    /// Whether `slot` has an operation in the current batch.
+    fn in_batch(&mut self, slot: u32) -> bool {
+        let generation = self.batch.generation;
+        self.tally().seen[slot as usize] == generation
+    }
+
+    /// Notes that `slot` logs an operation now (see [`slot`](Deferred::slot)).
+    fn touch(&mut self, slot: u32) {
+        if self.in_batch(slot) {
+            return;
+        }
+        let (generation, submitted) = (self.batch.generation, self.batch.lanes[slot as usize].submitted);
+        let t = self.tally();
+        t.seen[slot as usize] = generation;
+        t.lanes += 1;
+        t.stale |= submitted;
+        let Some(segment) = self.behind[slot as usize].take() else { return };
+        // Ordered after the segment graph that ran its earlier work: a record of the graph's
+        // event on the stream it ran on (once per batch; any later point of that stream is
+        // after the graph), and this lane's wait for it.
+        let Segment { on, done, record } = self.segments[segment as usize].clone();
+        let at = match record.filter(|(g, _)| *g == generation) {
+            Some((_, at)) => at,
+            None => {
+                self.touch(on);
+                let at = self.batch.push(on, OpKind::Record { event: done.clone(), live: false, awaited: true });
+                self.segments[segment as usize].record = Some((generation, at));
+                at
+            }
+        };
+        self.batch.push(slot, OpKind::Wait { event: done, record: Some(at) });
+    }
+
+    /// Whether the batch is due as a segment before `lane` logs its first operation in it
+    /// (see [`SubmitConfig::segment_lanes`]): graphs are on, the batch holds at least as many
+    /// lanes as the segment size and as earlier segments took, none of them had work
+    /// submitted before, no fence recorded in it can be awaited any more, and `lane` has
+    /// nothing in it yet.
+    fn segment_due(&mut self, lane: &LaneInner, config: &SubmitConfig) -> bool {
+        if !config.graphs || config.segment_lanes == 0 || self.batch.is_empty() {
+            return false;
+        }
+        let slot = self.slot_of(lane);
+        if self.in_batch(slot) {
+            return false;
+        }
+        let t = self.tally();
+        !t.stale && t.live == 0 && t.lanes as usize >= config.segment_lanes.max(t.segmented as usize)
+    }
+
+    /// Notes a fence record logged (`live`: its fence may be awaited) or one no longer live.
+    fn count_live(&mut self, more: bool) {
+        let t = self.tally();
+        if more {
+            t.live += 1;
+        } else {
+            t.live = t.live.saturating_sub(1);
+        }
     }
 }
 
@@ -122,15 +241,24 @@ impl LaneShared {
     /// scope that submits as asked.
     pub(crate) fn flush(&self, last: bool, reason: &'static str) -> Result<()> {
         let Some(mut d) = self.log() else { return Ok(()) };
+        self.submit_log(&mut d, last, false, reason)
+    }
+
+    /// Submits the log `d` — `last`: at the scope's end; `segment`: as a segment (see
+    /// [`SubmitConfig::segment_lanes`]), merged and as a graph if its shape repeats, like the
+    /// scope's end, while the program goes on logging.
+    fn submit_log(&self, d: &mut Deferred, last: bool, segment: bool, reason: &'static str) -> Result<()> {
         if d.batch.is_empty() && !last {
             return Ok(());
         }
+        let lanes = d.tally().lanes;
         let take_event = || self.take_event(false);
         let f = Flush {
             gpu: &self.gpu,
             trace: self.trace.as_ref(),
             config: self.config,
             last,
+            segment,
             reason,
             take_event: &take_event,
         };
@@ -139,7 +267,7 @@ impl LaneShared {
         // borrowed for 'scope), and the scope submits its log before it joins its lanes,
         // which it does before 'scope ends; the lanes' bookkeeping (their streams) lives until
         // then too.
-        let (result, submitted) = unsafe { submit::submit(&mut d.batch, &f) };
+        let (mut result, submitted) = unsafe { submit::submit(&mut d.batch, &f) };
         if let Some(s) = submitted {
             for (lane, by) in &s.covers {
                 // SAFETY: the owners live until the scope's end (see `Deferred`).
@@ -151,9 +279,38 @@ impl LaneShared {
             if !empty {
                 d.submissions.push(s.submission);
             }
-            if let Some(g) = s.graph {
-                d.graph = Some(g);
+            if let Some((g, on)) = s.graph {
+                d.graphs.push(g);
+                if segment {
+                    // The segment's other lanes ran on `on`'s stream: a later operation of
+                    // one of them waits for the graph first (`Deferred::touch`).
+                    match self.take_event(false) {
+                        Ok(done) => {
+                            let at = d.segments.len() as u32;
+                            d.segments.push(Segment { on, done, record: None });
+                            for &(lane, _) in &s.covers {
+                                d.batch.lanes[lane as usize].submitted = true;
+                                d.behind[lane as usize] = Some(at);
+                            }
+                        }
+                        Err(e) => {
+                            // No event to order a later operation of these lanes after the
+                            // graph: join the graph's stream now instead (then they are idle).
+                            let joined = d.batch.lanes[on as usize]
+                                .stream()
+                                .synchronize()
+                                .map_err(|error| Error::Stream { call: "cuStreamSynchronize", error });
+                            let mut errors: Vec<Error> = result.err().into_iter().collect();
+                            errors.push(e);
+                            errors.extend(joined.err());
+                            result = Error::chain(errors).map_or(Ok(()), Err);
+                        }
+                    }
+                }
             }
+        }
+        if segment {
+            d.tally.segmented += lanes;
         }
         if result.is_err() {
             self.failed.store(true, Ordering::Release);
@@ -168,10 +325,13 @@ impl LaneShared {
         let d = &mut *d;
         // The scope's end submitted what was logged: nothing left names a lane or an event
         // that outlives the scope.
-        let retired = d.batch.clear();
+        let mut retired = d.batch.clear();
         d.batch.lanes.clear();
         d.owners.clear();
         d.submissions.clear();
+        d.behind.clear();
+        retired.extend(d.segments.drain(..).map(|s| s.done));
+        d.tally = Tally::default();
         (SpareLog(Some(Box::new(std::mem::take(d)))), retired)
     }
 
@@ -197,10 +357,10 @@ impl LaneShared {
         self.log().map(|d| d.submissions.clone()).unwrap_or_default()
     }
 
-    /// The graph the last submission launched, to put back into the device's cache (after
-    /// the joins: no launch of it may be pending there).
-    pub(crate) fn take_graph(&self) -> Option<CachedGraph> {
-        self.log().and_then(|mut d| d.graph.take())
+    /// The graphs the scope's submissions launched, to put back into the device's cache
+    /// (after the joins: no launch of them may be pending there).
+    pub(crate) fn take_graphs(&self) -> Vec<CachedGraph> {
+        self.log().map(|mut d| std::mem::take(&mut d.graphs)).unwrap_or_default()
     }
 
     /// A fence of this scope was dropped: its record (at `rec`, if still logged) can no longer
@@ -210,7 +370,9 @@ impl LaneShared {
             if let Some((generation, at)) = rec {
                 if generation == d.batch.generation {
                     if let Some(OpKind::Record { live, .. }) = d.batch.ops.get_mut(at as usize).map(|o| &mut o.kind) {
-                        *live = false;
+                        if std::mem::replace(live, false) {
+                            d.count_live(false);
+                        }
                     }
                 }
             }
@@ -235,6 +397,7 @@ impl LaneShared {
         let mut d = self.log()?;
         let slot = d.slot(lane);
         let at = d.batch.push(slot, OpKind::Record { event, live: true, awaited: false });
+        d.count_live(true);
         Some((d.batch.generation, at))
     }
 
@@ -700,6 +863,11 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         let _count = Count(&self.lane.inner.enqueued);
         if self.defers() {
             if let Some(mut d) = self.lane.shared.log() {
+                if d.segment_due(self.lane.inner, &self.lane.shared.config) {
+                    // The lanes logged so far go to the GPU as a segment while this one logs.
+                    let why = "a segment of lanes (SubmitConfig::segment_lanes)";
+                    self.lane.shared.submit_log(&mut d, false, true, why)?;
+                }
                 let slot = d.slot(self.lane.inner);
                 let kind = match work {
                     Work::Launch { func, name, grid, block, shared_mem_bytes, ptrs, sizes } => {
@@ -718,6 +886,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
                     let at = d.batch.push(slot, OpKind::Record { event: e.clone(), live: true, awaited: false });
                     (d.batch.generation, at)
                 });
+                if rec.is_some() {
+                    d.count_live(true);
+                }
                 let full = d.batch.ops.len() >= self.lane.shared.config.max_deferred;
                 drop(d);
                 if full {

@@ -84,11 +84,26 @@ pub struct SubmitConfig {
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
     /// runs as a graph.
     pub max_deferred: usize,
+    /// Segments (with [`graphs`](SubmitConfig::graphs) on): once the lanes that logged work in a scope number at least this many (and
+    /// at least as many as earlier segments of the scope took), and none of the fences they
+    /// recorded can still be awaited, what they logged is submitted — merged, and as a graph
+    /// if its shape repeats, as at the scope's end — before the next lane logs its first
+    /// operation. The GPU starts on the first lanes while the program is still logging the
+    /// others, instead of after the closure returns. `0`: only at host waits, at
+    /// [`max_deferred`](SubmitConfig::max_deferred) and at the scope's end.
+    pub segment_lanes: usize,
 }
 
 impl Default for SubmitConfig {
     fn default() -> SubmitConfig {
-        SubmitConfig { defer: true, graphs: true, graph_cache: 32, merge_copy_bytes: 512 << 10, max_deferred: 1024 }
+        SubmitConfig {
+            defer: true,
+            graphs: true,
+            graph_cache: 32,
+            merge_copy_bytes: 512 << 10,
+            max_deferred: 1024,
+            segment_lanes: 8,
+        }
     }
 }
 

@@ -1007,10 +1007,10 @@ impl ScopeShared {
             }
         }
         let (gpu, events) = (&shared.gpu, shared.take_idle_events());
-        let graph = shared.take_graph();
+        let graphs = shared.take_graphs();
         if lost.is_some() {
-            // The graph's executable goes with the context (destroying it would only fail).
-            std::mem::forget(graph);
+            // The graphs' executables go with the context (destroying them would only fail).
+            std::mem::forget(graphs);
             attribute_fault(&mut errors, gpu.context().device_fault(), &launched);
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
@@ -1019,8 +1019,8 @@ impl ScopeShared {
             std::mem::forget(st.owned);
             return (errors, LaneCache::default(), None, None);
         }
-        // Every lane is joined: no launch of the scope's graph is pending any more.
-        if let Some(g) = graph {
+        // Every lane is joined: no launch of the scope's graphs is pending any more.
+        for g in graphs {
             gpu.put_graph(g);
         }
         let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {

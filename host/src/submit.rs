@@ -154,6 +154,11 @@ pub(crate) struct Flush<'a> {
     pub(crate) config: SubmitConfig,
     /// The scope's last submission (its end): merges and graphs are allowed.
     pub(crate) last: bool,
+    /// A segment ([`SubmitConfig::segment_lanes`]): no fence recorded in the batch can be
+    /// awaited any more and no lane of it had work submitted before, so — as at the end —
+    /// merges and graphs are allowed; a later operation of a lane the graph ran waits for it
+    /// (the caller's bookkeeping).
+    pub(crate) segment: bool,
     /// Why it happens (a host wait's reason; the scope's end).
     pub(crate) reason: &'static str,
     /// An idle fence event of the scope (fan-ins of merged copies, a capture's fork and joins).
@@ -166,8 +171,9 @@ pub(crate) struct Submitted {
     /// `(lane, by)`: the batch lane `lane`'s work is done once lane `by`'s is (a merged copy's
     /// fan-in, or a graph run on `by`'s stream).
     pub(crate) covers: Vec<(u32, u32)>,
-    /// The graph launched, to go back into the device's cache once no launch of it is pending.
-    pub(crate) graph: Option<CachedGraph>,
+    /// The graph launched and the batch lane whose stream it ran on; the graph goes back into
+    /// the device's cache once no launch of it is pending.
+    pub(crate) graph: Option<(CachedGraph, u32)>,
     /// Events the submission used, idle again (waits already enqueued keep their record).
     pub(crate) events: Vec<Arc<Event>>,
 }
@@ -186,12 +192,14 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         let retired = batch.clear();
         return (Ok(()), Some(Submitted::idle(retired)));
     }
-    let merge = if f.last { f.config.merge_copy_bytes } else { 0 };
-    // The plan (and key) of an equal batch among the last few a scope's end submitted (a
-    // repeated scope), if there is one.
-    let reused = f.gpu.take_plan_memo(|m| m.matches(batch, f.last, merge));
+    // A segment is planned as the scope's end is: none of its fences can be awaited any more.
+    let last = f.last || f.segment;
+    let merge = if last { f.config.merge_copy_bytes } else { 0 };
+    // The plan (and key) of an equal batch among the last few a scope's end or segments
+    // submitted (a repeated scope), if there is one.
+    let reused = f.gpu.take_plan_memo(|m| m.matches(batch, last, merge));
     let plan_reused = reused.is_some();
-    let mut memo = reused.unwrap_or_else(|| PlanMemo::new(batch, f.last, merge));
+    let mut memo = reused.unwrap_or_else(|| PlanMemo::new(batch, last, merge));
     let PlanMemo { plan, keyed, .. } = &mut memo;
     let plan = &*plan;
     let mut sub = Submission {
@@ -214,7 +222,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
     // SAFETY: the caller's duties.
     let result = match unsafe { as_graph(batch, plan, f, &mut sub, &mut events, keyed) } {
         Ok(Some((g, on))) => {
-            graph = Some(g);
+            graph = Some((g, on));
             // Every other lane of the batch got no work: idle once the graph's lane is.
             covers = used_lanes(plan, batch).into_iter().filter(|&l| l != on).map(|l| (l, on)).collect();
             Ok(())
@@ -226,9 +234,10 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         }
         Err(e) => Err(e),
     };
-    // Only a scope's last submission is kept: a repeated scope's end is what recurs (and runs
-    // as a graph), and the batches a long scope submits as it grows would push it out.
-    if f.last {
+    // Only a scope's last submission and its segments are kept: a repeated scope's end is
+    // what recurs (and runs as a graph), and the batches a long scope submits as it grows
+    // would push it out.
+    if last {
         f.gpu.keep_plan_memo(memo);
     }
     f.gpu.note_submission(&sub);
@@ -436,7 +445,7 @@ unsafe fn direct(batch: &mut Batch, plan: &Plan, f: &Flush<'_>, events: &mut Vec
 
 /// Why the plan cannot be a graph, or `None` if it can.
 fn not_a_graph(batch: &Batch, plan: &Plan, f: &Flush<'_>) -> Option<&'static str> {
-    if !f.last {
+    if !f.last && !f.segment {
         return Some(f.reason);
     }
     if !f.config.graphs || f.config.graph_cache == 0 {
