@@ -110,21 +110,14 @@ fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_subm
         let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
         assert!(got == direct, "round {round}: results differ from direct submission");
         paths.push(last_path(&trace));
-        // 16 lanes: a segment of the first 8 (`SubmitConfig::segment_lanes`), submitted when
-        // the ninth logs its launch, and the scope's end with the other 8, each the same way.
-        let subs = &trace.submissions;
-        assert_eq!(subs.len(), 2, "{subs:?}");
-        assert!(subs.iter().all(|s| s.path == subs[0].path), "{subs:?}");
-        for sub in subs {
-            // Rule 7 as re-read: every copy's fence was dropped unawaited, so none was recorded;
-            // the only events and waits are the fan-ins of merged copies, one per copy absorbed.
-            let half = n / 2;
-            assert_eq!((sub.operations, sub.fences_elided, sub.merged_copies), (3 * half, half, half), "{sub:?}");
-            assert!(sub.events_recorded == sub.waits && sub.events_recorded < sub.merged_copies, "{sub:?}");
-        }
-        if subs[0].path == SubmitPath::GraphReplayed {
+        let end = trace.submissions.last().expect("end");
+        // Rule 7 as re-read: every copy's fence was dropped unawaited, so none was recorded;
+        // the only events and waits are the fan-ins of merged copies, one per copy absorbed.
+        assert_eq!((end.operations, end.fences_elided, end.merged_copies), (3 * n, n, n), "{end:?}");
+        assert!(end.events_recorded == end.waits && end.events_recorded < end.merged_copies, "{end:?}");
+        if end.path == SubmitPath::GraphReplayed {
             let graphs: Vec<_> = trace.spans.iter().filter(|s| s.kind == SpanKind::Graph).collect();
-            assert_eq!(graphs.len(), 2, "the trace shows the two graph launches: {:?}", trace.spans);
+            assert_eq!(graphs.len(), 1, "the trace shows the one graph launch: {:?}", trace.spans);
             assert!(trace.spans.iter().all(|s| s.kind == SpanKind::Graph), "nothing else was enqueued");
         }
     }
@@ -132,26 +125,14 @@ fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_subm
     assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
     assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
     let after = gpu.submit_stats();
-    assert_eq!(after.graphs_captured - before.graphs_captured, 2);
-    assert_eq!(after.graphs_replayed - before.graphs_replayed, 6);
+    assert_eq!(after.graphs_captured - before.graphs_captured, 1);
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 3);
     // On a GPU the scope's output comes back at the same address each round (under a new
     // allocation id), so every round after the first reuses the first one's plan; the CPU
     // backend allocates afresh (poisoned memory), so there the addresses differ.
     if gpu.backend() == sluice::Backend::Cuda {
-        assert_eq!(after.plans_reused - before.plans_reused, 8, "{after:?}");
+        assert_eq!(after.plans_reused - before.plans_reused, 4, "{after:?}");
     }
-    // Without segments the whole scope is one submission at its end, meaning the same.
-    gpu.set_submit_config(SubmitConfig { segment_lanes: 0, ..SubmitConfig::default() });
-    for round in 0..3 {
-        poison(&mut host);
-        let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("natural, no segments");
-        let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
-        assert!(got == direct, "round {round} without segments: results differ from direct submission");
-        let subs = &trace.submissions;
-        assert_eq!(subs.len(), 1, "{subs:?}");
-        assert_eq!((subs[0].operations, subs[0].merged_copies), (3 * n, n), "{subs:?}");
-    }
-    gpu.set_submit_config(SubmitConfig::default());
 }
 
 fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
@@ -289,14 +270,9 @@ fn merged_copies_deliver_every_column_and_never_delay_one_the_host_awaits(gpu: G
     for round in 0..3 {
         poison(&mut host);
         let ((), trace) = fill(&gpu, &mut host, None).expect("fill");
-        // Segments of 8, 8, 16 and 32 lanes (`SubmitConfig::segment_lanes`), each merged.
-        let subs = &trace.submissions;
-        let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
-        assert_eq!(lanes, [8, 8, 16, 32], "round {round}: {subs:?}");
-        let (merged, copies) = subs.iter().fold((0, 0), |(m, c), s| (m + s.merged_copies, c + s.copies));
-        assert_eq!(merged, n, "round {round}: every column merged: {subs:?}");
-        assert!(copies < n, "{subs:?}");
-        let end = subs.last().expect("end");
+        let end = trace.submissions.last().expect("end");
+        assert_eq!(end.merged_copies, n, "round {round}: every column merged: {end:?}");
+        assert!(end.copies < n, "{end:?}");
         for j in 0..n {
             assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
         }
@@ -631,10 +607,9 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     let after = gpu.submit_stats();
     // Buffers A: seen once (direct); B: captured; A again (a buffer set the shape used
     // before): captured for A; from then on each scope replays the graph of its buffers,
-    // nothing rewritten — each of the scope's three submissions (24 lanes: segments of 8 and
-    // 8, `SubmitConfig::segment_lanes`, and the end's 8).
-    assert_eq!(after.graphs_captured - before.graphs_captured, 2 * 3, "{after:?}");
-    assert_eq!(after.graphs_replayed - before.graphs_replayed, 7 * 3, "{after:?}");
+    // nothing rewritten.
+    assert_eq!(after.graphs_captured - before.graphs_captured, 2, "{after:?}");
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 7, "{after:?}");
     assert_eq!(after.nodes_updated, before.nodes_updated, "{after:?}");
     // Scalars that change every step are written into the graph's nodes instead.
     for k in 10..14 {
@@ -642,74 +617,165 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
         step(&gpu, None, out, host, k as f32);
     }
     let last = gpu.submit_stats();
-    assert_eq!((last.graphs_captured, last.graphs_replayed - after.graphs_replayed), (after.graphs_captured, 4 * 3));
+    assert_eq!((last.graphs_captured, last.graphs_replayed - after.graphs_replayed), (after.graphs_captured, 4));
     assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
 }
 
-/// Segments (`SubmitConfig::segment_lanes`): the first 8 of 16 lanes are submitted as a
-/// segment (a graph from the second round, run on one lane's stream) when the ninth logs,
-/// the other 8 when lane 2, whose work ran in the first graph, logs again — a fill of another column and its
-/// copy, which the host awaits in the scope. Its next submission orders it after the segment
-/// (an event recorded where the graph ran, and lane 2's wait for it), every column is exact
-/// in every round, and the graphs replay.
-fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
+/// `SubmitConfig::segment_lanes` (off by default), with 8.
+fn with_segments(lanes: usize) -> SubmitConfig {
+    SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() }
+}
+
+/// Segments: the README's program with 16 lanes submits the first 8 (merged, and from the
+/// second round as a graph) when the ninth logs its launch, and the other 8 at the scope's
+/// end; results bit-identical to direct submission in every round, and each half's graph
+/// captured once and replayed.
+fn segments_mean_what_the_whole_scope_means(gpu: Gpu) {
+    let mut rng = common::rng();
     let (rows, n) = (1024, 16);
+    let src_host = common::particles(&mut rng, 64);
+    let tgt_host = common::particles(&mut rng, rows * n);
+    let sources = gpu.upload(&src_host).expect("upload");
+    let targets = gpu.upload_matrix(&tgt_host, rows, n).expect("upload");
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
-    let mut extra = gpu.pinned_matrix::<f32>(rows, 1).expect("pinned");
+    gpu.set_submit_config(SubmitConfig::direct());
+    poison(&mut host);
+    natural(&gpu, &sources, &targets, &mut host, EPS2).expect("direct");
+    let direct: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
+    common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+
+    gpu.set_submit_config(with_segments(8));
+    let before = gpu.submit_stats();
     let mut paths = Vec::new();
-    for round in 0..4 {
+    for round in 0..5 {
         poison(&mut host);
-        poison(&mut extra);
+        let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("natural in segments");
+        let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
+        assert!(got == direct, "round {round}: results differ from direct submission");
+        let subs = &trace.submissions;
+        assert_eq!(subs.len(), 2, "{subs:?}");
+        assert!(subs.iter().all(|s| s.path == subs[0].path), "{subs:?}");
+        paths.push(subs[0].path);
+        let half = n / 2;
+        for sub in subs {
+            assert_eq!((sub.operations, sub.fences_elided, sub.merged_copies), (3 * half, half, half), "{sub:?}");
+        }
+        if subs[0].path == SubmitPath::GraphReplayed {
+            let graphs = trace.spans.iter().filter(|s| s.kind == SpanKind::Graph).count();
+            assert_eq!(graphs, 2, "the trace shows the two graph launches: {:?}", trace.spans);
+        }
+    }
+    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}");
+    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
+    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+    let after = gpu.submit_stats();
+    assert_eq!(after.graphs_captured - before.graphs_captured, 2);
+    assert_eq!(after.graphs_replayed - before.graphs_replayed, 6);
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
+/// Segments grow: 64 lanes with segments of 8 go as 8, 8, 16 and 32 lanes (each at least
+/// as many as all earlier ones together), every one's columns merged, every column exact.
+fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
+    let (rows, n) = (1024, 64);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    gpu.set_submit_config(with_segments(8));
+    for round in 0..3 {
+        poison(&mut host);
         let ((), trace) = traced_scope(&gpu, |s| {
             let out = s.alloc_matrix::<f32>(rows, n)?;
-            let more = s.alloc_matrix::<f32>(rows, 1)?;
-            let lanes = s.lanes(n)?;
-            for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+            for (j, ((lane, col), dst)) in
+                s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+            {
                 lane.enter(|st| {
                     let mut col = st.bind(col);
                     st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
                     st.copy_to_host(&col, dst).map(drop)
                 })?;
             }
-            let (col, dst) = (more.columns_mut().next(), extra.columns_mut().next());
-            let (Some(col), Some(dst)) = (col, dst) else { panic!("one column") };
-            let pending = lanes[2].enter(|st| {
-                let mut col = st.bind(col);
-                st.launch(
-                    &kernels::fill_column,
-                    LaunchConfig::for_elements(rows, 256),
-                    (&mut col, 100.0 + round as f32),
-                )?;
-                st.copy_to_host(&col, dst)
-            })?;
-            let got = pending.wait()?;
-            assert!(got.iter().all(|v| *v == 100.0 + round as f32), "round {round}: the awaited column");
             Ok(())
         })
         .expect("scope");
         let subs = &trace.submissions;
-        assert_eq!(subs[0].launches, 8, "round {round}: the segment of the first 8 lanes: {subs:?}");
-        paths.push(subs[0].path);
-        // Lanes 8..16, a segment too (when lane 2 logged again); then the host wait's
-        // submission: lane 2's fill after its wait for the first segment's graph (a graph ran
-        // lane 2's work on another lane's stream; submitted directly, on its own).
-        assert_eq!((subs.len(), subs[1].launches), (3, 8), "round {round}: {subs:?}");
-        let at_wait = &subs[2];
-        assert_eq!(at_wait.launches, 1, "round {round}: {subs:?}");
-        if subs[0].path != SubmitPath::Direct {
-            assert!(at_wait.waits >= 1 && at_wait.events_recorded >= 1, "round {round}: {at_wait:?}");
-        }
+        let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
+        assert_eq!(lanes, [8, 8, 16, 32], "round {round}: {subs:?}");
+        let (merged, copies) = subs.iter().fold((0, 0), |(m, c), s| (m + s.merged_copies, c + s.copies));
+        assert_eq!(merged, n, "round {round}: every column merged: {subs:?}");
+        assert!(copies < n, "{subs:?}");
         for j in 0..n {
             assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
         }
-        assert!(extra.iter().all(|v| *v == 100.0 + round as f32), "round {round}");
     }
-    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}");
-    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
-    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
+/// A lane whose work a segment ran on another lane's stream — a graph's, or a merged copy's
+/// — logs again: the first 8 of 16 lanes go as a segment when the ninth logs, the other 8
+/// when lane 2 logs again (a fill of another column and its copy, which the host awaits in
+/// the scope). Lane 2's next submission orders it after the stream its earlier work ran on
+/// (an event recorded there, and lane 2's wait for it), with graphs (the first round direct,
+/// then captured and replayed) and without (`graph_cache: 0`: merged copies submitted
+/// directly on the chunk's last lane); every column exact in every round.
+fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
+    let (rows, n) = (1024, 16);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let mut extra = gpu.pinned_matrix::<f32>(rows, 1).expect("pinned");
+    for config in [with_segments(8), SubmitConfig { graph_cache: 0, ..with_segments(8) }] {
+        gpu.set_submit_config(config);
+        let mut paths = Vec::new();
+        for round in 0..4 {
+            poison(&mut host);
+            poison(&mut extra);
+            let value = 100.0 + round as f32;
+            let ((), trace) = traced_scope(&gpu, |s| {
+                let out = s.alloc_matrix::<f32>(rows, n)?;
+                let more = s.alloc_matrix::<f32>(rows, 1)?;
+                let lanes = s.lanes(n)?;
+                for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+                    lane.enter(|st| {
+                        let mut col = st.bind(col);
+                        st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
+                        st.copy_to_host(&col, dst).map(drop)
+                    })?;
+                }
+                let (Some(col), Some(dst)) = (more.columns_mut().next(), extra.columns_mut().next()) else {
+                    panic!("one column")
+                };
+                let pending = lanes[2].enter(|st| {
+                    let mut col = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, value))?;
+                    st.copy_to_host(&col, dst)
+                })?;
+                let got = pending.wait()?;
+                assert!(got.iter().all(|v| *v == value), "round {round}: the awaited column");
+                Ok(())
+            })
+            .expect("scope");
+            let subs = &trace.submissions;
+            assert_eq!(subs.iter().map(|s| s.launches).collect::<Vec<_>>(), [8, 8, 1], "round {round}: {subs:?}");
+            paths.push(subs[0].path);
+            // Lane 2's copy went into a merged copy of lanes 0..8 (on lane 7's stream), or
+            // into the graph (on lane 0's): its fill waits for that stream's event.
+            let at_wait = &subs[2];
+            assert!(at_wait.waits >= 1 && at_wait.events_recorded >= 1, "round {round}: {at_wait:?}");
+            for j in 0..n {
+                assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
+            }
+            assert!(extra.iter().all(|v| *v == value), "round {round}");
+        }
+        if config.graph_cache == 0 {
+            assert!(paths.iter().all(|p| *p == SubmitPath::Direct), "{paths:?}");
+        } else {
+            assert_eq!(paths[..2], [SubmitPath::Direct, SubmitPath::GraphCaptured], "{paths:?}");
+            assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+        }
+    }
+    gpu.set_submit_config(SubmitConfig::default());
 }
 
 on_every_backend!(
+    segments_mean_what_the_whole_scope_means,
+    segments_grow_and_each_merges_its_copies,
     a_lane_that_logs_again_after_its_segment_is_ordered_after_it,
     a_graph_of_more_lanes_than_branches_means_the_same,
     many_lanes_of_kernels_with_barriers_run_at_once,

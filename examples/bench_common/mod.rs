@@ -213,8 +213,8 @@ pub enum Submit {
     /// The default with another merged-copy size (`SubmitConfig::merge_copy_bytes`; 0: no
     /// merging): where the default's size stands among its neighbours.
     Merge(usize),
-    /// The default with another segment size (`SubmitConfig::segment_lanes`; 0: the whole
-    /// scope at its end): where the default's size stands among its neighbours.
+    /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
+    /// default has none).
     Segments(usize),
 }
 
@@ -275,7 +275,7 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        v.extend([0, 4, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
         v
     }
 

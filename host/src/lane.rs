@@ -58,19 +58,21 @@ pub(crate) struct Deferred {
     pub(crate) graphs: Vec<CachedGraph>,
     /// What decides when the log is due as a segment ([`SubmitConfig::segment_lanes`]).
     tally: Tally,
-    /// Per batch lane: the segment graph that ran the lane's work on another lane's stream,
-    /// until the lane logs again (its next operation then waits for that graph first).
+    /// Per batch lane: the segment whose graph or merged copy ran the lane's work on another
+    /// lane's stream, until the lane logs again (its next operation then waits for that
+    /// stream first).
     behind: Vec<Option<u32>>,
-    /// The segments launched as graphs.
+    /// Where segments ran lanes' work on other lanes' streams.
     segments: Vec<Segment>,
 }
 
-/// A segment launched as a graph (see [`Deferred::touch`]).
+/// A stream a segment ran other lanes' work on: its graph's, or a merged copy's (see
+/// [`Deferred::touch`]).
 #[derive(Clone)]
 struct Segment {
-    /// The batch lane whose stream ran it.
+    /// The batch lane whose stream it is.
     on: u32,
-    /// Recorded on that stream when a lane the graph ran logs again.
+    /// Recorded on that stream when a lane whose work ran there logs again.
     done: Arc<Event>,
     /// Where `done`'s record is, in which batch (it is logged once per batch).
     record: Option<(u64, u32)>,
@@ -156,9 +158,9 @@ impl Deferred {
         t.lanes += 1;
         t.stale |= submitted;
         let Some(segment) = self.behind[slot as usize].take() else { return };
-        // Ordered after the segment graph that ran its earlier work: a record of the graph's
-        // event on the stream it ran on (once per batch; any later point of that stream is
-        // after the graph), and this lane's wait for it.
+        // Ordered after the stream that ran its earlier work (a segment's graph or merged
+        // copy): a record of that stream's event (once per batch; any later point of that
+        // stream is after the work), and this lane's wait for it.
         let Segment { on, done, record } = self.segments[segment as usize].clone();
         let at = match record.filter(|(g, _)| *g == generation) {
             Some((_, at)) => at,
@@ -279,33 +281,17 @@ impl LaneShared {
             if !empty {
                 d.submissions.push(s.submission);
             }
-            if let Some((g, on)) = s.graph {
+            if let Some((g, _)) = s.graph {
                 d.graphs.push(g);
-                if segment {
-                    // The segment's other lanes ran on `on`'s stream: a later operation of
-                    // one of them waits for the graph first (`Deferred::touch`).
-                    match self.take_event(false) {
-                        Ok(done) => {
-                            let at = d.segments.len() as u32;
-                            d.segments.push(Segment { on, done, record: None });
-                            for &(lane, _) in &s.covers {
-                                d.batch.lanes[lane as usize].submitted = true;
-                                d.behind[lane as usize] = Some(at);
-                            }
-                        }
-                        Err(e) => {
-                            // No event to order a later operation of these lanes after the
-                            // graph: join the graph's stream now instead (then they are idle).
-                            let joined = d.batch.lanes[on as usize]
-                                .stream()
-                                .synchronize()
-                                .map_err(|error| Error::Stream { call: "cuStreamSynchronize", error });
-                            let mut errors: Vec<Error> = result.err().into_iter().collect();
-                            errors.push(e);
-                            errors.extend(joined.err());
-                            result = Error::chain(errors).map_or(Ok(()), Err);
-                        }
-                    }
+            }
+            if segment {
+                // A lane whose work ran, or was copied, on another lane's stream (the
+                // segment's graph, a merged copy) is not done when its own stream is: a later
+                // operation of it waits for that stream first (`Deferred::touch`).
+                if let Err(e) = self.order_after_covers(d, &s.covers) {
+                    let mut errors: Vec<Error> = result.err().into_iter().collect();
+                    errors.push(e);
+                    result = Error::chain(errors).map_or(Ok(()), Err);
                 }
             }
         }
@@ -316,6 +302,40 @@ impl LaneShared {
             self.failed.store(true, Ordering::Release);
         }
         result
+    }
+
+    /// After a segment: each lane of `covers` (`(lane, by)`: its work is done once `by`'s
+    /// is) is marked to wait, when it logs again, for an event recorded on `by`'s stream
+    /// ([`Deferred::touch`]). Without an event for `by`, its stream is joined now instead
+    /// (then the lanes it covers are idle) and the error is returned.
+    fn order_after_covers(&self, d: &mut Deferred, covers: &[(u32, u32)]) -> Result<()> {
+        let mut errors = Vec::new();
+        let mut segment_of: Vec<(u32, Option<u32>)> = Vec::new();
+        for &(lane, by) in covers {
+            let at = match segment_of.iter().find(|(b, _)| *b == by) {
+                Some(&(_, at)) => at,
+                None => {
+                    let at = match self.take_event(false) {
+                        Ok(done) => {
+                            d.segments.push(Segment { on: by, done, record: None });
+                            Some(d.segments.len() as u32 - 1)
+                        }
+                        Err(e) => {
+                            errors.push(e);
+                            let joined = d.batch.lanes[by as usize].stream().synchronize();
+                            errors
+                                .extend(joined.err().map(|error| Error::Stream { call: "cuStreamSynchronize", error }));
+                            None
+                        }
+                    };
+                    segment_of.push((by, at));
+                    at
+                }
+            };
+            d.batch.lanes[lane as usize].submitted = true;
+            d.behind[lane as usize] = at;
+        }
+        Error::chain(errors).map_or(Ok(()), Err)
     }
 
     /// The log, emptied, for the next scope to reuse (`SpareLog`), and the idle events it

@@ -205,14 +205,15 @@
 //!   (H200: the README's program with 128 lanes of small kernels ran about a quarter faster
 //!   with lanes folded in pairs). Folding only adds order between lanes; what each computes
 //!   is unchanged;
-//! * **submits in segments**: once the lanes that logged work number
-//!   [`SubmitConfig::segment_lanes`] (8; then as many as earlier segments took: 8, 8, 16,
-//!   32, ...) and no fence they recorded can still be awaited (every [`Pending`] of theirs
+//! * **submits in segments**, if asked ([`SubmitConfig::segment_lanes`], off by default):
+//!   once the lanes that logged work number that many (later: at least as many as all
+//!   earlier segments took together, so 8, 8, 16, 32, ...) and no fence they recorded can
+//!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape
-//!   repeats, exactly as at the scope's end — before the next lane logs its first
-//!   operation: the GPU starts on the first lanes while the closure is still logging the
-//!   others. A lane whose work ran in a segment's graph, on another lane's stream, that logs
-//!   again waits for that graph first;
+//!   repeats, as at the scope's end — when the next lane logs its first operation: the GPU
+//!   starts on the first lanes while the closure is still logging the others. A lane whose
+//!   work a segment ran on another lane's stream (the segment's graph, or a merged copy of
+//!   its column) waits for that stream first when it logs again;
 //! * **reuses a plan**: a scope's last batch (or segment) equal to one of the last sixteen a device planned —
 //!   the same operations on the same lanes, the same arguments and addresses (a repeated
 //!   scope's memory comes back at the same addresses) — takes that batch's plan and graph key

@@ -84,13 +84,24 @@ pub struct SubmitConfig {
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
     /// runs as a graph.
     pub max_deferred: usize,
-    /// Segments (with [`graphs`](SubmitConfig::graphs) on): once the lanes that logged work in a scope number at least this many (and
-    /// at least as many as earlier segments of the scope took), and none of the fences they
-    /// recorded can still be awaited, what they logged is submitted — merged, and as a graph
-    /// if its shape repeats, as at the scope's end — before the next lane logs its first
-    /// operation. The GPU starts on the first lanes while the program is still logging the
-    /// others, instead of after the closure returns. `0`: only at host waits, at
-    /// [`max_deferred`](SubmitConfig::max_deferred) and at the scope's end.
+    /// Segments (with [`graphs`](SubmitConfig::graphs) on; `0`, the default: none): when
+    /// a lane logs its first operation since the last submission, and the lanes that logged
+    /// work since then number at least this many and at least as many as all earlier
+    /// segments of the scope took together, and none of the fences they recorded can still
+    /// be awaited (no [`Pending`](crate::Pending), [`Fence`](crate::Fence),
+    /// [`Fenced`](crate::Fenced) or timestamp of theirs held), what they logged is submitted
+    /// first — merged, and as a graph if its shape repeats (directly with
+    /// [`graph_cache`](SubmitConfig::graph_cache) `0`), as at the scope's end. The GPU starts
+    /// on the first lanes while the program still logs the others. Off by default: on an
+    /// H100 the README's program with 64 lanes of small kernels ran 2.6% faster with
+    /// segments of 8, and with 128 lanes 27% slower (each segment's graph launch costs host
+    /// time per branch; `BENCHMARKS.md`).
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig { segment_lanes: 8, ..SubmitConfig::default() });
+    /// ```
     pub segment_lanes: usize,
 }
 
@@ -102,7 +113,7 @@ impl Default for SubmitConfig {
             graph_cache: 32,
             merge_copy_bytes: 512 << 10,
             max_deferred: 1024,
-            segment_lanes: 8,
+            segment_lanes: 0,
         }
     }
 }
