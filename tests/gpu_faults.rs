@@ -11,7 +11,9 @@
 //! * a scope that runs out of memory leaves the pool trimmed (no fault);
 //! * a slice too short for a loop whose bounds checks the range-check pass moved before it
 //!   still traps (`column_sums`);
-//! * on the CPU backend a failing launch is a `KernelFault` of its lane (always runs).
+//! * on the CPU backend a failing launch is a `KernelFault` of its lane (always runs), also
+//!   when an automatic graph ran it on another lane's stream (the other lanes' work is done),
+//!   and a traced scope reports nothing else.
 //!
 //! A custom harness (`harness = false`): the CUDA tests run with `--ignored` (as the GPU
 //! tests of the other files) and fail without a GPU; without `--ignored` they are reported
@@ -320,6 +322,87 @@ fn on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault() -> std::res
     Ok(())
 }
 
+/// On the CPU, a kernel failing on lane 5 of 16 in a repeated scope — submitted directly the
+/// first time, then captured into a graph and replayed on lane 0's stream (automatic graphs,
+/// `SubmitConfig`), also in segments of 8 lanes — is a fault of lane 5 every time. Without
+/// merged copies every other lane's column is complete: a graph's replay stops only the
+/// failing lane's work. (With merged copies, the lane that copies a chunk waits for every
+/// lane of it, so its copy stops too, as a lane awaiting a faulted lane's fence does.)
+fn on_the_cpu_a_kernel_failing_in_a_graph_is_a_fault_of_its_lane() -> std::result::Result<(), String> {
+    let gpu = common::cpu();
+    let (rows, n) = (256, 16);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).map_err(|e| e.to_string())?;
+    let unmerged = sluice::SubmitConfig { merge_copy_bytes: 0, ..Default::default() };
+    let configs = [unmerged, sluice::SubmitConfig { segment_lanes: 8, ..unmerged }, sluice::SubmitConfig::default()];
+    for (c, config) in configs.into_iter().enumerate() {
+        gpu.set_submit_config(config);
+        for round in 0..3 {
+            host.fill(f32::NAN);
+            let e = scope(&gpu, |s| {
+                let out = s.alloc_matrix::<f32>(rows, n)?;
+                let spin = s.alloc_matrix::<u32>(256, n)?;
+                let lanes = s.lanes(n)?;
+                for (j, ((col, sp), dst)) in
+                    out.columns_mut().zip(spin.columns_mut()).zip(host.columns_mut()).enumerate()
+                {
+                    lanes[j].enter(|st| {
+                        let mut sp = st.bind(sp);
+                        let fail = if j == 5 { 3 } else { u32::MAX };
+                        st.launch(
+                            &kernels::spin_then_fail,
+                            LaunchConfig::for_elements(256, 256),
+                            (&mut sp, 0u64, fail),
+                        )?;
+                        let mut c = st.bind(col);
+                        st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut c, j as f32))?;
+                        st.copy_to_host(&c, dst).map(drop)
+                    })?;
+                }
+                Ok(())
+            })
+            .expect_err("the scope reports the fault");
+            let Error::KernelFault { lane, message } = e.primary() else { return Err(format!("{e:?}")) };
+            if *lane != LaneId::Lane(5) || !message.contains("spin_then_fail: failing as asked") {
+                return Err(format!("config {c}, round {round}: {lane}: {message}"));
+            }
+            if config.merge_copy_bytes > 0 {
+                continue;
+            }
+            for j in (0..n).filter(|&j| j != 5) {
+                let col = host.column(j).ok_or("a column")?;
+                if !col.iter().all(|v| *v == j as f32) {
+                    return Err(format!("config {c}, round {round}: column {j} is not complete: {e}"));
+                }
+            }
+        }
+    }
+    gpu.set_submit_config(sluice::SubmitConfig::default());
+    let stats = gpu.submit_stats();
+    if stats.graphs_replayed == 0 {
+        return Err(format!("no graph ran: {stats:?}"));
+    }
+    // Traced, the spans the failed lane never reached are left out of the trace: the fault
+    // is the scope's only error.
+    let e = sluice::traced_scope(&gpu, |s| {
+        let spin = s.alloc_matrix::<u32>(256, 2)?;
+        for (j, (lane, sp)) in s.lanes(2)?.into_iter().zip(spin.columns_mut()).enumerate() {
+            lane.enter(|st| {
+                let mut sp = st.bind(sp);
+                let fail = if j == 1 { 3 } else { u32::MAX };
+                st.launch(&kernels::spin_then_fail, LaunchConfig::for_elements(256, 256), (&mut sp, 0u64, fail))?;
+                st.launch(&kernels::spin_then_fail, LaunchConfig::for_elements(256, 256), (&mut sp, 0u64, u32::MAX))
+            })?;
+        }
+        Ok(())
+    })
+    .expect_err("the traced scope reports the fault");
+    if !matches!(e.primary(), Error::KernelFault { lane: LaneId::Lane(1), .. }) || e.to_string().contains("cleaning up")
+    {
+        return Err(format!("traced: {e}"));
+    }
+    Ok(())
+}
+
 type Test = (&'static str, fn() -> std::result::Result<(), String>);
 
 fn main() -> ExitCode {
@@ -341,6 +424,10 @@ fn main() -> ExitCode {
         (
             "on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish",
             on_the_cpu_a_failing_kernel_is_a_fault_of_its_lane_and_the_others_finish,
+        ),
+        (
+            "on_the_cpu_a_kernel_failing_in_a_graph_is_a_fault_of_its_lane",
+            on_the_cpu_a_kernel_failing_in_a_graph_is_a_fault_of_its_lane,
         ),
         (
             "on_the_cpu_a_write_out_of_bounds_is_located_in_the_kernel",

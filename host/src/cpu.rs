@@ -53,11 +53,16 @@ pub type CpuEntry = unsafe fn(params: *const *mut c_void, launch: &CpuLaunch) ->
 pub(crate) struct CpuFault {
     pub(crate) message: String,
     pub(crate) report: Option<Box<CheckReport>>,
+    /// The lane whose operation failed, where that is not the lane of the stream that ran
+    /// it: an operation of a graph, captured for that lane ([`CpuStream::set_label`]).
+    pub(crate) lane: Option<LaneId>,
 }
 
 impl CpuFault {
-    /// The error a scope's join reports for lane `lane`.
+    /// The error a scope's join reports for a fault on lane `lane`'s stream (naming the lane
+    /// a graph's failed operation was captured for instead, if it knows one).
     pub(crate) fn into_error(self, lane: LaneId) -> Error {
+        let lane = self.lane.unwrap_or(lane);
         match self.report {
             Some(report) => Error::KernelCheck { lane, report },
             None => Error::KernelFault { lane, message: self.message },
@@ -67,7 +72,7 @@ impl CpuFault {
 
 impl From<String> for CpuFault {
     fn from(message: String) -> CpuFault {
-        CpuFault { message, report: None }
+        CpuFault { message, report: None, lane: None }
     }
 }
 
@@ -230,7 +235,7 @@ impl CpuEvent {
         *lock(&self.latest) = Some(c.clone());
         match recording {
             Some(r) => {
-                r.push(stream.id, RecOp::Signal(c));
+                r.push(stream.id, None, RecOp::Signal(c));
             }
             None => stream.send(Op::Signal(c)),
         }
@@ -299,6 +304,8 @@ pub(crate) struct CpuStream {
     worker: Option<JoinHandle<()>>,
     /// The recording this stream takes part in, while it is captured.
     capture: Mutex<Option<Arc<Recording>>>,
+    /// The lane the operations it records now are for (see [`CpuFault::lane`]).
+    label: Mutex<Option<LaneId>>,
 }
 
 impl CpuStream {
@@ -346,7 +353,14 @@ impl CpuStream {
                 p.cv.notify_all();
             }
         })?;
-        Ok(CpuStream { id, sender: Mutex::new(Some(tx)), progress, worker: Some(worker), capture: Mutex::new(None) })
+        Ok(CpuStream {
+            id,
+            sender: Mutex::new(Some(tx)),
+            progress,
+            worker: Some(worker),
+            capture: Mutex::new(None),
+            label: Mutex::new(None),
+        })
     }
 
     pub(crate) fn id(&self) -> usize {
@@ -371,11 +385,21 @@ impl CpuStream {
         cap.clone()
     }
 
+    /// Names the lane the operations this stream records from now on are for (`None`: its
+    /// own), so that a replay's fault names it ([`CpuFault::lane`]).
+    pub(crate) fn set_label(&self, lane: Option<LaneId>) {
+        *lock(&self.label) = lane;
+    }
+
+    fn label(&self) -> Option<LaneId> {
+        *lock(&self.label)
+    }
+
     /// Enqueues work (or records it, while captured).
     pub(crate) fn enqueue(&self, work: Work) {
         match self.recording() {
             Some(r) => {
-                r.push(self.id, RecOp::Work(work));
+                r.push(self.id, self.label(), RecOp::Work(work));
             }
             None => self.send(Op::Work(work)),
         }
@@ -385,7 +409,7 @@ impl CpuStream {
     pub(crate) fn enqueue_kernel(&self, k: Arc<KernelOp>) {
         match self.recording() {
             Some(r) => {
-                r.push(self.id, RecOp::Kernel(k));
+                r.push(self.id, self.label(), RecOp::Kernel(k));
             }
             None => self.send(Op::Work(Arc::new(move || k.run()))),
         }
@@ -399,11 +423,11 @@ impl CpuStream {
         match (self.recording(), theirs) {
             (None, None) => self.send(Op::Wait(c)),
             (Some(mine), Some(theirs)) if Arc::ptr_eq(&mine, &theirs) => {
-                mine.push(self.id, RecOp::Wait(c));
+                mine.push(self.id, None, RecOp::Wait(c));
             }
             (None, Some(theirs)) => {
                 *lock(&self.capture) = Some(theirs.clone());
-                theirs.push(self.id, RecOp::Wait(c));
+                theirs.push(self.id, None, RecOp::Wait(c));
             }
             (Some(_), _) => return Err("a captured stream waited for an event recorded outside its recording".into()),
         }
@@ -451,7 +475,7 @@ impl CpuStream {
     pub(crate) fn enqueue_mem(&self, m: Arc<MemOp>) {
         match self.recording() {
             Some(r) => {
-                r.push(self.id, RecOp::Mem(m));
+                r.push(self.id, self.label(), RecOp::Mem(m));
             }
             None => self.send(Op::Work(Arc::new(move || m.run().map_err(CpuFault::from)))),
         }
@@ -461,7 +485,7 @@ impl CpuStream {
     pub(crate) fn last_node(&self) -> Option<CpuNode> {
         let r = self.recording()?;
         let st = lock(&r.state);
-        st.ops.iter().rev().find_map(|(s, op)| match op {
+        st.ops.iter().rev().find_map(|(s, _, op)| match op {
             RecOp::Kernel(k) if *s == self.id => Some(CpuNode::Kernel(k.clone())),
             RecOp::Mem(m) if *s == self.id => Some(CpuNode::Mem(m.clone())),
             _ => None,
@@ -523,7 +547,7 @@ impl KernelOp {
         // arguments name is the launch's caller's duty (the same as a GPU launch's).
         unsafe { (self.entry)(ptrs.as_ptr(), &launch) }.map_err(|e| match e {
             CpuLaunchError::Fault(m) => CpuFault::from(format!("kernel `{}` failed on the CPU: {m}", self.name)),
-            CpuLaunchError::Check(report) => CpuFault { message: report.to_string(), report: Some(report) },
+            CpuLaunchError::Check(report) => CpuFault { message: report.to_string(), report: Some(report), lane: None },
         })
     }
 
@@ -597,7 +621,8 @@ pub(crate) enum RecOp {
 
 #[derive(Default)]
 struct RecState {
-    ops: Vec<(usize, RecOp)>,
+    /// `(stream, the lane it recorded for, operation)`.
+    ops: Vec<(usize, Option<LaneId>, RecOp)>,
     ended: bool,
 }
 
@@ -612,9 +637,9 @@ impl Recording {
         lock(&self.state).ended
     }
 
-    fn push(&self, stream: usize, op: RecOp) -> usize {
+    fn push(&self, stream: usize, label: Option<LaneId>, op: RecOp) -> usize {
         let mut st = lock(&self.state);
-        st.ops.push((stream, op));
+        st.ops.push((stream, label, op));
         st.ops.len() - 1
     }
 
@@ -625,7 +650,7 @@ impl Recording {
         let mut streams: Vec<usize> = Vec::new();
         let mut records: Vec<*const Completion> = Vec::new();
         let mut lanes: Vec<Vec<GraphOp>> = Vec::new();
-        for (stream, op) in ops {
+        for (stream, label, op) in ops {
             let lane = match streams.iter().position(|s| *s == stream) {
                 Some(i) => i,
                 None => {
@@ -642,9 +667,9 @@ impl Recording {
                 })
             };
             let g = match op {
-                RecOp::Work(w) => GraphOp::Work(w),
-                RecOp::Kernel(k) => GraphOp::Work(Arc::new(move || k.run())),
-                RecOp::Mem(m) => GraphOp::Work(Arc::new(move || m.run().map_err(CpuFault::from))),
+                RecOp::Work(w) => GraphOp::Work(w, label),
+                RecOp::Kernel(k) => GraphOp::Work(Arc::new(move || k.run()), label),
+                RecOp::Mem(m) => GraphOp::Work(Arc::new(move || m.run().map_err(CpuFault::from)), label),
                 RecOp::Signal(c) => GraphOp::Signal(slot(&c, &mut records)),
                 RecOp::Wait(c) => GraphOp::Wait(slot(&c, &mut records)),
             };
@@ -654,9 +679,9 @@ impl Recording {
     }
 }
 
-/// An operation of a replayed graph.
+/// An operation of a replayed graph (work: with the lane it was captured for, if named).
 enum GraphOp {
-    Work(Work),
+    Work(Work, Option<LaneId>),
     Signal(usize),
     Wait(usize),
 }
@@ -670,16 +695,28 @@ pub(crate) struct CpuGraph {
 impl CpuGraph {
     /// Runs every recorded lane's operations in order, switching lanes at a wait whose
     /// record has not been reached yet (the records and waits of the recording are its only
-    /// cross-lane order, as in the CUDA graph).
+    /// cross-lane order, as in the CUDA graph). A failed operation stops its recorded lane
+    /// (and whatever waits for it), as it would have stopped that lane's stream; the others
+    /// run to their end, then the first fault is returned, naming the lane the operation was
+    /// captured for.
     fn replay(&self) -> Result<(), CpuFault> {
         let mut signalled = vec![false; self.records];
         let mut next = vec![0usize; self.lanes.len()];
+        let mut stopped = vec![false; self.lanes.len()];
+        let mut fault: Option<CpuFault> = None;
         loop {
             let mut progress = false;
             for (lane, ops) in self.lanes.iter().enumerate() {
-                while let Some(op) = ops.get(next[lane]) {
+                while let Some(op) = ops.get(next[lane]).filter(|_| !stopped[lane]) {
                     match op {
-                        GraphOp::Work(w) => w()?,
+                        GraphOp::Work(w, label) => {
+                            if let Err(mut e) = w() {
+                                e.lane = e.lane.or(*label);
+                                fault.get_or_insert(e);
+                                stopped[lane] = true;
+                                break;
+                            }
+                        }
                         GraphOp::Signal(s) => signalled[*s] = true,
                         GraphOp::Wait(s) if signalled[*s] => {}
                         GraphOp::Wait(_) => break,
@@ -692,7 +729,9 @@ impl CpuGraph {
                 return Ok(());
             }
             if !progress {
-                return Err("the graph's lanes wait for each other (a wait with no record before it)".into());
+                return Err(fault.unwrap_or_else(|| {
+                    "the graph's lanes wait for each other (a wait with no record before it)".into()
+                }));
             }
         }
     }

@@ -541,6 +541,15 @@ impl StreamHandle {
         matches!(self.kind, StreamKind::Cpu(_))
     }
 
+    /// On the CPU backend, names the lane the operations this stream captures from now on
+    /// are for (`None`: the stream's own), so that a fault in a replay of the graph names that
+    /// lane. Nothing on CUDA, where a fault is found from the device's record instead.
+    pub(crate) fn set_capture_label(&self, lane: Option<crate::error::LaneId>) {
+        if let StreamKind::Cpu(s) = &self.kind {
+            s.set_label(lane);
+        }
+    }
+
     /// An identity for "was this fence recorded on this stream" checks.
     pub(crate) fn id(&self) -> usize {
         match &self.kind {

@@ -1023,7 +1023,8 @@ impl ScopeShared {
         for g in graphs {
             gpu.put_graph(g);
         }
-        let trace = shared.recorder().map(|r| r.finish(gpu)).transpose().unwrap_or_else(|e| {
+        let faulted = errors.iter().any(|e| matches!(e, Error::KernelFault { .. } | Error::KernelCheck { .. }));
+        let trace = shared.recorder().map(|r| r.finish(gpu, faulted)).transpose().unwrap_or_else(|e| {
             errors.push(e);
             None
         });

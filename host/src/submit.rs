@@ -355,6 +355,10 @@ unsafe fn steps(
         // Captured, a step runs on its lane's branch (see `branches`).
         let on = capturing.as_ref().map_or(lane_at, |(_, branch)| branch[lane_at] as usize);
         let (stream, lane) = (batch.lanes[on].stream(), batch.lanes[lane_at].id);
+        if capturing.is_some() {
+            // The CPU backend names this lane in a fault of the step's replay.
+            stream.set_capture_label(Some(lane));
+        }
         let mut value_step = false;
         match *step {
             Step::Op(i) => match &batch.ops[i as usize].kind {
@@ -635,6 +639,7 @@ unsafe fn capture(
     // Every branch leaves the capture through an event the origin waits on, whatever happened.
     let mut joined = Ok(());
     for &l in &lanes {
+        batch.lanes[l as usize].stream().set_capture_label(None);
         let done = (f.take_event)().and_then(|e| {
             e.record(batch.lanes[l as usize].stream())
                 .map_err(|error| Error::Event { call: "cuEventRecord", error })?;

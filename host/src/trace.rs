@@ -349,8 +349,12 @@ impl Recorder {
     }
 
     /// The timeline, once every lane has been joined (every event has completed); the
-    /// events go back to the device's pool.
-    pub(crate) fn finish(&self, gpu: &Gpu) -> Result<Trace> {
+    /// events go back to the device's pool. `faulted`: a lane of the scope stopped at a
+    /// fault (the CPU backend), so some events were never reached: their spans are left out
+    /// (the fault is the scope's error) instead of failing the trace.
+    pub(crate) fn finish(&self, gpu: &Gpu, faulted: bool) -> Result<Trace> {
+        // `CUDA_ERROR_NOT_READY`: an event never recorded.
+        const NOT_READY: u32 = 600;
         let marks = std::mem::take(&mut *self.marks.lock().unwrap_or_else(|p| p.into_inner()));
         let us = |e: &Event| -> Result<f64> {
             e.elapsed_ms_since(&self.start)
@@ -372,6 +376,8 @@ impl Recorder {
                     host_start_us: host(m.host_begin),
                     host_end_us: host(m.host_end),
                 }),
+                (Err(Error::Event { error, .. }), _) | (_, Err(Error::Event { error, .. }))
+                    if faulted && error.code() == NOT_READY => {}
                 (Err(e), _) | (_, Err(e)) => {
                     first_error.get_or_insert(e);
                 }
