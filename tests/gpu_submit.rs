@@ -85,21 +85,34 @@ fn poison(h: &mut [f32]) {
     h.fill(f32::NAN);
 }
 
-fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission(gpu: Gpu) {
+/// The README's program's inputs (fresh random, uploaded), its pinned output, and its
+/// result submitted directly (checked against the f64 reference), bit for bit.
+struct NaturalCase {
+    sources: DeviceMatrix<Particle>,
+    targets: DeviceMatrix<Particle>,
+    host: PinnedMatrix<f32>,
+    direct: Vec<u32>,
+}
+
+fn natural_case(gpu: &Gpu, rows: usize, n: usize) -> NaturalCase {
     let mut rng = common::rng();
-    let (rows, n) = (1024, 16);
     let src_host = common::particles(&mut rng, 64);
     let tgt_host = common::particles(&mut rng, rows * n);
     let sources = gpu.upload(&src_host).expect("upload");
     let targets = gpu.upload_matrix(&tgt_host, rows, n).expect("upload");
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
-
     gpu.set_submit_config(SubmitConfig::direct());
     poison(&mut host);
-    let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("direct");
+    let trace = natural(gpu, &sources, &targets, &mut host, EPS2).expect("direct");
     assert!(trace.submissions.is_empty(), "direct submission logs nothing: {:?}", trace.submissions);
     let direct: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
     common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+    NaturalCase { sources, targets, host, direct }
+}
+
+fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission(gpu: Gpu) {
+    let n = 16;
+    let NaturalCase { sources, targets, mut host, direct } = natural_case(&gpu, 1024, n);
 
     gpu.set_submit_config(SubmitConfig::default());
     let before = gpu.submit_stats();
@@ -631,18 +644,8 @@ fn with_segments(lanes: usize) -> SubmitConfig {
 /// end; results bit-identical to direct submission in every round, and each half's graph
 /// captured once and replayed.
 fn segments_mean_what_the_whole_scope_means(gpu: Gpu) {
-    let mut rng = common::rng();
-    let (rows, n) = (1024, 16);
-    let src_host = common::particles(&mut rng, 64);
-    let tgt_host = common::particles(&mut rng, rows * n);
-    let sources = gpu.upload(&src_host).expect("upload");
-    let targets = gpu.upload_matrix(&tgt_host, rows, n).expect("upload");
-    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
-    gpu.set_submit_config(SubmitConfig::direct());
-    poison(&mut host);
-    natural(&gpu, &sources, &targets, &mut host, EPS2).expect("direct");
-    let direct: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
-    common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+    let n = 16;
+    let NaturalCase { sources, targets, mut host, direct } = natural_case(&gpu, 1024, n);
 
     gpu.set_submit_config(with_segments(8));
     let before = gpu.submit_stats();
