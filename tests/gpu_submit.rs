@@ -776,7 +776,47 @@ fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// Segments form where each lane first awaits an upload of the scope (the README's program
+/// as printed: its lanes' first operations are waits): 16 lanes go as two segments of 8,
+/// submitted directly (a wait for a copy submitted before the batch is no graph), every
+/// column against the f64 reference.
+fn segments_form_in_a_scope_that_uploads_its_inputs(gpu: Gpu) {
+    let mut rng = common::rng();
+    let (rows, n) = (512, 16);
+    let src_host = common::particles(&mut rng, 64);
+    let tgt_host = common::particles(&mut rng, rows * n);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    gpu.set_submit_config(with_segments(8));
+    for round in 0..3 {
+        poison(&mut host);
+        let ((), trace) = traced_scope(&gpu, |s| {
+            let (sources, targets) = (s.upload(&src_host)?, s.upload_matrix(&tgt_host, rows, n)?);
+            let out = s.alloc_matrix::<f32>(rows, n)?;
+            for (j, ((lane, col), dst)) in
+                s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+            {
+                lane.enter(|st| {
+                    let src = st.await_fence(&sources)?;
+                    let tgt = st.await_fence(&targets)?.column(j).ok_or(sluice::Error::NotAdjacent)?;
+                    let mut col = st.bind(col);
+                    let cfg = LaunchConfig::for_elements(rows, 256);
+                    st.launch(&kernels::potential, cfg, (&mut col, &tgt, &src, EPS2))?;
+                    st.copy_to_host(&col, dst).map(drop)
+                })?;
+            }
+            Ok(())
+        })
+        .expect("scope");
+        let subs = &trace.submissions;
+        assert_eq!(subs.iter().map(|s| s.launches).collect::<Vec<_>>(), [8, 8], "round {round}: {subs:?}");
+        assert!(subs.iter().all(|s| s.path == SubmitPath::Direct && s.merged_copies == 8), "{subs:?}");
+        common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
 on_every_backend!(
+    segments_form_in_a_scope_that_uploads_its_inputs,
     segments_mean_what_the_whole_scope_means,
     segments_grow_and_each_merges_its_copies,
     a_lane_that_logs_again_after_its_segment_is_ordered_after_it,

@@ -125,7 +125,7 @@ impl<'scope> Fence<'scope> {
         let same_scope = std::ptr::eq(self.shared, st.lane.shared);
         let event = self.event.as_ref().expect("a fence holds its event until it is dropped");
         if same_scope && st.defers() {
-            st.log_wait(event.clone(), self.rec);
+            st.log_wait(event.clone(), self.rec)?;
         } else {
             if !same_scope {
                 self.shared.flush(false, "another scope awaits a fence")?;

@@ -27,6 +27,9 @@ use crate::submit::{self, Flush, Work};
 use crate::trace::{Recorder, SpanKind};
 use crate::view::{Brand, ColumnView, ColumnViewMut, Invariant};
 
+/// Why a segment is submitted (see [`SubmitConfig::segment_lanes`]).
+const SEGMENT: &str = "a segment of lanes (SubmitConfig::segment_lanes)";
+
 /// What the lanes of one scope share: the device, the scope's idle events (fences dropped
 /// in this scope are reused by its later fences before the device's pool is asked), the
 /// trace recorder when the scope is traced, and — in a deferred scope — the operations not
@@ -422,9 +425,13 @@ impl LaneShared {
     }
 
     /// Logs a wait of `lane` for `event`, recorded at `rec` if that record is in the batch
-    /// (then it is marked awaited: it will be submitted).
-    pub(crate) fn log_wait(&self, lane: &LaneInner, event: Arc<Event>, rec: Option<(u64, u32)>) {
-        let Some(mut d) = self.log() else { return };
+    /// (then it is marked awaited: it will be submitted). The log may go as a segment first,
+    /// as before a launch ([`Stream::submit`]).
+    pub(crate) fn log_wait(&self, lane: &LaneInner, event: Arc<Event>, rec: Option<(u64, u32)>) -> Result<()> {
+        let Some(mut d) = self.log() else { return Ok(()) };
+        if d.segment_due(lane, &self.config) {
+            self.submit_log(&mut d, false, true, SEGMENT)?;
+        }
         let record = rec.filter(|(generation, _)| *generation == d.batch.generation).map(|(_, at)| at);
         if let Some(at) = record {
             if let Some(OpKind::Record { awaited, .. }) = d.batch.ops.get_mut(at as usize).map(|o| &mut o.kind) {
@@ -433,6 +440,7 @@ impl LaneShared {
         }
         let slot = d.slot(lane);
         d.batch.push(slot, OpKind::Wait { event, record });
+        Ok(())
     }
 
     /// The recording in progress, if this scope is being recorded into a graph.
@@ -885,8 +893,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
             if let Some(mut d) = self.lane.shared.log() {
                 if d.segment_due(self.lane.inner, &self.lane.shared.config) {
                     // The lanes logged so far go to the GPU as a segment while this one logs.
-                    let why = "a segment of lanes (SubmitConfig::segment_lanes)";
-                    self.lane.shared.submit_log(&mut d, false, true, why)?;
+                    self.lane.shared.submit_log(&mut d, false, true, SEGMENT)?;
                 }
                 let slot = d.slot(self.lane.inner);
                 let kind = match work {
@@ -929,9 +936,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
 
     /// Logs a wait of this lane for `event` (recorded at `rec` in this scope's log, if it
     /// still is there), counted as an operation of the lane.
-    pub(crate) fn log_wait(&self, event: Arc<Event>, rec: Option<(u64, u32)>) {
+    pub(crate) fn log_wait(&self, event: Arc<Event>, rec: Option<(u64, u32)>) -> Result<()> {
         let _count = Count(&self.lane.inner.enqueued);
-        self.lane.shared.log_wait(self.lane.inner, event, rec);
+        self.lane.shared.log_wait(self.lane.inner, event, rec)
     }
 
     /// Runs `enqueue` (one operation handed to the driver now, on this lane); in a traced

@@ -724,7 +724,10 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
                     }
                     OpKind::Wait { record, .. } => {
                         let at = record.map(|r| record_step[r as usize]).filter(|&s| s != u32::MAX);
-                        let Some(at) = at else { return Err("a wait for a fence recorded before the submission") };
+                        let Some(at) = at else {
+                            return Err("a wait for a fence recorded before the submission (an upload in the scope: \
+                                        upload inputs before it with `Gpu::upload` to replay graphs)");
+                        };
                         words.extend([5, lane, at as u64]);
                     }
                 }
