@@ -413,7 +413,8 @@ impl ParamBuf {
     message = "`{Self}` cannot be passed for a kernel parameter `{P}`",
     label = "wrong argument for a `{P}` parameter",
     note = "a `Mut<T>` parameter takes `&mut ColumnViewMut<T>`; a `Ref<T>` parameter takes `&ColumnView<T>` or `&ColumnViewMut<T>`; a scalar parameter takes a value of exactly its type",
-    note = "read-only data (`ColumnView`, e.g. an awaited upload) can never be passed where the kernel writes"
+    note = "read-only data (`ColumnView`, e.g. an awaited upload) can never be passed where the kernel writes",
+    note = "an upload or a hand-off (`Fenced`) is awaited on the lane first: `let x = st.await_fence(&x)?;`, then pass `&x`"
 )]
 ///
 /// ```no_run
