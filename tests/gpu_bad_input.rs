@@ -74,7 +74,7 @@ fn launch_configs_over_the_limits_are_typed_errors(gpu: Gpu) {
                     LaunchConfig { grid: (1, 1, 1), block: (info.max_block_dims[0] + 1, 1, 1), shared_mem_bytes: 0 };
                 assert!(matches!(
                     st.launch(&kernels::fill_column, too_wide, (&mut v, 1.0)),
-                    Err(Error::LaunchConfig { what: "block.x", .. })
+                    Err(Error::LaunchConfig { kernel: Some("fill_column"), what: "block.x", .. })
                 ));
                 let too_many = LaunchConfig { grid: (1, 1, 1), block: (32, 32, 2), shared_mem_bytes: 0 };
                 assert!(matches!(

@@ -224,6 +224,9 @@ pub enum Error {
     },
     /// A launch configuration exceeds a limit of the device or the kernel.
     LaunchConfig {
+        /// The kernel launched (`None` from [`LaunchConfig::validate`](crate::LaunchConfig::validate),
+        /// which names none).
+        kernel: Option<&'static str>,
         /// Which dimension or resource, such as `"block.x"` or `"threads per block"`.
         what: &'static str,
         /// The value asked for.
@@ -759,8 +762,9 @@ impl fmt::Display for Error {
             Error::WrongDevice { what } => {
                 write!(f, "{what}: memory or kernel of another device than this lane's (use one `Gpu` per device)")
             }
-            Error::LaunchConfig { what, requested, limit } => {
-                write!(f, "launch config: {what} = {requested} is over the limit of {limit}")
+            Error::LaunchConfig { kernel, what, requested, limit } => {
+                let of = kernel.map(|k| format!("kernel `{k}`: ")).unwrap_or_default();
+                write!(f, "launch config: {of}{what} = {requested} is over the limit of {limit}")
             }
             Error::KernelLimit { kernel, what, requested, limit } => {
                 let (why, fix) = if *what == KERNEL_THREADS {
@@ -945,8 +949,10 @@ mod tests {
         assert!(Error::NoDriver.to_string().contains("install the NVIDIA driver"));
         let e = Error::DriverTooOld { found: 11020, needed: 12080 };
         assert_eq!(e.to_string(), "the CUDA driver supports CUDA 11.2, but 12.8 is needed: update the NVIDIA driver");
-        let e = Error::LaunchConfig { what: "block.x", requested: 2048, limit: 1024 };
+        let e = Error::LaunchConfig { kernel: None, what: "block.x", requested: 2048, limit: 1024 };
         assert_eq!(e.to_string(), "launch config: block.x = 2048 is over the limit of 1024");
+        let e = Error::LaunchConfig { kernel: Some("saxpy"), what: "block.x", requested: 2048, limit: 1024 };
+        assert_eq!(e.to_string(), "launch config: kernel `saxpy`: block.x = 2048 is over the limit of 1024");
         let e = Error::OutOfMemory { requested: 10, free: 5 };
         assert_eq!(e.to_string(), "out of device memory: 10 bytes asked for, 5 free");
     }

@@ -164,12 +164,13 @@ impl LaunchConfig {
         ];
         for (what, v, limit) in limits {
             if v > limit {
-                return Err(Error::LaunchConfig { what, requested: v as u64, limit: limit as u64 });
+                return Err(Error::LaunchConfig { kernel: None, what, requested: v as u64, limit: limit as u64 });
             }
         }
         let threads = b.0 as u64 * b.1 as u64 * b.2 as u64;
         if threads > info.max_threads_per_block as u64 {
             return Err(Error::LaunchConfig {
+                kernel: None,
                 what: "threads per block",
                 requested: threads,
                 limit: info.max_threads_per_block as u64,
@@ -178,6 +179,7 @@ impl LaunchConfig {
         let shared_limit = info.max_shared_memory_per_block_optin.max(info.max_shared_memory_per_block);
         if self.shared_mem_bytes > shared_limit {
             return Err(Error::LaunchConfig {
+                kernel: None,
                 what: "dynamic shared memory per block",
                 requested: self.shared_mem_bytes as u64,
                 limit: shared_limit as u64,
@@ -829,7 +831,12 @@ fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
 #[cold]
 #[inline(never)]
 fn check_launch(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> Result<()> {
-    cfg.validate(info)?;
+    cfg.validate(info).map_err(|e| match e {
+        Error::LaunchConfig { what, requested, limit, .. } => {
+            Error::LaunchConfig { kernel: Some(f.name), what, requested, limit }
+        }
+        e => e,
+    })?;
     // A declared block first: its own thread count is within the kernel's limit, so the fix
     // this error names is the one that also passes the checks below.
     if f.block.0 != 0 && cfg.block != f.block {
@@ -874,11 +881,12 @@ mod tests {
         let info = test_info();
         assert_eq!(LaunchConfig::for_elements(1 << 20, 256).validate(&info), Ok(()));
         let cfg = LaunchConfig { grid: (1, 1, 1), block: (2048, 1, 1), shared_mem_bytes: 0 };
-        assert_eq!(cfg.validate(&info), Err(Error::LaunchConfig { what: "block.x", requested: 2048, limit: 1024 }));
+        let too_wide = Error::LaunchConfig { kernel: None, what: "block.x", requested: 2048, limit: 1024 };
+        assert_eq!(cfg.validate(&info), Err(too_wide));
         let cfg = LaunchConfig { grid: (1, 1, 1), block: (32, 32, 2), shared_mem_bytes: 0 };
         assert_eq!(
             cfg.validate(&info),
-            Err(Error::LaunchConfig { what: "threads per block", requested: 2048, limit: 1024 })
+            Err(Error::LaunchConfig { kernel: None, what: "threads per block", requested: 2048, limit: 1024 })
         );
         let cfg = LaunchConfig { grid: (1, 70000, 1), block: (32, 1, 1), shared_mem_bytes: 0 };
         assert!(matches!(cfg.validate(&info), Err(Error::LaunchConfig { what: "grid.y", .. })));
