@@ -67,6 +67,8 @@ pub(crate) struct Deferred {
     behind: Vec<Option<u32>>,
     /// Where segments ran lanes' work on other lanes' streams.
     segments: Vec<Segment>,
+    /// This scope may submit segments: the tally is kept (otherwise logging skips it).
+    segmenting: bool,
 }
 
 /// A stream a segment ran other lanes' work on: its graph's, or a merged copy's (see
@@ -111,7 +113,9 @@ impl Deferred {
     /// on another lane's stream — made to wait for that graph first.
     fn slot(&mut self, lane: &LaneInner) -> u32 {
         let slot = self.slot_of(lane);
-        self.touch(slot);
+        if self.segmenting {
+            self.touch(slot);
+        }
         slot
     }
 
@@ -183,7 +187,7 @@ impl Deferred {
     /// submitted before, no fence recorded in it can be awaited any more, and `lane` has
     /// nothing in it yet.
     fn segment_due(&mut self, lane: &LaneInner, config: &SubmitConfig) -> bool {
-        if !config.graphs || config.segment_lanes == 0 || self.batch.is_empty() {
+        if !self.segmenting || self.batch.is_empty() {
             return false;
         }
         let slot = self.slot_of(lane);
@@ -196,6 +200,9 @@ impl Deferred {
 
     /// Notes a fence record logged (`live`: its fence may be awaited) or one no longer live.
     fn count_live(&mut self, more: bool) {
+        if !self.segmenting {
+            return;
+        }
         let t = self.tally();
         if more {
             t.live += 1;
@@ -217,8 +224,11 @@ impl LaneShared {
         spare: SpareLog,
     ) -> LaneShared {
         let (timing, fences): (Vec<Arc<Event>>, Vec<Arc<Event>>) = idle.into_iter().partition(|e| e.timing());
-        let deferred =
-            (config.defer && capture.is_none()).then(|| Mutex::new(spare.0.map_or_else(Deferred::default, |d| *d)));
+        let deferred = (config.defer && capture.is_none()).then(|| {
+            let mut d = spare.0.map_or_else(Deferred::default, |d| *d);
+            d.segmenting = config.graphs && config.segment_lanes > 0;
+            Mutex::new(d)
+        });
         LaneShared {
             gpu,
             idle: Mutex::new([fences, timing]),
