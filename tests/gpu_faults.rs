@@ -325,8 +325,10 @@ fn on_the_cpu_a_host_wait_after_a_failing_kernel_reports_the_fault() -> std::res
 /// On the CPU, a kernel failing on lane 5 of 16 in a repeated scope — submitted directly the
 /// first time, then captured into a graph and replayed on lane 0's stream (automatic graphs,
 /// `SubmitConfig`), also in segments of 8 lanes — is a fault of lane 5 every time. Without
-/// merged copies every other lane's column is complete: a graph's replay stops only the
-/// failing lane's work. (With merged copies, the lane that copies a chunk waits for every
+/// merged copies every other lane's column is complete: inside a graph's replay only the
+/// failing lane's work stops. (The stream the graph ran on stops at the fault, as any stream
+/// does: a lane whose work a segment's graph ran and that logs again after it waits for that
+/// stream, and stops too.) (With merged copies, the lane that copies a chunk waits for every
 /// lane of it, so its copy stops too, as a lane awaiting a faulted lane's fence does.)
 fn on_the_cpu_a_kernel_failing_in_a_graph_is_a_fault_of_its_lane() -> std::result::Result<(), String> {
     let gpu = common::cpu();

@@ -698,7 +698,7 @@ impl CpuGraph {
     /// cross-lane order, as in the CUDA graph). A failed operation stops its recorded lane
     /// (and whatever waits for it), as it would have stopped that lane's stream; the others
     /// run to their end, then the first fault is returned, naming the lane the operation was
-    /// captured for.
+    /// captured for (the replaying stream stops at it, as at any fault).
     fn replay(&self) -> Result<(), CpuFault> {
         let mut signalled = vec![false; self.records];
         let mut next = vec![0usize; self.lanes.len()];

@@ -207,6 +207,7 @@ impl Deferred {
         if more {
             t.live += 1;
         } else {
+            debug_assert!(t.live > 0, "a live record left the batch uncounted");
             t.live = t.live.saturating_sub(1);
         }
     }
@@ -266,7 +267,7 @@ impl LaneShared {
         if d.batch.is_empty() && !last {
             return Ok(());
         }
-        let lanes = d.tally().lanes;
+        let lanes = if segment { d.tally().lanes } else { 0 };
         let take_event = || self.take_event(false);
         let f = Flush {
             gpu: &self.gpu,
@@ -379,8 +380,16 @@ impl LaneShared {
     pub(crate) fn before_direct(&self, lane: &LaneInner, why: &'static str) -> Result<()> {
         self.flush(false, why)?;
         if let Some(mut d) = self.log() {
-            let slot = d.slot(lane);
+            let slot = d.slot_of(lane);
             d.batch.lanes[slot as usize].submitted = true;
+            // Work of this lane that a segment ran on another lane's stream comes first: the
+            // operation goes to the driver now, so its wait does too (the log is empty).
+            if let Some(segment) = d.behind[slot as usize].take() {
+                let Segment { on, done, .. } = d.segments[segment as usize].clone();
+                done.record(d.batch.lanes[on as usize].stream())
+                    .map_err(|error| Error::Event { call: "cuEventRecord", error })?;
+                lane.stream.wait(&done).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
+            }
         }
         Ok(())
     }
@@ -464,6 +473,16 @@ impl LaneShared {
             Some(_) => Err(Error::Recording { what }),
             None => Ok(()),
         }
+    }
+
+    /// The events the log still holds (segments' `done` events, fences retired while logged),
+    /// taken out: for a scope whose context is lost, which leaks them rather than destroying
+    /// them in a dead context.
+    pub(crate) fn take_log_events(&self) -> Vec<Arc<Event>> {
+        let Some(mut d) = self.log() else { return Vec::new() };
+        let mut events = std::mem::take(&mut d.batch.retired);
+        events.extend(d.segments.drain(..).map(|s| s.done));
+        events
     }
 
     /// The idle events, for the next scope once this one has joined.

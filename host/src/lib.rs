@@ -210,7 +210,7 @@
 //!   earlier segments took together, so 8, 8, 16, 32, ...) and no fence they recorded can
 //!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape
-//!   repeats, as at the scope's end — when the next lane logs its first operation: the GPU
+//!   repeats, as at the scope's end — when the next lane logs its first launch, copy, fill or fence wait: the GPU
 //!   starts on the first lanes while the closure is still logging the others. A lane whose
 //!   work a segment ran on another lane's stream (the segment's graph, or a merged copy of
 //!   its column) waits for that stream first when it logs again;

@@ -12,7 +12,9 @@
 //!   (the host may wait on it later). A dropped [`Pending`](crate::Pending) whose copy no one
 //!   awaited needs no event: the scope's end joins its lane anyway.
 //! * **Adjacent column copies merge** (the chunked fan-in), only in the scope's last
-//!   submission (so no later operation of the scope can touch the columns), only for copies
+//!   submission or a segment (so no later operation of the scope can touch the columns
+//!   before the copy: after a segment, a lane that logs again waits for the stream that
+//!   copied its column first), only for copies
 //!   to the host that are the last operation of their lane and whose fences are never
 //!   awaited (so no one can observe one column before the others), only between lanes whose
 //!   work is the same (the same kernels with the same shapes: they finish together), and only
@@ -85,7 +87,7 @@ pub struct SubmitConfig {
     /// runs as a graph.
     pub max_deferred: usize,
     /// Segments (with [`graphs`](SubmitConfig::graphs) on; `0`, the default: none): when
-    /// a lane logs its first operation since the last submission, and the lanes that logged
+    /// a lane logs its first launch, copy, fill or fence wait since the last submission, and the lanes that logged
     /// work since then number at least this many and at least as many as all earlier
     /// segments of the scope took together, and none of the fences they recorded can still
     /// be awaited (no [`Pending`](crate::Pending), [`Fence`](crate::Fence),
@@ -725,8 +727,10 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
                     OpKind::Wait { record, .. } => {
                         let at = record.map(|r| record_step[r as usize]).filter(|&s| s != u32::MAX);
                         let Some(at) = at else {
-                            return Err("a wait for a fence recorded before the submission (an upload in the scope: \
-                                        upload inputs before it with `Gpu::upload` to replay graphs)");
+                            return Err(
+                                "a wait for a fence recorded before the submission (e.g. an upload in the scope: \
+                                        upload inputs before it with `Gpu::upload` to replay graphs)",
+                            );
                         };
                         words.extend([5, lane, at as u64]);
                     }

@@ -753,7 +753,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// How this scope's work has reached the GPU so far: one [`Submission`] per host wait
-    /// that needed pending work (the scope's end adds the last one after the closure, which
+    /// that needed pending work, per segment ([`SubmitConfig::segment_lanes`]) and per
+    /// [`SubmitConfig::max_deferred`] operations (the scope's end adds the last one after the closure, which
     /// [`traced_scope`]'s [`Trace::submissions`] shows). Empty in a scope that submits every
     /// operation as it is asked for ([`SubmitConfig::direct`]).
     ///
@@ -1015,7 +1016,7 @@ impl ScopeShared {
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
-            std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload));
+            std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload, shared.take_log_events()));
             std::mem::forget(st.owned);
             return (errors, LaneCache::default(), None, None);
         }
