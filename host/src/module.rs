@@ -166,7 +166,8 @@ impl ModuleCache {
         })?;
         // The driver found the entry; if the text cannot show its parameters, they cannot be
         // checked, and an unchecked declaration is not launched.
-        let params = ptx::entry_params(ptx, name).map_err(|e| Error::KernelParamsUnreadable {
+        let (params, limits) = ptx::entry_info(ptx, name);
+        let params = params.map_err(|e| Error::KernelParamsUnreadable {
             name,
             reason: match e {
                 ptx::ParamsError::NoEntry => "no `.entry` of this name in the text, though the driver found one",
@@ -195,10 +196,10 @@ impl ModuleCache {
             registers: attr(FuncAttribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             dynamic_shared_limit,
             source,
-            exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
+            exact_threads: limits.exact_threads.unwrap_or(0),
             one_d: params.launch.one_d,
             block: params.launch.block.unwrap_or((0, 0, 0)),
-            declared_threads: ptx::max_threads(ptx, name).unwrap_or(0),
+            declared_threads: limits.max_threads.unwrap_or(0),
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
@@ -218,7 +219,7 @@ impl ModuleCache {
         check: impl FnOnce(&EntryParams) -> Result<()>,
     ) -> Result<LaunchTarget> {
         let ptx = text.as_str();
-        let params = ptx::entry_params(ptx, name);
+        let (params, limits) = ptx::entry_info(ptx, name);
         // PTX that lacks the entry: the name is wrong, as a GPU would say.
         if cpu.is_none() && !ptx.is_empty() && matches!(params, Err(ptx::ParamsError::NoEntry)) {
             return Err(Error::KernelNotFound { name });
@@ -232,15 +233,15 @@ impl ModuleCache {
             name,
             func: FunctionHandle::Cpu(entry, name),
             // The kernel's launch bounds, as the driver reports them on a GPU.
-            max_threads_per_block: ptx::max_threads(ptx, name).map_or(1024, |n| n.min(1024)),
+            max_threads_per_block: limits.max_threads.map_or(1024, |n| n.min(1024)),
             registers: 0,
             dynamic_shared_limit: 227 << 10,
             source,
-            exact_threads: ptx::exact_threads(ptx, name).unwrap_or(0),
+            exact_threads: limits.exact_threads.unwrap_or(0),
             // The CPU entry checks it too (a build without PTX has no record to read).
             one_d: matches!(&params, Ok(p) if p.launch.one_d),
             block: params.as_ref().ok().and_then(|p| p.launch.block).unwrap_or((0, 0, 0)),
-            declared_threads: ptx::max_threads(ptx, name).unwrap_or(0),
+            declared_threads: limits.max_threads.unwrap_or(0),
         };
         // Without the entry in the PTX, the host declaration is all there is to check. Cached
         // either way: the text is read once per entry, not at every launch.

@@ -14,13 +14,19 @@ pub(crate) enum ParamsError {
     Unreadable(&'static str),
 }
 
-/// The sizes in bytes of entry `name`'s parameters in PTX text.
+/// `param_sizes_in` of PTX text with its comments.
+#[cfg(test)]
+pub(crate) fn param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, ParamsError> {
+    param_sizes_in(&strip_comments(ptx), name)
+}
+
+/// The sizes in bytes of entry `name`'s parameters in PTX text without comments
+/// ([`strip_comments`]).
 ///
 /// Malformed text is an error, never a panic or a wrapped size: the text may come from
 /// anywhere, and a wrong size here would let a mismatched declaration through.
-pub(crate) fn param_sizes(ptx: &str, name: &str) -> Result<Vec<usize>, ParamsError> {
-    let text = strip_comments(ptx);
-    let list = entry_param_list(&text, name)?;
+fn param_sizes_in(text: &str, name: &str) -> Result<Vec<usize>, ParamsError> {
+    let list = entry_param_list(text, name)?;
     let mut sizes = Vec::new();
     for decl in list.split(',').map(str::trim).filter(|d| !d.is_empty()) {
         let mut toks = decl.split_whitespace();
@@ -84,10 +90,22 @@ const ABI_HEADER: &str = "sluice-abi 1;";
 
 /// The sizes of entry `name`'s parameters and its `#[kernel]` record, if the text has one.
 pub(crate) fn entry_params(ptx: &str, name: &str) -> Result<EntryParams, ParamsError> {
-    let sizes = param_sizes(ptx, name)?;
+    entry_params_in(ptx, &strip_comments(ptx), name)
+}
+
+/// [`entry_params`], given also `ptx` without comments (`text`).
+fn entry_params_in(ptx: &str, text: &str, name: &str) -> Result<EntryParams, ParamsError> {
+    let sizes = param_sizes_in(text, name)?;
     let abi = abi_record(ptx, name)?;
     let launch = launch_record(ptx, name)?;
     Ok(EntryParams { sizes, abi, launch })
+}
+
+/// [`entry_params`] and the [`EntryLimits`], with one pass that removes the comments: what
+/// resolving a kernel reads of its entry.
+pub(crate) fn entry_info(ptx: &str, name: &str) -> (Result<EntryParams, ParamsError>, EntryLimits) {
+    let text = strip_comments(ptx);
+    (entry_params_in(ptx, &text, name), entry_limits_in(&text, name))
 }
 
 /// The bytes of the global `.visible .global .align 1 .b8 SYMBOL[N] = {b0, b1, ...};`
@@ -224,37 +242,57 @@ fn entry_param_list<'t>(text: &'t str, name: &str) -> Result<&'t str, ParamsErro
     Err(ParamsError::NoEntry)
 }
 
-/// The most threads per block entry `name` declares (`.maxntid x[, y[, z]]` after its
-/// parameter list: `#[kernel(max_threads = N)]`, CUDA C++'s `__launch_bounds__`), if any: what
-/// the CPU backend enforces as a GPU's driver does.
-pub(crate) fn max_threads(ptx: &str, name: &str) -> Option<u32> {
-    let text = strip_comments(ptx);
-    let list = entry_param_list(&text, name).ok()?;
-    // The directives between the list's `)` and the body's `{`.
-    // `list` is a slice of `text` (an entry without a list gives a static "": none then):
-    // its end is where the list closes.
-    let at = (list.as_ptr() as usize).checked_sub(text.as_ptr() as usize)? + list.len();
-    if at > text.len() {
-        return None;
-    }
-    let head = text[at..].split('{').next()?;
-    let dims = head.split(".maxntid").nth(1)?.split('.').next()?;
-    dims.split(',').map(|d| d.trim().parse::<u32>().ok()).try_fold(1u32, |n, d| n.checked_mul(d?))
+/// What an entry declares of its blocks: the most
+/// threads per block (`.maxntid x[, y[, z]]` after its parameter list:
+/// `#[kernel(max_threads = N)]`, CUDA C++'s `__launch_bounds__`) — what the CPU backend
+/// enforces as a GPU's driver does — and the block size it must be launched with, if it sets
+/// register budgets (`setmaxnreg`, `sluice_device::tma::WsPipeline::run`): its `.maxntid`.
+/// The budgets share the register file that ptxas sized for that many threads (a block of
+/// other size has another pool, in which an increase may wait for ever).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct EntryLimits {
+    /// `None`: no `.maxntid`.
+    pub(crate) max_threads: Option<u32>,
+    /// `None`: any block size.
+    pub(crate) exact_threads: Option<u32>,
 }
 
-/// The block size entry `name` must be launched with, if it sets register budgets
-/// (`setmaxnreg`, `sluice_device::tma::WsPipeline::run`): its `.maxntid`. The budgets share
-/// the register file that ptxas sized for that many threads (a block of other size has
-/// another pool, in which an increase may wait for ever). `None`: any block size.
-pub(crate) fn exact_threads(ptx: &str, name: &str) -> Option<u32> {
-    let n = max_threads(ptx, name)?;
-    let text = strip_comments(ptx);
-    let list = entry_param_list(&text, name).ok()?;
-    let at = (list.as_ptr() as usize).checked_sub(text.as_ptr() as usize)? + list.len();
-    let rest = text.get(at..)?;
+/// `entry_limits_in` of PTX text with its comments.
+#[cfg(test)]
+pub(crate) fn entry_limits(ptx: &str, name: &str) -> EntryLimits {
+    entry_limits_in(&strip_comments(ptx), name)
+}
+
+/// The [`EntryLimits`] of entry `name` in text without comments.
+fn entry_limits_in(text: &str, name: &str) -> EntryLimits {
+    let Ok(list) = entry_param_list(text, name) else { return EntryLimits::default() };
+    // `list` is a slice of `text` (an entry without a list gives a static "": none then):
+    // its end is where the list closes.
+    let Some(at) = (list.as_ptr() as usize).checked_sub(text.as_ptr() as usize).map(|a| a + list.len()) else {
+        return EntryLimits::default();
+    };
+    let Some(rest) = text.get(at..) else { return EntryLimits::default() };
+    // The directives between the list's `)` and the body's `{`.
+    let head = rest.split('{').next().unwrap_or("");
+    let max_threads = head.split(".maxntid").nth(1).and_then(|d| d.split('.').next()).and_then(|dims| {
+        dims.split(',').map(|d| d.trim().parse::<u32>().ok()).try_fold(1u32, |n, d| n.checked_mul(d?))
+    });
     // The entry's body: up to the next function or entry of the module.
     let end = [rest.find(".entry"), rest.find(".func")].into_iter().flatten().min().unwrap_or(rest.len());
-    rest[..end].contains("setmaxnreg").then_some(n)
+    let exact_threads = max_threads.filter(|_| rest[..end].contains("setmaxnreg"));
+    EntryLimits { max_threads, exact_threads }
+}
+
+/// [`EntryLimits::max_threads`] alone.
+#[cfg(test)]
+pub(crate) fn max_threads(ptx: &str, name: &str) -> Option<u32> {
+    entry_limits(ptx, name).max_threads
+}
+
+/// [`EntryLimits::exact_threads`] alone.
+#[cfg(test)]
+pub(crate) fn exact_threads(ptx: &str, name: &str) -> Option<u32> {
+    entry_limits(ptx, name).exact_threads
 }
 
 /// `ptx` without its `//` and `/* */` comments (each replaced by a space), so that a
