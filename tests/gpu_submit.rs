@@ -394,6 +394,21 @@ fn the_graph_cache_is_bounded_and_graphs_can_be_turned_off(gpu: Gpu) {
     }
     let stats = gpu.submit_stats();
     assert!(stats.graphs_evicted >= 2, "{stats:?}");
+    // Another graph shape (here: no chain) drops the cached graphs: the next run of a shape
+    // seen before is not replayed from a graph made under the old rule.
+    {
+        let mut out = gpu.alloc_matrix::<f32>(rows, 2).expect("alloc");
+        let mut host = gpu.pinned_matrix::<f32>(rows, 2).expect("pinned");
+        for k in 0..2 {
+            step(&gpu, None, &mut out, &mut host, k as f32);
+        }
+        gpu.set_submit_config(SubmitConfig { graph_cache: 2, chain_launches: false, ..SubmitConfig::default() });
+        let before = gpu.submit_stats();
+        step(&gpu, None, &mut out, &mut host, 7.0);
+        let after = gpu.submit_stats();
+        assert_eq!(after.graphs_replayed, before.graphs_replayed, "{after:?}");
+        assert_eq!(after.graphs_captured + after.direct - before.graphs_captured - before.direct, 1, "{after:?}");
+    }
     // Off: no graph is captured or replayed, results unchanged.
     gpu.set_submit_config(SubmitConfig::deferred());
     let before = gpu.submit_stats();
@@ -516,9 +531,10 @@ fn a_long_scope_is_submitted_as_it_grows_and_streams_batches_exactly(gpu: Gpu) {
     }
 }
 
-/// More lanes than a graph has branches (64: lanes then share branches, in order of their
-/// first step), with fences between lanes of the same branch and of others, in both
-/// directions: every replay computes exactly what direct submission does.
+/// More lanes than a graph has branches (64 by default: lanes then share branches, in order
+/// of their first step), with fences between lanes of the same branch and of others, in both
+/// directions, under each graph shape: every replay computes exactly what direct submission
+/// does.
 fn a_graph_of_more_lanes_than_branches_means_the_same(gpu: Gpu) {
     let (rows, n) = (256, 130);
     let cfg = LaunchConfig::for_elements(rows, 64);
@@ -566,21 +582,33 @@ fn a_graph_of_more_lanes_than_branches_means_the_same(gpu: Gpu) {
     poison(&mut host);
     run(&gpu, &mut host).expect("direct");
     expect(&host, "direct");
-    gpu.set_submit_config(SubmitConfig::default());
-    let mut paths = Vec::new();
-    for round in 0..6 {
-        poison(&mut host);
-        let ((), trace) = run(&gpu, &mut host).expect("deferred");
-        expect(&host, &format!("round {round}"));
-        paths.push(last_path(&trace));
+    // Every graph shape: the default (a branch per lane, each lane's first kernel chained by
+    // launch-order edges), 16 branches chained (the first kernel of each), 64 branches
+    // unchained (the default without a chain), and a branch per lane unchained.
+    let d = SubmitConfig::default();
+    for (branches, chain) in [(d.graph_branches, d.chain_launches), (16, true), (0, false), (usize::MAX, false)] {
+        gpu.set_submit_config(SubmitConfig { graph_branches: branches, chain_launches: chain, ..d });
+        let before = gpu.submit_stats().launch_edges;
+        let mut paths = Vec::new();
+        for round in 0..6 {
+            poison(&mut host);
+            let ((), trace) = run(&gpu, &mut host).expect("deferred");
+            expect(&host, &format!("{branches} branches, chain {chain}, round {round}"));
+            paths.push(last_path(&trace));
+        }
+        // Captured, then replayed. A scope whose allocations come back elsewhere is captured
+        // again (a GPU's pool may alternate between two buffer sets; the CPU backend's come
+        // from the process's allocator, which the harness's other test threads use at the
+        // same time): what is checked is that the graph is used, and above, that every round
+        // means the same.
+        assert_eq!(paths[1], SubmitPath::GraphCaptured, "{branches} branches, chain {chain}: {paths:?}");
+        let replays = paths[2..].iter().filter(|p| **p == SubmitPath::GraphReplayed).count();
+        assert!(replays >= 2, "{branches} branches, chain {chain}: {paths:?}");
+        // The chain is made on a GPU (CUDA 12.3 and later), between kernels not ordered already.
+        let edges = gpu.submit_stats().launch_edges - before;
+        let chained = chain && gpu.backend() == sluice::Backend::Cuda;
+        assert_eq!(edges > 0, chained, "{branches} branches, chain {chain}: {edges} launch-order edges");
     }
-    // Captured, then replayed. A scope whose allocations come back elsewhere is captured
-    // again (a GPU's pool may alternate between two buffer sets; the CPU backend's come from
-    // the process's allocator, which the harness's other test threads use at the same time):
-    // what is checked is that the graph is used, and above, that every round means the same.
-    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
-    let replays = paths[2..].iter().filter(|p| **p == SubmitPath::GraphReplayed).count();
-    assert!(replays >= 2, "{paths:?}");
 }
 
 /// The README's program with a kernel whose threads wait at barriers, one block per lane:

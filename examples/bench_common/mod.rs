@@ -216,6 +216,10 @@ pub enum Submit {
     /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
     /// default has none).
     Segments(usize),
+    /// The default with another graph shape: most branches (`SubmitConfig::graph_branches`;
+    /// 0: automatic, `usize::MAX`: one per lane) and whether the kernels that wait for
+    /// nothing are chained by launch-order edges (`SubmitConfig::chain_launches`).
+    Shape { branches: usize, chain: bool },
 }
 
 impl Submit {
@@ -226,6 +230,9 @@ impl Submit {
             Submit::Direct => SubmitConfig::direct(),
             Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
             Submit::Segments(lanes) => SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() },
+            Submit::Shape { branches, chain } => {
+                SubmitConfig { graph_branches: branches, chain_launches: chain, ..SubmitConfig::default() }
+            }
         }
     }
 }
@@ -275,7 +282,11 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        v.push(Variant::Natural(Submit::Segments(16)));
+        let d = SubmitConfig::default();
+        for (branches, chain) in [(d.graph_branches, !d.chain_launches), (usize::MAX, false), (64, true)] {
+            v.push(Variant::Natural(Submit::Shape { branches, chain }));
+        }
         v
     }
 
@@ -296,6 +307,14 @@ impl Variant {
             Variant::Natural(Submit::Merge(0)) => "natural-merge-none".into(),
             Variant::Natural(Submit::Merge(b)) => format!("natural-merge-{}k", b >> 10),
             Variant::Natural(Submit::Segments(n)) => format!("natural-seg{n}"),
+            Variant::Natural(Submit::Shape { branches, chain }) => {
+                let b = match branches {
+                    0 => "auto".to_string(),
+                    usize::MAX => "all".to_string(),
+                    n => n.to_string(),
+                };
+                format!("natural-b{b}-{}", if chain { "chain" } else { "nochain" })
+            }
             Variant::PerLane => "per-lane".into(),
             Variant::Chunked(k) if k == cols => "fan-in".into(),
             Variant::Chunked(k) => format!("chunked-k{k}"),

@@ -622,8 +622,10 @@ impl Gpu {
     /// assert!(!gpu.submit_config().defer);
     /// ```
     pub fn set_submit_config(&self, config: SubmitConfig) {
-        lock(&self.inner.submit).0 = config;
-        if !config.graphs || config.graph_cache == 0 {
+        let old = std::mem::replace(&mut lock(&self.inner.submit).0, config);
+        // Cached graphs were captured under the old shape rules: none is replayed under new ones.
+        let reshaped = (old.graph_branches, old.chain_launches) != (config.graph_branches, config.chain_launches);
+        if !config.graphs || config.graph_cache == 0 || reshaped {
             drop(lock(&self.inner.graphs).drain());
         }
     }

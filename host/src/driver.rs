@@ -1310,6 +1310,55 @@ pub(crate) mod graph {
         Ok(Some(RawGraphNode(unsafe { *deps })))
     }
 
+    /// Whether the driver can add edges that leave a kernel node's launch-order port
+    /// (`cuGraphAddDependencies_v2`, CUDA 12.3).
+    pub(crate) fn launch_order_supported() -> bool {
+        has_symbol("cuGraphAddDependencies_v2") && has_symbol("cuGraphNodeGetDependencies_v2")
+    }
+
+    /// How many nodes `node` depends on directly.
+    ///
+    /// # Safety
+    /// - `ctx` retained, `node` a node of a live graph; [`launch_order_supported`].
+    pub(crate) unsafe fn dependency_count(ctx: RawContext, node: RawGraphNode) -> Result<usize, DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let mut n = 0usize;
+        // SAFETY: `node` is a node of a live graph (caller's duty); null arrays ask for the
+        // count (an array of none is refused as an invalid value).
+        check(unsafe {
+            sys::cuGraphNodeGetDependencies_v2(node.0, std::ptr::null_mut(), std::ptr::null_mut(), &mut n)
+        })?;
+        Ok(n)
+    }
+
+    /// Adds an edge from the launch-order port of kernel node `from` to kernel node `to`:
+    /// `to` is launched once every block of `from` has begun, with no wait for `from` to
+    /// finish and no memory ordering between the two. (The driver refuses a second edge
+    /// between two nodes.)
+    ///
+    /// # Safety
+    /// - `ctx` retained, `graph` alive and not instantiated yet, `from` and `to` kernel nodes
+    ///   of it with no edge between them; `to` does not reach `from` (no cycle);
+    ///   [`launch_order_supported`].
+    pub(crate) unsafe fn add_launch_order_edge(
+        ctx: RawContext,
+        graph: RawGraph,
+        from: RawGraphNode,
+        to: RawGraphNode,
+    ) -> Result<(), DriverError> {
+        // SAFETY: caller's duty.
+        unsafe { bind(ctx) }?;
+        let edge = sys::CUgraphEdgeData {
+            from_port: sys::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER as u8,
+            to_port: 0,
+            type_: sys::CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT as u8,
+            reserved: [0; 5],
+        };
+        // SAFETY: caller's duty; one node and one edge datum each, read during the call.
+        check(unsafe { sys::cuGraphAddDependencies_v2(graph.0, &from.0, &to.0, &edge, 1) })
+    }
+
     /// Instantiates `graph`.
     ///
     /// # Safety

@@ -105,6 +105,34 @@ pub struct SubmitConfig {
     /// gpu.set_submit_config(SubmitConfig { segment_lanes: 8, ..SubmitConfig::default() });
     /// ```
     pub segment_lanes: usize,
+    /// Most branches (concurrent streams) a captured graph has; beyond them, runs of
+    /// consecutive lanes share a branch, which adds order between them and nothing else.
+    /// `0`, the default: a branch per lane where kernels are chained
+    /// ([`chain_launches`](SubmitConfig::chain_launches)), at most 64 otherwise — a graph's
+    /// launch costs host time per unchained branch, and more branches than the GPU runs at
+    /// once buy nothing. `usize::MAX`: a branch per lane.
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig { graph_branches: 16, ..SubmitConfig::default() });
+    /// ```
+    pub graph_branches: usize,
+    /// In a captured graph, launch each kernel that waits for nothing in the graph (each
+    /// lane's first, where lanes start independent) once every block of the one captured
+    /// before it has begun: edges from the kernel nodes' launch-order ports (CUDA 12.3). The
+    /// kernels still run side by side and wait for nothing the program did not ask for, so
+    /// results are unchanged; the driver launches such a chain from fewer of its streams,
+    /// which makes a graph of many lanes cheaper to launch (an H200, the README's program
+    /// with 128 lanes: 0.201 ms a scope against 0.249 unchained; `BENCHMARKS.md`). No effect
+    /// on the CPU backend or an older driver. [`Submission::launch_edges`] counts the edges.
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig { chain_launches: false, ..SubmitConfig::default() });
+    /// ```
+    pub chain_launches: bool,
 }
 
 impl Default for SubmitConfig {
@@ -116,6 +144,8 @@ impl Default for SubmitConfig {
             merge_copy_bytes: 512 << 10,
             max_deferred: 1024,
             segment_lanes: 0,
+            graph_branches: 0,
+            chain_launches: true,
         }
     }
 }
@@ -226,6 +256,9 @@ pub struct Submission {
     pub fences_elided: usize,
     /// Graph nodes whose values were changed before the launch (replays only).
     pub nodes_updated: usize,
+    /// Launch-order edges a capture added between its kernel nodes
+    /// ([`SubmitConfig::chain_launches`]; captures on a GPU only).
+    pub launch_edges: usize,
     /// Whether the plan (and the graph's key) of an earlier, equal batch was used instead of
     /// being worked out again (a repeated scope: the same operations, arguments and
     /// addresses).
@@ -257,6 +290,8 @@ pub struct SubmitStats {
     pub fences_elided: u64,
     /// Submissions whose plan was an earlier, equal batch's ([`Submission::plan_reused`]).
     pub plans_reused: u64,
+    /// Launch-order edges added to captured graphs ([`Submission::launch_edges`]).
+    pub launch_edges: u64,
 }
 
 impl SubmitStats {
@@ -271,6 +306,7 @@ impl SubmitStats {
         self.copies_merged += s.merged_copies as u64;
         self.fences_elided += s.fences_elided as u64;
         self.plans_reused += s.plan_reused as u64;
+        self.launch_edges += s.launch_edges as u64;
     }
 }
 

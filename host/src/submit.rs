@@ -20,9 +20,14 @@
 //! steps run through the same direct path on the lanes' streams while an idle stream of the
 //! device captures them (each lane joins the capture by waiting on a fork event and leaves it
 //! by an event the origin waits on), so the graph holds exactly what direct submission would
-//! have enqueued — kernels, copies, and the fence edges as graph edges. Beyond
-//! [`MAX_BRANCHES`] lanes, runs of consecutive lanes are captured on one stream each
-//! ([`branches`]): a graph with fewer, longer branches launches in less host time.
+//! have enqueued — kernels, copies, and the fence edges as graph edges. With
+//! [`SubmitConfig::chain_launches`] (the default), the kernels that wait for nothing are then
+//! chained in capture order by launch-order edges
+//! ([`GraphHandle::chain_launches`](crate::handle::GraphHandle::chain_launches)), which changes
+//! when the driver launches them, not what they wait for, and makes the graph's launch cheaper
+//! on the host. Without it, beyond 64 lanes ([`SubmitConfig::graph_branches`]) runs of
+//! consecutive lanes are captured on one stream each ([`branches`]): a graph with fewer,
+//! longer branches launches in less host time.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -213,6 +218,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         waits: 0,
         fences_elided: plan.elided,
         nodes_updated: 0,
+        launch_edges: 0,
         plan_reused,
     };
     count(batch, plan, &mut sub);
@@ -258,6 +264,7 @@ impl Submitted {
             waits: 0,
             fences_elided: 0,
             nodes_updated: 0,
+            launch_edges: 0,
             plan_reused: false,
         };
         Submitted { submission, covers: Vec::new(), graph: None, events }
@@ -307,22 +314,30 @@ fn used_lanes(plan: &Plan, batch: &Batch) -> Vec<u32> {
     lanes
 }
 
-/// Most branches a captured graph has: beyond them, lanes share branches (see [`branches`]).
-pub(crate) const MAX_BRANCHES: usize = 64;
+/// Most branches of a graph whose kernels are not chained ([`SubmitConfig::graph_branches`]
+/// `0`).
+const UNCHAINED_BRANCHES: usize = 64;
 
 /// The branch of a graph each batch lane's steps are captured on — the batch index of the
 /// branch's first lane — and the branches, in order. A graph of many independent lanes costs
 /// its launch about a microsecond of host time per branch (the driver's streams and
 /// cross-stream waits), and more branches than the GPU can run at once buy nothing: beyond
-/// [`MAX_BRANCHES`] lanes, runs of consecutive lanes (in order of their first step) share one
-/// branch, their steps in plan order. That only adds order between lanes: the plan's order
+/// the most [`SubmitConfig::graph_branches`] allows, runs of consecutive lanes (in order of
+/// their first step) share one branch, their steps in plan order. That only adds order between lanes: the plan's order
 /// has every record before its waits, so no branch waits for a later step of its own, and
 /// what each lane computes is unchanged. (H200, 128 lanes of 16-block kernels with merged
 /// copies: two lanes per branch took launch and run from 180 to 135 µs, and the launch's
-/// host time from 127 to 67 µs; 64 lanes ran fastest with a branch each.)
-fn branches(batch: &Batch, plan: &Plan) -> (Vec<u32>, Vec<u32>) {
+/// host time from 127 to 67 µs; 64 lanes ran fastest with a branch each.) Chained launches
+/// ([`SubmitConfig::chain_launches`]) cost little per branch, and a lane that shares a branch
+/// is no root to chain: then every lane has its own.
+fn branches(batch: &Batch, plan: &Plan, config: &SubmitConfig) -> (Vec<u32>, Vec<u32>) {
+    let most = match config.graph_branches {
+        0 if config.chain_launches => usize::MAX,
+        0 => UNCHAINED_BRANCHES,
+        n => n,
+    };
     let used = used_lanes(plan, batch);
-    let per = used.len().div_ceil(MAX_BRANCHES).max(1);
+    let per = used.len().div_ceil(most).max(1);
     let mut branch: Vec<u32> = (0..batch.lanes.len() as u32).collect();
     let mut firsts = Vec::with_capacity(used.len().div_ceil(per));
     for run in used.chunks(per) {
@@ -332,6 +347,16 @@ fn branches(batch: &Batch, plan: &Plan) -> (Vec<u32>, Vec<u32>) {
         }
     }
     (branch, firsts)
+}
+
+/// What a capture collects of its steps (see [`steps`]).
+struct Capturing<'a> {
+    /// The node each value-carrying step (launch, copy, merged copy) became, in plan order.
+    nodes: &'a mut Vec<GraphNode>,
+    /// The kernel nodes among them, in plan order.
+    kernels: &'a mut Vec<GraphNode>,
+    /// Each batch lane's branch ([`branches`]).
+    branch: &'a [u32],
 }
 
 /// Runs the plan's steps one driver call each on their lanes (traced if the scope is), or,
@@ -346,20 +371,20 @@ unsafe fn steps(
     plan: &Plan,
     f: &Flush<'_>,
     events: &mut Vec<Arc<Event>>,
-    mut capturing: Option<(&mut Vec<GraphNode>, &[u32])>,
+    mut capturing: Option<Capturing<'_>>,
 ) -> Result<()> {
     let trace = if capturing.is_some() { None } else { f.trace };
     let mut fan_ins: Vec<Option<Arc<Event>>> = vec![None; plan.fan_ins as usize];
     for step in &plan.steps {
         let lane_at = step_lane(batch, step) as usize;
         // Captured, a step runs on its lane's branch (see `branches`).
-        let on = capturing.as_ref().map_or(lane_at, |(_, branch)| branch[lane_at] as usize);
+        let on = capturing.as_ref().map_or(lane_at, |c| c.branch[lane_at] as usize);
         let (stream, lane) = (batch.lanes[on].stream(), batch.lanes[lane_at].id);
         if capturing.is_some() {
             // The CPU backend names this lane in a fault of the step's replay.
             stream.set_capture_label(Some(lane));
         }
-        let mut value_step = false;
+        let (mut value_step, mut launch) = (false, false);
         match *step {
             Step::Op(i) => match &batch.ops[i as usize].kind {
                 OpKind::Launch { func, name, grid, block, shared_mem_bytes, words, sizes } => {
@@ -377,7 +402,7 @@ unsafe fn steps(
                     // when the launch was logged (`Batch::store_args` keeps their bytes); memory:
                     // the caller's duty.
                     unsafe { run_traced(f.gpu, trace, stream, lane, &mut w, 1) }?;
-                    value_step = true;
+                    (value_step, launch) = (true, true);
                 }
                 OpKind::Copy { dir, device, host, span, elem, .. } => {
                     let mut w = Work::Copy { dir: *dir, device: *device, host: *host, span: *span, elem: *elem };
@@ -422,12 +447,15 @@ unsafe fn steps(
                 value_step = true;
             }
         }
-        if let (true, Some((nodes, _))) = (value_step, capturing.as_mut()) {
+        if let (true, Some(c)) = (value_step, capturing.as_mut()) {
             // SAFETY: the stream is capturing (it joined the capture before its first step).
             let node = unsafe { stream.last_captured_node() }
                 .map_err(|error| Error::Stream { call: "cuStreamGetCaptureInfo", error })?
                 .ok_or(Error::Recording { what: "finding the node of a captured operation" })?;
-            nodes.push(node);
+            if launch {
+                c.kernels.push(node.clone());
+            }
+            c.nodes.push(node);
         }
     }
     events.extend(fan_ins.into_iter().flatten());
@@ -513,8 +541,9 @@ unsafe fn as_graph(
         Err(true) => {
             // SAFETY: the caller's duties.
             match unsafe { capture(batch, plan, f, events) } {
-                Ok((exec, nodes)) => {
+                Ok((exec, nodes, edges)) => {
                     sub.path = SubmitPath::GraphCaptured;
+                    sub.launch_edges = edges;
                     sub.reason = "the shape was seen before: captured";
                     CachedGraph::new(key.clone(), exec, nodes, values.clone())
                 }
@@ -614,7 +643,7 @@ unsafe fn capture(
     plan: &Plan,
     f: &Flush<'_>,
     events: &mut Vec<Arc<Event>>,
-) -> Result<(crate::handle::GraphExec, Vec<GraphNode>)> {
+) -> Result<(crate::handle::GraphExec, Vec<GraphNode>, usize)> {
     let origin = f.gpu.take_stream()?;
     let fork = (f.take_event)()?;
     // SAFETY: the graph entry points were checked (`not_a_graph`); `origin` is idle.
@@ -623,8 +652,8 @@ unsafe fn capture(
         events.push(fork);
         return Err(Error::Stream { call: "cuStreamBeginCapture", error });
     }
-    let (branch, lanes) = branches(batch, plan);
-    let mut nodes = Vec::new();
+    let (branch, lanes) = branches(batch, plan, &f.config);
+    let (mut nodes, mut kernels) = (Vec::new(), Vec::new());
     let captured = (|| {
         fork.record(&origin).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
         for &l in &lanes {
@@ -633,8 +662,9 @@ unsafe fn capture(
                 .wait(&fork)
                 .map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
         }
+        let c = Capturing { nodes: &mut nodes, kernels: &mut kernels, branch: &branch };
         // SAFETY: the caller's duties; the branches' streams joined the capture just above.
-        unsafe { steps(batch, plan, f, events, Some((&mut nodes, &branch))) }
+        unsafe { steps(batch, plan, f, events, Some(c)) }
     })();
     // Every branch leaves the capture through an event the origin waits on, whatever happened.
     let mut joined = Ok(());
@@ -658,6 +688,12 @@ unsafe fn capture(
     f.gpu.recycle_stream(origin);
     captured?;
     joined?;
-    let exec = ended?.instantiate().map_err(|error| Error::Device { call: "cuGraphInstantiate", error })?;
-    Ok((exec, nodes))
+    let graph = ended?;
+    let edges = if f.config.chain_launches {
+        graph.chain_launches(&kernels).map_err(|error| Error::Device { call: "cuGraphAddDependencies", error })?
+    } else {
+        0
+    };
+    let exec = graph.instantiate().map_err(|error| Error::Device { call: "cuGraphInstantiate", error })?;
+    Ok((exec, nodes, edges))
 }
