@@ -136,8 +136,9 @@ fn run_config(gpu: &Gpu, lanes: &mut LaneSet, c: &bench_common::Config, args: &A
     Ok(all_ok)
 }
 
-/// A path once more, traced (twice: the first traced scope makes its timing events); writes
-/// the second one's Chrome trace JSON and SVG (`trace-CONFIG.*` for the fastest hand-written
+/// A path once more, traced (three times: the first traced scope makes its timing events, and
+/// a traced natural program's shape runs directly, then is captured, then replayed); writes
+/// the last one's Chrome trace JSON and SVG (`trace-CONFIG.*` for the fastest hand-written
 /// path, `trace-CONFIG-natural.*` for the natural program, which shows how it was submitted:
 /// one graph launch when its shape repeats).
 fn trace(gpu: &Gpu, lanes: &mut LaneSet, b: &mut Bench, v: Variant, dir: &str) -> Result<()> {
@@ -145,7 +146,7 @@ fn trace(gpu: &Gpu, lanes: &mut LaneSet, b: &mut Bench, v: Variant, dir: &str) -
     let mut wall = 0.0;
     let mut last = None;
     gpu.set_submit_config(v.submit_config());
-    for _ in 0..2 {
+    for _ in 0..3 {
         b.poison_device(lanes)?;
         poison(&mut b.host);
         let Bench { src, tgt, out, host, f, cfg, .. } = &mut *b;

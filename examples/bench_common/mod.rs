@@ -282,7 +282,7 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        v.push(Variant::Natural(Submit::Segments(16)));
+        v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
         let d = SubmitConfig::default();
         for (branches, chain) in [(d.graph_branches, !d.chain_launches), (usize::MAX, false), (64, true)] {
             v.push(Variant::Natural(Submit::Shape { branches, chain }));

@@ -199,12 +199,19 @@
 //!   on its first lane's stream, and the scope's end joins that one stream. A batch that
 //!   follows earlier submissions of its lanes, waits for a fence recorded before it, or
 //!   copies from host memory (which may be pageable) is submitted directly;
-//! * **folds lanes into branches**: in a graph of more than 64 lanes, consecutive lanes share
-//!   a branch (at most 64 branches; on each, its lanes' steps in program order): a graph's
-//!   launch costs host time per branch, and past 64 branches more cost more than they overlap
-//!   (H200: the README's program with 128 lanes of small kernels ran about a quarter faster
-//!   with lanes folded in pairs). Folding only adds order between lanes; what each computes
-//!   is unchanged;
+//! * **chains the lanes' first kernels** in a graph ([`SubmitConfig::chain_launches`], on by
+//!   default): each kernel that waits for nothing in the graph is launched once every block
+//!   of the one captured before it has begun (a launch-order edge). They still run side by
+//!   side and wait for nothing more, so results are unchanged; the driver launches such a
+//!   graph from fewer of its streams, so its launch costs the host less (H100: the README's
+//!   program with 128 lanes of small kernels, 0.222 ms a scope against 0.264 unchained).
+//!   Each lane keeps its own branch then;
+//! * **folds lanes into branches** where kernels are not chained: in a graph of more than 64
+//!   lanes, consecutive lanes share a branch ([`SubmitConfig::graph_branches`]; on each, its
+//!   lanes' steps in program order): an unchained graph's launch costs host time per branch,
+//!   and past 64 branches more cost more than they overlap (H200: 128 lanes of small kernels
+//!   ran about a quarter faster folded in pairs). Folding only adds order between lanes; what
+//!   each computes is unchanged;
 //! * **submits in segments**, if asked ([`SubmitConfig::segment_lanes`], off by default):
 //!   once the lanes that logged work number that many (later: at least as many as all
 //!   earlier segments took together, so 8, 8, 16, 32, ...) and no fence they recorded can

@@ -94,10 +94,11 @@ pub struct SubmitConfig {
     /// [`Fenced`](crate::Fenced) or timestamp of theirs held), what they logged is submitted
     /// first — merged, and as a graph if its shape repeats (directly with
     /// [`graph_cache`](SubmitConfig::graph_cache) `0`), as at the scope's end. The GPU starts
-    /// on the first lanes while the program still logs the others. Off by default: on an
-    /// H100 the README's program with 64 lanes of small kernels ran 2.6% faster with
-    /// segments of 8, and with 128 lanes 27% slower (each segment's graph launch costs host
-    /// time per branch; `BENCHMARKS.md`).
+    /// on the first lanes while the program still logs the others. Off by default: with
+    /// [`chain_launches`](SubmitConfig::chain_launches), the README's program ran 10-13%
+    /// faster on one H100 host with segments of 16 (64 and 128 lanes of small kernels), but
+    /// on another host, whose driver calls cost more, 3.5% faster with 64 lanes and 11%
+    /// slower with 128: each segment's graph launch costs host time (`BENCHMARKS.md`).
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};

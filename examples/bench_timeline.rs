@@ -1,0 +1,89 @@
+//! Where the README's natural program spends its time, one scope at a time: the host time of
+//! the scope's closure (its allocation and the lanes' logging), the whole scope, and — every
+//! tenth scope, traced — when each graph was enqueued and when the GPU ran it.
+//!
+//! ```text
+//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0]
+//! bench_timeline 64 200 16384      # many-small
+//! bench_timeline 128 200 4096 16   # many-small-128, segments of 16 lanes
+//! ```
+//!
+//! Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
+//! `[host START+ENQUEUE gpu START-END]` in µs from the scope's start. On the CPU backend (no
+//! GPU) the numbers say little: its kernels run on the host's cores.
+
+use sluice::{kernels, scope, traced_scope, DeviceMatrix, Error, Gpu, LaunchConfig, Particle, PinnedMatrix, Scope};
+use std::time::Instant;
+fn body<'scope, 'env>(
+    s: &'scope Scope<'scope, 'env>,
+    sources: &'scope DeviceMatrix<Particle>,
+    targets: &'scope DeviceMatrix<Particle>,
+    host: &'scope mut PinnedMatrix<f32>,
+    cfg: LaunchConfig,
+    t1: &mut Instant,
+) -> sluice::Result<()> {
+    let (rows, n) = (host.rows(), host.cols());
+    let out = s.alloc_matrix::<f32>(rows, n)?;
+    for (j, ((lane, col), dst)) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        lane.enter(|st| {
+            let src = st.await_fence(sources)?;
+            let tgt = st.await_fence(targets)?.column(j).ok_or(Error::NotAdjacent)?;
+            let mut col = st.bind(col);
+            st.launch(&kernels::potential_tiled_rsqrt, cfg, (&mut col, &tgt, &src, 1e-3f32))?;
+            st.copy_to_host(&col, dst)
+        })?;
+    }
+    *t1 = Instant::now();
+    Ok(())
+}
+fn main() {
+    let a: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let [n, reps, rows, ..] = a[..] else {
+        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0]");
+        std::process::exit(2);
+    };
+    let reps = reps.max(10);
+    let gpu = Gpu::new(0).unwrap_or_else(|_| Gpu::cpu());
+    let seg = a.get(3).copied().unwrap_or(0);
+    gpu.set_submit_config(sluice::SubmitConfig { segment_lanes: seg, ..Default::default() });
+    // Not zeros: particles spread over a box (the result is not checked here; bench_seed does).
+    let p: Vec<Particle> =
+        (0..(rows * n).max(256)).map(|i| Particle { x: (i % 97) as f32, y: (i % 13) as f32, z: 2.0, q: 0.5 }).collect();
+    let sources = gpu.upload(&p[..256]).unwrap();
+    let targets = gpu.upload_matrix(&p, rows, n).unwrap();
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).unwrap();
+    let cfg = LaunchConfig::for_elements(rows, 256);
+    let (mut log, mut total, mut launch_at) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..reps {
+        let t0 = Instant::now();
+        let mut t1 = t0;
+        if r % 10 == 9 {
+            let ((), tr) = traced_scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1)).unwrap();
+            let g: Vec<String> = tr
+                .spans
+                .iter()
+                .filter(|s| s.kind == sluice::SpanKind::Graph)
+                .map(|g| {
+                    format!(
+                        "[host {:.1}+{:.1} gpu {:.1}-{:.1}]",
+                        g.host_start_us,
+                        g.host_end_us - g.host_start_us,
+                        g.gpu_start_us,
+                        g.gpu_end_us
+                    )
+                })
+                .collect();
+            launch_at.push(((t1 - t0).as_secs_f64() * 1e6, tr.spans.len(), g.join(" ")));
+            continue;
+        }
+        scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1)).unwrap();
+        log.push((t1 - t0).as_secs_f64() * 1e6);
+        total.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    log.sort_by(f64::total_cmp);
+    total.sort_by(f64::total_cmp);
+    println!("{n} lanes x {rows} rows, segments {seg}: closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
+    for (closure, spans, g) in launch_at.iter().rev().take(2) {
+        println!("   traced: closure ends {closure:.1} us, {spans} spans, graphs {g}");
+    }
+}
