@@ -10,7 +10,7 @@ use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, 
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
 use crate::module::ModuleCache;
-use crate::plan::{CachedGraph, GraphCache, Key, PlanMemo, Submission, SubmitConfig, SubmitStats, Values};
+use crate::plan::{CachedGraph, GraphCache, GraphRules, Key, PlanMemo, Submission, SubmitConfig, SubmitStats, Values};
 
 /// One CUDA device, ready for work: the std analogue is a thread pool you hand work to.
 ///
@@ -613,7 +613,9 @@ impl Gpu {
 
     /// Changes how this device's scopes submit their work, from the next scope on (a scope
     /// running now keeps the configuration it started with). Turning graphs off drops the
-    /// cached ones.
+    /// cached ones; a cached graph captured under other graph rules
+    /// ([`SubmitConfig::graph_branches`], [`SubmitConfig::chain_launches`]) is not replayed
+    /// again, and is dropped once its scope gives it back.
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
@@ -622,10 +624,8 @@ impl Gpu {
     /// assert!(!gpu.submit_config().defer);
     /// ```
     pub fn set_submit_config(&self, config: SubmitConfig) {
-        let old = std::mem::replace(&mut lock(&self.inner.submit).0, config);
-        // Cached graphs were captured under the old shape rules: none is replayed under new ones.
-        let reshaped = (old.graph_branches, old.chain_launches) != (config.graph_branches, config.chain_launches);
-        if !config.graphs || config.graph_cache == 0 || reshaped {
+        lock(&self.inner.submit).0 = config;
+        if !config.graphs || config.graph_cache == 0 {
             drop(lock(&self.inner.graphs).drain());
         }
     }
@@ -664,9 +664,21 @@ impl Gpu {
     /// A cached graph of `key`, one holding `values` if there is one (taken out: the caller
     /// puts it back once no launch of it is pending), with how many other graphs of `key` are
     /// cached; or whether the shape was seen before (`Err(true)`: make its graph now).
-    pub(crate) fn take_graph(&self, key: &Key, values: &Values) -> std::result::Result<(CachedGraph, usize), bool> {
+    pub(crate) fn take_graph(
+        &self,
+        key: &Key,
+        rules: GraphRules,
+        values: &Values,
+    ) -> std::result::Result<(CachedGraph, usize), bool> {
         let mut cache = lock(&self.inner.graphs);
-        cache.take(key, values).ok_or_else(|| cache.seen_before(key))
+        cache.take(key, rules, values).ok_or_else(|| cache.seen_before(key))
+    }
+
+    /// The rules this device's graphs are captured under with `config`
+    /// ([`SubmitConfig::graph_rules`]): launches are chained only on a GPU whose driver has
+    /// launch-order edges.
+    pub(crate) fn graph_rules(&self, config: &SubmitConfig) -> GraphRules {
+        config.graph_rules(self.backend() == Backend::Cuda && driver::graph::launch_order_supported())
     }
 
     /// Whether a plan of `key`'s shape copied these buffers before (noting that it has now).
@@ -678,7 +690,8 @@ impl Gpu {
     /// graphs were turned off meanwhile).
     pub(crate) fn put_graph(&self, g: CachedGraph) {
         let config = self.submit_config();
-        if !config.graphs || config.graph_cache == 0 {
+        // Graphs off, or captured under rules the device no longer uses: not kept.
+        if !config.graphs || config.graph_cache == 0 || g.rules != self.graph_rules(&config) {
             return;
         }
         let dropped = lock(&self.inner.graphs).put(g, config.graph_cache);

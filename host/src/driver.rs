@@ -1333,14 +1333,13 @@ pub(crate) mod graph {
     }
 
     /// Adds an edge from the launch-order port of kernel node `from` to kernel node `to`:
-    /// `to` is launched once every block of `from` has begun, with no wait for `from` to
-    /// finish and no memory ordering between the two. (The driver refuses a second edge
-    /// between two nodes.)
+    /// `to` is launched once every block of `from` has begun (best effort: CUDA may wait for
+    /// `from` to finish), with no memory ordering between the two. The driver refuses a
+    /// second edge between two nodes (an error, not a fault).
     ///
     /// # Safety
-    /// - `ctx` retained, `graph` alive and not instantiated yet, `from` and `to` kernel nodes
-    ///   of it with no edge between them; `to` does not reach `from` (no cycle);
-    ///   [`launch_order_supported`].
+    /// - `ctx` retained, `graph` alive, `from` and `to` kernel nodes of it; `to` does not
+    ///   reach `from` (the edge closes no cycle); [`launch_order_supported`].
     pub(crate) unsafe fn add_launch_order_edge(
         ctx: RawContext,
         graph: RawGraph,

@@ -1058,24 +1058,33 @@ enum GraphKind {
 }
 
 impl GraphHandle {
-    /// Chains the root nodes among `kernels` — kernel nodes of this graph, in the order they
-    /// were captured — by launch-order edges: each is launched once every block of the one
-    /// before it has begun. That adds no wait for completion and no memory order, so what the
-    /// graph computes is unchanged; the driver launches a chain from fewer of its internal
-    /// streams, which makes a graph of many lanes cheaper to launch. Only roots (kernels that
-    /// wait for nothing in the graph): a kernel that waits for another's results would hold
-    /// back the launch of every kernel after it in the chain. No edge where the driver lacks
-    /// them (before CUDA 12.3), and none on the CPU backend (whose replay is serial). Returns
-    /// how many edges it added ([`Submission::launch_edges`](crate::Submission::launch_edges)).
-    pub(crate) fn chain_launches(&self, kernels: &[GraphNode]) -> Result<usize, DriverError> {
-        let GraphKind::Cuda(raw) = self.kind else { return Ok(0) };
+    /// Chains the root nodes among `kernels` by launch-order edges: each root kernel is
+    /// launched once every block of the previous one has begun. That orders launches only —
+    /// no memory order, and no wait for anything a root did not wait for already (it waits for
+    /// nothing in the graph) — so what the graph computes is unchanged; the driver launches a
+    /// chain from fewer of its internal streams, which makes a graph of many lanes cheaper to
+    /// launch. The order is transitive (a root launches after every earlier root has begun),
+    /// and CUDA documents it as best effort: a root may wait until the one before it is done.
+    /// Only roots: a kernel that waits for another's results would hold back every kernel after
+    /// it in the chain. No edge where the driver lacks them (before CUDA 12.3), and none on the
+    /// CPU backend (whose replay is serial). A query or an edge the driver refuses ends the
+    /// chain (a part of it means the same). Returns how many edges it added
+    /// ([`Submission::launch_edges`](crate::Submission::launch_edges)).
+    ///
+    /// # Safety
+    /// - Every CUDA node in `kernels` is a kernel node of this graph, and they are in the order
+    ///   they were captured in.
+    pub(crate) unsafe fn chain_launches(&mut self, kernels: &[GraphNode]) -> usize {
+        let GraphKind::Cuda(raw) = self.kind else { return 0 };
+        // A dead context: nothing to chain (instantiating will say why).
+        let Ok(ctx) = self.ctx.cuda() else { return 0 };
         if !driver::graph::launch_order_supported() {
-            return Ok(0);
+            return 0;
         }
-        let (ctx, mut added, mut last) = (self.ctx.cuda()?, 0, None);
+        let (mut added, mut last) = (0, None);
         for node in kernels {
             let GraphNode::Cuda(node) = *node else { continue };
-            // SAFETY: the graph is alive (owned here) and holds `node`.
+            // SAFETY: the graph is alive (owned here) and holds `node` (the caller's duty).
             match unsafe { driver::graph::dependency_count(ctx, node) } {
                 Ok(0) => {}
                 Ok(_) => continue,
@@ -1083,17 +1092,18 @@ impl GraphHandle {
             }
             if let Some(from) = last.replace(node) {
                 // SAFETY: the graph is alive (owned here) and not instantiated (`instantiate`
-                // consumes it); both are its kernel nodes, and `node` a root — no edge into it,
-                // none that could close a cycle.
+                // consumes it); `from` and `node` are its kernel nodes (the caller's duty) with
+                // no edge between them (`node` has none coming in). No cycle: capture order is
+                // a topological order of the captured edges (a node depends only on nodes
+                // captured before it), and every chain edge goes forward in it (`from` was
+                // captured before `node`), so it stays one.
                 match unsafe { driver::graph::add_launch_order_edge(ctx, raw, from, node) } {
                     Ok(()) => added += 1,
-                    // The chain only makes the launch cheaper: a graph with part of it (or
-                    // none) means the same, so a refused edge ends the chain, not the capture.
                     Err(_) => break,
                 }
             }
         }
-        Ok(added)
+        added
     }
 
     /// Instantiates the graph for launching; the instance keeps the graph.

@@ -109,9 +109,11 @@ pub struct SubmitConfig {
     /// Most branches (concurrent streams) a captured graph has; beyond them, runs of
     /// consecutive lanes share a branch, which adds order between them and nothing else.
     /// `0`, the default: a branch per lane where kernels are chained
-    /// ([`chain_launches`](SubmitConfig::chain_launches)), at most 64 otherwise — a graph's
-    /// launch costs host time per unchained branch, and more branches than the GPU runs at
-    /// once buy nothing. `usize::MAX`: a branch per lane.
+    /// ([`chain_launches`](SubmitConfig::chain_launches) on, on a GPU whose driver has
+    /// launch-order edges), at most 64 otherwise — an unchained graph's launch costs host
+    /// time per branch, and more branches than the GPU runs at once buy nothing.
+    /// `usize::MAX`: a branch per lane. A graph captured under other rules than the device's
+    /// current ones is not replayed.
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
@@ -119,14 +121,18 @@ pub struct SubmitConfig {
     /// gpu.set_submit_config(SubmitConfig { graph_branches: 16, ..SubmitConfig::default() });
     /// ```
     pub graph_branches: usize,
-    /// In a captured graph, launch each kernel that waits for nothing in the graph (each
-    /// lane's first, where lanes start independent) once every block of the one captured
-    /// before it has begun: edges from the kernel nodes' launch-order ports (CUDA 12.3). The
-    /// kernels still run side by side and wait for nothing the program did not ask for, so
-    /// results are unchanged; the driver launches such a chain from fewer of its streams,
-    /// which makes a graph of many lanes cheaper to launch (an H200, the README's program
-    /// with 128 lanes: 0.201 ms a scope against 0.249 unchained; `BENCHMARKS.md`). No effect
-    /// on the CPU backend or an older driver. [`Submission::launch_edges`] counts the edges.
+    /// In a captured graph, chain the kernels that wait for nothing in it — each branch's
+    /// first kernel, where it is the branch's first operation: with a branch per lane, each
+    /// lane's first kernel — by launch-order edges (CUDA 12.3): each is launched once every
+    /// block of the previous one in the chain has begun. This orders launches only (no
+    /// memory order, no wait for another kernel's results), so results are unchanged; the
+    /// driver launches such a chain from fewer of its streams, which makes a graph of many
+    /// lanes cheaper to launch (an H100, the README's program with 128 lanes: 0.222 ms a
+    /// scope against 0.264 unchained; `BENCHMARKS.md`). The order is transitive, and CUDA
+    /// calls it best effort (a kernel may wait until the previous one is done): a first
+    /// kernel of many waves can delay the lanes after it (8 lanes of a million rows ran the
+    /// same with and without the chain). No effect on the CPU backend or an older driver.
+    /// [`Submission::launch_edges`] counts the edges.
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
@@ -847,6 +853,8 @@ impl Values {
 /// [`Values::nodes`]) and the values its nodes hold now.
 pub(crate) struct CachedGraph {
     pub(crate) key: Key,
+    /// The rules it was captured under: a graph is replayed only under the same.
+    pub(crate) rules: GraphRules,
     pub(crate) exec: GraphExec,
     pub(crate) nodes: Vec<GraphNode>,
     pub(crate) values: Values,
@@ -854,8 +862,43 @@ pub(crate) struct CachedGraph {
 }
 
 impl CachedGraph {
-    pub(crate) fn new(key: Key, exec: GraphExec, nodes: Vec<GraphNode>, values: Values) -> CachedGraph {
-        CachedGraph { key, exec, nodes, values, last_used: 0 }
+    pub(crate) fn new(
+        key: Key,
+        rules: GraphRules,
+        exec: GraphExec,
+        nodes: Vec<GraphNode>,
+        values: Values,
+    ) -> CachedGraph {
+        CachedGraph { key, rules, exec, nodes, values, last_used: 0 }
+    }
+}
+
+/// How a plan becomes a graph's topology, from [`SubmitConfig::graph_branches`] and
+/// [`SubmitConfig::chain_launches`] as they apply on a device: a graph captured under other
+/// rules is never replayed (the same plan, another topology).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GraphRules {
+    /// Most branches: beyond them, consecutive lanes share one.
+    pub(crate) most_branches: usize,
+    /// Whether the roots among the kernels are chained by launch-order edges.
+    pub(crate) chained: bool,
+}
+
+/// Most branches of a graph whose kernels are not chained ([`SubmitConfig::graph_branches`]
+/// `0`).
+const UNCHAINED_BRANCHES: usize = 64;
+
+impl SubmitConfig {
+    /// The rules a graph is captured under on a device that can (`chainable`: CUDA 12.3's
+    /// launch-order edges) or cannot chain launches.
+    pub(crate) fn graph_rules(&self, chainable: bool) -> GraphRules {
+        let chained = self.chain_launches && chainable;
+        let most_branches = match self.graph_branches {
+            0 if chained => usize::MAX,
+            0 => UNCHAINED_BRANCHES,
+            n => n,
+        };
+        GraphRules { most_branches, chained }
     }
 }
 
@@ -876,14 +919,14 @@ pub(crate) struct GraphCache {
 }
 
 impl GraphCache {
-    /// A graph of `key`, taken out of the cache: the one whose nodes hold `values` already,
+    /// A graph of `key` captured under `rules`, taken out of the cache: the one whose nodes hold `values` already,
     /// else one that copies the same buffers, else the most recently used; and how many other
     /// graphs of `key` stay cached.
-    pub(crate) fn take(&mut self, key: &Key, values: &Values) -> Option<(CachedGraph, usize)> {
+    pub(crate) fn take(&mut self, key: &Key, rules: GraphRules, values: &Values) -> Option<(CachedGraph, usize)> {
         let mut same_key = 0;
         let mut pick: Option<(usize, (bool, bool, u64))> = None;
         for (i, g) in self.graphs.iter().enumerate() {
-            if g.key != *key {
+            if g.key != *key || g.rules != rules {
                 continue;
             }
             same_key += 1;
@@ -1346,6 +1389,22 @@ mod tests {
         let k = Key { words: vec![1, 2], hash: 9 };
         assert!(!c.seen_before(&k));
         assert!(c.seen_before(&k));
-        assert!(c.take(&k, &Values::default()).is_none());
+        assert!(c.take(&k, SubmitConfig::default().graph_rules(true), &Values::default()).is_none());
+    }
+
+    #[test]
+    fn graph_rules_follow_the_config_and_the_device() {
+        let d = SubmitConfig::default();
+        let rules = |c: SubmitConfig, chainable| {
+            let r = c.graph_rules(chainable);
+            (r.most_branches, r.chained)
+        };
+        // Automatic: a branch per lane where launches are chained, 64 where they cannot be.
+        assert_eq!(rules(d, true), (usize::MAX, true));
+        assert_eq!(rules(d, false), (64, false));
+        assert_eq!(rules(SubmitConfig { chain_launches: false, ..d }, true), (64, false));
+        // An explicit limit holds either way.
+        assert_eq!(rules(SubmitConfig { graph_branches: 16, ..d }, true), (16, true));
+        assert_eq!(rules(SubmitConfig { graph_branches: 16, ..d }, false), (16, false));
     }
 }

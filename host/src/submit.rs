@@ -25,9 +25,11 @@
 //! chained in capture order by launch-order edges
 //! ([`GraphHandle::chain_launches`](crate::handle::GraphHandle::chain_launches)), which changes
 //! when the driver launches them, not what they wait for, and makes the graph's launch cheaper
-//! on the host. Without it, beyond 64 lanes ([`SubmitConfig::graph_branches`]) runs of
-//! consecutive lanes are captured on one stream each ([`branches`]): a graph with fewer,
-//! longer branches launches in less host time.
+//! on the host. Without it, beyond 64 lanes (with [`SubmitConfig::graph_branches`] `0`; beyond
+//! its value otherwise) runs of consecutive lanes are captured on one stream each
+//! ([`branches`]): a graph with fewer, longer branches launches in less host time. A graph is
+//! cached with the rules it was captured under ([`GraphRules`]) and replayed only under the
+//! same.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -37,7 +39,8 @@ use crate::driver::mem::{Direction, Span2d};
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, FunctionHandle, GraphNode, StreamHandle};
 use crate::plan::{
-    self, Batch, CachedGraph, Key, OpKind, Plan, PlanMemo, Step, Submission, SubmitConfig, SubmitPath, Values,
+    self, Batch, CachedGraph, GraphRules, Key, OpKind, Plan, PlanMemo, Step, Submission, SubmitConfig, SubmitPath,
+    Values,
 };
 use crate::trace::{Recorder, SpanKind};
 
@@ -314,28 +317,20 @@ fn used_lanes(plan: &Plan, batch: &Batch) -> Vec<u32> {
     lanes
 }
 
-/// Most branches of a graph whose kernels are not chained ([`SubmitConfig::graph_branches`]
-/// `0`).
-const UNCHAINED_BRANCHES: usize = 64;
-
 /// The branch of a graph each batch lane's steps are captured on — the batch index of the
 /// branch's first lane — and the branches, in order. A graph of many independent lanes costs
 /// its launch about a microsecond of host time per branch (the driver's streams and
 /// cross-stream waits), and more branches than the GPU can run at once buy nothing: beyond
-/// the most [`SubmitConfig::graph_branches`] allows, runs of consecutive lanes (in order of
-/// their first step) share one branch, their steps in plan order. That only adds order between lanes: the plan's order
+/// the most `rules` allow ([`SubmitConfig::graph_branches`]), runs of consecutive lanes (in
+/// order of their first step) share one branch, their steps in plan order. That only adds order between lanes: the plan's order
 /// has every record before its waits, so no branch waits for a later step of its own, and
 /// what each lane computes is unchanged. (H200, 128 lanes of 16-block kernels with merged
 /// copies: two lanes per branch took launch and run from 180 to 135 µs, and the launch's
 /// host time from 127 to 67 µs; 64 lanes ran fastest with a branch each.) Chained launches
 /// ([`SubmitConfig::chain_launches`]) cost little per branch, and a lane that shares a branch
 /// is no root to chain: then every lane has its own.
-fn branches(batch: &Batch, plan: &Plan, config: &SubmitConfig) -> (Vec<u32>, Vec<u32>) {
-    let most = match config.graph_branches {
-        0 if config.chain_launches => usize::MAX,
-        0 => UNCHAINED_BRANCHES,
-        n => n,
-    };
+fn branches(batch: &Batch, plan: &Plan, rules: GraphRules) -> (Vec<u32>, Vec<u32>) {
+    let most = rules.most_branches.max(1);
     let used = used_lanes(plan, batch);
     let per = used.len().div_ceil(most).max(1);
     let mut branch: Vec<u32> = (0..batch.lanes.len() as u32).collect();
@@ -522,8 +517,9 @@ unsafe fn as_graph(
         }
     };
     let on = step_lane(batch, &plan.steps[0]);
+    let rules = f.gpu.graph_rules(&f.config);
     let recurring = f.gpu.buffers_seen_before(key, values);
-    let taken = match f.gpu.take_graph(key, values) {
+    let taken = match f.gpu.take_graph(key, rules, values) {
         // The program came back to buffers no cached graph copies (it alternates between buffer
         // sets): keep that graph for its buffers and capture one for these, a few per shape.
         Ok((g, others)) if recurring && g.values.buffers != values.buffers && others + 1 < GRAPHS_PER_SHAPE => {
@@ -540,12 +536,12 @@ unsafe fn as_graph(
         }
         Err(true) => {
             // SAFETY: the caller's duties.
-            match unsafe { capture(batch, plan, f, events) } {
+            match unsafe { capture(batch, plan, f, rules, events) } {
                 Ok((exec, nodes, edges)) => {
                     sub.path = SubmitPath::GraphCaptured;
                     sub.launch_edges = edges;
                     sub.reason = "the shape was seen before: captured";
-                    CachedGraph::new(key.clone(), exec, nodes, values.clone())
+                    CachedGraph::new(key.clone(), rules, exec, nodes, values.clone())
                 }
                 Err(_) => {
                     sub.reason = "capturing the graph failed";
@@ -642,6 +638,7 @@ unsafe fn capture(
     batch: &mut Batch,
     plan: &Plan,
     f: &Flush<'_>,
+    rules: GraphRules,
     events: &mut Vec<Arc<Event>>,
 ) -> Result<(crate::handle::GraphExec, Vec<GraphNode>, usize)> {
     let origin = f.gpu.take_stream()?;
@@ -652,7 +649,7 @@ unsafe fn capture(
         events.push(fork);
         return Err(Error::Stream { call: "cuStreamBeginCapture", error });
     }
-    let (branch, lanes) = branches(batch, plan, &f.config);
+    let (branch, lanes) = branches(batch, plan, rules);
     let (mut nodes, mut kernels) = (Vec::new(), Vec::new());
     let captured = (|| {
         fork.record(&origin).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
@@ -688,9 +685,11 @@ unsafe fn capture(
     f.gpu.recycle_stream(origin);
     captured?;
     joined?;
-    let graph = ended?;
-    let edges = if f.config.chain_launches {
-        graph.chain_launches(&kernels).map_err(|error| Error::Device { call: "cuGraphAddDependencies", error })?
+    let mut graph = ended?;
+    let edges = if rules.chained {
+        // SAFETY: `kernels` holds the kernel nodes `steps` collected from this capture, in
+        // plan order, which is the order they were captured in.
+        unsafe { graph.chain_launches(&kernels) }
     } else {
         0
     };
