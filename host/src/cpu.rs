@@ -341,9 +341,12 @@ impl CpuStream {
                     }
                     // A lane that waits for a faulted lane faults too (on a GPU the whole
                     // context would be lost): its work would read what was never written.
-                    Op::Wait(c) => {
-                        c.wait().map(drop).map_err(|m| CpuFault::from(format!("waited for a lane that faulted ({m})")))
-                    }
+                    Op::Wait(c) => c.wait().map(drop).map_err(|m| {
+                        CpuFault::from(format!(
+                            "waited for a lane that faulted ({m}): through a fence, or through a copy or a graph \
+                                 branch a deferred scope shares between the two lanes"
+                        ))
+                    }),
                 };
                 let mut st = lock(&p.state);
                 if let Err(message) = outcome {
@@ -840,7 +843,7 @@ mod tests {
         e.record(&a);
         b.wait(&e).unwrap();
         // Does not hang on the faulted lane, and learns of the fault.
-        assert_eq!(b.synchronize().unwrap_err(), "waited for a lane that faulted (boom)");
+        assert!(b.synchronize().unwrap_err().starts_with("waited for a lane that faulted (boom)"));
         assert_eq!(a.synchronize().unwrap_err(), "boom");
         assert_eq!(e.synchronize().unwrap_err(), "boom");
         assert!(!*lock(&ran), "work after the fault was skipped");

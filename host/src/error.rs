@@ -131,7 +131,13 @@ pub enum Error {
         name: &'static str,
     },
     /// A kernel failed on the CPU backend (it panicked: an index out of bounds, a failed
-    /// `dassert!`, a `trap`): its lane's later work was skipped.
+    /// `dassert!`, a `trap`): its lane's later work was skipped, and so was the work of the
+    /// lanes that wait for it — through a fence, or, in a deferred scope, through what the
+    /// scope shares between lanes: a merged copy of their columns
+    /// ([`SubmitConfig::merge_copy_bytes`](crate::SubmitConfig::merge_copy_bytes)) or a graph
+    /// branch ([`SubmitConfig::graph_branches`](crate::SubmitConfig::graph_branches)); with
+    /// [`SubmitConfig::direct`](crate::SubmitConfig::direct) only fences do. (On a GPU a
+    /// fault loses the whole context.)
     KernelFault {
         /// The lane it ran on.
         lane: LaneId,
