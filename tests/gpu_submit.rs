@@ -110,19 +110,42 @@ fn natural_case(gpu: &Gpu, rows: usize, n: usize) -> NaturalCase {
     NaturalCase { sources, targets, host, direct }
 }
 
+impl NaturalCase {
+    /// Runs the README's program `rounds` times under the device's submit config, the output
+    /// poisoned before each and compared bit for bit with direct submission after; `check`
+    /// reads each round's trace and returns the path the round ran by.
+    fn rounds(
+        &mut self,
+        gpu: &Gpu,
+        rounds: usize,
+        mut check: impl FnMut(usize, &Trace) -> SubmitPath,
+    ) -> Vec<SubmitPath> {
+        (0..rounds)
+            .map(|round| {
+                poison(&mut self.host);
+                let trace = natural(gpu, &self.sources, &self.targets, &mut self.host, EPS2).expect("natural");
+                let got: Vec<u32> = self.host.iter().map(|v| v.to_bits()).collect();
+                assert!(got == self.direct, "round {round}: results differ from direct submission");
+                check(round, &trace)
+            })
+            .collect()
+    }
+}
+
+/// Direct the first time a shape is seen, captured the second, replayed after.
+fn assert_direct_captured_replayed(paths: &[SubmitPath]) {
+    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}: the first time a shape is seen it runs directly");
+    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
+    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+}
+
 fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_submission(gpu: Gpu) {
     let n = 16;
-    let NaturalCase { sources, targets, mut host, direct } = natural_case(&gpu, 1024, n);
+    let mut case = natural_case(&gpu, 1024, n);
 
     gpu.set_submit_config(SubmitConfig::default());
     let before = gpu.submit_stats();
-    let mut paths = Vec::new();
-    for round in 0..5 {
-        poison(&mut host);
-        let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("natural");
-        let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
-        assert!(got == direct, "round {round}: results differ from direct submission");
-        paths.push(last_path(&trace));
+    let paths = case.rounds(&gpu, 5, |_, trace| {
         let end = trace.submissions.last().expect("end");
         // Rule 7 as re-read: every copy's fence was dropped unawaited, so none was recorded;
         // the only events and waits are the fan-ins of merged copies, one per copy absorbed.
@@ -133,10 +156,9 @@ fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_subm
             assert_eq!(graphs.len(), 1, "the trace shows the one graph launch: {:?}", trace.spans);
             assert!(trace.spans.iter().all(|s| s.kind == SpanKind::Graph), "nothing else was enqueued");
         }
-    }
-    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}: the first time a shape is seen it runs directly");
-    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
-    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+        end.path
+    });
+    assert_direct_captured_replayed(&paths);
     let after = gpu.submit_stats();
     assert_eq!(after.graphs_captured - before.graphs_captured, 1);
     assert_eq!(after.graphs_replayed - before.graphs_replayed, 3);
@@ -686,20 +708,14 @@ fn with_segments(lanes: usize) -> SubmitConfig {
 /// captured once and replayed.
 fn segments_mean_what_the_whole_scope_means(gpu: Gpu) {
     let n = 16;
-    let NaturalCase { sources, targets, mut host, direct } = natural_case(&gpu, 1024, n);
+    let mut case = natural_case(&gpu, 1024, n);
 
     gpu.set_submit_config(with_segments(8));
     let before = gpu.submit_stats();
-    let mut paths = Vec::new();
-    for round in 0..5 {
-        poison(&mut host);
-        let trace = natural(&gpu, &sources, &targets, &mut host, EPS2).expect("natural in segments");
-        let got: Vec<u32> = host.iter().map(|v| v.to_bits()).collect();
-        assert!(got == direct, "round {round}: results differ from direct submission");
+    let paths = case.rounds(&gpu, 5, |_, trace| {
         let subs = &trace.submissions;
         assert_eq!(subs.len(), 2, "{subs:?}");
         assert!(subs.iter().all(|s| s.path == subs[0].path), "{subs:?}");
-        paths.push(subs[0].path);
         let half = n / 2;
         for sub in subs {
             assert_eq!((sub.operations, sub.fences_elided, sub.merged_copies), (3 * half, half, half), "{sub:?}");
@@ -708,10 +724,9 @@ fn segments_mean_what_the_whole_scope_means(gpu: Gpu) {
             let graphs = trace.spans.iter().filter(|s| s.kind == SpanKind::Graph).count();
             assert_eq!(graphs, 2, "the trace shows the two graph launches: {:?}", trace.spans);
         }
-    }
-    assert_eq!(paths[0], SubmitPath::Direct, "{paths:?}");
-    assert_eq!(paths[1], SubmitPath::GraphCaptured, "{paths:?}");
-    assert!(paths[2..].iter().all(|p| *p == SubmitPath::GraphReplayed), "{paths:?}");
+        subs[0].path
+    });
+    assert_direct_captured_replayed(&paths);
     let after = gpu.submit_stats();
     assert_eq!(after.graphs_captured - before.graphs_captured, 2);
     assert_eq!(after.graphs_replayed - before.graphs_replayed, 6);
