@@ -196,7 +196,12 @@
 //!   arguments may differ), sluice captures it into an executable graph, kept in a bounded
 //!   cache of the device; from then on such a scope writes its changed arguments and
 //!   addresses into the graph's nodes and launches it — one driver call for the whole scope,
-//!   on its first lane's stream, and the scope's end joins that one stream. A batch that
+//!   on its first lane's stream, and the scope's end joins that one stream. A program that
+//!   comes back to a set of buffers its copies used before (scope memory that the device's
+//!   pool hands out at alternating addresses; on the CPU backend, where scope memory comes
+//!   from the process's allocator, often) gets a graph of its own for each set, up to four
+//!   per shape: so a shape may be captured again a few times before every scope replays
+//!   ([`Submission::reason`] says why each one ran as it did). A batch that
 //!   follows earlier submissions of its lanes, waits for a fence recorded before it, or
 //!   copies from host memory (which may be pageable) is submitted directly;
 //! * **chains the lanes' first kernels** in a graph ([`SubmitConfig::chain_launches`], on by
