@@ -12,7 +12,9 @@
 //! within each round. A batch of thousands fills the stream's queue, so that the driver call
 //! waits for the GPU too; a batch of about a hundred measures the host's work alone. Prints
 //! the median over rounds of the time per launch, in ns, for: the raw driver call; the raw
-//! call after a `cuCtxGetCurrent` (what sluice's context check costs); sluice with a
+//! call after a `cuCtxGetCurrent` (what sluice's context check costs); the raw call of the same
+//! function loaded again and allowed the device's opt-in dynamic shared memory, as sluice
+//! allows every entry it loads (what that attribute costs the driver); sluice with a
 //! resolved `Function` (`gpu.function(&kernel)`); sluice with the `Kernel` handle (looked up
 //! per launch); and with `args` by name. Then the same numbers as
 //! `csv-launch,launches,rounds,path,ns,ratio_to_raw` lines (`launches` is `launches/batch`
@@ -87,12 +89,36 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize, batch: usize) -> Result<(), St
     // SAFETY: the module is loaded and never unloaded here.
     let f = unsafe { result::module::get_function(module, CString::new("fill_column").unwrap()) }
         .map_err(|e| fail("get function", e))?;
+    // The same function from a second load of the module, allowed the device's opt-in dynamic
+    // shared memory as sluice allows each entry it loads: what that attribute costs a launch.
+    // SAFETY: as the load above.
+    let module_optin =
+        unsafe { result::module::load_data(ptx.as_ptr() as *const c_void) }.map_err(|e| fail("module load", e))?;
+    // SAFETY: the module is loaded and never unloaded here.
+    let f_optin = unsafe { result::module::get_function(module_optin, CString::new("fill_column").unwrap()) }
+        .map_err(|e| fail("get function", e))?;
+    {
+        use cudarc::driver::sys::{CUdevice_attribute as D, CUfunction_attribute as F};
+        // SAFETY: `dev` is a valid device; `f_optin` a loaded function.
+        unsafe {
+            let optin = result::device::get_attribute(dev, D::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+                .map_err(|e| fail("attribute", e))?;
+            let fixed = result::function::get_function_attribute(f_optin, F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+                .map_err(|e| fail("function attribute", e))?;
+            result::function::set_function_attribute(
+                f_optin,
+                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                optin - fixed,
+            )
+            .map_err(|e| fail("set function attribute", e))?;
+        }
+    }
     let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| fail("stream", e))?;
     // SAFETY: a fresh allocation of N floats, freed below after the stream is synchronized.
     let buf = unsafe { result::malloc_sync(N * 4) }.map_err(|e| fail("alloc", e))?;
     // One round of the raw driver path (`check`: each launch after a `cuCtxGetCurrent`, as
     // sluice's launches are): ns per launch.
-    let raw_round = |check: bool| -> Result<f64, String> {
+    let raw_round = |check: bool, f: cudarc::driver::sys::CUfunction| -> Result<f64, String> {
         let (mut p, mut len, mut v) = (buf, N as u64, 1.0f32);
         let mut secs = 0.0;
         for n in batches(launches, batch) {
@@ -120,7 +146,7 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize, batch: usize) -> Result<(), St
 
     // The rounds interleave the paths (the raw one first in even rounds, last in odd ones),
     // so that a drift of the machine's speed touches all of them alike.
-    let (mut raw_ns, mut checked_ns) = (Vec::new(), Vec::new());
+    let (mut raw_ns, mut checked_ns, mut optin_ns) = (Vec::new(), Vec::new(), Vec::new());
     let (mut function_ns, mut kernel_ns, mut named_ns) = (Vec::new(), Vec::new(), Vec::new());
     scope(gpu, |s| {
         let m = s.alloc_buffer::<f32>(N)?;
@@ -130,8 +156,10 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize, batch: usize) -> Result<(), St
             for round in 0..rounds {
                 for side in [round % 2, 1 - round % 2] {
                     if side == 0 {
-                        for (check, out) in [(false, &mut raw_ns), (true, &mut checked_ns)] {
-                            match raw_round(check) {
+                        let raws =
+                            [(false, f, &mut raw_ns), (true, f, &mut checked_ns), (false, f_optin, &mut optin_ns)];
+                        for (check, f, out) in raws {
+                            match raw_round(check, f) {
                                 Ok(ns) => out.push(ns),
                                 Err(e) => return Ok(Err(e)),
                             }
@@ -168,6 +196,7 @@ fn run(gpu: &Gpu, launches: usize, rounds: usize, batch: usize) -> Result<(), St
     let rows = [
         ("raw", "raw cuLaunchKernel (cudarc result)", raw_ns),
         ("raw-ctx", "raw, after a cuCtxGetCurrent", median(checked_ns)),
+        ("raw-optin", "raw, function allowed opt-in shared", median(optin_ns)),
         ("function", "sluice, resolved Function", median(function_ns)),
         ("kernel", "sluice, Kernel handle", median(kernel_ns)),
         ("kernel-args", "sluice, Kernel handle + args by name", median(named_ns)),

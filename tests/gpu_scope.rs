@@ -6,7 +6,8 @@
 
 mod common;
 
-use sluice::{kernels, scope, Backend, Checked, Error, Gpu, LaunchConfig, Mut};
+use rand::Rng;
+use sluice::{kernels, scope, Backend, Checked, Error, Gpu, LaunchConfig, Mut, SubmitConfig};
 
 const N: usize = 1 << 18;
 
@@ -228,6 +229,63 @@ fn an_upload_takes_its_copy_before_it_returns(gpu: Gpu) {
     }
 }
 
+/// Launches, fence records and fence waits made while the thread has another context
+/// current (a second context of the same device), or none, run in the lanes' own context:
+/// the driver layer skips making the context current for them where the driver takes it from
+/// the stream (CUDA 13.0 on, `benches/cuda/ctx_probe.cu`), and makes it current on older
+/// drivers or after a refused call. Directly submitted and deferred alike, the results are
+/// exact.
+fn launches_and_fences_whatever_context_is_current(gpu: Gpu) {
+    use cudarc::driver::{result, sys};
+    let dev = result::device::get(0).expect("device 0");
+    let mut other: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the context is destroyed below, after every scope joined.
+    let made = unsafe { sys::cuCtxCreate_v2(&mut other, 0, dev) };
+    assert_eq!(made, sys::CUresult::CUDA_SUCCESS, "a second context of device 0");
+    let mut rng = common::rng();
+    let mut host = gpu.pinned_matrix::<f32>(N, 1).expect("pinned");
+    for (what, current) in [("another context", other), ("no context", std::ptr::null_mut())] {
+        for (path, config) in [("direct", SubmitConfig::direct()), ("deferred", SubmitConfig::default())] {
+            gpu.set_submit_config(config);
+            let x: Vec<f32> = (0..N).map(|_| rng.random_range(-100i32..100) as f32).collect();
+            let (fill, a) = (rng.random_range(-50i32..50) as f32, rng.random_range(-4i32..4) as f32);
+            host.fill(f32::NAN);
+            // SAFETY: `current` is the live second context or null; sluice's calls do not
+            // depend on which context the thread has current.
+            let leave = || unsafe { result::ctx::set_current(current) }.expect("set the current context");
+            scope(&gpu, |s| {
+                let xs = s.upload(&x)?;
+                let y = s.alloc_buffer::<f32>(N)?;
+                let lanes = s.lanes(2)?;
+                let handed = lanes[0].enter(|st| {
+                    let mut y = st.bind(y.as_columns_mut());
+                    leave();
+                    st.launch(&kernels::fill_column, cfg(), (&mut y, fill))?;
+                    leave();
+                    st.fence(y)
+                })?;
+                lanes[1].enter(|st| {
+                    let x = st.await_fence(&xs)?;
+                    leave();
+                    let mut y = st.await_fence(handed)?;
+                    leave();
+                    st.launch(&kernels::saxpy, cfg(), (&mut y, &x, a))?;
+                    leave();
+                    st.copy_to_host(&y, host.column_mut(0).expect("one column"))
+                })?;
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{what} current, {path}: {e}"));
+            for (i, (y, x)) in host.column(0).unwrap().iter().zip(&x).enumerate() {
+                assert_eq!(*y, a * x + fill, "{what} current, {path}: element {i}");
+            }
+        }
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+    // SAFETY: the context was made above; nothing of it is in use (no work was made in it).
+    assert_eq!(unsafe { sys::cuCtxDestroy_v2(other) }, sys::CUresult::CUDA_SUCCESS);
+}
+
 on_every_backend!(
     an_upload_takes_its_copy_before_it_returns,
     functions_stay_with_the_gpu_that_resolved_them,
@@ -235,5 +293,6 @@ on_every_backend!(
     forgetting_pending_copies_fences_and_views_is_harmless,
     owned_device_memory_outlives_scopes,
     timestamps_and_resolved_functions,
-    lanes_entered_from_several_host_threads,
+    lanes_entered_from_several_host_threads;
+    cuda_only: launches_and_fences_whatever_context_is_current,
 );

@@ -343,6 +343,7 @@ pub(crate) fn init() -> Result<u32, InitError> {
             return Err(InitError::TooOld { found: version });
         }
         result::init().map_err(|e| InitError::Driver(e.into()))?;
+        STREAM_CONTEXT.store(version >= STREAM_CONTEXT_FROM, Ordering::Relaxed);
         Ok(version)
     })
 }
@@ -415,6 +416,61 @@ pub(crate) type DevicePtr = sys::CUdeviceptr;
 
 /// A device ordinal handle (`CUdevice`).
 pub(crate) type RawDevice = sys::CUdevice;
+
+/// Whether a call on a stream may skip making the stream's context current: the driver
+/// takes the context from the stream (set by `init`, from [`STREAM_CONTEXT_FROM`] on).
+static STREAM_CONTEXT: AtomicBool = AtomicBool::new(false);
+
+/// The first driver version known to run a launch, an event record and a stream's wait for
+/// an event in the stream's own context whatever context is current on the thread (another
+/// context of the same device, or none): `benches/cuda/ctx_probe.cu` on driver 580 (CUDA
+/// 13.0) — every call succeeded and every launch wrote the stream's context's buffer.
+/// Older drivers make the context current first, as every other call does.
+const STREAM_CONTEXT_FROM: u32 = 13000;
+
+/// Runs `call`, a call on a stream of `ctx` (a launch, an event record, a wait), without the
+/// `cuCtxGetCurrent` that [`bind`] costs where the driver takes the context from the stream
+/// (see [`STREAM_CONTEXT_FROM`]). Should it fail, `ctx` is made current and, if it was not
+/// already, `call` runs again: a failed call enqueued nothing, and a driver that wanted the
+/// context current gets it — the same result as binding first.
+///
+/// # Safety
+/// - `ctx` is a retained context that has not been released, and the stream `call` names is
+///   one of its streams.
+#[inline]
+unsafe fn on_stream(ctx: RawContext, mut call: impl FnMut() -> sys::CUresult) -> Result<(), DriverError> {
+    if STREAM_CONTEXT.load(Ordering::Relaxed) {
+        let first = call();
+        if first == sys::CUresult::CUDA_SUCCESS {
+            return Ok(());
+        }
+        return retry_bound(ctx, first, call);
+    }
+    // SAFETY: caller's duty.
+    unsafe { bind(ctx) }?;
+    check(call())
+}
+
+/// [`on_stream`]'s call failed with `first`: makes `ctx` current and calls again, unless it
+/// was current (then `first` is the answer).
+#[cold]
+#[inline(never)]
+fn retry_bound(
+    ctx: RawContext,
+    first: sys::CUresult,
+    mut call: impl FnMut() -> sys::CUresult,
+) -> Result<(), DriverError> {
+    let mut cur = MaybeUninit::<sys::CUcontext>::uninit();
+    // SAFETY: `init` verified the symbol; the out-pointer is valid for one write.
+    check(unsafe { sys::cuCtxGetCurrent(cur.as_mut_ptr()) })?;
+    // SAFETY: written by the successful call above.
+    if unsafe { cur.assume_init() } == ctx.0 {
+        return Err(DriverError(first));
+    }
+    // SAFETY: `ctx` is retained (`on_stream`'s caller's duty).
+    check(unsafe { sys::cuCtxSetCurrent(ctx.0) })?;
+    check(call())
+}
 
 /// Makes `ctx` current on this thread unless it already is.
 ///
@@ -962,11 +1018,9 @@ pub(crate) mod stream {
     /// # Safety
     /// - `stream` and `event` are alive, in `ctx`.
     pub(crate) unsafe fn wait_event(ctx: RawContext, stream: RawStream, event: RawEvent) -> Result<(), DriverError> {
-        // SAFETY: caller's duty.
-        unsafe { bind(ctx) }?;
         let flags = sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT as c_uint;
-        // SAFETY: caller's duty.
-        check(unsafe { sys::cuStreamWaitEvent(stream.0, event.0, flags) })
+        // SAFETY: caller's duty (`ctx` retained, `stream` and `event` alive, in `ctx`).
+        unsafe { on_stream(ctx, || sys::cuStreamWaitEvent(stream.0, event.0, flags)) }
     }
 }
 
@@ -993,10 +1047,8 @@ pub(crate) mod event {
     /// # Safety
     /// - `event` and `stream` are alive, in `ctx`.
     pub(crate) unsafe fn record(ctx: RawContext, event: RawEvent, stream: RawStream) -> Result<(), DriverError> {
-        // SAFETY: caller's duty.
-        unsafe { bind(ctx) }?;
-        // SAFETY: caller's duty.
-        check(unsafe { sys::cuEventRecord(event.0, stream.0) })
+        // SAFETY: caller's duty (`ctx` retained, `event` and `stream` alive, in `ctx`).
+        unsafe { on_stream(ctx, || sys::cuEventRecord(event.0, stream.0)) }
     }
 
     /// Blocks the calling thread until `event`'s latest record has completed.
@@ -1525,24 +1577,27 @@ pub(crate) unsafe fn launch(
     shared_mem_bytes: u32,
     params: &mut [*mut c_void],
 ) -> Result<(), DriverError> {
-    // SAFETY: caller's duty.
-    unsafe { bind(ctx) }?;
-    // SAFETY: caller's duty; `params` outlives the call.
-    check(unsafe {
-        sys::cuLaunchKernel(
-            f.0,
-            grid.0,
-            grid.1,
-            grid.2,
-            block.0,
-            block.1,
-            block.2,
-            shared_mem_bytes,
-            stream.0,
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    })
+    let params = params.as_mut_ptr();
+    // SAFETY: caller's duty (`ctx` retained, `f` and `stream` of it, the parameters alive and
+    // of the right sizes); `params` outlives the call. A launch that failed enqueued nothing,
+    // so `on_stream` may call again.
+    unsafe {
+        on_stream(ctx, || {
+            sys::cuLaunchKernel(
+                f.0,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                shared_mem_bytes,
+                stream.0,
+                params,
+                std::ptr::null_mut(),
+            )
+        })
+    }
 }
 
 /// Whether the driver library can be loaded on this machine (no driver call is made).
