@@ -948,14 +948,7 @@ impl<S: Signature, K: KernelKind> sealed::Resolve for Kernel<S, K> {
             None => self.ptx,
             Some(_) => self.ptx_for(gpu.info().compute_capability)?,
         };
-        let key = RecentKey {
-            cache: gpu.inner.modules.id(),
-            ptx: (ptx.as_ptr() as usize, ptx.len()),
-            name: (self.name.as_ptr() as usize, self.name.len()),
-            sig: TypeId::of::<S>(),
-            cpu: self.cpu.map(|e| e as usize),
-            source: self.source,
-        };
+        let key = RecentKey::of(self, ptx, gpu);
         if let Some(target) = recent::find(&key) {
             return Ok(target);
         }
@@ -979,7 +972,23 @@ struct RecentKey {
     name: (usize, usize),
     sig: TypeId,
     cpu: Option<usize>,
-    source: Option<SourceSpan>,
+    /// The source lines, the file name by address and length (a static string, as the PTX
+    /// and the name: compared without reading it).
+    source: Option<(usize, usize, u32, u32)>,
+}
+
+impl RecentKey {
+    /// The key of a launch of `k` (its text `ptx` for this device) on `gpu`.
+    fn of<S: Signature, K: KernelKind>(k: &Kernel<S, K>, ptx: &'static str, gpu: &Gpu) -> RecentKey {
+        RecentKey {
+            cache: gpu.inner.modules.id(),
+            ptx: (ptx.as_ptr() as usize, ptx.len()),
+            name: (k.name.as_ptr() as usize, k.name.len()),
+            sig: TypeId::of::<S>(),
+            cpu: k.cpu.map(|e| e as usize),
+            source: k.source.map(|(file, first, last)| (file.as_ptr() as usize, file.len(), first, last)),
+        }
+    }
 }
 
 /// The last few resolutions of [`Kernel`] handles on this thread whose signature was checked
@@ -996,19 +1005,27 @@ mod recent {
     /// How many resolutions a thread keeps (a loop usually launches a few kernels).
     const KEPT: usize = 4;
 
-    type Recent = ([Option<(RecentKey, LaunchTarget)>; KEPT], usize);
+    /// The kept resolutions, which one is replaced next, and which one was found last.
+    type Recent = ([Option<(RecentKey, LaunchTarget)>; KEPT], usize, usize);
 
     thread_local! {
-        /// The kept resolutions, and which one is replaced next.
-        static RECENT: RefCell<Recent> = const { RefCell::new(([None; KEPT], 0)) };
+        static RECENT: RefCell<Recent> = const { RefCell::new(([None; KEPT], 0, 0)) };
     }
 
-    /// The target kept for `key`, if this thread keeps it.
+    /// The target kept for `key`, if this thread keeps it. The one found last is looked at
+    /// first: a loop launches the same kernel again, or a few in turn.
     pub(super) fn find(key: &RecentKey) -> Option<LaunchTarget> {
         RECENT
             .try_with(|r| {
-                let r = r.try_borrow().ok()?;
-                r.0.iter().flatten().find(|(k, _)| k == key).map(|(_, t)| *t)
+                let mut r = r.try_borrow_mut().ok()?;
+                if let Some((k, t)) = &r.0[r.2] {
+                    if k == key {
+                        return Some(*t);
+                    }
+                }
+                let at = r.0.iter().position(|e| e.as_ref().is_some_and(|(k, _)| k == key))?;
+                r.2 = at;
+                r.0[at].as_ref().map(|(_, t)| *t)
             })
             .ok()
             .flatten()
@@ -1018,8 +1035,9 @@ mod recent {
     pub(super) fn remember(key: RecentKey, target: LaunchTarget) {
         let _ = RECENT.try_with(|r| {
             if let Ok(mut r) = r.try_borrow_mut() {
-                let (kept, next) = &mut *r;
+                let (kept, next, last) = &mut *r;
                 kept[*next] = Some((key, target));
+                *last = *next;
                 *next = (*next + 1) % KEPT;
             }
         });
@@ -1274,14 +1292,7 @@ mod tests {
     }
 
     fn key_of<S: Signature>(k: &Kernel<S>, gpu: &Gpu) -> RecentKey {
-        RecentKey {
-            cache: gpu.inner.modules.id(),
-            ptx: (k.ptx.as_ptr() as usize, k.ptx.len()),
-            name: (k.name.as_ptr() as usize, k.name.len()),
-            sig: TypeId::of::<S>(),
-            cpu: k.cpu.map(|e| e as usize),
-            source: k.source,
-        }
+        RecentKey::of(k, k.ptx, gpu)
     }
 
     #[test]
