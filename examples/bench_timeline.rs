@@ -3,9 +3,10 @@
 //! tenth scope, traced — when each graph was enqueued and when the GPU ran it.
 //!
 //! ```text
-//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0]
-//! bench_timeline 64 200 16384      # many-small
-//! bench_timeline 128 200 4096 16   # many-small-128, segments of 16 lanes
+//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=16] [BACKGROUND=1]
+//! bench_timeline 64 200 16384        # many-small, as shipped (segments of 16)
+//! bench_timeline 128 200 4096 0      # many-small-128 without segments
+//! bench_timeline 128 200 4096 16 0   # segments of 16, launched by the program's thread
 //! ```
 //!
 //! Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
@@ -39,13 +40,18 @@ fn body<'scope, 'env>(
 fn main() {
     let a: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let [n, reps, rows, ..] = a[..] else {
-        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0]");
+        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=16] [BACKGROUND=1]");
         std::process::exit(2);
     };
     let reps = reps.max(10);
     let gpu = Gpu::new(0).unwrap_or_else(|_| Gpu::cpu());
-    let seg = a.get(3).copied().unwrap_or(0);
-    gpu.set_submit_config(sluice::SubmitConfig { segment_lanes: seg, ..Default::default() });
+    let seg = a.get(3).copied().unwrap_or(16);
+    let background = a.get(4).copied().unwrap_or(1) != 0;
+    gpu.set_submit_config(sluice::SubmitConfig {
+        segment_lanes: seg,
+        background_launches: background,
+        ..Default::default()
+    });
     // Not zeros: particles spread over a box (the result is not checked here; bench_seed does).
     let p: Vec<Particle> =
         (0..(rows * n).max(256)).map(|i| Particle { x: (i % 97) as f32, y: (i % 13) as f32, z: 2.0, q: 0.5 }).collect();
@@ -82,7 +88,7 @@ fn main() {
     }
     log.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
-    println!("{n} lanes x {rows} rows, segments {seg}: closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
+    println!("{n} lanes x {rows} rows, segments {seg} (background {background}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
     for (closure, spans, g) in launch_at.iter().rev().take(2) {
         println!("   traced: closure ends {closure:.1} us, {spans} spans, graphs {g}");
     }

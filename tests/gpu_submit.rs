@@ -274,8 +274,15 @@ fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
     common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
 }
 
+/// The default without segments (`SubmitConfig::segment_lanes` 0): a scope's whole log is
+/// submitted at its end, one plan, one graph — what the tests of that structure count.
+fn unsegmented() -> SubmitConfig {
+    SubmitConfig { segment_lanes: 0, ..SubmitConfig::default() }
+}
+
 fn merged_copies_deliver_every_column_and_never_delay_one_the_host_awaits(gpu: Gpu) {
-    // 64 columns of 4 KiB: small enough to merge.
+    // 64 columns of 4 KiB: small enough to merge, all at the scope's end.
+    gpu.set_submit_config(unsegmented());
     let (rows, n) = (1024, 64);
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
     let fill = |gpu: &Gpu, host: &mut PinnedMatrix<f32>, wait_for: Option<usize>| {
@@ -610,7 +617,7 @@ fn a_graph_of_more_lanes_than_branches_means_the_same(gpu: Gpu) {
     // Every graph shape: the default (a branch per lane, each lane's first kernel chained by
     // launch-order edges), 16 branches chained (the first kernel of each), 64 branches
     // unchained (the default without a chain), and a branch per lane unchained.
-    let d = SubmitConfig::default();
+    let d = unsegmented();
     for (branches, chain) in [(d.graph_branches, d.chain_launches), (16, true), (0, false), (usize::MAX, false)] {
         gpu.set_submit_config(SubmitConfig { graph_branches: branches, chain_launches: chain, ..d });
         let before = gpu.submit_stats().launch_edges;
@@ -671,6 +678,8 @@ fn many_lanes_of_kernels_with_barriers_run_at_once(gpu: Gpu) {
 }
 
 fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
+    // One graph a scope (24 lanes would form a segment).
+    gpu.set_submit_config(unsegmented());
     let (rows, n) = (128, 24);
     let mut outs = [gpu.alloc_matrix::<f32>(rows, n).expect("alloc"), gpu.alloc_matrix::<f32>(rows, n).expect("alloc")];
     let mut hosts =
@@ -697,7 +706,7 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
 }
 
-/// `SubmitConfig::segment_lanes` (off by default), with 8.
+/// `SubmitConfig::segment_lanes` (16 by default) set to `lanes`.
 fn with_segments(lanes: usize) -> SubmitConfig {
     SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() }
 }

@@ -209,9 +209,9 @@ fn the_checker_recognises_blocks_and_skips_docs() {
 /// The modules of `host/src`, lowest layer first: each may use only the ones before it.
 /// A folder module (`multi/`) is one layer; [`HOST_ROOMS`] orders the files inside it.
 const HOST_LAYERS: &[&str] = &[
-    "driver", "nccl", "check", "error", "cpu", "handle", "ptx", "span", "module", "plan", "device", "trace", "capture",
-    "submit", "matrix", "pinned", "view", "kernel", "lane", "launch", "fence", "copy", "scope", "graph", "multi",
-    "lib",
+    "driver", "nccl", "check", "error", "cpu", "handle", "launcher", "ptx", "span", "module", "plan", "device",
+    "trace", "capture", "submit", "matrix", "pinned", "view", "kernel", "lane", "launch", "fence", "copy", "scope",
+    "graph", "multi", "lib",
 ];
 
 /// The files of each folder module of `host/src`, lowest first (`mod` is the folder's

@@ -214,8 +214,11 @@ pub enum Submit {
     /// merging): where the default's size stands among its neighbours.
     Merge(usize),
     /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
-    /// default has none).
+    /// default has 16; 0: none, the default before background launches).
     Segments(usize),
+    /// Segments of this many lanes, each graph launched by the program's thread
+    /// (`SubmitConfig::background_launches` off).
+    SegmentsInline(usize),
     /// The default with another graph shape: most branches (`SubmitConfig::graph_branches`;
     /// 0: automatic, `usize::MAX`: one per lane) and whether the kernels that wait for
     /// nothing are chained by launch-order edges (`SubmitConfig::chain_launches`).
@@ -230,6 +233,9 @@ impl Submit {
             Submit::Direct => SubmitConfig::direct(),
             Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
             Submit::Segments(lanes) => SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() },
+            Submit::SegmentsInline(lanes) => {
+                SubmitConfig { segment_lanes: lanes, background_launches: false, ..SubmitConfig::default() }
+            }
             Submit::Shape { branches, chain } => {
                 SubmitConfig { graph_branches: branches, chain_launches: chain, ..SubmitConfig::default() }
             }
@@ -282,7 +288,8 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        v.extend([0, 8].map(|n| Variant::Natural(Submit::Segments(n))));
+        v.push(Variant::Natural(Submit::SegmentsInline(SubmitConfig::default().segment_lanes)));
         let d = SubmitConfig::default();
         for (branches, chain) in [(d.graph_branches, !d.chain_launches), (usize::MAX, false), (64, true)] {
             v.push(Variant::Natural(Submit::Shape { branches, chain }));
@@ -307,6 +314,7 @@ impl Variant {
             Variant::Natural(Submit::Merge(0)) => "natural-merge-none".into(),
             Variant::Natural(Submit::Merge(b)) => format!("natural-merge-{}k", b >> 10),
             Variant::Natural(Submit::Segments(n)) => format!("natural-seg{n}"),
+            Variant::Natural(Submit::SegmentsInline(n)) => format!("natural-seg{n}-inline"),
             Variant::Natural(Submit::Shape { branches, chain }) => {
                 let b = match branches {
                     0 => "auto".to_string(),

@@ -9,6 +9,7 @@ use crate::check::CpuCheck;
 use crate::driver::{self, device::Attribute, DevicePtr, DriverError, InitError, RawDevice, RawPool};
 use crate::error::{Error, Result, ORPHANED};
 use crate::handle::{Context, Event, StreamHandle};
+use crate::launcher::Launcher;
 use crate::module::ModuleCache;
 use crate::plan::{CachedGraph, GraphCache, GraphRules, Key, PlanMemo, Submission, SubmitConfig, SubmitStats, Values};
 
@@ -38,6 +39,9 @@ pub struct Gpu {
 
 pub(crate) struct GpuInner {
     // Fields drop in this order; every handle holds the context (`ctx`) alive itself.
+    /// The thread that launches scopes' segment graphs (started at its first launch; no
+    /// launch is pending once every scope of the device has ended).
+    launcher: Launcher,
     /// Idle streams reused as lanes by later scopes (creating a stream costs several
     /// microseconds). Only streams whose `cuStreamSynchronize` succeeded after their last
     /// work come back here: they are empty.
@@ -356,6 +360,7 @@ impl Gpu {
     fn from_parts(ctx: Arc<Context>, allocator: Allocator, info: DeviceInfo, driver_version: u32) -> Gpu {
         Gpu {
             inner: Arc::new(GpuInner {
+                launcher: Launcher::default(),
                 stream_pool: Mutex::new(Vec::new()),
                 event_pool: Mutex::new(Vec::new()),
                 timing_pool: Mutex::new(Vec::new()),
@@ -919,6 +924,11 @@ impl Gpu {
     /// The context's identity (which device memory and functions belong to).
     pub(crate) fn ctx_id(&self) -> usize {
         self.inner.ctx.id()
+    }
+
+    /// The thread that launches scopes' segment graphs.
+    pub(crate) fn launcher(&self) -> &Launcher {
+        &self.inner.launcher
     }
 
     /// The retained context, for handles made in it.

@@ -827,6 +827,17 @@ impl StreamHandle {
         }
     }
 
+    /// The launch of `exec` on this stream, to be made on another thread (the device's
+    /// launcher); `None` on the CPU backend, whose graphs run on its own workers.
+    pub(crate) fn graph_launch(&self, exec: &GraphExec) -> Option<GraphLaunch> {
+        match (&self.kind, &exec.kind) {
+            (StreamKind::Cuda(stream), ExecKind::Cuda { raw: exec, .. }) => {
+                Some(GraphLaunch { ctx: self.ctx.cuda().ok()?, exec: *exec, stream: *stream })
+            }
+            _ => None,
+        }
+    }
+
     /// Enqueues an allocation of `bytes` from `pool` on this stream (CUDA only).
     ///
     /// # Safety
@@ -1137,6 +1148,27 @@ impl Drop for GraphHandle {
 }
 
 /// An executable graph, destroyed on drop.
+/// A launch of an executable graph on a stream, as raw handles, made later and maybe on
+/// another thread ([`StreamHandle::graph_launch`]; the launcher room).
+pub(crate) struct GraphLaunch {
+    ctx: RawContext,
+    exec: RawGraphExec,
+    stream: RawStream,
+}
+
+impl GraphLaunch {
+    /// Makes the launch.
+    ///
+    /// # Safety
+    /// - The context is still retained, the graph and the stream alive; every address the
+    ///   graph uses stays valid, and unshared in conflicting ways, until the stream has
+    ///   passed the launch.
+    pub(crate) unsafe fn run(self) -> Result<(), DriverError> {
+        // SAFETY: the caller's duties.
+        unsafe { driver::graph::launch(self.ctx, self.exec, self.stream) }
+    }
+}
+
 pub(crate) struct GraphExec {
     ctx: Arc<Context>,
     kind: ExecKind,

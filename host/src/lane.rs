@@ -20,6 +20,7 @@ use crate::capture::Capture;
 use crate::device::{lock, Gpu};
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, StreamHandle};
+use crate::launcher::Launches;
 use crate::matrix::{ColumnsMut, ColumnsRef};
 use crate::module::{LaunchTarget, SourceSpan};
 use crate::plan::{Batch, BatchLane, CachedGraph, MergeSide, OpKind, Submission, SubmitConfig};
@@ -69,6 +70,10 @@ pub(crate) struct Deferred {
     segments: Vec<Segment>,
     /// This scope may submit segments: the tally is kept (otherwise logging skips it).
     segmenting: bool,
+    /// The segment graphs handed to the device's launcher thread and maybe not launched yet
+    /// ([`SubmitConfig::background_launches`]): finished before any other driver call of
+    /// the scope (`submit::submit`, [`LaneShared::finish_launches`]).
+    launches: Arc<Launches>,
 }
 
 /// A stream a segment ran other lanes' work on: its graph's, or a merged copy's (see
@@ -228,6 +233,10 @@ impl LaneShared {
         let deferred = (config.defer && capture.is_none()).then(|| {
             let mut d = spare.0.map_or_else(Deferred::default, |d| *d);
             d.segmenting = config.graphs && config.segment_lanes > 0;
+            if d.segmenting && config.background_launches && !gpu.context().is_cpu() {
+                // The launcher thread wakes while the first lanes log, if segments are likely.
+                gpu.launcher().wake_for_scope();
+            }
             Mutex::new(d)
         });
         LaneShared {
@@ -251,6 +260,16 @@ impl LaneShared {
         self.deferred.as_ref().map(lock)
     }
 
+    /// Waits until the segment graphs this scope handed to the device's launcher thread are
+    /// launched: before its lanes are joined (the scope's end submits its log first, which
+    /// does the same; this covers an end that did not).
+    pub(crate) fn finish_launches(&self) -> Result<()> {
+        match self.log() {
+            Some(d) => submit::finish(&d.launches),
+            None => Ok(()),
+        }
+    }
+
     /// Submits every operation logged and not yet submitted: at a host wait that needs one of
     /// them, before an operation that goes to the driver at once, and (`last`) at the scope's
     /// end — then copies may merge and a repeated shape may run as a graph. Nothing to do in a
@@ -265,7 +284,7 @@ impl LaneShared {
     /// scope's end, while the program goes on logging.
     fn submit_log(&self, d: &mut Deferred, last: bool, segment: bool, reason: &'static str) -> Result<()> {
         if d.batch.is_empty() && !last {
-            return Ok(());
+            return submit::finish(&d.launches);
         }
         let lanes = if segment { d.tally().lanes } else { 0 };
         let take_event = || self.take_event(false);
@@ -277,6 +296,7 @@ impl LaneShared {
             segment,
             reason,
             take_event: &take_event,
+            launches: self.config.background_launches.then_some(&d.launches),
         };
         // SAFETY: every operation was logged by a typed call that borrowed its memory for
         // 'scope (views bound to the lane, pinned destinations moved into `Pending`s, sources
@@ -312,6 +332,10 @@ impl LaneShared {
         if segment {
             d.tally.segmented += lanes;
         }
+        if last && d.segmenting && self.config.background_launches {
+            // Whether the next scope will likely want the launcher thread awake.
+            self.gpu.launcher().note_scope(d.tally.segmented > 0);
+        }
         if result.is_err() {
             self.failed.store(true, Ordering::Release);
         }
@@ -336,6 +360,8 @@ impl LaneShared {
                         }
                         Err(e) => {
                             errors.push(e);
+                            // The segment's graph may still be the launcher's to launch.
+                            errors.extend(submit::finish(&d.launches).err());
                             let joined = d.batch.lanes[by as usize].stream().synchronize();
                             errors
                                 .extend(joined.err().map(|error| Error::Stream { call: "cuStreamSynchronize", error }));

@@ -144,6 +144,7 @@
 //! | errors | `error.rs` | [`Error`], [`LaneId`], the log of errors found while dropping |
 //! | CPU device | `cpu.rs` | the CPU backend's memory, streams (worker threads), events, recorded graphs |
 //! | handles | `handle.rs` | owned context, streams, events, modules, each freed on drop |
+//! | launcher | `launcher.rs` | a device's thread that launches a scope's segment graphs while the scope logs on |
 //! | plain data | `span.rs`, `ptx.rs` | spans and their arithmetic, layout checks; PTX text parsing |
 //! | module cache | `module.rs` | loaded modules and resolved functions of a device |
 //! | plans | `plan.rs` | a deferred scope's batch of operations, its plan (fences left out, copies merged), its shape (the graph cache's key), [`SubmitConfig`], [`Submission`] |
@@ -217,13 +218,16 @@
 //!   and past 64 branches more cost more than they overlap (H200: 128 lanes of small kernels
 //!   ran about a quarter faster folded in pairs). Folding only adds order between lanes; what
 //!   each computes is unchanged;
-//! * **submits in segments**, if asked ([`SubmitConfig::segment_lanes`], off by default):
+//! * **submits in segments** ([`SubmitConfig::segment_lanes`], 16 by default):
 //!   once the lanes that logged work number that many (later: at least as many as all
-//!   earlier segments took together, so 8, 8, 16, 32, ...) and no fence they recorded can
+//!   earlier segments took together, so 16, 16, 32, 64, ...) and no fence they recorded can
 //!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape
 //!   repeats, as at the scope's end — when the next lane logs its first launch, copy, fill or fence wait: the GPU
-//!   starts on the first lanes while the closure is still logging the others. A lane whose
+//!   starts on the first lanes while the closure is still logging the others. The device's
+//!   launcher thread launches each segment's graph ([`SubmitConfig::background_launches`]),
+//!   so that the program's thread goes on logging; the scope waits for those launches
+//!   before any other driver call it makes. A lane whose
 //!   work a segment ran on another lane's stream (the segment's graph, or a merged copy of
 //!   its column) waits for that stream first when it logs again;
 //! * **reuses a plan**: a scope's last batch (or segment) equal to one of the last sixteen a device planned —
@@ -278,6 +282,7 @@ mod handle;
 mod kernel;
 mod lane;
 mod launch;
+mod launcher;
 mod matrix;
 mod module;
 mod multi;

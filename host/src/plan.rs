@@ -86,7 +86,7 @@ pub struct SubmitConfig {
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
     /// runs as a graph.
     pub max_deferred: usize,
-    /// Segments (with [`graphs`](SubmitConfig::graphs) on; `0`, the default: none): when
+    /// Segments (with [`graphs`](SubmitConfig::graphs) on; `16` by default, `0`: none): when
     /// a lane logs its first launch, copy, fill or fence wait since the last submission, and the lanes that logged
     /// work since then number at least this many and at least as many as all earlier
     /// segments of the scope took together, and none of the fences they recorded can still
@@ -94,11 +94,12 @@ pub struct SubmitConfig {
     /// [`Fenced`](crate::Fenced) or timestamp of theirs held), what they logged is submitted
     /// first — merged, and as a graph if its shape repeats (directly with
     /// [`graph_cache`](SubmitConfig::graph_cache) `0`), as at the scope's end. The GPU starts
-    /// on the first lanes while the program still logs the others. Off by default: with
-    /// [`chain_launches`](SubmitConfig::chain_launches), the README's program ran 10-13%
-    /// faster on one H100 host with segments of 16 (64 and 128 lanes of small kernels), but
-    /// on another host, whose driver calls cost more, 3.5% faster with 64 lanes and 11%
-    /// slower with 128: each segment's graph launch costs host time (`BENCHMARKS.md`).
+    /// on the first lanes while the program still logs the others, and each segment's graph
+    /// is launched by the device's launcher thread
+    /// ([`background_launches`](SubmitConfig::background_launches)). A scope of 16 lanes or
+    /// fewer forms none. On an H100 host the README's program ran 9% faster with 128 lanes of
+    /// small kernels and 2% with 64 (`BENCHMARKS.md`); launched by the program's own thread,
+    /// segments lost up to 30% with 128 lanes on hosts whose driver calls cost more.
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
@@ -106,6 +107,19 @@ pub struct SubmitConfig {
     /// gpu.set_submit_config(SubmitConfig { segment_lanes: 8, ..SubmitConfig::default() });
     /// ```
     pub segment_lanes: usize,
+    /// A segment's graph is launched by a thread of the device (started at the first such
+    /// launch), while the program's thread goes on logging the scope's other lanes: a
+    /// graph's launch costs the host about a microsecond per branch, which otherwise delays
+    /// every later lane. The scope waits for those launches before any other driver call it
+    /// makes, so the order is the same. On by default; no effect without segments, on the
+    /// CPU backend, or in a traced scope (its trace brackets each launch where it is made).
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig { segment_lanes: 8, background_launches: false, ..SubmitConfig::default() });
+    /// ```
+    pub background_launches: bool,
     /// Most branches (concurrent streams) a captured graph has; beyond them, runs of
     /// consecutive lanes share a branch, which adds order between them and nothing else.
     /// `0`, the default: a branch per lane where kernels are chained
@@ -150,7 +164,8 @@ impl Default for SubmitConfig {
             graph_cache: 32,
             merge_copy_bytes: 512 << 10,
             max_deferred: 1024,
-            segment_lanes: 0,
+            segment_lanes: 16,
+            background_launches: true,
             graph_branches: 0,
             chain_launches: true,
         }
@@ -507,6 +522,8 @@ pub(crate) struct Plan {
     pub(crate) elided: usize,
     /// `(lane, by)`: `lane`'s last operation came before a fan-in that lane `by` waited for.
     pub(crate) covers: Vec<(u32, u32)>,
+    /// The batch lanes the steps run on, in order of their first step.
+    pub(crate) used: Vec<u32>,
 }
 
 /// Whether a fence record needs to be submitted: someone in the batch awaits it, or its fence
@@ -682,9 +699,14 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
         }
     }
     plan.steps.reserve(batch.ops.len() - plan.elided + plan.fan_ins as usize);
+    let mut used = vec![false; lanes];
     for (i, op) in batch.ops.iter().enumerate() {
         if !keeps(&op.kind, last) {
             continue;
+        }
+        // Every step made of this operation runs on its lane.
+        if !std::mem::replace(&mut used[op.lane as usize], true) {
+            plan.used.push(op.lane);
         }
         let r = mark.get(i).filter(|&&m| m != u32::MAX).and_then(|&m| replacements[m as usize].take());
         match r {
@@ -1187,6 +1209,25 @@ mod tests {
             .iter()
             .filter_map(|s| if let Step::Merged { lane, parts, .. } = s { Some((*lane, *parts)) } else { None })
             .collect()
+    }
+
+    #[test]
+    fn a_plan_names_the_lanes_its_steps_run_on_in_order() {
+        for (merge, alive) in [(0, &[][..]), (1 << 20, &[][..]), (1 << 20, &[2usize][..])] {
+            let b = seed(6, 256, alive);
+            let p = plan(&b, true, merge);
+            let mut expect = Vec::new();
+            for s in &p.steps {
+                let lane = match *s {
+                    Step::Op(i) => b.ops[i as usize].lane,
+                    Step::FanInRecord { lane, .. } | Step::FanInWait { lane, .. } | Step::Merged { lane, .. } => lane,
+                };
+                if !expect.contains(&lane) {
+                    expect.push(lane);
+                }
+            }
+            assert_eq!(p.used, expect, "merge {merge}, alive {alive:?}");
+        }
     }
 
     #[test]

@@ -950,7 +950,9 @@ impl ScopeShared {
     fn join_lanes(&self) -> (Vec<Error>, LaneCache, Option<Trace>, Option<ScopeMemory>) {
         let shared = &self.lanes;
         let st = std::mem::take(&mut *lock(&self.state));
-        let mut errors: Vec<Error> = Vec::new();
+        // No lane is joined, and no graph goes back to the cache, before the graphs handed to
+        // the launcher thread are launched.
+        let mut errors: Vec<Error> = shared.finish_launches().err().into_iter().collect();
         // Join: one stream at a time, the host blocks on each in turn (rule 6: never the device).
         let mut joined: Vec<Box<LaneInner>> = Vec::with_capacity(st.lanes.len());
         let mut joined_upload = None;

@@ -38,6 +38,7 @@ use crate::device::Gpu;
 use crate::driver::mem::{Direction, Span2d};
 use crate::error::{Error, LaneId, Result};
 use crate::handle::{Event, FunctionHandle, GraphNode, StreamHandle};
+use crate::launcher::Launches;
 use crate::plan::{
     self, Batch, CachedGraph, GraphRules, Key, OpKind, Plan, PlanMemo, Step, Submission, SubmitConfig, SubmitPath,
     Values,
@@ -171,6 +172,10 @@ pub(crate) struct Flush<'a> {
     pub(crate) reason: &'static str,
     /// An idle fence event of the scope (fan-ins of merged copies, a capture's fork and joins).
     pub(crate) take_event: &'a dyn Fn() -> Result<Arc<Event>>,
+    /// Where a segment's graph launch is handed to the device's launcher thread
+    /// ([`SubmitConfig::background_launches`]); `None`: launched here. The caller finishes
+    /// these launches before its scope's next driver call.
+    pub(crate) launches: Option<&'a Arc<Launches>>,
 }
 
 /// What a submission did, beyond its [`Submission`] record.
@@ -198,8 +203,12 @@ pub(crate) struct Submitted {
 pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Option<Submitted>) {
     if batch.is_empty() {
         let retired = batch.clear();
-        return (Ok(()), Some(Submitted::idle(retired)));
+        return (finish_launches(f), Some(Submitted::idle(retired)));
     }
+    // The segment graphs handed to the launcher thread are launched before any other driver
+    // call of the scope. A segment may hand its own graph over after them (the thread keeps
+    // the order), so it waits for them only before another call (`as_graph`, `direct`).
+    let finished = if f.segment { Ok(()) } else { finish_launches(f) };
     // A segment is planned as the scope's end is: none of its fences can be awaited any more.
     let last = f.last || f.segment;
     let merge = if last { f.config.merge_copy_bytes } else { 0 };
@@ -233,15 +242,24 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         Ok(Some((g, on))) => {
             graph = Some((g, on));
             // Every other lane of the batch got no work: idle once the graph's lane is.
-            covers = used_lanes(plan, batch).into_iter().filter(|&l| l != on).map(|l| (l, on)).collect();
+            covers = plan.used.iter().filter(|&&l| l != on).map(|&l| (l, on)).collect();
             Ok(())
         }
         Ok(None) => {
             sub.path = SubmitPath::Direct;
-            // SAFETY: the caller's duties.
-            unsafe { direct(batch, plan, f, &mut events) }
+            // A segment's driver calls follow its scope's background launches.
+            match if f.segment { finish_launches(f) } else { Ok(()) } {
+                // SAFETY: the caller's duties.
+                Ok(()) => unsafe { direct(batch, plan, f, &mut events) },
+                Err(e) => Err(e),
+            }
         }
         Err(e) => Err(e),
+    };
+    let result = match (finished, result) {
+        (Ok(()), r) => r,
+        (Err(e), Ok(())) => Err(e),
+        (Err(a), Err(b)) => Err(a.also(b)),
     };
     // Only a scope's last submission and its segments are kept: a repeated scope's end is
     // what recurs (and runs as a graph), and the batches a long scope submits as it grows
@@ -252,6 +270,21 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
     f.gpu.note_submission(&sub);
     events.extend(batch.clear());
     (result, Some(Submitted { submission: sub, covers, graph, events }))
+}
+
+/// Waits for the launches the scope handed to the launcher thread ([`Flush::launches`]); a
+/// failed one is the scope's error.
+fn finish_launches(f: &Flush<'_>) -> Result<()> {
+    f.launches.map_or(Ok(()), |l| finish(l))
+}
+
+/// [`Launches::finish`], a failed launch as the scope's error ([`Error::Launch`], naming the
+/// segment's graph).
+pub(crate) fn finish(launches: &Launches) -> Result<()> {
+    launches.finish().map_err(|error| Error::Launch {
+        kernel: "a segment's graph (launched by the device's launcher thread)",
+        error,
+    })
 }
 
 impl Submitted {
@@ -304,19 +337,6 @@ fn step_lane(batch: &Batch, step: &Step) -> u32 {
     }
 }
 
-/// The batch lanes the plan's steps run on, in order of their first step.
-fn used_lanes(plan: &Plan, batch: &Batch) -> Vec<u32> {
-    let mut seen = vec![false; batch.lanes.len()];
-    let mut lanes = Vec::new();
-    for s in &plan.steps {
-        let l = step_lane(batch, s);
-        if !std::mem::replace(&mut seen[l as usize], true) {
-            lanes.push(l);
-        }
-    }
-    lanes
-}
-
 /// The branch of a graph each batch lane's steps are captured on — the batch index of the
 /// branch's first lane — and the branches, in order. A graph of many independent lanes costs
 /// its launch about a microsecond of host time per branch (the driver's streams and
@@ -331,7 +351,7 @@ fn used_lanes(plan: &Plan, batch: &Batch) -> Vec<u32> {
 /// is no root to chain: then every lane has its own.
 fn branches(batch: &Batch, plan: &Plan, rules: GraphRules) -> (Vec<u32>, Vec<u32>) {
     let most = rules.most_branches.max(1);
-    let used = used_lanes(plan, batch);
+    let used = &plan.used;
     let per = used.len().div_ceil(most).max(1);
     let mut branch: Vec<u32> = (0..batch.lanes.len() as u32).collect();
     let mut firsts = Vec::with_capacity(used.len().div_ceil(per));
@@ -463,7 +483,7 @@ unsafe fn steps(
 /// As [`submit`].
 unsafe fn direct(batch: &mut Batch, plan: &Plan, f: &Flush<'_>, events: &mut Vec<Arc<Event>>) -> Result<()> {
     // Every lane of the plan gets work (also when a step fails part way: conservative).
-    for l in used_lanes(plan, batch) {
+    for &l in &plan.used {
         batch.lanes[l as usize].submitted = true;
     }
     // SAFETY: the caller's duties.
@@ -484,7 +504,7 @@ fn not_a_graph(batch: &Batch, plan: &Plan, f: &Flush<'_>) -> Option<&'static str
     if f.gpu.backend() == crate::device::Backend::Cuda && !crate::driver::graph::auto_graphs_supported() {
         return Some("the driver lacks the graph entry points");
     }
-    if used_lanes(plan, batch).iter().any(|&l| batch.lanes[l as usize].submitted) {
+    if plan.used.iter().any(|&l| batch.lanes[l as usize].submitted) {
         return Some("a lane had work submitted earlier in the scope");
     }
     None
@@ -535,6 +555,10 @@ unsafe fn as_graph(
             return Ok(None);
         }
         Err(true) => {
+            // A capture's calls on the lanes' streams follow the background launches.
+            if f.segment {
+                finish_launches(f)?;
+            }
             // SAFETY: the caller's duties.
             match unsafe { capture(batch, plan, f, rules, events) } {
                 Ok((exec, nodes, edges)) => {
@@ -575,9 +599,32 @@ unsafe fn as_graph(
         Some(rec) => Some(rec.begin(f.gpu, stream)?),
         None => None,
     };
-    // SAFETY: every address the graph's nodes name is the batch's (just written into them),
-    // which the caller's duty keeps valid until the scope joins this stream.
-    unsafe { stream.launch_graph(&g.exec) }.map_err(|error| Error::Launch { kernel: "graph", error })?;
+    // A segment's launch goes to the launcher thread if it is awake (else it is made here,
+    // sooner than the thread would wake), untraced (a trace brackets the launch with records
+    // on the stream, here).
+    let launcher = f.gpu.launcher();
+    let handed = match (f.segment, open.is_none(), f.launches, stream.graph_launch(&g.exec)) {
+        (true, true, Some(launches), Some(launch)) if launcher.awake() => {
+            // SAFETY: as for the launch below; and the caller finishes `launches` before its
+            // scope's next driver call (`Flush::launches`), and keeps the graph (in the scope's
+            // list) until its lanes have joined.
+            unsafe { launcher.launch(launch, launches) }.is_ok()
+        }
+        (true, true, Some(_), Some(_)) => {
+            // Woken for the scope's next segments.
+            launcher.rouse();
+            false
+        }
+        _ => false,
+    };
+    if !handed {
+        if f.segment {
+            finish_launches(f)?;
+        }
+        // SAFETY: every address the graph's nodes name is the batch's (just written into
+        // them), which the caller's duty keeps valid until the scope joins this stream.
+        unsafe { stream.launch_graph(&g.exec) }.map_err(|error| Error::Launch { kernel: "graph", error })?;
+    }
     if let (Some(rec), Some(open)) = (f.trace, open) {
         rec.end(f.gpu, stream, open, id, SpanKind::Graph, name())?;
     }
