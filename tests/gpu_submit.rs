@@ -841,6 +841,65 @@ fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// The default segments, untraced (a traced scope launches its segments' graphs itself): 64
+/// lanes go as 16, 16 and 32, and lane 3 then logs again (a fill of another column, copied and
+/// awaited mid-scope), so its work waits for the stream its first segment ran on. 24 rounds,
+/// every column exact in each; on a GPU the device's launcher thread launched segment graphs
+/// (counted in `SubmitStats::background_launches`), and the same rounds with the thread off
+/// give the same columns.
+fn segments_launched_by_the_device_thread_keep_every_result(gpu: Gpu) {
+    let (rows, n) = (2048, 64);
+    let cfg = LaunchConfig::for_elements(rows, 256);
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let mut extra = gpu.pinned_matrix::<f32>(rows, 1).expect("pinned");
+    for background in [true, false] {
+        gpu.set_submit_config(SubmitConfig { background_launches: background, ..SubmitConfig::default() });
+        let before = gpu.submit_stats();
+        for round in 0..24 {
+            poison(&mut host);
+            poison(&mut extra);
+            let value = 0.5 + round as f32;
+            scope(&gpu, |s| {
+                let out = s.alloc_matrix::<f32>(rows, n)?;
+                let more = s.alloc_matrix::<f32>(rows, 1)?;
+                let lanes = s.lanes(n)?;
+                for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+                    lane.enter(|st| {
+                        let mut col = st.bind(col);
+                        st.launch(&kernels::fill_column, cfg, (&mut col, value + j as f32))?;
+                        st.copy_to_host(&col, dst).map(drop)
+                    })?;
+                }
+                let (Some(col), Some(dst)) = (more.columns_mut().next(), extra.columns_mut().next()) else {
+                    panic!("one column")
+                };
+                let pending = lanes[3].enter(|st| {
+                    let mut col = st.bind(col);
+                    st.launch(&kernels::fill_column, cfg, (&mut col, -value))?;
+                    st.copy_to_host(&col, dst)
+                })?;
+                let got = pending.wait()?;
+                assert!(got.iter().all(|v| *v == -value), "round {round}: the awaited column");
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("background {background}, round {round}: {e}"));
+            for j in 0..n {
+                let want = value + j as f32;
+                let col = host.column(j).expect("column");
+                assert!(col.iter().all(|v| *v == want), "background {background}, round {round}, column {j}");
+            }
+        }
+        let handed = gpu.submit_stats().background_launches - before.background_launches;
+        match (gpu.backend(), background) {
+            (sluice::Backend::Cuda, true) => {
+                assert!(handed > 0, "no segment graph was launched by the launcher thread")
+            }
+            _ => assert_eq!(handed, 0, "background {background} on {:?}", gpu.backend()),
+        }
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
 /// Segments form where each lane first awaits an upload of the scope (the README's program
 /// as printed: its lanes' first operations are waits): 16 lanes go as two segments of 8,
 /// submitted directly (a wait for a copy submitted before the batch is no graph), every
@@ -881,6 +940,7 @@ fn segments_form_in_a_scope_that_uploads_its_inputs(gpu: Gpu) {
 }
 
 on_every_backend!(
+    segments_launched_by_the_device_thread_keep_every_result,
     segments_form_in_a_scope_that_uploads_its_inputs,
     segments_mean_what_the_whole_scope_means,
     segments_grow_and_each_merges_its_copies,

@@ -316,6 +316,20 @@ pub(crate) fn has_symbol(symbol: &str) -> bool {
     unsafe { sys::culib().get::<*const c_void>(symbol.as_bytes()) }.is_ok()
 }
 
+/// [`has_symbol`] for a literal name, looked up once per call site (each lookup is a
+/// `dlsym`, with an allocation for the name: microseconds where a submission asks several
+/// times). Before the driver is loaded the answer is `false` and nothing is kept.
+macro_rules! has_symbol_once {
+    ($name:literal) => {{
+        static FOUND: OnceLock<bool> = OnceLock::new();
+        match FOUND.get() {
+            Some(&found) => found,
+            None if DRIVER_LOADED.load(Ordering::Acquire) => *FOUND.get_or_init(|| has_symbol($name)),
+            None => false,
+        }
+    }};
+}
+
 /// Loads the driver, checks its symbols and version, runs `cuInit` (once per process;
 /// later calls return the first result). Returns the driver version (e.g. 13000).
 pub(crate) fn init() -> Result<u32, InitError> {
@@ -430,9 +444,10 @@ const STREAM_CONTEXT_FROM: u32 = 13000;
 
 /// Runs `call`, a call on a stream of `ctx` (a launch, an event record, a wait), without the
 /// `cuCtxGetCurrent` that [`bind`] costs where the driver takes the context from the stream
-/// (see [`STREAM_CONTEXT_FROM`]). Should it fail, `ctx` is made current and, if it was not
-/// already, `call` runs again: a failed call enqueued nothing, and a driver that wanted the
-/// context current gets it — the same result as binding first.
+/// (see [`STREAM_CONTEXT_FROM`]). Should it fail with an invalid context or handle, `ctx` is
+/// made current and, if it was not already, `call` runs again: a failed call enqueued
+/// nothing, and a driver that wanted the context current gets it — the same result as
+/// binding first. Any other error is the call's.
 ///
 /// # Safety
 /// - `ctx` is a retained context that has not been released, and the stream `call` names is
@@ -451,8 +466,9 @@ unsafe fn on_stream(ctx: RawContext, mut call: impl FnMut() -> sys::CUresult) ->
     check(call())
 }
 
-/// [`on_stream`]'s call failed with `first`: makes `ctx` current and calls again, unless it
-/// was current (then `first` is the answer).
+/// [`on_stream`]'s call failed with `first`: if that may be the context's doing (an invalid
+/// context or handle), makes `ctx` current and calls again, unless it was current; else
+/// `first` is the answer.
 #[cold]
 #[inline(never)]
 fn retry_bound(
@@ -460,6 +476,10 @@ fn retry_bound(
     first: sys::CUresult,
     mut call: impl FnMut() -> sys::CUresult,
 ) -> Result<(), DriverError> {
+    use sys::CUresult::{CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_CONTEXT, CUDA_ERROR_INVALID_HANDLE};
+    if !matches!(first, CUDA_ERROR_INVALID_CONTEXT | CUDA_ERROR_INVALID_HANDLE | CUDA_ERROR_CONTEXT_IS_DESTROYED) {
+        return Err(DriverError(first));
+    }
     let mut cur = MaybeUninit::<sys::CUcontext>::uninit();
     // SAFETY: `init` verified the symbol; the out-pointer is valid for one write.
     check(unsafe { sys::cuCtxGetCurrent(cur.as_mut_ptr()) })?;
@@ -546,7 +566,7 @@ pub(crate) mod device {
     /// # Safety
     /// - Nothing of the context is used after this (its handles are dead).
     pub(crate) unsafe fn reset_primary(dev: RawDevice) -> Result<(), DriverError> {
-        if !has_symbol("cuDevicePrimaryCtxReset_v2") {
+        if !has_symbol_once!("cuDevicePrimaryCtxReset_v2") {
             return Err(DriverError::not_supported());
         }
         // SAFETY: the caller's duty; the symbol exists (checked above).
@@ -868,7 +888,7 @@ pub(crate) mod pool {
     /// - `ctx` is retained; `pool` is one of its device's pools; `peer` is another device
     ///   that can access this one (`peer::can_access`).
     pub(crate) unsafe fn set_peer_access(ctx: RawContext, pool: RawPool, peer: RawDevice) -> Result<(), DriverError> {
-        if !has_symbol("cuMemPoolSetAccess") {
+        if !has_symbol_once!("cuMemPoolSetAccess") {
             return Err(DriverError::not_supported());
         }
         // SAFETY: caller's duty.
@@ -1068,7 +1088,7 @@ pub(crate) mod event {
     /// - Both events are alive.
     pub(crate) unsafe fn elapsed_ms(ctx: RawContext, start: RawEvent, end: RawEvent) -> Result<f32, DriverError> {
         // cudarc would panic on a missing symbol: refuse instead (timestamps are optional).
-        if !has_symbol("cuEventElapsedTime") {
+        if !has_symbol_once!("cuEventElapsedTime") {
             return Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_SUPPORTED));
         }
         // SAFETY: caller's duty.
@@ -1129,7 +1149,7 @@ pub(crate) mod module {
     /// # Safety
     /// - `f` belongs to a loaded module of `ctx`.
     pub(crate) unsafe fn load_function(ctx: RawContext, f: RawFunction) -> Result<bool, DriverError> {
-        if !has_symbol("cuFuncLoad") {
+        if !has_symbol_once!("cuFuncLoad") {
             return Ok(false);
         }
         // SAFETY: caller's duty.
@@ -1149,7 +1169,7 @@ pub(crate) mod module {
         attr: FuncAttribute,
         value: i32,
     ) -> Result<(), DriverError> {
-        if !has_symbol("cuFuncSetAttribute") {
+        if !has_symbol_once!("cuFuncSetAttribute") {
             return Err(DriverError::not_supported());
         }
         // SAFETY: caller's duty.
@@ -1229,7 +1249,7 @@ pub(crate) mod tensor_map {
             CUtensorMapDataType as D, CUtensorMapFloatOOBfill as O, CUtensorMapInterleave as I,
             CUtensorMapL2promotion as L, CUtensorMapSwizzle as S,
         };
-        if !has_symbol("cuTensorMapEncodeTiled") {
+        if !has_symbol_once!("cuTensorMapEncodeTiled") {
             return Err(DriverError::not_supported());
         }
         let ty = match elem_size {
@@ -1293,10 +1313,19 @@ pub(crate) mod graph {
 
     /// Whether the driver has everything graphs need (and which capture-info call to use).
     pub(crate) fn missing_symbol() -> Option<&'static str> {
-        if !has_symbol("cuStreamGetCaptureInfo_v3") && !has_symbol("cuStreamGetCaptureInfo_v2") {
-            return Some("cuStreamGetCaptureInfo_v2");
+        static MISSING: OnceLock<Option<&'static str>> = OnceLock::new();
+        let probe = || {
+            if !has_symbol_once!("cuStreamGetCaptureInfo_v3") && !has_symbol_once!("cuStreamGetCaptureInfo_v2") {
+                return Some("cuStreamGetCaptureInfo_v2");
+            }
+            SYMBOLS.iter().copied().find(|s| !has_symbol(s))
+        };
+        match MISSING.get() {
+            Some(&missing) => missing,
+            // Looked up once the driver is loaded (before, every symbol is missing).
+            None if DRIVER_LOADED.load(Ordering::Acquire) => *MISSING.get_or_init(probe),
+            None => probe(),
         }
-        SYMBOLS.iter().copied().find(|s| !has_symbol(s))
     }
 
     /// Starts capturing `stream` (relaxed mode: other threads and other streams of this
@@ -1341,7 +1370,7 @@ pub(crate) mod graph {
         // SAFETY: valid out-pointers (the driver accepts null for the ones not wanted); the
         // dependency array it returns stays valid until the next call on this stream.
         check(unsafe {
-            if has_symbol("cuStreamGetCaptureInfo_v3") {
+            if has_symbol_once!("cuStreamGetCaptureInfo_v3") {
                 sys::cuStreamGetCaptureInfo_v3(
                     stream.0,
                     status.as_mut_ptr(),
@@ -1365,7 +1394,7 @@ pub(crate) mod graph {
     /// Whether the driver can add edges that leave a kernel node's launch-order port
     /// (`cuGraphAddDependencies_v2`, CUDA 12.3).
     pub(crate) fn launch_order_supported() -> bool {
-        has_symbol("cuGraphAddDependencies_v2") && has_symbol("cuGraphNodeGetDependencies_v2")
+        has_symbol_once!("cuGraphAddDependencies_v2") && has_symbol_once!("cuGraphNodeGetDependencies_v2")
     }
 
     /// How many nodes `node` depends on directly.
@@ -1479,7 +1508,7 @@ pub(crate) mod graph {
     /// node's addresses in an instantiated graph. Without them a scope that repeats an earlier
     /// one is submitted directly.
     pub(crate) fn auto_graphs_supported() -> bool {
-        missing_symbol().is_none() && has_symbol("cuGraphExecMemcpyNodeSetParams")
+        missing_symbol().is_none() && has_symbol_once!("cuGraphExecMemcpyNodeSetParams")
     }
 
     /// Sets the addresses of copy node `node` of `exec` (the same direction and shape, new

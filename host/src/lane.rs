@@ -264,10 +264,11 @@ impl LaneShared {
     /// launched: before its lanes are joined (the scope's end submits its log first, which
     /// does the same; this covers an end that did not).
     pub(crate) fn finish_launches(&self) -> Result<()> {
-        match self.log() {
-            Some(d) => submit::finish(&d.launches),
-            None => Ok(()),
+        let finished = self.log().map_or(Ok(()), |d| submit::finish(&d.launches));
+        if finished.is_err() {
+            self.failed.store(true, Ordering::Release);
         }
+        finished
     }
 
     /// Submits every operation logged and not yet submitted: at a host wait that needs one of
@@ -284,7 +285,11 @@ impl LaneShared {
     /// scope's end, while the program goes on logging.
     fn submit_log(&self, d: &mut Deferred, last: bool, segment: bool, reason: &'static str) -> Result<()> {
         if d.batch.is_empty() && !last {
-            return submit::finish(&d.launches);
+            let finished = submit::finish(&d.launches);
+            if finished.is_err() {
+                self.failed.store(true, Ordering::Release);
+            }
+            return finished;
         }
         let lanes = if segment { d.tally().lanes } else { 0 };
         let take_event = || self.take_event(false);

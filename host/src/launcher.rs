@@ -82,8 +82,12 @@ impl Launcher {
     pub(crate) unsafe fn launch(&self, launch: GraphLaunch, launches: &Arc<Launches>) -> std::io::Result<()> {
         self.start()?;
         launches.outstanding.fetch_add(1, Ordering::AcqRel);
-        lock(&self.shared.queue).jobs.push_back((launch, launches.clone()));
-        self.shared.queued.fetch_add(1, Ordering::AcqRel);
+        {
+            let mut q = lock(&self.shared.queue);
+            q.jobs.push_back((launch, launches.clone()));
+            // Under the lock, as the thread's decrement is: the count never wraps.
+            self.shared.queued.fetch_add(1, Ordering::AcqRel);
+        }
         if self.shared.sleeping.load(Ordering::SeqCst) {
             self.shared.wake.notify_one();
         }
@@ -155,7 +159,7 @@ fn run(shared: &Shared) {
 
 /// The next job, in order; `None` once the device is dropped.
 fn next(shared: &Shared) -> Option<(GraphLaunch, Arc<Launches>)> {
-    let since = Instant::now();
+    let mut since = Instant::now();
     loop {
         if shared.queued.load(Ordering::Acquire) > 0 || since.elapsed() >= SPIN {
             let mut q = lock(&shared.queue);
@@ -175,6 +179,9 @@ fn next(shared: &Shared) -> Option<(GraphLaunch, Arc<Launches>)> {
                 shared.sleeping.store(true, Ordering::SeqCst);
                 q = shared.wake.wait(q).unwrap_or_else(|p| p.into_inner());
                 shared.sleeping.store(false, Ordering::SeqCst);
+                // Woken (for a job, or ahead of a scope's segments): look for work a while
+                // again before sleeping.
+                since = Instant::now();
             }
         }
         std::hint::spin_loop();

@@ -285,6 +285,9 @@ pub struct Submission {
     /// being worked out again (a repeated scope: the same operations, arguments and
     /// addresses).
     pub plan_reused: bool,
+    /// Whether the graph was launched by the device's launcher thread
+    /// ([`SubmitConfig::background_launches`]; a segment's, untraced, on a GPU).
+    pub background: bool,
 }
 
 /// What a device's scopes submitted so far, counted ([`Gpu::submit_stats`](crate::Gpu::submit_stats)).
@@ -314,6 +317,8 @@ pub struct SubmitStats {
     pub plans_reused: u64,
     /// Launch-order edges added to captured graphs ([`Submission::launch_edges`]).
     pub launch_edges: u64,
+    /// Graphs launched by the device's launcher thread ([`Submission::background`]).
+    pub background_launches: u64,
 }
 
 impl SubmitStats {
@@ -329,6 +334,7 @@ impl SubmitStats {
         self.fences_elided += s.fences_elided as u64;
         self.plans_reused += s.plan_reused as u64;
         self.launch_edges += s.launch_edges as u64;
+        self.background_launches += s.background as u64;
     }
 }
 

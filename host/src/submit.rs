@@ -232,6 +232,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         nodes_updated: 0,
         launch_edges: 0,
         plan_reused,
+        background: false,
     };
     count(batch, plan, &mut sub);
     let mut events = Vec::new();
@@ -302,6 +303,7 @@ impl Submitted {
             nodes_updated: 0,
             launch_edges: 0,
             plan_reused: false,
+            background: false,
         };
         Submitted { submission, covers: Vec::new(), graph: None, events }
     }
@@ -617,6 +619,7 @@ unsafe fn as_graph(
         }
         _ => false,
     };
+    sub.background = handed;
     if !handed {
         if f.segment {
             finish_launches(f)?;
