@@ -3,9 +3,9 @@
 //! tenth scope, traced — when each graph was enqueued and when the GPU ran it.
 //!
 //! ```text
-//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=16] [BACKGROUND=1]
-//! bench_timeline 64 200 16384        # many-small, as shipped (segments of 16)
-//! bench_timeline 128 200 4096 0      # many-small-128 without segments
+//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1]
+//! bench_timeline 64 200 16384 0      # many-small, as shipped (no segments)
+//! bench_timeline 128 200 4096 16     # many-small-128, segments of 16 (the device's thread)
 //! bench_timeline 128 200 4096 16 0   # segments of 16, launched by the program's thread
 //! ```
 //!
@@ -40,12 +40,12 @@ fn body<'scope, 'env>(
 fn main() {
     let a: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let [n, reps, rows, ..] = a[..] else {
-        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=16] [BACKGROUND=1]");
+        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1]");
         std::process::exit(2);
     };
     let reps = reps.max(10);
     let gpu = Gpu::new(0).unwrap_or_else(|_| Gpu::cpu());
-    let seg = a.get(3).copied().unwrap_or(16);
+    let seg = a.get(3).copied().unwrap_or(0);
     let background = a.get(4).copied().unwrap_or(1) != 0;
     gpu.set_submit_config(sluice::SubmitConfig {
         segment_lanes: seg,

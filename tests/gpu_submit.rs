@@ -274,7 +274,7 @@ fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
     common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
 }
 
-/// The default without segments (`SubmitConfig::segment_lanes` 0): a scope's whole log is
+/// Without segments (`SubmitConfig::segment_lanes` 0, the default): a scope's whole log is
 /// submitted at its end, one plan, one graph — what the tests of that structure count.
 fn unsegmented() -> SubmitConfig {
     SubmitConfig { segment_lanes: 0, ..SubmitConfig::default() }
@@ -706,7 +706,7 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
 }
 
-/// `SubmitConfig::segment_lanes` (16 by default) set to `lanes`.
+/// `SubmitConfig::segment_lanes` (off by default) set to `lanes`.
 fn with_segments(lanes: usize) -> SubmitConfig {
     SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() }
 }
@@ -841,7 +841,7 @@ fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
-/// The default segments, untraced (a traced scope launches its segments' graphs itself): 64
+/// Segments of 16, untraced (a traced scope launches its segments' graphs itself): 64
 /// lanes go as 16, 16 and 32, and lane 3 then logs again (a fill of another column, copied and
 /// awaited mid-scope), so its work waits for the stream its first segment ran on. 24 rounds,
 /// every column exact in each; on a GPU the device's launcher thread launched segment graphs
@@ -853,7 +853,7 @@ fn segments_launched_by_the_device_thread_keep_every_result(gpu: Gpu) {
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
     let mut extra = gpu.pinned_matrix::<f32>(rows, 1).expect("pinned");
     for background in [true, false] {
-        gpu.set_submit_config(SubmitConfig { background_launches: background, ..SubmitConfig::default() });
+        gpu.set_submit_config(SubmitConfig { background_launches: background, ..with_segments(16) });
         let before = gpu.submit_stats();
         for round in 0..24 {
             poison(&mut host);

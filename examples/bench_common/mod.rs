@@ -214,7 +214,7 @@ pub enum Submit {
     /// merging): where the default's size stands among its neighbours.
     Merge(usize),
     /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
-    /// default has 16; 0: none, the default before background launches).
+    /// default has none).
     Segments(usize),
     /// Segments of this many lanes, each graph launched by the program's thread
     /// (`SubmitConfig::background_launches` off).
@@ -288,8 +288,8 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        v.extend([0, 8].map(|n| Variant::Natural(Submit::Segments(n))));
-        v.push(Variant::Natural(Submit::SegmentsInline(SubmitConfig::default().segment_lanes)));
+        v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        v.push(Variant::Natural(Submit::SegmentsInline(16)));
         let d = SubmitConfig::default();
         for (branches, chain) in [(d.graph_branches, !d.chain_launches), (usize::MAX, false), (64, true)] {
             v.push(Variant::Natural(Submit::Shape { branches, chain }));

@@ -218,9 +218,10 @@
 //!   and past 64 branches more cost more than they overlap (H200: 128 lanes of small kernels
 //!   ran about a quarter faster folded in pairs). Folding only adds order between lanes; what
 //!   each computes is unchanged;
-//! * **submits in segments** ([`SubmitConfig::segment_lanes`], 16 by default):
-//!   once the lanes that logged work number that many (later: at least as many as all
-//!   earlier segments took together, so 16, 16, 32, 64, ...) and no fence they recorded can
+//! * **submits in segments**, if asked ([`SubmitConfig::segment_lanes`], off by default: see
+//!   its docs for an open issue): once the lanes that logged work number that many (later:
+//!   at least as many as all earlier segments took together, so 16, 16, 32, 64, ...) and no
+//!   fence they recorded can
 //!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape
 //!   repeats, as at the scope's end — when the next lane logs its first launch, copy, fill or fence wait: the GPU

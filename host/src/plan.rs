@@ -86,7 +86,7 @@ pub struct SubmitConfig {
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
     /// runs as a graph.
     pub max_deferred: usize,
-    /// Segments (with [`graphs`](SubmitConfig::graphs) on; `16` by default, `0`: none): when
+    /// Segments (with [`graphs`](SubmitConfig::graphs) on; `0`, the default: none): when
     /// a lane logs its first launch, copy, fill or fence wait since the last submission, and the lanes that logged
     /// work since then number at least this many and at least as many as all earlier
     /// segments of the scope took together, and none of the fences they recorded can still
@@ -96,15 +96,21 @@ pub struct SubmitConfig {
     /// [`graph_cache`](SubmitConfig::graph_cache) `0`), as at the scope's end. The GPU starts
     /// on the first lanes while the program still logs the others, and each segment's graph
     /// is launched by the device's launcher thread
-    /// ([`background_launches`](SubmitConfig::background_launches)). A scope of 16 lanes or
-    /// fewer forms none. On an H100 host the README's program ran 9% faster with 128 lanes of
-    /// small kernels and 2% with 64 (`BENCHMARKS.md`); launched by the program's own thread,
-    /// segments lost up to 30% with 128 lanes on hosts whose driver calls cost more.
+    /// ([`background_launches`](SubmitConfig::background_launches)). With segments of 16,
+    /// the README's program ran 11% faster than the best hand-written C++ graph with 128
+    /// lanes of small kernels on an H100 host, and 1.10× of it with 64 (against 1.05 and
+    /// 1.22 without; `BENCHMARKS.md`).
+    ///
+    /// **Off by default, and not for production use yet:** a program that switched between
+    /// segment sizes on an H100 (after running segmented scopes of 17-200 lanes under other
+    /// configurations) lost its CUDA context, or left columns unwritten, in a scope whose
+    /// segments replayed graphs of the earlier configuration's segments. The cause is not
+    /// found yet (`BENCHMARKS.md`); the CPU backend never showed it.
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
-    /// gpu.set_submit_config(SubmitConfig { segment_lanes: 8, ..SubmitConfig::default() });
+    /// gpu.set_submit_config(SubmitConfig { segment_lanes: 16, ..SubmitConfig::default() });
     /// ```
     pub segment_lanes: usize,
     /// A segment's graph is launched by a thread of the device (started at the first such
@@ -164,7 +170,7 @@ impl Default for SubmitConfig {
             graph_cache: 32,
             merge_copy_bytes: 512 << 10,
             max_deferred: 1024,
-            segment_lanes: 16,
+            segment_lanes: 0,
             background_launches: true,
             graph_branches: 0,
             chain_launches: true,
