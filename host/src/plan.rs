@@ -297,6 +297,9 @@ pub struct Submission {
 }
 
 /// What a device's scopes submitted so far, counted ([`Gpu::submit_stats`](crate::Gpu::submit_stats)).
+/// Deferred scopes' submissions only: a scope under [`SubmitConfig::direct`] hands each
+/// operation to the driver as it is asked for and counts nothing here (its lanes'
+/// [`LaneStats`](crate::LaneStats) count what it enqueued).
 ///
 /// ```
 /// let gpu = sluice_host::Gpu::cpu();
