@@ -497,8 +497,11 @@ fn not_a_graph(batch: &Batch, plan: &Plan, f: &Flush<'_>) -> Option<&'static str
     if !f.last && !f.segment {
         return Some(f.reason);
     }
-    if !f.config.graphs || f.config.graph_cache == 0 {
+    if !f.config.graphs {
         return Some("graphs are off (SubmitConfig::graphs)");
+    }
+    if f.config.graph_cache == 0 {
+        return Some("no graph is cached (SubmitConfig::graph_cache is 0)");
     }
     if plan.steps.len() < 2 {
         return Some("a single operation");
