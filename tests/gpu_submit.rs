@@ -677,6 +677,34 @@ fn many_lanes_of_kernels_with_barriers_run_at_once(gpu: Gpu) {
     }
 }
 
+/// A program that pins a fresh host matrix for every scope, freeing the last one: the
+/// allocator often hands the same address out again, registered anew, and a cached graph
+/// whose copy nodes were set for the old registration must not copy through it (an H100 lost
+/// its context that way, or left the columns unwritten: `Context::memory_epoch`). 16 lanes,
+/// 30 rounds, with and without segments of 4; every column exact in every round.
+fn a_host_matrix_pinned_again_at_the_same_address_gets_every_column(gpu: Gpu) {
+    let (rows, n) = (1024, 16);
+    for config in [unsegmented(), with_segments(4)] {
+        gpu.set_submit_config(config);
+        let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+        let mut addresses = Vec::new();
+        for round in 0..30 {
+            let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+            poison(&mut host);
+            addresses.push(host.column(0).expect("column").as_ptr() as usize);
+            let value = 1.0 + round as f32;
+            step(&gpu, None, &mut out, &mut host, value);
+            drop(host);
+        }
+        let reused = addresses.windows(2).filter(|w| w[0] == w[1]).count();
+        println!(
+            "segments {}: the host matrix came back at the same address {reused} times in 29",
+            config.segment_lanes
+        );
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
 fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     // One graph a scope (24 lanes would form a segment).
     gpu.set_submit_config(unsegmented());
@@ -940,6 +968,7 @@ fn segments_form_in_a_scope_that_uploads_its_inputs(gpu: Gpu) {
 }
 
 on_every_backend!(
+    a_host_matrix_pinned_again_at_the_same_address_gets_every_column,
     segments_launched_by_the_device_thread_keep_every_result,
     segments_form_in_a_scope_that_uploads_its_inputs,
     segments_mean_what_the_whole_scope_means,

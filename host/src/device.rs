@@ -865,6 +865,8 @@ impl Gpu {
     /// - No work that may use the memory is pending on any stream (its lanes were joined),
     ///   and none is enqueued after this call.
     pub(crate) unsafe fn free_device(&self, ptr: DevicePtr) -> std::result::Result<(), DriverError> {
+        // A cached graph's copy node may name this allocation (see `Context::memory_epoch`).
+        self.inner.ctx.note_memory_freed();
         match &self.inner.allocator {
             // SAFETY: the caller's duties are `free_async`'s.
             Allocator::Cuda { stream, .. } => unsafe { stream.free_async(ptr) },
@@ -949,6 +951,9 @@ impl GpuInner {
     fn release_reused(&self) -> std::result::Result<(), DriverError> {
         let Allocator::Cuda { stream, .. } = &self.allocator else { return Ok(()) };
         let kept = std::mem::take(&mut *lock(&self.reuse));
+        if !kept.is_empty() {
+            self.ctx.note_memory_freed();
+        }
         let mut first = Ok(());
         for (_, ptr) in kept {
             // SAFETY: each came from `alloc_device` in this context and was given back by a

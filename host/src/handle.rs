@@ -62,6 +62,11 @@ pub(crate) struct Context {
     /// The peers whose access this context settled ([`Context::peer_access`]), by their
     /// identities: kept here, so that a released and retained again context settles anew.
     peers: Mutex<Vec<(usize, PeerAccess)>>,
+    /// How many times memory of this context was given back (pinned memory unregistered,
+    /// device memory freed to the pool): a cached graph whose copy nodes were set under an
+    /// older count may name a freed allocation at an address that now holds another one
+    /// ([`memory_epoch`](Context::memory_epoch)).
+    memory_epoch: AtomicU64,
 }
 
 /// One page of host memory mapped for the device, holding the fault record that the device
@@ -242,6 +247,7 @@ impl Context {
             pinned: Default::default(),
             fault: FaultPage::new(raw),
             peers: Default::default(),
+            memory_epoch: Default::default(),
         }))
     }
 
@@ -277,6 +283,25 @@ impl Context {
         e
     }
 
+    /// How many times memory of this context was given back so far. An executable graph's
+    /// copy node is bound to the allocation its addresses named when the node was set
+    /// (instantiated, or `cuGraphExecMemcpyNodeSetParams`: "the memory operands'
+    /// mappings"), not to the addresses alone: pinned memory unregistered and registered
+    /// again at the same address is another mapping, which only setting the node again
+    /// makes the node use. A graph cached under an older epoch has its copy nodes set again
+    /// before its next launch, even where the addresses are the same (`submit::update`).
+    pub(crate) fn memory_epoch(&self) -> u64 {
+        self.memory_epoch.load(Ordering::Acquire)
+    }
+
+    /// Notes that memory of this context was given back ([`memory_epoch`](Context::memory_epoch)).
+    /// Not on the CPU backend, whose copies read their addresses when they run.
+    pub(crate) fn note_memory_freed(&self) {
+        if !self.is_cpu() {
+            self.memory_epoch.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     /// The fault record a failing kernel of this context wrote, if one did.
     pub(crate) fn device_fault(&self) -> Option<DeviceFault> {
         self.fault.as_ref().and_then(FaultPage::read)
@@ -294,6 +319,7 @@ impl Context {
             pinned: Default::default(),
             fault: None,
             peers: Default::default(),
+            memory_epoch: Default::default(),
         });
         *shared = Arc::downgrade(&ctx);
         ctx
@@ -454,6 +480,9 @@ impl Context {
     pub(crate) unsafe fn host_free(&self, ptr: RawHostPtr) -> Result<(), DriverError> {
         let layout = self.pinned.lock().unwrap_or_else(|e| e.into_inner()).remove(&(ptr.0 as usize));
         let Some(layout) = layout else { return Err(DriverError::from_code(1)) };
+        // A cached graph's copy node may name this registration; the allocator may hand the
+        // same address out again, registered anew.
+        self.note_memory_freed();
         let unpinned = match (&self.kind, self.cuda()) {
             // SAFETY: registered by `host_alloc` in this context, unregistered once (removed from
             // the map above); no copy uses it (caller's duty).

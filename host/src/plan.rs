@@ -101,11 +101,13 @@ pub struct SubmitConfig {
     /// lanes of small kernels on an H100 host, and 1.10× of it with 64 (against 1.05 and
     /// 1.22 without; `BENCHMARKS.md`).
     ///
-    /// **Off by default, and not for production use yet:** a program that switched between
-    /// segment sizes on an H100 (after running segmented scopes of 17-200 lanes under other
-    /// configurations) lost its CUDA context, or left columns unwritten, in a scope whose
-    /// segments replayed graphs of the earlier configuration's segments. The cause is not
-    /// found yet (`BENCHMARKS.md`); the CPU backend never showed it.
+    /// **Off by default until a GPU confirms a fix:** a program that switched between segment
+    /// sizes on an H100, freeing and pinning its host matrix again between them, lost its
+    /// CUDA context, or left columns unwritten, in a scope whose segments replayed cached
+    /// graphs. The likely cause — not segments' own: a cached graph's copy node still bound
+    /// to a host registration freed since, at an address pinned again — is fixed (copy nodes
+    /// are set again after memory is given back), but the fix has not run on a GPU yet
+    /// (`BENCHMARKS.md`); the CPU backend never showed the fault.
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
@@ -895,6 +897,9 @@ pub(crate) struct CachedGraph {
     pub(crate) exec: GraphExec,
     pub(crate) nodes: Vec<GraphNode>,
     pub(crate) values: Values,
+    /// The context's [`memory_epoch`](crate::handle::Context::memory_epoch) when its copy
+    /// nodes were last set (captured, or updated): under a later one they are set again.
+    pub(crate) epoch: u64,
     last_used: u64,
 }
 
@@ -905,8 +910,9 @@ impl CachedGraph {
         exec: GraphExec,
         nodes: Vec<GraphNode>,
         values: Values,
+        epoch: u64,
     ) -> CachedGraph {
-        CachedGraph { key, rules, exec, nodes, values, last_used: 0 }
+        CachedGraph { key, rules, exec, nodes, values, epoch, last_used: 0 }
     }
 }
 

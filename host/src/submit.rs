@@ -543,6 +543,8 @@ unsafe fn as_graph(
     };
     let on = step_lane(batch, &plan.steps[0]);
     let rules = f.gpu.graph_rules(&f.config);
+    // Read before the nodes are set (a later free only makes the next replay set them again).
+    let epoch = f.gpu.context().memory_epoch();
     let recurring = f.gpu.buffers_seen_before(key, values);
     let taken = match f.gpu.take_graph(key, rules, values) {
         // The program came back to buffers no cached graph copies (it alternates between buffer
@@ -570,7 +572,7 @@ unsafe fn as_graph(
                     sub.path = SubmitPath::GraphCaptured;
                     sub.launch_edges = edges;
                     sub.reason = "the shape was seen before: captured";
-                    CachedGraph::new(key.clone(), rules, exec, nodes, values.clone())
+                    CachedGraph::new(key.clone(), rules, exec, nodes, values.clone(), epoch)
                 }
                 Err(_) => {
                     sub.reason = "capturing the graph failed";
@@ -583,7 +585,7 @@ unsafe fn as_graph(
         // A cached graph: write what changed into its nodes.
         // SAFETY: the caller's duties cover the new values' memory; the graph was taken out of
         // the cache, which holds only graphs with no launch pending.
-        match unsafe { update(batch, plan, &mut g, values) } {
+        match unsafe { update(batch, plan, &mut g, values, epoch) } {
             Ok(n) => {
                 sub.path = SubmitPath::GraphReplayed;
                 sub.reason = "the same shape as a cached graph";
@@ -643,16 +645,27 @@ unsafe fn as_graph(
 const GRAPHS_PER_SHAPE: usize = 4;
 
 /// Writes the values that differ from the graph's into its nodes; returns how many nodes.
+/// Where memory was given back since the graph's copy nodes were set (`epoch`, the
+/// context's [`memory_epoch`](crate::handle::Context::memory_epoch) now, differs from
+/// `g.epoch`), every copy node is set again, equal addresses or not: a node is bound to the
+/// allocation it was set for, and an address equal to the cached one may now be another
+/// allocation (pinned memory freed and registered again where it was).
 ///
 /// # Safety
 /// - As [`submit`] for the batch's memory; no launch of `g` is pending.
-unsafe fn update(batch: &Batch, plan: &Plan, g: &mut CachedGraph, values: &plan::Values) -> Result<usize> {
+unsafe fn update(batch: &Batch, plan: &Plan, g: &mut CachedGraph, values: &plan::Values, epoch: u64) -> Result<usize> {
+    let remap = g.epoch != epoch;
     let mut changed = 0;
     for (i, node) in g.nodes.iter().enumerate() {
-        if values.of(i) == g.values.of(i) {
+        let step = plan.steps[values.nodes[i].0 as usize];
+        let copy = match step {
+            Step::Merged { .. } => true,
+            Step::Op(op) => matches!(batch.ops[op as usize].kind, OpKind::Copy { .. }),
+            _ => false,
+        };
+        if values.of(i) == g.values.of(i) && !(remap && copy) {
             continue;
         }
-        let step = plan.steps[values.nodes[i].0 as usize];
         let set = match step {
             Step::Op(op) => match &batch.ops[op as usize].kind {
                 OpKind::Launch { func, grid, block, shared_mem_bytes, words, sizes, .. } => {
@@ -680,6 +693,7 @@ unsafe fn update(batch: &Batch, plan: &Plan, g: &mut CachedGraph, values: &plan:
         changed += 1;
     }
     g.values = values.clone();
+    g.epoch = epoch;
     Ok(changed)
 }
 
