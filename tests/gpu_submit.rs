@@ -10,8 +10,8 @@
 mod common;
 
 use sluice::{
-    kernels, scope, traced_scope, DeviceMatrix, Gpu, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result, SpanKind,
-    SubmitConfig, SubmitPath, Trace,
+    kernels, scope, traced_scope, DeviceMatrix, Gpu, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result, Scope,
+    SpanKind, SubmitConfig, SubmitPath, Trace,
 };
 
 const EPS2: f32 = 1e-3;
@@ -805,6 +805,40 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// A scope's body: lane `j` fills column `j` of a scope matrix with `first + j` and copies it
+/// to `host`'s column `j` (the pending copy dropped); then lane `again` logs again — a fill of
+/// another column with `then`, copied to `extra` — and the host awaits that copy mid-scope.
+fn fill_then_log_again<'scope, 'env>(
+    s: &'scope Scope<'scope, 'env>,
+    host: &'scope mut PinnedMatrix<f32>,
+    extra: &'scope mut PinnedMatrix<f32>,
+    first: f32,
+    again: usize,
+    then: f32,
+) -> Result<()> {
+    let (rows, n) = (host.rows(), host.cols());
+    let cfg = LaunchConfig::for_elements(rows, 256);
+    let out = s.alloc_matrix::<f32>(rows, n)?;
+    let more = s.alloc_matrix::<f32>(rows, 1)?;
+    let lanes = s.lanes(n)?;
+    for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        lane.enter(|st| {
+            let mut col = st.bind(col);
+            st.launch(&kernels::fill_column, cfg, (&mut col, first + j as f32))?;
+            st.copy_to_host(&col, dst).map(drop)
+        })?;
+    }
+    let (Some(col), Some(dst)) = (more.columns_mut().next(), extra.columns_mut().next()) else { panic!("one column") };
+    let pending = lanes[again].enter(|st| {
+        let mut col = st.bind(col);
+        st.launch(&kernels::fill_column, cfg, (&mut col, then))?;
+        st.copy_to_host(&col, dst)
+    })?;
+    let got = pending.wait()?;
+    assert!(got.iter().all(|v| *v == then), "the column awaited mid-scope");
+    Ok(())
+}
+
 /// A lane whose work a segment ran on another lane's stream — a graph's, or a merged copy's
 /// — logs again: the first 8 of 16 lanes go as a segment when the ninth logs, the other 8
 /// when lane 2 logs again (a fill of another column and its copy, which the host awaits in
@@ -823,30 +857,8 @@ fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
             poison(&mut host);
             poison(&mut extra);
             let value = 100.0 + round as f32;
-            let ((), trace) = traced_scope(&gpu, |s| {
-                let out = s.alloc_matrix::<f32>(rows, n)?;
-                let more = s.alloc_matrix::<f32>(rows, 1)?;
-                let lanes = s.lanes(n)?;
-                for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
-                    lane.enter(|st| {
-                        let mut col = st.bind(col);
-                        st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
-                        st.copy_to_host(&col, dst).map(drop)
-                    })?;
-                }
-                let (Some(col), Some(dst)) = (more.columns_mut().next(), extra.columns_mut().next()) else {
-                    panic!("one column")
-                };
-                let pending = lanes[2].enter(|st| {
-                    let mut col = st.bind(col);
-                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, value))?;
-                    st.copy_to_host(&col, dst)
-                })?;
-                let got = pending.wait()?;
-                assert!(got.iter().all(|v| *v == value), "round {round}: the awaited column");
-                Ok(())
-            })
-            .expect("scope");
+            let ((), trace) =
+                traced_scope(&gpu, |s| fill_then_log_again(s, &mut host, &mut extra, 0.0, 2, value)).expect("scope");
             let subs = &trace.submissions;
             assert_eq!(subs.iter().map(|s| s.launches).collect::<Vec<_>>(), [8, 8, 1], "round {round}: {subs:?}");
             paths.push(subs[0].path);
@@ -877,7 +889,6 @@ fn a_lane_that_logs_again_after_its_segment_is_ordered_after_it(gpu: Gpu) {
 /// give the same columns.
 fn segments_launched_by_the_device_thread_keep_every_result(gpu: Gpu) {
     let (rows, n) = (2048, 64);
-    let cfg = LaunchConfig::for_elements(rows, 256);
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
     let mut extra = gpu.pinned_matrix::<f32>(rows, 1).expect("pinned");
     for background in [true, false] {
@@ -887,30 +898,8 @@ fn segments_launched_by_the_device_thread_keep_every_result(gpu: Gpu) {
             poison(&mut host);
             poison(&mut extra);
             let value = 0.5 + round as f32;
-            scope(&gpu, |s| {
-                let out = s.alloc_matrix::<f32>(rows, n)?;
-                let more = s.alloc_matrix::<f32>(rows, 1)?;
-                let lanes = s.lanes(n)?;
-                for (j, ((lane, col), dst)) in lanes.iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
-                    lane.enter(|st| {
-                        let mut col = st.bind(col);
-                        st.launch(&kernels::fill_column, cfg, (&mut col, value + j as f32))?;
-                        st.copy_to_host(&col, dst).map(drop)
-                    })?;
-                }
-                let (Some(col), Some(dst)) = (more.columns_mut().next(), extra.columns_mut().next()) else {
-                    panic!("one column")
-                };
-                let pending = lanes[3].enter(|st| {
-                    let mut col = st.bind(col);
-                    st.launch(&kernels::fill_column, cfg, (&mut col, -value))?;
-                    st.copy_to_host(&col, dst)
-                })?;
-                let got = pending.wait()?;
-                assert!(got.iter().all(|v| *v == -value), "round {round}: the awaited column");
-                Ok(())
-            })
-            .unwrap_or_else(|e| panic!("background {background}, round {round}: {e}"));
+            scope(&gpu, |s| fill_then_log_again(s, &mut host, &mut extra, value, 3, -value))
+                .unwrap_or_else(|e| panic!("background {background}, round {round}: {e}"));
             for j in 0..n {
                 let want = value + j as f32;
                 let col = host.column(j).expect("column");

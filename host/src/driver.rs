@@ -459,7 +459,8 @@ unsafe fn on_stream(ctx: RawContext, mut call: impl FnMut() -> sys::CUresult) ->
         if first == sys::CUresult::CUDA_SUCCESS {
             return Ok(());
         }
-        return retry_bound(ctx, first, call);
+        // SAFETY: the caller's duties, passed on.
+        return unsafe { retry_bound(ctx, first, call) };
     }
     // SAFETY: caller's duty.
     unsafe { bind(ctx) }?;
@@ -469,9 +470,12 @@ unsafe fn on_stream(ctx: RawContext, mut call: impl FnMut() -> sys::CUresult) ->
 /// [`on_stream`]'s call failed with `first`: if that may be the context's doing (an invalid
 /// context or handle), makes `ctx` current and calls again, unless it was current; else
 /// `first` is the answer.
+///
+/// # Safety
+/// - As [`on_stream`]: `ctx` is retained and not released, `call` names one of its streams.
 #[cold]
 #[inline(never)]
-fn retry_bound(
+unsafe fn retry_bound(
     ctx: RawContext,
     first: sys::CUresult,
     mut call: impl FnMut() -> sys::CUresult,
@@ -487,7 +491,7 @@ fn retry_bound(
     if unsafe { cur.assume_init() } == ctx.0 {
         return Err(DriverError(first));
     }
-    // SAFETY: `ctx` is retained (`on_stream`'s caller's duty).
+    // SAFETY: `ctx` is retained (this function's caller's duty).
     check(unsafe { sys::cuCtxSetCurrent(ctx.0) })?;
     check(call())
 }
