@@ -107,6 +107,15 @@ pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
     if plugin.is_file() {
         return Ok(plugin);
     }
+    // One build at a time in this process: kernel builds on several threads (a test binary's
+    // tests) would otherwise each run the C++ compiler at once, and on a small machine one
+    // of them may be killed for memory. Builds in several processes each publish a whole
+    // file (`build` renames it into place).
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = BUILDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if plugin.is_file() {
+        return Ok(plugin);
+    }
     // The headers and the compiler are there: what fails from here on is the compiler's or
     // opt's doing, not a missing package.
     let fix = format!(
@@ -120,11 +129,26 @@ pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
         return Err(Unavailable { problem, fix });
     }
     let result = build(tc, dir, &plugin, &needs);
-    if let Err(problem) = &result {
+    if let Err(Failure { problem, lasting: true }) = &result {
         let _ = std::fs::create_dir_all(dir);
         let _ = std::fs::write(&failed, problem);
     }
-    result.map_err(|problem| Unavailable { problem, fix })
+    result.map_err(|Failure { problem, .. }| Unavailable { problem, fix })
+}
+
+/// Why a build of the plugin failed, and whether the next kernel build should try again.
+struct Failure {
+    problem: String,
+    /// The compiler or `opt` said no (remembered beside the plugin); not when the compiler
+    /// was killed (for memory, say) or a file could not be written, which another try may
+    /// get past.
+    lasting: bool,
+}
+
+impl From<String> for Failure {
+    fn from(problem: String) -> Self {
+        Failure { problem, lasting: false }
+    }
 }
 
 /// What building the pass needs beside `opt`, as found.
@@ -198,7 +222,7 @@ pub fn prerequisites(llvm_bin: &Path) -> Result<Prerequisites, Unavailable> {
 
 /// Compiles the plugin in a scratch file beside `plugin`, loads it into `opt` once, and
 /// renames it into place (two builds at once each publish a whole file).
-fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Result<PathBuf, String> {
+fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Result<PathBuf, Failure> {
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let cxx = &needs.cxx;
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -220,16 +244,18 @@ fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Re
         let _ = std::fs::remove_file(&object);
         let log = String::from_utf8_lossy(&out.stderr);
         let first = log.lines().find(|l| l.contains("error")).or_else(|| log.lines().find(|l| !l.trim().is_empty()));
-        return Err(format!(
+        let problem = format!(
             "{} could not compile the pass ({}{})",
             cxx.display(),
             out.status,
             first.map(|l| format!(": {}", l.trim())).unwrap_or_default()
-        ));
+        );
+        // No exit code: a signal ended it (the kernel's OOM killer, a ^C).
+        return Err(Failure { problem, lasting: out.status.code().is_some() });
     }
     if let Err(problem) = loads(tc, &object) {
         let _ = std::fs::remove_file(&object);
-        return Err(problem);
+        return Err(Failure { problem, lasting: true });
     }
     std::fs::rename(&object, plugin).map_err(|e| format!("renaming {} into place: {e}", object.display()))?;
     Ok(plugin.to_path_buf())
@@ -283,6 +309,35 @@ mod tests {
         let text = why.to_string();
         assert!(text.contains("no headers") && text.contains("run correctly"), "{text}");
         assert!(text.contains(&format!("llvm-{}-dev={}", pins::llvm_major(), pins::DEBIAN_LLVM)), "{text}");
+    }
+
+    /// A compiler that says no is remembered (the next kernel build does not try again); one
+    /// killed by a signal (the OOM killer, on a small machine building kernels on several
+    /// threads) is not.
+    #[test]
+    fn only_a_compilers_refusal_is_remembered() {
+        use std::os::unix::fs::PermissionsExt;
+        let tc = Toolchain::discover(&toolchain::Locations::default())
+            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+        let dir = std::env::temp_dir().join(format!("sluice-range-checks-signal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (script, lasting) in [("echo 'error: no' >&2; exit 1", true), ("kill -9 $$", false)] {
+            let cxx = dir.join(format!("cxx-{lasting}"));
+            std::fs::write(&cxx, format!("#!/bin/sh\n{script}\n")).unwrap();
+            std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let needs = Prerequisites {
+                llvm_version: "0".into(),
+                include_dir: dir.clone(),
+                cxxflags: String::new(),
+                cxx: cxx.clone(),
+            };
+            let Err(failure) = build(&tc, &dir, &dir.join(format!("plugin-{lasting}.so")), &needs) else {
+                panic!("{script}: built a plugin")
+            };
+            assert_eq!(failure.lasting, lasting, "{script}: {}", failure.problem);
+            assert!(failure.problem.contains("could not compile the pass"), "{}", failure.problem);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Needs the kernel toolchain with LLVM's C++ headers (`cargo xtask setup`; CI runs it).

@@ -58,6 +58,17 @@ fn build(dir: &Path, arch: Arch) -> (String, Vec<FunctionResources>) {
     (std::fs::read_to_string(&out.ptx).unwrap(), resources)
 }
 
+/// What a build of `dir` said it had to do without (the range-check pass, say): a failed
+/// assertion on the PTX's shape shows it.
+fn build_notes(dir: &Path, arch: Arch) -> Vec<String> {
+    let builder = Builder::new(dir)
+        .arch(arch)
+        .target_dir(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("kernels-{arch}")));
+    let tc = Toolchain::discover(&builder.locations()).map_err(|e| e.to_string());
+    tc.and_then(|tc| builder.build_with(&tc).map(|out| out.notes).map_err(|e| e.to_string()))
+        .unwrap_or_else(|e| vec![e])
+}
+
 /// The text of entry `name` in `ptx`, from `.entry name(` to its closing brace.
 fn entry_body<'a>(ptx: &'a str, name: &str) -> &'a str {
     let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no .entry {name}"));
@@ -229,6 +240,10 @@ fn the_ported_naive_gemm_has_a_loop_without_its_bounds_checks() {
         naive.registers
     );
     let loops = loops(entry_body(&ptx, "gemm_naive"));
-    assert!(loops.iter().any(|&(fmas, checked)| fmas == 4 && !checked), "no unchecked 4-step loop: {loops:?}");
+    assert!(
+        loops.iter().any(|&(fmas, checked)| fmas == 4 && !checked),
+        "no unchecked 4-step loop: {loops:?}; the build's notes: {:?}",
+        build_notes(&workspace().join("ports/kernels"), Arch::SM_90)
+    );
     assert!(loops.iter().any(|&(_, checked)| checked), "the checked copy is gone: {loops:?}");
 }
