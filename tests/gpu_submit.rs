@@ -705,6 +705,55 @@ fn a_host_matrix_pinned_again_at_the_same_address_gets_every_column(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// The program the docs-only attack lost an H100's context with (4 runs in 5), as it ran: 40
+/// lanes, each filling its column, adding `a * x` to it and copying it back, in fresh scopes
+/// under one configuration after another — direct, segments of 16, segments of 1, segments
+/// of 16 again — with its device and pinned host matrices allocated afresh for each
+/// configuration (so that the allocator may hand the last one's addresses out again). The
+/// scopes that replayed graphs cached under the earlier configuration faulted, or left their
+/// columns unwritten (`Context::memory_epoch` is the fix). Every column checked against the
+/// f64 reference in every scope.
+fn switching_segment_sizes_with_memory_allocated_afresh_keeps_every_column(gpu: Gpu) {
+    use rand::Rng;
+    let (rows, n) = (256, 40);
+    let mut rng = common::rng();
+    let x_host: Vec<f32> = (0..rows).map(|_| rng.random_range(-4.0f32..4.0)).collect();
+    let x = gpu.upload(&x_host).expect("upload");
+    for config in [SubmitConfig::direct(), with_segments(16), with_segments(1), with_segments(16)] {
+        gpu.set_submit_config(config);
+        let mut dm = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+        let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+        for rep in 0..6 {
+            let (v, a) = (rng.random_range(-8.0f32..8.0), rng.random_range(-2.0f32..2.0));
+            poison(&mut host);
+            scope(&gpu, |s| {
+                for ((lane, col), dst) in s.lanes(n)?.into_iter().zip(dm.columns_mut()).zip(host.columns_mut()) {
+                    lane.enter(|st| {
+                        let mut cv = st.bind(col);
+                        st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut cv, v))?;
+                        let xv = st.await_fence(&x)?;
+                        st.launch(&kernels::saxpy, LaunchConfig::for_elements(rows, 64), (&mut cv, &xv, a))?;
+                        st.copy_to_host(&cv, dst).map(drop)
+                    })?;
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("segments {}, scope {rep}: {e}", config.segment_lanes));
+            let want = gpu_kernels::reference::saxpy(&vec![v; rows], &x_host, a);
+            for (j, column) in host.chunks(rows).enumerate() {
+                for (i, (&got, &want)) in column.iter().zip(&want).enumerate() {
+                    assert!(
+                        (got as f64 - want).abs() <= 1e-6 * want.abs().max(1.0),
+                        "segments {}, scope {rep}, column {j}, row {i}: {got} against {want}",
+                        config.segment_lanes
+                    );
+                }
+            }
+        }
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
 fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     // One graph a scope (24 lanes would form a segment).
     gpu.set_submit_config(unsegmented());
@@ -958,6 +1007,7 @@ fn segments_form_in_a_scope_that_uploads_its_inputs(gpu: Gpu) {
 
 on_every_backend!(
     a_host_matrix_pinned_again_at_the_same_address_gets_every_column,
+    switching_segment_sizes_with_memory_allocated_afresh_keeps_every_column,
     segments_launched_by_the_device_thread_keep_every_result,
     segments_form_in_a_scope_that_uploads_its_inputs,
     segments_mean_what_the_whole_scope_means,
