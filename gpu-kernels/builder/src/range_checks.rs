@@ -250,8 +250,10 @@ fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Re
             out.status,
             first.map(|l| format!(": {}", l.trim())).unwrap_or_default()
         );
-        // No exit code: a signal ended it (the kernel's OOM killer, a ^C).
-        return Err(Failure { problem, lasting: out.status.code().is_some() });
+        // A signal ended it, or the compiler it drives (g++ exits 1 then, saying "Killed
+        // signal terminated program cc1plus"): the kernel's OOM killer, a ^C.
+        let killed = out.status.code().is_none() || log.contains("signal terminated program");
+        return Err(Failure { problem, lasting: !killed });
     }
     if let Err(problem) = loads(tc, &object) {
         let _ = std::fs::remove_file(&object);
@@ -312,8 +314,8 @@ mod tests {
     }
 
     /// A compiler that says no is remembered (the next kernel build does not try again); one
-    /// killed by a signal (the OOM killer, on a small machine building kernels on several
-    /// threads) is not.
+    /// killed by a signal, or whose own compiler was (the OOM killer, on a small machine
+    /// building kernels on several threads), is not.
     #[test]
     fn only_a_compilers_refusal_is_remembered() {
         use std::os::unix::fs::PermissionsExt;
@@ -321,7 +323,12 @@ mod tests {
             .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
         let dir = std::env::temp_dir().join(format!("sluice-range-checks-signal-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for (script, lasting) in [("echo 'error: no' >&2; exit 1", true), ("kill -9 $$", false)] {
+        for (script, lasting) in [
+            ("echo 'error: no' >&2; exit 1", true),
+            ("kill -9 $$", false),
+            // What g++ prints when its cc1plus is killed for memory.
+            ("echo 'g++: fatal error: Killed signal terminated program cc1plus' >&2; exit 1", false),
+        ] {
             let cxx = dir.join(format!("cxx-{lasting}"));
             std::fs::write(&cxx, format!("#!/bin/sh\n{script}\n")).unwrap();
             std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
