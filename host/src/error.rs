@@ -393,7 +393,9 @@ pub enum Error {
         /// The fault that lost it.
         error: DriverError,
         /// The lane whose work faulted: the one lane that ran the failing kernel, where the
-        /// device's fault record names it; otherwise the first lane whose join saw the loss.
+        /// device's fault record names it or only one lane launched kernels; otherwise the
+        /// first lane whose join saw the loss (the message then says which one faulted is not
+        /// known, and `fault` is `None` and `kernels` empty).
         lane: Option<LaneId>,
         /// What the failing thread recorded (`dfail!`, `dassert!`, a panic in the device
         /// std's debug mode): its block, thread, message and kernel. `None` for a fault that
@@ -842,9 +844,16 @@ impl fmt::Display for Error {
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
             Error::ContextLost { error, lane, fault, kernels } => {
-                match lane {
-                    Some(lane) => write!(f, "{lane} faulted: {error}")?,
-                    None => write!(f, "the device's context was lost by an earlier fault ({error})")?,
+                // `lane` is the culprit where the fault record or the one busy lane named it;
+                // otherwise only the first lane whose join saw the loss (`attribute_fault`).
+                match (lane, fault.is_some() || !kernels.is_empty()) {
+                    (Some(lane), true) => write!(f, "{lane} faulted: {error}")?,
+                    (Some(lane), false) => write!(
+                        f,
+                        "work of this scope faulted ({error}); the device recorded nothing and several lanes \
+                         launched kernels, so which one is not known ({lane}'s join saw it first)"
+                    )?,
+                    (None, _) => write!(f, "the device's context was lost by an earlier fault ({error})")?,
                 }
                 if let Some(fault) = fault {
                     write!(f, " ({fault})")?;
@@ -982,12 +991,13 @@ mod tests {
         assert_eq!(e.primary(), &Error::NotAdjacent);
         let s = e.to_string();
         assert!(s.starts_with("views to join are not adjacent"), "{s}");
-        assert!(s.contains("then, cleaning up: lane 3 faulted"), "{s}");
+        assert!(s.contains("then, cleaning up: work of this scope faulted"), "{s}");
+        assert!(s.contains("(lane 3's join saw it first)"), "{s}");
         assert!(s.contains("releasing stream failed"), "{s}");
         // Many: the first few, then a count.
         let many = Error::Cleanup { error: Box::new(Error::NotAdjacent), cleanup: vec![join.clone(); 1000] };
         let m = many.to_string();
-        assert_eq!(m.matches("lane 3 faulted").count(), SHOWN_CLEANUP, "{m}");
+        assert_eq!(m.matches("lane 3's join saw it first").count(), SHOWN_CLEANUP, "{m}");
         assert!(
             m.ends_with(&format!(
                 "; and {} more (the `cleanup` field of `Error::Cleanup` holds every one)",

@@ -1354,6 +1354,11 @@ mod tests {
         assert!(
             matches!(&errors[0], Error::ContextLost { lane: Some(LaneId::Lane(0)), kernels, .. } if kernels.is_empty())
         );
+        // ...and the message does not blame the lane whose join saw it first.
+        let shown = errors[0].to_string();
+        assert!(shown.starts_with("work of this scope faulted"), "{shown}");
+        assert!(shown.contains("which one is not known (lane 0's join saw it first)"), "{shown}");
+        assert!(!shown.contains("lane 0 faulted"), "{shown}");
     }
 
     #[test]
