@@ -1005,8 +1005,40 @@ fn segments_form_in_a_scope_that_uploads_its_inputs(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// Segments form where each lane's first operation is a fence record that nobody awaits
+/// (recorded and dropped): 16 lanes go as two segments of 8, every column exact. (The record
+/// was logged without the segment test that a launch or a wait makes, so such a scope formed
+/// none.)
+fn segments_form_where_each_lane_first_records_a_fence(gpu: Gpu) {
+    let (rows, n) = (256, 16);
+    let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    gpu.set_submit_config(with_segments(8));
+    for round in 0..3 {
+        poison(&mut host);
+        let value = 3.0 + round as f32;
+        let ((), trace) = traced_scope(&gpu, |s| {
+            for ((lane, col), dst) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
+                lane.enter(|st| {
+                    drop(st.record()?);
+                    let mut v = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
+                    st.copy_to_host(&v, dst).map(drop)
+                })?;
+            }
+            Ok(())
+        })
+        .expect("scope");
+        let subs = &trace.submissions;
+        assert_eq!(subs.iter().map(|s| s.launches).collect::<Vec<_>>(), [8, 8], "round {round}: {subs:?}");
+        assert!(host.iter().all(|v| *v == value), "round {round}");
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
 on_every_backend!(
     a_host_matrix_pinned_again_at_the_same_address_gets_every_column,
+    segments_form_where_each_lane_first_records_a_fence,
     switching_segment_sizes_with_memory_allocated_afresh_keeps_every_column,
     segments_launched_by_the_device_thread_keep_every_result,
     segments_form_in_a_scope_that_uploads_its_inputs,

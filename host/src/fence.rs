@@ -761,7 +761,13 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         // Read before the record: whatever is counted now was enqueued before the event.
         let at = self.lane.inner.enqueued.load(Ordering::Acquire);
         let rec = match self.defers() {
-            true => shared.log_record(self.lane.inner, e.clone()),
+            true => match shared.log_record(self.lane.inner, e.clone()) {
+                Ok(rec) => rec,
+                Err(error) => {
+                    shared.recycle_event(e);
+                    return Err(error);
+                }
+            },
             false => None,
         };
         if rec.is_none() {

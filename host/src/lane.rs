@@ -465,13 +465,18 @@ impl LaneShared {
         }
     }
 
-    /// Logs a record of `event` on `lane`; returns where it is, for the fence.
-    pub(crate) fn log_record(&self, lane: &LaneInner, event: Arc<Event>) -> Option<(u64, u32)> {
-        let mut d = self.log()?;
+    /// Logs a record of `event` on `lane`; returns where it is, for the fence (`None`: the
+    /// scope submits as asked). The log may go as a segment first, as before a launch
+    /// ([`Stream::submit`]): a lane's first operation may be a record.
+    pub(crate) fn log_record(&self, lane: &LaneInner, event: Arc<Event>) -> Result<Option<(u64, u32)>> {
+        let Some(mut d) = self.log() else { return Ok(None) };
+        if d.segment_due(lane, &self.config) {
+            self.submit_log(&mut d, false, true, SEGMENT)?;
+        }
         let slot = d.slot(lane);
         let at = d.batch.push(slot, OpKind::Record { event, live: true, awaited: false });
         d.count_live(true);
-        Some((d.batch.generation, at))
+        Ok(Some((d.batch.generation, at)))
     }
 
     /// Logs a wait of `lane` for `event`, recorded at `rec` if that record is in the batch
