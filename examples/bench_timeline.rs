@@ -3,13 +3,16 @@
 //! tenth scope, traced — when each graph was enqueued and when the GPU ran it.
 //!
 //! ```text
-//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1]
+//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1] [POISON=0]
 //! bench_timeline 64 200 16384 0      # many-small, as shipped (no segments)
+//! bench_timeline 64 200 16384 0 1 1  # the host matrix written (NaN) before each scope, as bench_seed does
 //! bench_timeline 128 200 4096 16     # many-small-128, segments of 16 (the device's thread)
 //! bench_timeline 128 200 4096 16 0   # segments of 16, launched by the program's thread
 //! ```
 //!
-//! Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
+//! With `POISON=1` the host matrix is filled with NaN before each scope, outside the timed
+//! span, as `bench_seed` does before each repetition (the GPU's copies then write into lines
+//! the CPU holds dirty in its caches). Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
 //! `[host START+ENQUEUE gpu START-END]` in µs from the scope's start. On the CPU backend (no
 //! GPU) the numbers say little: its kernels run on the host's cores.
 
@@ -40,13 +43,14 @@ fn body<'scope, 'env>(
 fn main() {
     let a: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let [n, reps, rows, ..] = a[..] else {
-        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1]");
+        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1] [POISON=0]");
         std::process::exit(2);
     };
     let reps = reps.max(10);
     let gpu = Gpu::new(0).unwrap_or_else(|_| Gpu::cpu());
     let seg = a.get(3).copied().unwrap_or(0);
     let background = a.get(4).copied().unwrap_or(1) != 0;
+    let poison = a.get(5).copied().unwrap_or(0) != 0;
     gpu.set_submit_config(sluice::SubmitConfig {
         segment_lanes: seg,
         background_launches: background,
@@ -61,6 +65,9 @@ fn main() {
     let cfg = LaunchConfig::for_elements(rows, 256);
     let (mut log, mut total, mut launch_at) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..reps {
+        if poison {
+            host.fill(f32::NAN);
+        }
         let t0 = Instant::now();
         let mut t1 = t0;
         if r % 10 == 9 {
@@ -88,7 +95,7 @@ fn main() {
     }
     log.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
-    println!("{n} lanes x {rows} rows, segments {seg} (background {background}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
+    println!("{n} lanes x {rows} rows, segments {seg} (background {background}, poison {poison}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
     for (closure, spans, g) in launch_at.iter().rev().take(2) {
         println!("   traced: closure ends {closure:.1} us, {spans} spans, graphs {g}");
     }
