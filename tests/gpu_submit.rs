@@ -1036,8 +1036,37 @@ fn segments_form_where_each_lane_first_records_a_fence(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// `SubmitConfig::merge_columns`: 32 adjacent columns of 1 KiB, which `merge_copy_bytes`
+/// alone would copy as one, go as copies of at most 8 columns; every column exact.
+fn merged_copies_take_at_most_merge_columns_columns(gpu: Gpu) {
+    let (rows, n) = (256, 32);
+    let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    for (columns, copies) in [(0, 1), (8, 4), (5, 7)] {
+        gpu.set_submit_config(SubmitConfig { merge_columns: columns, ..unsegmented() });
+        poison(&mut host);
+        let value = 2.0 + columns as f32;
+        let ((), trace) = traced_scope(&gpu, |s| {
+            for ((lane, col), dst) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
+                lane.enter(|st| {
+                    let mut v = st.bind(col);
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
+                    st.copy_to_host(&v, dst).map(drop)
+                })?;
+            }
+            Ok(())
+        })
+        .expect("scope");
+        let sub = trace.submissions.last().expect("a submission");
+        assert_eq!((sub.merged_copies, sub.copies), (n, copies), "merge_columns {columns}: {sub:?}");
+        assert!(host.iter().all(|v| *v == value), "merge_columns {columns}");
+    }
+    gpu.set_submit_config(SubmitConfig::default());
+}
+
 on_every_backend!(
     a_host_matrix_pinned_again_at_the_same_address_gets_every_column,
+    merged_copies_take_at_most_merge_columns_columns,
     segments_form_where_each_lane_first_records_a_fence,
     switching_segment_sizes_with_memory_allocated_afresh_keeps_every_column,
     segments_launched_by_the_device_thread_keep_every_result,

@@ -216,6 +216,9 @@ pub enum Submit {
     /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
     /// default has none).
     Segments(usize),
+    /// The default with merged copies of at most `columns` columns
+    /// (`SubmitConfig::merge_columns`), and segments of `segments` lanes (0: none).
+    Columns { segments: usize, columns: usize },
     /// Segments of this many lanes, each graph launched by the program's thread
     /// (`SubmitConfig::background_launches` off).
     SegmentsInline(usize),
@@ -233,6 +236,9 @@ impl Submit {
             Submit::Direct => SubmitConfig::direct(),
             Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
             Submit::Segments(lanes) => SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() },
+            Submit::Columns { segments, columns } => {
+                SubmitConfig { segment_lanes: segments, merge_columns: columns, ..SubmitConfig::default() }
+            }
             Submit::SegmentsInline(lanes) => {
                 SubmitConfig { segment_lanes: lanes, background_launches: false, ..SubmitConfig::default() }
             }
@@ -289,6 +295,11 @@ impl Variant {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
         v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        if rows * 4 * 4 <= default {
+            // Chunks of 8 columns (the best C++ chunking at 64 lanes of 64 KiB columns), with
+            // and without segments.
+            v.extend([0, 8, 16].map(|segments| Variant::Natural(Submit::Columns { segments, columns: 8 })));
+        }
         v.push(Variant::Natural(Submit::SegmentsInline(16)));
         let d = SubmitConfig::default();
         for (branches, chain) in [(d.graph_branches, !d.chain_launches), (usize::MAX, false), (64, true)] {
@@ -314,6 +325,8 @@ impl Variant {
             Variant::Natural(Submit::Merge(0)) => "natural-merge-none".into(),
             Variant::Natural(Submit::Merge(b)) => format!("natural-merge-{}k", b >> 10),
             Variant::Natural(Submit::Segments(n)) => format!("natural-seg{n}"),
+            Variant::Natural(Submit::Columns { segments: 0, columns }) => format!("natural-c{columns}"),
+            Variant::Natural(Submit::Columns { segments, columns }) => format!("natural-seg{segments}-c{columns}"),
             Variant::Natural(Submit::SegmentsInline(n)) => format!("natural-seg{n}-inline"),
             Variant::Natural(Submit::Shape { branches, chain }) => {
                 let b = match branches {

@@ -190,8 +190,9 @@
 //! * **merges copies** at the scope's end: adjacent column copies to adjacent host memory, each
 //!   the last operation of a lane whose work is the same as its neighbours' (they finish
 //!   together), none of whose fences anyone awaits, become one copy of about
-//!   [`SubmitConfig::merge_copy_bytes`] after the lanes' fan-in (the chunked fan-in below,
-//!   chosen from the sizes);
+//!   [`SubmitConfig::merge_copy_bytes`] (and of at most [`SubmitConfig::merge_columns`]
+//!   columns, where set) after the lanes' fan-in (the chunked fan-in below, chosen from the
+//!   sizes);
 //! * **replays a graph**: the second time a scope's last batch has the shape of an earlier one
 //!   (the same lanes, kernels, launch shapes, copy shapes and fence edges; pointers and scalar
 //!   arguments may differ), sluice captures it into an executable graph, kept in a bounded

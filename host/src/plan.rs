@@ -81,6 +81,16 @@ pub struct SubmitConfig {
     /// Merge adjacent column copies of lanes with the same work into copies of about this
     /// many bytes (columns larger than a quarter of this are never merged); `0`: never.
     pub merge_copy_bytes: usize,
+    /// Most columns one merged copy takes, whatever their size (`0`: as many as
+    /// [`merge_copy_bytes`](SubmitConfig::merge_copy_bytes) holds). Smaller chunks start
+    /// their copies sooner, each after fewer kernels.
+    ///
+    /// ```
+    /// use sluice_host::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// gpu.set_submit_config(SubmitConfig { merge_columns: 8, ..SubmitConfig::default() });
+    /// ```
+    pub merge_columns: usize,
     /// Most operations a scope holds back: once its log reaches this many, it is submitted
     /// (directly) without waiting for a host wait or the scope's end, so that a long scope — a
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
@@ -171,6 +181,7 @@ impl Default for SubmitConfig {
             graphs: true,
             graph_cache: 32,
             merge_copy_bytes: 512 << 10,
+            merge_columns: 0,
             max_deferred: 1024,
             segment_lanes: 0,
             background_launches: true,
@@ -633,7 +644,8 @@ impl Candidate {
 
 /// Plans a batch: fence records no one can await are left out, and — in the scope's `last`
 /// submission, with `merge_bytes > 0` — adjacent column copies merge (see the module docs).
-pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
+pub(crate) fn plan(batch: &Batch, last: bool, merge: Merge) -> Plan {
+    let merge_bytes = merge.bytes;
     let mut plan = Plan::default();
     // Each lane's last kept operation, and the shape of its kept operations before it.
     let lanes = batch.lanes.len();
@@ -680,12 +692,12 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
             match run.last() {
                 Some(prev) if prev.precedes(&c) => run.push(c),
                 _ => {
-                    split_run(&mut groups, std::mem::take(&mut run), merge_bytes);
+                    split_run(&mut groups, std::mem::take(&mut run), merge);
                     run.push(c);
                 }
             }
         }
-        split_run(&mut groups, run, merge_bytes);
+        split_run(&mut groups, run, merge);
         if !groups.is_empty() {
             mark = vec![u32::MAX; batch.ops.len()];
         }
@@ -738,6 +750,32 @@ pub(crate) fn plan(batch: &Batch, last: bool, merge_bytes: usize) -> Plan {
     plan
 }
 
+/// How a scope's last submission merges adjacent column copies
+/// ([`SubmitConfig::merge_copy_bytes`], [`SubmitConfig::merge_columns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Merge {
+    /// About this many bytes a merged copy (0: no merging).
+    pub(crate) bytes: usize,
+    /// At most this many columns a merged copy (0: no limit).
+    pub(crate) columns: usize,
+}
+
+impl Merge {
+    /// No merging (a submission that is not the scope's last).
+    pub(crate) const NONE: Merge = Merge { bytes: 0, columns: 0 };
+
+    /// What `config` asks for.
+    pub(crate) fn of(config: &SubmitConfig) -> Merge {
+        Merge { bytes: config.merge_copy_bytes, columns: config.merge_columns }
+    }
+
+    /// Chunks of about `bytes`, however many columns.
+    #[cfg(test)]
+    pub(crate) fn bytes(bytes: usize) -> Merge {
+        Merge { bytes, columns: 0 }
+    }
+}
+
 /// What a merged copy's members become.
 #[derive(Clone)]
 enum Replace {
@@ -745,14 +783,16 @@ enum Replace {
     Collect { slots: Vec<u32>, device: u64, host: usize, span: Span2d, elem: usize, parts: u32 },
 }
 
-/// Cuts a run of adjacent copies into groups of about `merge_bytes` (at least two copies
-/// each; a copy left alone is not merged).
-fn split_run(groups: &mut Vec<Vec<Candidate>>, run: Vec<Candidate>, merge_bytes: usize) {
+/// Cuts a run of adjacent copies into groups of about `merge.bytes`, and of at most
+/// `merge.columns` copies where that is set (at least two copies each; a copy left alone is
+/// not merged).
+fn split_run(groups: &mut Vec<Vec<Candidate>>, run: Vec<Candidate>, merge: Merge) {
     let Some(first) = run.first() else { return };
-    let k = merge_bytes / first.bytes.max(1);
+    let k = merge.bytes / first.bytes.max(1);
     if k < MIN_PARTS {
         return;
     }
+    let k = if merge.columns > 0 { k.min(merge.columns) } else { k };
     for chunk in run.chunks(k) {
         if chunk.len() >= 2 {
             groups.push(chunk.to_vec());
@@ -1135,7 +1175,7 @@ pub(crate) struct PlanMemo {
     words: Vec<u64>,
     sizes: Vec<u32>,
     last: bool,
-    merge_bytes: usize,
+    merge: Merge,
     pub(crate) plan: Plan,
     /// [`key`] of the batch and the plan, once asked for.
     pub(crate) keyed: Option<Result<(Key, Values), &'static str>>,
@@ -1143,7 +1183,7 @@ pub(crate) struct PlanMemo {
 
 impl PlanMemo {
     /// Plans `batch` ([`plan`]) and keeps what the plan was made from.
-    pub(crate) fn new(batch: &Batch, last: bool, merge_bytes: usize) -> PlanMemo {
+    pub(crate) fn new(batch: &Batch, last: bool, merge: Merge) -> PlanMemo {
         PlanMemo {
             ops: {
                 let mut allocs = Allocs::default();
@@ -1153,16 +1193,16 @@ impl PlanMemo {
             words: batch.words.clone(),
             sizes: batch.sizes.clone(),
             last,
-            merge_bytes,
-            plan: plan(batch, last, merge_bytes),
+            merge,
+            plan: plan(batch, last, merge),
             keyed: None,
         }
     }
 
-    /// Whether this memo's plan and key are `batch`'s, submitted as `last` with `merge_bytes`.
-    pub(crate) fn matches(&self, batch: &Batch, last: bool, merge_bytes: usize) -> bool {
+    /// Whether this memo's plan and key are `batch`'s, submitted as `last` with `merge`.
+    pub(crate) fn matches(&self, batch: &Batch, last: bool, merge: Merge) -> bool {
         self.last == last
-            && self.merge_bytes == merge_bytes
+            && self.merge == merge
             && self.ops.len() == batch.ops.len()
             && self.lanes.len() == batch.lanes.len()
             && self.words == batch.words
@@ -1236,7 +1276,7 @@ mod tests {
     fn a_plan_names_the_lanes_its_steps_run_on_in_order() {
         for (merge, alive) in [(0, &[][..]), (1 << 20, &[][..]), (1 << 20, &[2usize][..])] {
             let b = seed(6, 256, alive);
-            let p = plan(&b, true, merge);
+            let p = plan(&b, true, Merge::bytes(merge));
             let mut expect = Vec::new();
             for s in &p.steps {
                 let lane = match *s {
@@ -1255,10 +1295,10 @@ mod tests {
     fn dead_fences_are_elided_and_small_adjacent_copies_merge_in_the_last_submission() {
         let b = seed(8, 1024, &[]); // 4 KiB columns
                                     // Not the last submission: nothing merges; dead records are left out.
-        let p = plan(&b, false, 16 << 10);
+        let p = plan(&b, false, Merge::bytes(16 << 10));
         assert_eq!((p.elided, p.merged_copies, p.steps.len()), (8, 0, 16));
         // The last: chunks of 16 KiB = 4 columns, collected by the chunk's last lane.
-        let p = plan(&b, true, 16 << 10);
+        let p = plan(&b, true, Merge::bytes(16 << 10));
         assert_eq!(merged(&p), [(3, 4), (7, 4)]);
         assert_eq!((p.merged_copies, p.fan_ins), (8, 6));
         assert_eq!(p.covers, [(0, 3), (1, 3), (2, 3), (4, 7), (5, 7), (6, 7)]);
@@ -1272,22 +1312,26 @@ mod tests {
         };
         assert_eq!((span.width_bytes, span.height, *device, *host), (4096, 4, 0x10_0000, 0x9000_0000));
         // Columns too large for a chunk of two, or merging off: per-column copies.
-        assert_eq!(plan(&b, true, 4096).merged_copies, 0);
-        assert_eq!(plan(&b, true, 0).merged_copies, 0);
+        assert_eq!(plan(&b, true, Merge::bytes(4096)).merged_copies, 0);
+        assert_eq!(plan(&b, true, Merge::bytes(0)).merged_copies, 0);
+        // At most two columns a copy (`merge_columns`) where the bytes would allow four; a
+        // limit above what the bytes allow changes nothing.
+        assert_eq!(merged(&plan(&b, true, Merge { bytes: 16 << 10, columns: 2 })), [(1, 2), (3, 2), (5, 2), (7, 2)]);
+        assert_eq!(merged(&plan(&b, true, Merge { bytes: 16 << 10, columns: 8 })), [(3, 4), (7, 4)]);
     }
 
     #[test]
     fn a_copy_whose_fence_someone_may_await_never_merges() {
         // Lane 1's fence is alive at a host wait's submission: kept, and no merge there.
         let b = seed(4, 256, &[1]);
-        let p = plan(&b, false, 1 << 20);
+        let p = plan(&b, false, Merge::bytes(1 << 20));
         assert_eq!((p.elided, p.merged_copies), (3, 0));
         // Awaited by a lane: its copy is not the lane's last kept operation.
         let mut b = seed(4, 256, &[]);
         if let OpKind::Record { awaited, .. } = &mut b.ops[5].kind {
             *awaited = true;
         }
-        let p = plan(&b, true, 1 << 20);
+        let p = plan(&b, true, Merge::bytes(1 << 20));
         assert_eq!(merged(&p), [(3, 2)], "lanes 2 and 3; lane 0 has no neighbour left");
         let merged_lanes: Vec<u32> = p.covers.iter().map(|c| c.0).collect();
         assert!(!merged_lanes.contains(&1), "{:?}", p.covers);
@@ -1300,13 +1344,13 @@ mod tests {
         if let OpKind::Launch { grid, .. } = &mut b.ops[6].kind {
             *grid = (8, 1, 1);
         }
-        assert_eq!(merged(&plan(&b, true, 1 << 20)), [(1, 2)]);
+        assert_eq!(merged(&plan(&b, true, Merge::bytes(1 << 20))), [(1, 2)]);
         // Lane 3's destination is elsewhere: lanes 0-2 still merge.
         let mut b = seed(4, 256, &[]);
         if let OpKind::Copy { host, .. } = &mut b.ops[10].kind {
             *host += 4096;
         }
-        assert_eq!(merged(&plan(&b, true, 1 << 20)), [(2, 3)]);
+        assert_eq!(merged(&plan(&b, true, Merge::bytes(1 << 20))), [(2, 3)]);
     }
 
     /// A memo is reused only for a batch equal in everything the plan and the key read; the
@@ -1314,13 +1358,13 @@ mod tests {
     #[test]
     fn a_plan_memo_is_reused_only_for_the_same_batch() {
         let a = seed(6, 256, &[]);
-        let memo = PlanMemo::new(&a, true, 1 << 20);
-        assert_eq!(memo.plan.steps, plan(&a, true, 1 << 20).steps);
+        let memo = PlanMemo::new(&a, true, Merge::bytes(1 << 20));
+        assert_eq!(memo.plan.steps, plan(&a, true, Merge::bytes(1 << 20)).steps);
         // Another scope's batch of the same program (its own events, the same everything else).
         let b = seed(6, 256, &[]);
-        assert!(memo.matches(&b, true, 1 << 20));
-        assert!(!memo.matches(&b, false, 1 << 20), "not the last submission");
-        assert!(!memo.matches(&b, true, 0), "another merge size");
+        assert!(memo.matches(&b, true, Merge::bytes(1 << 20)));
+        assert!(!memo.matches(&b, false, Merge::bytes(1 << 20)), "not the last submission");
+        assert!(!memo.matches(&b, true, Merge::NONE), "another merge size");
         // Each change a plan or a key reads: not the memo's batch.
         type Change = fn(&mut Batch);
         let changes: [(&str, Change); 10] = [
@@ -1358,7 +1402,7 @@ mod tests {
         for (what, change) in changes {
             let mut c = seed(6, 256, &[]);
             change(&mut c);
-            assert!(!memo.matches(&c, true, 1 << 20), "{what}");
+            assert!(!memo.matches(&c, true, Merge::bytes(1 << 20)), "{what}");
         }
         // The same memory under a new allocation id (a repeated scope's scope memory): the
         // same batch; one column in another allocation than its neighbours: not.
@@ -1373,17 +1417,17 @@ mod tests {
         };
         let mut c = seed(6, 256, &[]);
         realloc(&mut c, None);
-        assert!(memo.matches(&c, true, 1 << 20), "the same allocation under another id");
+        assert!(memo.matches(&c, true, Merge::bytes(1 << 20)), "the same allocation under another id");
         let mut c = seed(6, 256, &[]);
         realloc(&mut c, Some(4));
-        assert!(!memo.matches(&c, true, 1 << 20), "one column in another allocation");
-        assert_ne!(plan(&c, true, 1 << 20).steps, memo.plan.steps, "and its plan differs");
+        assert!(!memo.matches(&c, true, Merge::bytes(1 << 20)), "one column in another allocation");
+        assert_ne!(plan(&c, true, Merge::bytes(1 << 20)).steps, memo.plan.steps, "and its plan differs");
     }
 
     #[test]
     fn keys_hold_the_shape_and_values_the_addresses_and_arguments() {
         let (a, b) = (seed(4, 256, &[]), seed(4, 256, &[]));
-        let (pa, pb) = (plan(&a, true, 0), plan(&b, true, 0));
+        let (pa, pb) = (plan(&a, true, Merge::bytes(0)), plan(&b, true, Merge::bytes(0)));
         let (ka, va) = key(&a, &pa).expect("graphable");
         let (kb, _) = key(&b, &pb).expect("graphable");
         assert_eq!(ka, kb);
@@ -1394,15 +1438,15 @@ mod tests {
         if let OpKind::Launch { block, .. } = &mut c.ops[0].kind {
             *block = (128, 1, 1);
         }
-        assert_ne!(key(&c, &plan(&c, true, 0)).expect("graphable").0, ka);
+        assert_ne!(key(&c, &plan(&c, true, Merge::bytes(0))).expect("graphable").0, ka);
         // Merged copies are another shape than per-column copies.
-        assert_ne!(key(&a, &plan(&a, true, 1 << 20)).expect("graphable").0, ka);
+        assert_ne!(key(&a, &plan(&a, true, Merge::bytes(1 << 20))).expect("graphable").0, ka);
         // A copy from host memory cannot be a graph's.
         let mut d = seed(1, 256, &[]);
         if let OpKind::Copy { dir, .. } = &mut d.ops[1].kind {
             *dir = Direction::HostToDevice;
         }
-        assert!(key(&d, &plan(&d, true, 0)).is_err());
+        assert!(key(&d, &plan(&d, true, Merge::bytes(0))).is_err());
     }
 
     #[test]

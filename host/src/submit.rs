@@ -211,7 +211,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
     let finished = if f.segment { Ok(()) } else { finish_launches(f) };
     // A segment is planned as the scope's end is: none of its fences can be awaited any more.
     let last = f.last || f.segment;
-    let merge = if last { f.config.merge_copy_bytes } else { 0 };
+    let merge = if last { plan::Merge::of(&f.config) } else { plan::Merge::NONE };
     // The plan (and key) of an equal batch among the last few a scope's end or segments
     // submitted (a repeated scope), if there is one.
     let reused = f.gpu.take_plan_memo(|m| m.matches(batch, last, merge));
