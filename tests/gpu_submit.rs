@@ -1005,6 +1005,36 @@ fn segments_form_in_a_scope_that_uploads_its_inputs(gpu: Gpu) {
     gpu.set_submit_config(SubmitConfig::default());
 }
 
+/// A traced scope in which every lane fills its column with `value` (after recording a
+/// fence it drops, with `record_first`) and copies it back; the host matrix, poisoned before,
+/// must hold `value` everywhere after.
+fn fill_traced(
+    gpu: &Gpu,
+    out: &mut DeviceMatrix<f32>,
+    host: &mut PinnedMatrix<f32>,
+    value: f32,
+    record_first: bool,
+) -> Trace {
+    let rows = out.rows();
+    poison(host);
+    let ((), trace) = traced_scope(gpu, |s| {
+        for ((lane, col), dst) in s.lanes(out.cols())?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
+            lane.enter(|st| {
+                if record_first {
+                    drop(st.record()?);
+                }
+                let mut v = st.bind(col);
+                st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
+                st.copy_to_host(&v, dst).map(drop)
+            })?;
+        }
+        Ok(())
+    })
+    .expect("scope");
+    assert!(host.iter().all(|v| *v == value), "value {value}");
+    trace
+}
+
 /// Segments form where each lane's first operation is a fence record that nobody awaits
 /// (recorded and dropped): 16 lanes go as two segments of 8, every column exact. (The record
 /// was logged without the segment test that a launch or a wait makes, so such a scope formed
@@ -1015,23 +1045,9 @@ fn segments_form_where_each_lane_first_records_a_fence(gpu: Gpu) {
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
     gpu.set_submit_config(with_segments(8));
     for round in 0..3 {
-        poison(&mut host);
-        let value = 3.0 + round as f32;
-        let ((), trace) = traced_scope(&gpu, |s| {
-            for ((lane, col), dst) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
-                lane.enter(|st| {
-                    drop(st.record()?);
-                    let mut v = st.bind(col);
-                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
-                    st.copy_to_host(&v, dst).map(drop)
-                })?;
-            }
-            Ok(())
-        })
-        .expect("scope");
+        let trace = fill_traced(&gpu, &mut out, &mut host, 3.0 + round as f32, true);
         let subs = &trace.submissions;
         assert_eq!(subs.iter().map(|s| s.launches).collect::<Vec<_>>(), [8, 8], "round {round}: {subs:?}");
-        assert!(host.iter().all(|v| *v == value), "round {round}");
     }
     gpu.set_submit_config(SubmitConfig::default());
 }
@@ -1044,22 +1060,9 @@ fn merged_copies_take_at_most_merge_columns_columns(gpu: Gpu) {
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
     for (columns, copies) in [(0, 1), (8, 4), (5, 7)] {
         gpu.set_submit_config(SubmitConfig { merge_columns: columns, ..unsegmented() });
-        poison(&mut host);
-        let value = 2.0 + columns as f32;
-        let ((), trace) = traced_scope(&gpu, |s| {
-            for ((lane, col), dst) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()) {
-                lane.enter(|st| {
-                    let mut v = st.bind(col);
-                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 64), (&mut v, value))?;
-                    st.copy_to_host(&v, dst).map(drop)
-                })?;
-            }
-            Ok(())
-        })
-        .expect("scope");
+        let trace = fill_traced(&gpu, &mut out, &mut host, 2.0 + columns as f32, false);
         let sub = trace.submissions.last().expect("a submission");
         assert_eq!((sub.merged_copies, sub.copies), (n, copies), "merge_columns {columns}: {sub:?}");
-        assert!(host.iter().all(|v| *v == value), "merge_columns {columns}");
     }
     gpu.set_submit_config(SubmitConfig::default());
 }
