@@ -3,16 +3,21 @@
 //! tenth scope, traced — when each graph was enqueued and when the GPU ran it.
 //!
 //! ```text
-//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1] [POISON=0]
+//! cargo run --release --example bench_timeline --features kernels -- LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1] [POISON=0] [CHURN=0]
 //! bench_timeline 64 200 16384 0      # many-small, as shipped (no segments)
 //! bench_timeline 64 200 16384 0 1 1  # the host matrix written (NaN) before each scope, as bench_seed does
+//! bench_timeline 64 200 16384 0 1 0 1  # device memory freed before each scope
 //! bench_timeline 128 200 4096 16     # many-small-128, segments of 16 (the device's thread)
 //! bench_timeline 128 200 4096 16 0   # segments of 16, launched by the program's thread
 //! ```
 //!
 //! With `POISON=1` the host matrix is filled with NaN before each scope, outside the timed
 //! span, as `bench_seed` does before each repetition (the GPU's copies then write into lines
-//! the CPU holds dirty in its caches). Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
+//! the CPU holds dirty in its caches). With `CHURN=1` a small device matrix is allocated and
+//! freed before each scope, outside the timed span: after memory is given back, sluice sets
+//! a cached graph's copy nodes again before its next replay (an address may then name
+//! another allocation), which this prices.
+//! Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
 //! `[host START+ENQUEUE gpu START-END]` in µs from the scope's start. On the CPU backend (no
 //! GPU) the numbers say little: its kernels run on the host's cores.
 
@@ -43,7 +48,7 @@ fn body<'scope, 'env>(
 fn main() {
     let a: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let [n, reps, rows, ..] = a[..] else {
-        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1] [POISON=0]");
+        eprintln!("usage: bench_timeline LANES SCOPES ROWS [SEGMENT_LANES=0] [BACKGROUND=1] [POISON=0] [CHURN=0]");
         std::process::exit(2);
     };
     let reps = reps.max(10);
@@ -51,6 +56,7 @@ fn main() {
     let seg = a.get(3).copied().unwrap_or(0);
     let background = a.get(4).copied().unwrap_or(1) != 0;
     let poison = a.get(5).copied().unwrap_or(0) != 0;
+    let churn = a.get(6).copied().unwrap_or(0) != 0;
     gpu.set_submit_config(sluice::SubmitConfig {
         segment_lanes: seg,
         background_launches: background,
@@ -67,6 +73,9 @@ fn main() {
     for r in 0..reps {
         if poison {
             host.fill(f32::NAN);
+        }
+        if churn {
+            drop(gpu.alloc_matrix::<f32>(256, 1).unwrap());
         }
         let t0 = Instant::now();
         let mut t1 = t0;
@@ -95,7 +104,7 @@ fn main() {
     }
     log.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
-    println!("{n} lanes x {rows} rows, segments {seg} (background {background}, poison {poison}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
+    println!("{n} lanes x {rows} rows, segments {seg} (background {background}, poison {poison}, churn {churn}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
     for (closure, spans, g) in launch_at.iter().rev().take(2) {
         println!("   traced: closure ends {closure:.1} us, {spans} spans, graphs {g}");
     }
