@@ -320,11 +320,12 @@ fn build(a: &BuildArgs) -> Result<Vec<Built>> {
                 .map_err(|e| Failure(format!("cargo sluice: reading {}: {e}", out.ptx.display())))?;
             sluice_builder::write_if_changed(&dest, &text)?;
             println!(
-                "built {} ({}) for {arch} in {:.1} s{}",
+                "built {} ({}) for {arch} in {:.1} s{}, range-check pass {}",
                 dest.display(),
                 out.package,
                 started.elapsed().as_secs_f64(),
-                if out.libdevice.is_some() { ", libdevice linked" } else { "" }
+                if out.libdevice.is_some() { ", libdevice linked" } else { "" },
+                if out.range_checks { "used" } else { "not used (the warning below says why)" }
             );
             for k in &out.kernels {
                 println!("  .entry {k}");

@@ -51,8 +51,10 @@ pub struct PtxOutput {
     pub ptx: PathBuf,
     /// The kernel entries (`.entry` names) in file order.
     pub kernels: Vec<String>,
-    /// The source files the kernel crate was built from (from cargo's dep-info),
-    /// for `cargo:rerun-if-changed`.
+    /// The source files the kernel crate was built from (from cargo's dep-info), for
+    /// `cargo:rerun-if-changed`; where the [range-check pass](crate::range_checks) could not
+    /// be used, also what decides whether it can ([`range_checks::watch_when_unavailable`]),
+    /// so that a build script runs again once it can.
     pub sources: Vec<PathBuf>,
     /// The architecture it was built for.
     pub arch: Arch,
@@ -72,6 +74,9 @@ pub struct PtxOutput {
     /// kernels are correct either way; [`embed`](fn@crate::embed) and `cargo sluice build`
     /// print these.
     pub notes: Vec<String>,
+    /// Whether the [range-check pass](crate::range_checks) ran over the kernels (if not, a
+    /// note says why).
+    pub range_checks: bool,
 }
 
 /// Builds one kernel crate to PTX. Every option has a default; a build script needs
@@ -391,9 +396,16 @@ impl Builder {
         // kernels mean the same and run slower in loops that index a slice by a stride; the
         // build says so. On the command line, so that cargo relinks when it comes or goes.
         let mut notes = Vec::new();
-        match range_checks::install(tc, &linker_dir.join("sluice-llbc")) {
+        let mut watch = Vec::new();
+        let plugin = range_checks::install(tc, &linker_dir.join("sluice-llbc"));
+        let range_checks = plugin.is_ok();
+        match plugin {
             Ok(plugin) => flags.push(format!("-Clink-arg=--pass-plugin={}", plugin.display())),
-            Err(why) => notes.push(why.to_string()),
+            Err(why) => {
+                notes.push(why.to_string());
+                // A build script runs again once the pass can be had (`sources`).
+                watch = range_checks::watch_when_unavailable(tc, &linker_dir.join("sluice-llbc"));
+            }
         }
         if (80..89).contains(&self.arch.capability_value()) {
             // PTX ISA 7.5 (LLVM picks 7.0 for sm_80, 7.1 for sm_86, 7.4 for sm_87): the device
@@ -511,7 +523,8 @@ impl Builder {
             return Err(BuildError::LibdeviceMissing { functions: unresolved, fix: toolchain::ptxas_fix() });
         }
         let kernels = ptx::entries(&text);
-        let sources = ptx::dep_info_sources(&ptx_path.with_extension("d"));
+        let mut sources = ptx::dep_info_sources(&ptx_path.with_extension("d"));
+        sources.extend(watch);
         let warnings = warning_lines(&stderr);
         let final_path = match &self.copy_to {
             Some(dest) => {
@@ -530,6 +543,7 @@ impl Builder {
             lib_name,
             warnings,
             notes,
+            range_checks,
         })
     }
 }

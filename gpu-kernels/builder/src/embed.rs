@@ -24,6 +24,8 @@ pub const ENV_VARS: &[&str] = &[
     "CUDA_HOME",
     "CUDA_PATH",
     "XDG_CACHE_HOME",
+    // The C++ compiler the range-check pass is built with (`range_checks`).
+    "CXX",
 ];
 
 /// What [`embed`] wrote into `OUT_DIR`.

@@ -99,10 +99,7 @@ fn debian_fix() -> String {
 /// ```
 pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
     let needs = prerequisites(&tc.llvm_bin)?;
-    // The compiler too: another `CXX` is another attempt (a failure is remembered per hash).
-    let key = format!("{SOURCE}\n{}\n{}\n{}", needs.llvm_version, needs.cxxflags, needs.cxx.display());
-    let hash = toolchain::fnv1a(key.as_bytes());
-    let plugin = dir.join(format!("sluice-range-checks-{hash:016x}.so"));
+    let plugin = plugin_path(dir, &needs);
     let failed = plugin.with_extension("failed");
     if plugin.is_file() {
         return Ok(plugin);
@@ -149,6 +146,40 @@ impl From<String> for Failure {
     fn from(problem: String) -> Self {
         Failure { problem, lasting: false }
     }
+}
+
+/// Where [`install`] puts the plugin built with `needs` in `dir`: named by a hash of the
+/// pass's source, the LLVM version, the flags and the compiler (another `CXX` is another
+/// attempt: a failure is remembered per name).
+fn plugin_path(dir: &Path, needs: &Prerequisites) -> PathBuf {
+    let key = format!("{SOURCE}\n{}\n{}\n{}", needs.llvm_version, needs.cxxflags, needs.cxx.display());
+    let hash = toolchain::fnv1a(key.as_bytes());
+    dir.join(format!("sluice-range-checks-{hash:016x}.so"))
+}
+
+/// What a build script watches so that it runs again once the pass can be used where
+/// [`install`] said it cannot: the folder of `tc`'s `opt` (installing LLVM's C++ headers
+/// adds `llvm-config` there, or changes it); the file that remembers a failed build in
+/// `dir` (the fix says to delete it), if there is one; and where a build failed without
+/// being remembered (its compiler was killed), the plugin that is not there yet — a path
+/// that does not exist runs the build script every time, until the plugin builds.
+///
+/// ```no_run
+/// use sluice_builder::{range_checks, toolchain::{Locations, Toolchain}};
+/// let tc = Toolchain::discover(&Locations::default())?;
+/// for path in range_checks::watch_when_unavailable(&tc, "target/sluice-llbc".as_ref()) {
+///     println!("cargo:rerun-if-changed={}", path.display());
+/// }
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+pub fn watch_when_unavailable(tc: &Toolchain, dir: &Path) -> Vec<PathBuf> {
+    let mut watch = vec![tc.llvm_bin.clone()];
+    if let Ok(needs) = prerequisites(&tc.llvm_bin) {
+        let plugin = plugin_path(dir, &needs);
+        let failed = plugin.with_extension("failed");
+        watch.push(if failed.is_file() { failed } else { plugin });
+    }
+    watch
 }
 
 /// What building the pass needs beside `opt`, as found.
@@ -344,6 +375,24 @@ mod tests {
             assert_eq!(failure.lasting, lasting, "{script}: {}", failure.problem);
             assert!(failure.problem.contains("could not compile the pass"), "{}", failure.problem);
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A build script without the pass watches `opt`'s folder and the plugin it lacks (a
+    /// path not there runs it again every time: a killed compiler is retried), or the
+    /// remembered failure (deleting it, as the fix says, runs it again).
+    #[test]
+    fn a_build_without_the_pass_watches_what_would_bring_it() {
+        let tc = Toolchain::discover(&toolchain::Locations::default())
+            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+        let needs = prerequisites(&tc.llvm_bin).unwrap_or_else(|e| panic!("{e}"));
+        let dir = std::env::temp_dir().join(format!("sluice-range-checks-watch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plugin = plugin_path(&dir, &needs);
+        assert_eq!(watch_when_unavailable(&tc, &dir), [tc.llvm_bin.clone(), plugin.clone()]);
+        let failed = plugin.with_extension("failed");
+        std::fs::write(&failed, "no").unwrap();
+        assert_eq!(watch_when_unavailable(&tc, &dir), [tc.llvm_bin.clone(), failed]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
