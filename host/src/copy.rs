@@ -25,7 +25,7 @@ use crate::pinned::PinnedMut;
 use crate::plan::MergeSide;
 use crate::span::Span;
 use crate::submit::Work;
-use crate::view::{ColumnView, ColumnViewMut};
+use crate::view::{ColumnViewMut, CopySource};
 
 /// A device-to-host copy in flight. Holds the destination until the copy is done:
 /// [`wait`](Pending::wait) blocks on this copy's event only and gives the destination back.
@@ -189,10 +189,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// ```
     pub fn copy_to_host<'v, T: Pod>(
         &self,
-        src: impl Into<ColumnView<'v, 'lane, T>>,
+        src: impl CopySource<'v, 'lane, T>,
         dst: PinnedMut<'scope, T>,
     ) -> Result<Pending<'scope, T>> {
-        let s = src.into().span();
+        let s = src.view().span();
         let (ptr, len) = dst.raw();
         check_enqueue(self, &s, s.len(), len, "copy")?;
         let work = Work::Copy {

@@ -328,4 +328,4 @@ pub use pinned::{PendingUpload, PinnedChunksMut, PinnedMatrix, PinnedMut};
 pub use plan::{Submission, SubmitConfig, SubmitPath, SubmitStats};
 pub use scope::{scope, traced_scope, LaneSet, Scope};
 pub use trace::{SpanKind, Trace, TraceSpan};
-pub use view::{ColumnView, ColumnViewMut, RowMajor, ViewChunks, ViewChunksMut};
+pub use view::{ColumnView, ColumnViewMut, CopySource, RowMajor, ViewChunks, ViewChunksMut};

@@ -76,7 +76,8 @@ pub struct SubmitConfig {
     /// Replay a scope that repeats an earlier one as a cached executable graph (from the
     /// second time a scope's shape is seen).
     pub graphs: bool,
-    /// Most executable graphs the device keeps (least recently used first out).
+    /// Most executable graphs the device keeps (least recently used first out); `0`: none
+    /// (every scope is submitted directly, as without [`graphs`](SubmitConfig::graphs)).
     pub graph_cache: usize,
     /// Merge adjacent column copies of lanes with the same work into copies of about this
     /// many bytes (columns larger than a quarter of this are never merged); `0`: never.
@@ -94,10 +95,11 @@ pub struct SubmitConfig {
     /// Most operations a scope holds back: once its log reaches this many, it is submitted
     /// (directly) without waiting for a host wait or the scope's end, so that a long scope — a
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
-    /// runs as a graph.
+    /// runs as a graph. `0` and `1` both submit each operation as it is logged.
     pub max_deferred: usize,
-    /// Segments (with [`graphs`](SubmitConfig::graphs) on; `0`, the default: none): when
-    /// a lane logs its first launch, copy, fill or fence wait since the last submission, and the lanes that logged
+    /// Segments (`0`, the default: none; none either where [`graphs`](SubmitConfig::graphs)
+    /// or [`defer`](SubmitConfig::defer) is off): when a lane logs its first launch, copy,
+    /// fill, fence record or fence wait since the last submission, and the lanes that logged
     /// work since then number at least this many and at least as many as all earlier
     /// segments of the scope took together, and none of the fences they recorded can still
     /// be awaited (no [`Pending`](crate::Pending), [`Fence`](crate::Fence),

@@ -553,6 +553,61 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     }
 }
 
+/// What a copy to the host (or to another device) reads: `&ColumnView`, `ColumnView` or
+/// `&ColumnViewMut` of the lane the copy is enqueued on. A hand-off ([`Fenced`](crate::Fenced))
+/// or an upload is awaited on the lane first, which gives such a view. Sealed.
+///
+/// ```
+/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// let mut host = gpu.pinned_buffer::<f32>(4)?;
+/// sluice_host::scope(gpu, |s| {
+///     let x = s.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+///     s.lane()?.enter(|st| {
+///         let x = st.await_fence(&x)?; // a view of this lane
+///         st.copy_to_host(&x, host.as_pinned_mut()).map(drop)
+///     })
+/// })?;
+/// assert_eq!(host[..], [1.0, 2.0, 3.0, 4.0]);
+/// # Ok(()) }
+/// # demo(&sluice_host::Gpu::cpu()).unwrap();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be copied from on this lane",
+    label = "not a view bound to this lane",
+    note = "a copy reads `&ColumnView`, `ColumnView` or `&ColumnViewMut` of the lane it is enqueued on",
+    note = "a hand-off (`Fenced`) or an upload is awaited on the lane first: `let v = st.await_fence(&x)?;`, then copy from `&v`"
+)]
+pub trait CopySource<'v, 'lane, T>: copy_source::Sealed {
+    /// The view the copy reads.
+    #[doc(hidden)]
+    fn view(self) -> ColumnView<'v, 'lane, T>;
+}
+
+mod copy_source {
+    pub trait Sealed {}
+    impl<T> Sealed for super::ColumnView<'_, '_, T> {}
+    impl<T> Sealed for &super::ColumnView<'_, '_, T> {}
+    impl<T> Sealed for &super::ColumnViewMut<'_, '_, T> {}
+}
+
+impl<'v, 'lane, T> CopySource<'v, 'lane, T> for ColumnView<'v, 'lane, T> {
+    fn view(self) -> ColumnView<'v, 'lane, T> {
+        self
+    }
+}
+
+impl<'v, 'lane, T> CopySource<'v, 'lane, T> for &ColumnView<'v, 'lane, T> {
+    fn view(self) -> ColumnView<'v, 'lane, T> {
+        *self
+    }
+}
+
+impl<'v, 'lane, T> CopySource<'v, 'lane, T> for &'v ColumnViewMut<'_, 'lane, T> {
+    fn view(self) -> ColumnView<'v, 'lane, T> {
+        self.as_view()
+    }
+}
+
 impl<'a, 'lane, T> From<&'a ColumnViewMut<'_, 'lane, T>> for ColumnView<'a, 'lane, T> {
     fn from(v: &'a ColumnViewMut<'_, 'lane, T>) -> Self {
         v.as_view()

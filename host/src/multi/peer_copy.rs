@@ -15,7 +15,7 @@ use crate::fence::Fenced;
 use crate::matrix::ColumnsMut;
 use crate::span::Span;
 use crate::trace::SpanKind;
-use crate::view::{ColumnView, ColumnViewMut};
+use crate::view::{ColumnViewMut, CopySource};
 
 impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// Copies `src` (a view on this lane) into `dst`, columns of another device — or of this
@@ -65,10 +65,10 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// ```
     pub fn copy_to_peer<'v, T: Pod, D: PeerDestination<'scope, T>>(
         &self,
-        src: impl Into<ColumnView<'v, 'lane, T>>,
+        src: impl CopySource<'v, 'lane, T>,
         dst: D,
     ) -> Result<D::Handed> {
-        let s = src.into().span();
+        let s = src.view().span();
         let d = dst.span(Token(())).0;
         if s.len() == 0 || d.len() == 0 {
             return Err(Error::ZeroSized);
