@@ -152,6 +152,19 @@ impl CpuDevice {
         Some(p as u64)
     }
 
+    /// Fills an allocation of [`alloc`](CpuDevice::alloc) with `fill` again (memory kept for
+    /// a later scope, poisoned as a fresh allocation is); `false` if `ptr` is not one.
+    ///
+    /// # Safety
+    /// - Nothing uses the memory any more.
+    pub(crate) unsafe fn refill(&self, ptr: u64, fill: u8) -> bool {
+        let Some(layout) = lock(&self.allocations).get(&ptr).copied() else { return false };
+        // SAFETY: allocated by `alloc` with this layout (the map says so) and not freed (still
+        // in the map); unused (caller's duty).
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, fill, layout.size()) };
+        true
+    }
+
     /// Frees an allocation of [`alloc`](CpuDevice::alloc); `false` if `ptr` is not one.
     ///
     /// # Safety

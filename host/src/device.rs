@@ -597,9 +597,10 @@ impl Gpu {
     /// # Ok::<(), sluice_host::Error>(())
     /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
-        let Allocator::Cuda { pool, stream } = &self.inner.allocator else { return Ok(()) };
-        // What ended scopes kept for later ones goes back to the pool first.
+        // What ended scopes kept for later ones goes back to the pool first (on the CPU
+        // backend, to the system).
         self.inner.release_reused().map_err(|error| Error::Free { what: "device memory", error })?;
+        let Allocator::Cuda { pool, stream } = &self.inner.allocator else { return Ok(()) };
         stream.synchronize().map_err(|error| Error::Stream { call: "cuStreamSynchronize", error })?;
         self.inner.ctx.trim_pool(*pool, 0).map_err(|error| Error::Device { call: "cuMemPoolTrimTo", error })
     }
@@ -827,24 +828,34 @@ impl Gpu {
     /// so that a loop of scopes finds its memory at the same address every time (and a
     /// repeated scope's cached graph needs no new addresses), without a driver call.
     pub(crate) fn alloc_device_for_scope(&self, bytes: usize) -> Result<DevicePtr> {
-        if let Allocator::Cuda { .. } = &self.inner.allocator {
+        let kept = {
             let mut reuse = lock(&self.inner.reuse);
-            if let Some(i) = reuse.iter().rposition(|(b, _)| *b == bytes) {
-                return Ok(reuse.remove(i).1);
+            reuse.iter().rposition(|(b, _)| *b == bytes).map(|i| reuse.remove(i).1)
+        };
+        let Some(ptr) = kept else { return self.alloc_device(bytes) };
+        if let Allocator::Cpu = &self.inner.allocator {
+            // Poisoned again, as a fresh allocation of the CPU backend is (its tests of
+            // unwritten memory rely on it).
+            let cpu = self.inner.ctx.cpu_device().expect("the CPU allocator belongs to the CPU context");
+            // SAFETY: given back by an ended scope whose lanes had joined (`recycle_device`'s
+            // duty), and out of the list now: nothing uses it.
+            if !unsafe { cpu.refill(ptr, 0xff) } {
+                return self.alloc_device(bytes);
             }
         }
-        self.alloc_device(bytes)
+        Ok(ptr)
     }
 
     /// Gives a scope's allocation of `bytes` back for a later scope's (up to a bound), or
-    /// frees it ([`free_device`](Gpu::free_device)). The CPU backend frees it (its fresh
-    /// allocations are poisoned, which its tests of unwritten memory rely on).
+    /// frees it ([`free_device`](Gpu::free_device)). The CPU backend keeps it the same way
+    /// (poisoned again when it is reused), so that its scopes, too, find their memory at the
+    /// same addresses as the last one's.
     ///
     /// # Safety
     /// As [`free_device`](Gpu::free_device): `ptr` came from an allocation of `bytes` on a `Gpu`
     /// of this context, is given back once, and no work that may use it is pending.
     pub(crate) unsafe fn recycle_device(&self, ptr: DevicePtr, bytes: usize) -> std::result::Result<(), DriverError> {
-        if let Allocator::Cuda { .. } = &self.inner.allocator {
+        {
             let mut reuse = lock(&self.inner.reuse);
             let held: usize = reuse.iter().map(|(b, _)| b).sum();
             if reuse.len() < REUSE_ENTRIES && held + bytes <= REUSE_BYTES {
@@ -949,17 +960,26 @@ impl GpuInner {
     /// Frees the scope allocations kept for later scopes (stream-ordered, on the allocator
     /// stream). The first error is returned; the rest of the memory is freed anyway.
     fn release_reused(&self) -> std::result::Result<(), DriverError> {
-        let Allocator::Cuda { stream, .. } = &self.allocator else { return Ok(()) };
         let kept = std::mem::take(&mut *lock(&self.reuse));
         if !kept.is_empty() {
             self.ctx.note_memory_freed();
         }
         let mut first = Ok(());
         for (_, ptr) in kept {
-            // SAFETY: each came from `alloc_device` in this context and was given back by a
-            // scope whose lanes had joined (`recycle_device`'s duty); it leaves the list here,
-            // so it is freed once, and no work can use it any more.
-            let freed = unsafe { stream.free_async(ptr) };
+            let freed = match &self.allocator {
+                // SAFETY: each came from `alloc_device` in this context and was given back by a
+                // scope whose lanes had joined (`recycle_device`'s duty); it leaves the list
+                // here, so it is freed once, and no work can use it any more.
+                Allocator::Cuda { stream, .. } => unsafe { stream.free_async(ptr) },
+                Allocator::Cpu => {
+                    let cpu = self.ctx.cpu_device().expect("the CPU allocator belongs to the CPU context");
+                    // SAFETY: as above.
+                    match unsafe { cpu.free(ptr) } {
+                        true => Ok(()),
+                        false => Err(DriverError::from_code(1)),
+                    }
+                }
+            };
             if first.is_ok() {
                 first = freed;
             }
