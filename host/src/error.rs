@@ -395,7 +395,7 @@ pub enum Error {
         /// The lane whose work faulted: the one lane that ran the failing kernel, where the
         /// device's fault record names it or only one lane launched kernels; otherwise the
         /// first lane whose join saw the loss (the message then says which one faulted is not
-        /// known, and `fault` is `None` and `kernels` empty).
+        /// known: `fault`'s `lanes` are not just this lane, and `kernels` is empty).
         lane: Option<LaneId>,
         /// What the failing thread recorded (`dfail!`, `dassert!`, a panic in the device
         /// std's debug mode): its block, thread, message and kernel. `None` for a fault that
@@ -594,9 +594,10 @@ pub struct DeviceFault {
     /// declared there (a `#[kernel]` knows its source lines); `None` when the failure is in
     /// a helper function outside every kernel's body.
     pub kernel: Option<&'static str>,
-    /// The lanes of the scope that launched that kernel: one lane is the lane that faulted;
-    /// several (the same kernel on several lanes) are the candidates, which the record
-    /// cannot tell apart. Empty when the kernel is not known.
+    /// The lanes of the scope that can have faulted: those that launched that kernel (one
+    /// lane is the lane that faulted; several, the same kernel on several lanes, are the
+    /// candidates, which the record cannot tell apart), or, where the kernel is not known,
+    /// the one lane that launched anything. Empty when neither narrows it down.
     pub lanes: Vec<LaneId>,
 }
 
@@ -844,14 +845,20 @@ impl fmt::Display for Error {
             Error::Event { call, error } => write!(f, "event: {call} failed: {error}"),
             Error::Stream { call, error } => write!(f, "lane: {call} failed: {error}"),
             Error::ContextLost { error, lane, fault, kernels } => {
-                // `lane` is the culprit where the fault record or the one busy lane named it;
-                // otherwise only the first lane whose join saw the loss (`attribute_fault`).
-                match (lane, fault.is_some() || !kernels.is_empty()) {
+                // `lane` is the culprit where the fault record or the one busy lane named it
+                // (`attribute_fault`: the record's only candidate, or the kernels it launched);
+                // otherwise only the first lane whose join saw the loss.
+                let named = match (lane, fault) {
+                    (Some(lane), Some(fault)) => fault.lanes[..] == [*lane],
+                    (Some(_), None) => !kernels.is_empty(),
+                    (None, _) => false,
+                };
+                match (lane, named) {
                     (Some(lane), true) => write!(f, "{lane} faulted: {error}")?,
                     (Some(lane), false) => write!(
                         f,
-                        "work of this scope faulted ({error}); the device recorded nothing and several lanes \
-                         launched kernels, so which one is not known ({lane}'s join saw it first)"
+                        "the device's context was lost ({error}), first seen by {lane}'s join; which lane's work \
+                         faulted is not known"
                     )?,
                     (None, _) => write!(f, "the device's context was lost by an earlier fault ({error})")?,
                 }
@@ -991,13 +998,13 @@ mod tests {
         assert_eq!(e.primary(), &Error::NotAdjacent);
         let s = e.to_string();
         assert!(s.starts_with("views to join are not adjacent"), "{s}");
-        assert!(s.contains("then, cleaning up: work of this scope faulted"), "{s}");
-        assert!(s.contains("(lane 3's join saw it first)"), "{s}");
+        assert!(s.contains("then, cleaning up: the device's context was lost"), "{s}");
+        assert!(s.contains("first seen by lane 3's join"), "{s}");
         assert!(s.contains("releasing stream failed"), "{s}");
         // Many: the first few, then a count.
         let many = Error::Cleanup { error: Box::new(Error::NotAdjacent), cleanup: vec![join.clone(); 1000] };
         let m = many.to_string();
-        assert_eq!(m.matches("lane 3's join saw it first").count(), SHOWN_CLEANUP, "{m}");
+        assert_eq!(m.matches("first seen by lane 3's join").count(), SHOWN_CLEANUP, "{m}");
         assert!(
             m.ends_with(&format!(
                 "; and {} more (the `cleanup` field of `Error::Cleanup` holds every one)",

@@ -1209,7 +1209,8 @@ fn attribute_fault(
     match (fault.as_mut(), culprit) {
         (Some(f), _) => {
             f.kernel = kernel;
-            f.lanes = lanes;
+            // The candidates: the lanes that ran the kernel, else the one busy lane.
+            f.lanes = if lanes.is_empty() { culprit.into_iter().collect() } else { lanes };
         }
         // Nothing recorded: what that lane launched is all there is to suspect.
         (None, Some(one)) => {
@@ -1293,6 +1294,11 @@ mod tests {
         }
     }
 
+    /// Lane 4 launched kernel `a` (at `src`); lane 0 nothing.
+    fn one_busy(src: Option<SourceSpan>) -> Vec<(LaneId, LaunchedKernels)> {
+        vec![(LaneId::Lane(0), vec![]), (LaneId::Lane(4), vec![("a", src)])]
+    }
+
     fn record(message: &str) -> crate::error::DeviceFault {
         crate::error::DeviceFault {
             block: [1, 0, 0],
@@ -1327,14 +1333,26 @@ mod tests {
         assert_eq!((*lane, f.kernel, f.lanes.len()), (Some(LaneId::Lane(0)), Some("a"), 2));
         assert!(errors[0].to_string().contains("on one of lane 0, lane 1"), "{}", errors[0]);
 
-        // A location outside every kernel (a helper function): no kernel, lane unchanged.
+        // ...and the message does not say lane 0 faulted.
+        let shown = errors[0].to_string();
+        assert!(shown.contains("first seen by lane 0's join; which lane's work faulted is not known"), "{shown}");
+
+        // A location outside every kernel (a helper function): no kernel, lane unchanged, and
+        // not blamed.
         let mut errors = vec![lost(1)];
         attribute_fault(&mut errors, Some(record("kernel failed at src/lib.rs:3:1: x")), &launched);
         let Error::ContextLost { lane, fault: Some(f), .. } = &errors[0] else { panic!() };
-        assert_eq!((*lane, f.kernel), (Some(LaneId::Lane(1)), None));
+        assert_eq!((*lane, f.kernel, f.lanes.len()), (Some(LaneId::Lane(1)), None, 0));
+        assert!(!errors[0].to_string().contains("lane 1 faulted"), "{}", errors[0]);
+        // The same with one busy lane: that lane, named.
+        let mut errors = vec![lost(0)];
+        attribute_fault(&mut errors, Some(record("kernel failed at src/lib.rs:3:1: x")), &one_busy(src_a));
+        let Error::ContextLost { lane, fault: Some(f), .. } = &errors[0] else { panic!() };
+        assert_eq!((*lane, &f.lanes[..]), (Some(LaneId::Lane(4)), &[LaneId::Lane(4)][..]));
+        assert!(errors[0].to_string().starts_with("lane 4 faulted: "), "{}", errors[0]);
 
         // No record, one busy lane: that lane.
-        let one = vec![(LaneId::Lane(0), vec![]), (LaneId::Lane(4), vec![("a", src_a)])];
+        let one = one_busy(src_a);
         let mut errors = vec![lost(0)];
         attribute_fault(&mut errors, None, &one);
         let Error::ContextLost { lane: Some(LaneId::Lane(4)), fault: None, kernels, .. } = &errors[0] else {
@@ -1356,8 +1374,7 @@ mod tests {
         );
         // ...and the message does not blame the lane whose join saw it first.
         let shown = errors[0].to_string();
-        assert!(shown.starts_with("work of this scope faulted"), "{shown}");
-        assert!(shown.contains("which one is not known (lane 0's join saw it first)"), "{shown}");
+        assert!(shown.contains("first seen by lane 0's join; which lane's work faulted is not known"), "{shown}");
         assert!(!shown.contains("lane 0 faulted"), "{shown}");
     }
 
