@@ -784,7 +784,10 @@ impl Gpu {
             Allocator::Cuda { pool, stream } => (*pool, stream),
             Allocator::Cpu => {
                 let cpu = self.inner.ctx.cpu_device().expect("the CPU allocator belongs to the CPU context");
-                return cpu.alloc(bytes, crate::span::ALLOC_ALIGN, 0xff).ok_or_else(|| {
+                let alloc = || cpu.alloc(bytes, crate::span::ALLOC_ALIGN, 0xff);
+                // As on a GPU: what ended scopes kept goes back before the device is full.
+                let ptr = alloc().or_else(|| self.inner.release_reused().ok().and_then(|()| alloc()));
+                return ptr.ok_or_else(|| {
                     let free = self.mem_info().map(|m| m.free).unwrap_or(0);
                     Error::OutOfMemory { requested: bytes, free }
                 });
