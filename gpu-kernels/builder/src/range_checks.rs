@@ -98,7 +98,11 @@ fn debian_fix() -> String {
 /// # Ok::<(), sluice_builder::BuildError>(())
 /// ```
 pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
-    let needs = prerequisites(&tc.llvm_bin)?;
+    install_with(tc, dir, prerequisites(&tc.llvm_bin)?)
+}
+
+/// [`install`] with what the build needs already found.
+fn install_with(tc: &Toolchain, dir: &Path, needs: Prerequisites) -> Result<PathBuf, Unavailable> {
     let plugin = plugin_path(dir, &needs);
     let failed = plugin.with_extension("failed");
     if plugin.is_file() {
@@ -126,12 +130,24 @@ pub fn install(tc: &Toolchain, dir: &Path) -> Result<PathBuf, Unavailable> {
         return Err(Unavailable { problem, fix });
     }
     let result = build(tc, dir, &plugin, &needs);
-    if let Err(Failure { problem, lasting: true }) = &result {
+    if let Err(Failure { problem, lasting }) = &result {
+        // A failure that may pass next time (a compiler killed for memory) is tried again by
+        // the next few builds, then remembered as the others are.
+        let tries = plugin.with_extension("tries");
+        let tried = std::fs::read_to_string(&tries).ok().and_then(|t| t.trim().parse::<u32>().ok()).unwrap_or(0) + 1;
         let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::write(&failed, problem);
+        if *lasting || tried >= TRIES {
+            let _ = std::fs::write(&failed, problem);
+            let _ = std::fs::remove_file(&tries);
+        } else {
+            let _ = std::fs::write(&tries, tried.to_string());
+        }
     }
     result.map_err(|Failure { problem, .. }| Unavailable { problem, fix })
 }
+
+/// Builds a failure that may pass next time gets before it is remembered.
+const TRIES: u32 = 3;
 
 /// Why a build of the plugin failed, and whether the next kernel build should try again.
 struct Failure {
@@ -158,11 +174,13 @@ fn plugin_path(dir: &Path, needs: &Prerequisites) -> PathBuf {
 }
 
 /// What a build script watches so that it runs again once the pass can be used where
-/// [`install`] said it cannot: the folder of `tc`'s `opt` (installing LLVM's C++ headers
-/// adds `llvm-config` there, or changes it); the file that remembers a failed build in
-/// `dir` (the fix says to delete it), if there is one; and where a build failed without
-/// being remembered (its compiler was killed), the plugin that is not there yet — a path
-/// that does not exist runs the build script every time, until the plugin builds.
+/// [`install`] said it cannot: the folder of `tc`'s `opt`; where the headers or the compiler
+/// are missing, dpkg's list of installed packages (on Debian and Ubuntu: `apt-get install`
+/// changes it); the file that remembers a failed build in `dir` (the fix says to delete it),
+/// if there is one; and where a build failed without being remembered yet (its compiler was
+/// killed: tried again a few times), the plugin that is not there yet — a path that does not
+/// exist runs the build script every time, until the plugin builds or the failure is
+/// remembered.
 ///
 /// ```no_run
 /// use sluice_builder::{range_checks, toolchain::{Locations, Toolchain}};
@@ -174,13 +192,21 @@ fn plugin_path(dir: &Path, needs: &Prerequisites) -> PathBuf {
 /// ```
 pub fn watch_when_unavailable(tc: &Toolchain, dir: &Path) -> Vec<PathBuf> {
     let mut watch = vec![tc.llvm_bin.clone()];
-    if let Ok(needs) = prerequisites(&tc.llvm_bin) {
-        let plugin = plugin_path(dir, &needs);
-        let failed = plugin.with_extension("failed");
-        watch.push(if failed.is_file() { failed } else { plugin });
+    match prerequisites(&tc.llvm_bin) {
+        Ok(needs) => {
+            let plugin = plugin_path(dir, &needs);
+            let failed = plugin.with_extension("failed");
+            watch.push(if failed.is_file() { failed } else { plugin });
+        }
+        // The headers or the compiler are missing: what installs them (`apt-get install
+        // llvm-N-dev g++` changes dpkg's list, not `opt`'s folder).
+        Err(_) => watch.extend([PathBuf::from(DPKG_STATUS)].into_iter().filter(|p| p.is_file())),
     }
     watch
 }
+
+/// The list of installed packages on Debian and Ubuntu.
+const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 
 /// What building the pass needs beside `opt`, as found.
 ///
@@ -267,10 +293,11 @@ fn build(tc: &Toolchain, dir: &Path, plugin: &Path, needs: &Prerequisites) -> Re
         .args(["-fno-rtti", "-fPIC", "-shared", "-O2", "-o"])
         .arg(&object)
         .arg(&source)
-        .output()
-        .map_err(|e| format!("could not start {}: {e}", cxx.display()));
+        .output();
     let _ = std::fs::remove_file(&source);
-    let out = out?;
+    // A compiler that does not start (`CXX="ccache g++"`, a path that is not there) will not
+    // start next time either: remembered (another `CXX` is another attempt).
+    let out = out.map_err(|e| Failure { problem: format!("could not start {}: {e}", cxx.display()), lasting: true })?;
     if !out.status.success() {
         let _ = std::fs::remove_file(&object);
         let log = String::from_utf8_lossy(&out.stderr);
@@ -393,6 +420,34 @@ mod tests {
         let failed = plugin.with_extension("failed");
         std::fs::write(&failed, "no").unwrap();
         assert_eq!(watch_when_unavailable(&tc, &dir), [tc.llvm_bin.clone(), failed]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A compiler that cannot be started is remembered at once; one killed is tried again
+    /// by the next builds, then remembered ([`TRIES`]).
+    #[test]
+    fn a_killed_compiler_is_tried_again_a_few_times_then_remembered() {
+        use std::os::unix::fs::PermissionsExt;
+        let tc = Toolchain::discover(&toolchain::Locations::default())
+            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+        let dir = std::env::temp_dir().join(format!("sluice-range-checks-tries-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let killed = dir.join("killed-cxx");
+        std::fs::write(
+            &killed,
+            "#!/bin/sh\necho 'g++: fatal error: Killed signal terminated program cc1plus' >&2\nexit 1\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&killed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for (cxx, builds_before_remembered) in [(killed, TRIES), (dir.join("no-such-compiler"), 1)] {
+            let needs = Prerequisites { cxx, ..prerequisites(&tc.llvm_bin).unwrap_or_else(|e| panic!("{e}")) };
+            let failed = plugin_path(&dir, &needs).with_extension("failed");
+            for build in 1..=builds_before_remembered {
+                assert!(!failed.is_file(), "remembered before build {build} of {}", needs.cxx.display());
+                assert!(install_with(&tc, &dir, needs.clone()).is_err());
+            }
+            assert!(failed.is_file(), "{} not remembered", needs.cxx.display());
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 
