@@ -363,6 +363,28 @@ fn runs(program: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The kernel toolchain (`cargo xtask setup`; CI runs it).
+    fn toolchain() -> Toolchain {
+        Toolchain::discover(&toolchain::Locations::default())
+            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"))
+    }
+
+    /// A fresh scratch folder of this test process.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sluice-range-checks-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// An executable shell script `name` in `dir` running `body`: a stand-in C++ compiler.
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
     #[test]
     fn the_message_says_what_is_lost_and_how_to_get_it() {
         let why = Unavailable { problem: "no headers".into(), fix: debian_fix() };
@@ -376,30 +398,20 @@ mod tests {
     /// building kernels on several threads), is not.
     #[test]
     fn only_a_compilers_refusal_is_remembered() {
-        use std::os::unix::fs::PermissionsExt;
-        let tc = Toolchain::discover(&toolchain::Locations::default())
-            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
-        let dir = std::env::temp_dir().join(format!("sluice-range-checks-signal-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for (script, lasting) in [
+        let (tc, dir) = (toolchain(), scratch("signal"));
+        for (body, lasting) in [
             ("echo 'error: no' >&2; exit 1", true),
             ("kill -9 $$", false),
             // What g++ prints when its cc1plus is killed for memory.
             ("echo 'g++: fatal error: Killed signal terminated program cc1plus' >&2; exit 1", false),
         ] {
-            let cxx = dir.join(format!("cxx-{lasting}"));
-            std::fs::write(&cxx, format!("#!/bin/sh\n{script}\n")).unwrap();
-            std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
-            let needs = Prerequisites {
-                llvm_version: "0".into(),
-                include_dir: dir.clone(),
-                cxxflags: String::new(),
-                cxx: cxx.clone(),
-            };
+            let cxx = script(&dir, &format!("cxx-{lasting}"), body);
+            let needs =
+                Prerequisites { llvm_version: "0".into(), include_dir: dir.clone(), cxxflags: String::new(), cxx };
             let Err(failure) = build(&tc, &dir, &dir.join(format!("plugin-{lasting}.so")), &needs) else {
-                panic!("{script}: built a plugin")
+                panic!("{body}: built a plugin")
             };
-            assert_eq!(failure.lasting, lasting, "{script}: {}", failure.problem);
+            assert_eq!(failure.lasting, lasting, "{body}: {}", failure.problem);
             assert!(failure.problem.contains("could not compile the pass"), "{}", failure.problem);
         }
         let _ = std::fs::remove_dir_all(&dir);
@@ -410,11 +422,8 @@ mod tests {
     /// remembered failure (deleting it, as the fix says, runs it again).
     #[test]
     fn a_build_without_the_pass_watches_what_would_bring_it() {
-        let tc = Toolchain::discover(&toolchain::Locations::default())
-            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
+        let (tc, dir) = (toolchain(), scratch("watch"));
         let needs = prerequisites(&tc.llvm_bin).unwrap_or_else(|e| panic!("{e}"));
-        let dir = std::env::temp_dir().join(format!("sluice-range-checks-watch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         let plugin = plugin_path(&dir, &needs);
         assert_eq!(watch_when_unavailable(&tc, &dir), [tc.llvm_bin.clone(), plugin.clone()]);
         let failed = plugin.with_extension("failed");
@@ -427,18 +436,9 @@ mod tests {
     /// by the next builds, then remembered ([`TRIES`]).
     #[test]
     fn a_killed_compiler_is_tried_again_a_few_times_then_remembered() {
-        use std::os::unix::fs::PermissionsExt;
-        let tc = Toolchain::discover(&toolchain::Locations::default())
-            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
-        let dir = std::env::temp_dir().join(format!("sluice-range-checks-tries-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let killed = dir.join("killed-cxx");
-        std::fs::write(
-            &killed,
-            "#!/bin/sh\necho 'g++: fatal error: Killed signal terminated program cc1plus' >&2\nexit 1\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&killed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (tc, dir) = (toolchain(), scratch("tries"));
+        let killed =
+            script(&dir, "killed-cxx", "echo 'g++: fatal error: Killed signal terminated program cc1plus' >&2; exit 1");
         for (cxx, builds_before_remembered) in [(killed, TRIES), (dir.join("no-such-compiler"), 1)] {
             let needs = Prerequisites { cxx, ..prerequisites(&tc.llvm_bin).unwrap_or_else(|e| panic!("{e}")) };
             let failed = plugin_path(&dir, &needs).with_extension("failed");
@@ -454,9 +454,7 @@ mod tests {
     /// Needs the kernel toolchain with LLVM's C++ headers (`cargo xtask setup`; CI runs it).
     #[test]
     fn the_pass_builds_loads_and_versions_a_strided_loop() {
-        let tc = Toolchain::discover(&toolchain::Locations::default())
-            .unwrap_or_else(|e| panic!("this test needs the kernel toolchain: {e}"));
-        let dir = std::env::temp_dir().join(format!("sluice-range-checks-test-{}", std::process::id()));
+        let (tc, dir) = (toolchain(), scratch("test"));
         let plugin = install(&tc, &dir).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(install(&tc, &dir).as_ref(), Ok(&plugin), "a second call finds the first one's plugin");
         // `for i in 0..k { sum += b[i * n + c] }` as rustc emits it: an equality exit test,
