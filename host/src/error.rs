@@ -911,14 +911,25 @@ impl fmt::Display for Error {
             Error::Collective { op, problem } => write!(f, "{op}: {problem}"),
             Error::Cleanup { error, cleanup } => {
                 write!(f, "{error}")?;
-                // A scope of a thousand lanes that all failed the same way would print a
+                // Lanes whose kernel failed exactly as the first one's (the same kernel on
+                // every lane, the same bug): named once, by lane.
+                let alike: Vec<LaneId> = cleanup.iter().filter_map(|e| same_failure(error, e)).collect();
+                if !alike.is_empty() {
+                    let shown: Vec<String> = alike.iter().take(SHOWN_LANES).map(LaneId::to_string).collect();
+                    write!(f, "; the same on {}", shown.join(", "))?;
+                    if alike.len() > SHOWN_LANES {
+                        write!(f, " and {} more lanes", alike.len() - SHOWN_LANES)?;
+                    }
+                }
+                // A scope of a thousand lanes that all failed in different ways would print a
                 // thousand messages: the first few say what happened, the value holds them all.
-                for (i, e) in cleanup.iter().take(SHOWN_CLEANUP).enumerate() {
+                let rest: Vec<&Error> = cleanup.iter().filter(|e| same_failure(error, e).is_none()).collect();
+                for (i, e) in rest.iter().take(SHOWN_CLEANUP).enumerate() {
                     let sep = if i == 0 { "; then, cleaning up: " } else { "; " };
                     write!(f, "{sep}{e}")?;
                 }
-                if cleanup.len() > SHOWN_CLEANUP {
-                    let more = cleanup.len() - SHOWN_CLEANUP;
+                if rest.len() > SHOWN_CLEANUP {
+                    let more = rest.len() - SHOWN_CLEANUP;
                     write!(f, "; and {more} more (the `cleanup` field of `Error::Cleanup` holds every one)")?;
                 }
                 Ok(())
@@ -929,6 +940,19 @@ impl fmt::Display for Error {
 
 /// How many of an [`Error::Cleanup`]'s later errors its message shows.
 const SHOWN_CLEANUP: usize = 4;
+
+/// How many lanes that failed as the first one did an [`Error::Cleanup`]'s message names.
+const SHOWN_LANES: usize = 8;
+
+/// The lane of `later` if it is a kernel's failure with exactly `first`'s message on another
+/// lane (the same fault or check report, word for word).
+fn same_failure(first: &Error, later: &Error) -> Option<LaneId> {
+    match (first, later) {
+        (Error::KernelFault { message: a, .. }, Error::KernelFault { lane, message: b }) if a == b => Some(*lane),
+        (Error::KernelCheck { report: a, .. }, Error::KernelCheck { lane, report: b }) if a == b => Some(*lane),
+        _ => None,
+    }
+}
 
 /// [`Error::KernelLimit`]'s `what` for threads per block, the bound the kernel declares.
 pub(crate) const KERNEL_THREADS: &str = "threads per block";
@@ -977,6 +1001,19 @@ mod tests {
         assert_eq!(e.to_string(), "launch config: kernel `saxpy`: block.x = 2048 is over the limit of 1024");
         let e = Error::OutOfMemory { requested: 10, free: 5 };
         assert_eq!(e.to_string(), "out of device memory: 10 bytes asked for, 5 free");
+    }
+
+    #[test]
+    fn lanes_that_failed_as_the_first_did_are_named_once() {
+        let fault = |lane, message: &str| Error::KernelFault { lane: LaneId::Lane(lane), message: message.into() };
+        let same = "kernel `k` failed on the CPU: index out of bounds";
+        let mut all: Vec<Error> = (0..12).map(|l| fault(l, same)).collect();
+        all.push(fault(12, "another message"));
+        let e = Error::chain(all).expect("errors");
+        let s = e.to_string();
+        assert!(s.starts_with(&format!("lane 0 faulted: {same}; the same on lane 1, lane 2, ")), "{s}");
+        assert!(s.contains("lane 8 and 3 more lanes; then, cleaning up: lane 12 faulted: another message"), "{s}");
+        assert_eq!(s.matches("index out of bounds").count(), 1, "{s}");
     }
 
     #[test]
