@@ -269,11 +269,22 @@ pub const fn __contains(names: &[&str], name: &str) -> bool {
 /// ```
 ///
 /// It fails to compile with "couldn't read `…/sluice-kernels/my_kernels.rs`" when the
-/// build script did not embed that crate (no `build.rs`, another path, another name).
+/// build script did not embed that crate (another path, another name), and says so when the
+/// crate has no build script at all.
 #[macro_export]
 macro_rules! include_kernels {
     ($krate:ident) => {
-        include!(concat!(env!("OUT_DIR"), "/sluice-kernels/", stringify!($krate), ".rs"));
+        include!(concat!(
+            env!(
+                "OUT_DIR",
+                "sluice::include_kernels! needs a build script that builds the kernels: add a build.rs with \
+                 `fn main() { sluice_builder::embed(\"kernels\"); }` (the kernel crate's folder) and \
+                 `sluice-builder` under [build-dependencies], as `cargo sluice new` writes them"
+            ),
+            "/sluice-kernels/",
+            stringify!($krate),
+            ".rs"
+        ));
     };
 }
 
