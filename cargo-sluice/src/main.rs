@@ -189,7 +189,23 @@ fn doctor() -> Result {
         println!("set: {}", set.join(" "));
     }
     match kernel_crates_here(&current_dir()?) {
-        Some((root, crates)) => println!("project {}: kernel crates {:?}", root.display(), crates),
+        Some((root, crates)) => {
+            println!("project {}: kernel crates {:?}", root.display(), crates);
+            // The pieces above can all be there while a build of this project remembers that
+            // the range-check pass failed to build (then its kernels are built without it).
+            let plugins = target_of(&root).join("sluice-kernels").join("sluice-llbc");
+            let remembered = toolchain::Toolchain::discover(&Locations::default())
+                .ok()
+                .and_then(|tc| sluice_builder::range_checks::remembered_failure(&tc, &plugins));
+            if let Some((marker, problem)) = remembered {
+                println!(
+                    "range-check pass: this project's kernel builds remember a failure, and build without the \
+                     pass: {}; delete {} to try again",
+                    problem.trim(),
+                    marker.display()
+                );
+            }
+        }
         None => println!("(not inside a cargo project)"),
     }
     if report.is_complete() {
@@ -295,9 +311,7 @@ fn build(a: &BuildArgs) -> Result<Vec<Built>> {
             root.display()
         )));
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_of(&root).unwrap_or(root).join("target"));
+    let target = target_of(&root);
     let mut built = Vec::new();
     for krate in &crates {
         let mut archs = a.archs()?;
@@ -429,6 +443,14 @@ fn kernel_crates_here(dir: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
 }
 
 /// The nearest folder at or above `dir` whose `Cargo.toml` declares `[workspace]`.
+/// The target folder of the project at `root` (`CARGO_TARGET_DIR` where set).
+fn target_of(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_of(root).unwrap_or_else(|| root.to_path_buf()).join("target"))
+}
+
 fn workspace_of(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| {

@@ -205,6 +205,26 @@ pub fn watch_when_unavailable(tc: &Toolchain, dir: &Path) -> Vec<PathBuf> {
     watch
 }
 
+/// The failure of the pass's build that kernel builds in `dir` remember for `tc` and the C++
+/// compiler found now (`CXX`, else the first that runs), if there is one: the file that
+/// holds it (deleting it makes the next build try again) and what it says. `cargo sluice
+/// doctor` shows it for the project's target folder.
+///
+/// ```no_run
+/// use sluice_builder::{range_checks, toolchain::{Locations, Toolchain}};
+/// let tc = Toolchain::discover(&Locations::default())?;
+/// if let Some((file, why)) = range_checks::remembered_failure(&tc, "target/sluice-kernels/sluice-llbc".as_ref()) {
+///     println!("{why} (delete {} to try again)", file.display());
+/// }
+/// # Ok::<(), sluice_builder::BuildError>(())
+/// ```
+pub fn remembered_failure(tc: &Toolchain, dir: &Path) -> Option<(PathBuf, String)> {
+    let needs = prerequisites(&tc.llvm_bin).ok()?;
+    let failed = plugin_path(dir, &needs).with_extension("failed");
+    let text = std::fs::read_to_string(&failed).ok()?;
+    Some((failed, text))
+}
+
 /// The list of installed packages on Debian and Ubuntu.
 const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 
