@@ -142,6 +142,38 @@ fn repeated_scopes_reuse_streams_and_memory(gpu: Gpu) {
     assert!(after + SLACK >= before, "nothing leaked across scopes (free before {before}, after {after})");
 }
 
+/// A loop of scopes finds its scope memory where the last scope's was (the device keeps it:
+/// a repeated scope's cached graph needs no new addresses), and on the CPU backend memory
+/// kept so is poisoned again, as a fresh allocation is: a column copied back unwritten reads
+/// NaN, not the last scope's values.
+fn a_scope_finds_the_last_scopes_memory_where_it_was(gpu: Gpu) {
+    const ROWS: usize = 1024;
+    let mut host = gpu.pinned_buffer::<f32>(ROWS).expect("pinned");
+    let mut addresses = Vec::new();
+    for round in 0..4 {
+        host.fill(0.0);
+        scope(&gpu, |s| {
+            let out = s.alloc_buffer::<f32>(ROWS)?;
+            s.lane()?.enter(|st| {
+                let mut v = st.bind(out.as_columns_mut());
+                addresses.push(v.device_address());
+                if round % 2 == 0 {
+                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(ROWS, 256), (&mut v, 7.0))?;
+                }
+                st.copy_to_host(&v, host.as_pinned_mut()).map(drop)
+            })
+        })
+        .expect("scope");
+        match (round % 2, gpu.backend()) {
+            (0, _) => assert!(host.iter().all(|x| *x == 7.0), "round {round}"),
+            (_, sluice::Backend::Cpu) => assert!(host.iter().all(|x| x.is_nan()), "round {round}: not poisoned again"),
+            // A GPU's memory is not poisoned: the last scope's values may be there.
+            _ => {}
+        }
+    }
+    assert!(addresses.windows(2).all(|w| w[0] == w[1]), "the scope memory moved: {addresses:x?}");
+}
+
 fn over_aligned_element_types_are_typed_errors(gpu: Gpu) {
     #[derive(Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
     #[repr(C, align(8192))]
@@ -206,6 +238,7 @@ fn rows_4_to_8<'scope>(
 
 on_every_backend!(
     repeated_scopes_reuse_streams_and_memory,
+    a_scope_finds_the_last_scopes_memory_where_it_was,
     over_aligned_element_types_are_typed_errors,
     row_slices_of_adjacent_columns_do_not_fan_in,
     ;
