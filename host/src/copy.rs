@@ -155,7 +155,7 @@ fn check_enqueue(st: &Stream<'_, '_>, s: &Span, expected: usize, got: usize, wha
 
 impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Copies a view (one column, a column range, a whole matrix; `&view` of either kind, or
-    /// a [`ColumnView`]) to pinned host memory, on
+    /// a [`ColumnView`](crate::ColumnView)) to pinned host memory, on
     /// this lane: ordered after everything enqueued here before, so no fence is needed
     /// between a kernel and the copy of its output on the same lane. Columns land
     /// contiguously (`rows * cols` elements); a padded view is copied with one 2-D copy.
