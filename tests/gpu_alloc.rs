@@ -150,6 +150,9 @@ fn a_scope_finds_the_last_scopes_memory_where_it_was(gpu: Gpu) {
     const ROWS: usize = 1024;
     let mut host = gpu.pinned_buffer::<f32>(ROWS).expect("pinned");
     let mut addresses = Vec::new();
+    // Buffers of the same size allocated between the scopes and held: memory freed at a
+    // scope's end (rather than kept for the next scope) would go to them.
+    let mut held = Vec::new();
     for round in 0..4 {
         host.fill(0.0);
         scope(&gpu, |s| {
@@ -170,6 +173,7 @@ fn a_scope_finds_the_last_scopes_memory_where_it_was(gpu: Gpu) {
             // A GPU's memory is not poisoned: the last scope's values may be there.
             _ => {}
         }
+        held.push(gpu.alloc_buffer::<f32>(ROWS).expect("alloc"));
     }
     assert!(addresses.windows(2).all(|w| w[0] == w[1]), "the scope memory moved: {addresses:x?}");
 }
