@@ -280,6 +280,15 @@ impl LaneShared {
         self.submit_log(&mut d, last, false, reason)
     }
 
+    /// Before `lane` logs an operation: the lanes logged so far go to the GPU as a segment
+    /// while this one logs, if one is due ([`Deferred::segment_due`]).
+    fn segment_if_due(&self, d: &mut Deferred, lane: &LaneInner) -> Result<()> {
+        if d.segment_due(lane, &self.config) {
+            self.submit_log(d, false, true, SEGMENT)?;
+        }
+        Ok(())
+    }
+
     /// Submits the log `d` — `last`: at the scope's end; `segment`: as a segment (see
     /// [`SubmitConfig::segment_lanes`]), merged and as a graph if its shape repeats, like the
     /// scope's end, while the program goes on logging.
@@ -470,9 +479,7 @@ impl LaneShared {
     /// ([`Stream::submit`]): a lane's first operation may be a record.
     pub(crate) fn log_record(&self, lane: &LaneInner, event: Arc<Event>) -> Result<Option<(u64, u32)>> {
         let Some(mut d) = self.log() else { return Ok(None) };
-        if d.segment_due(lane, &self.config) {
-            self.submit_log(&mut d, false, true, SEGMENT)?;
-        }
+        self.segment_if_due(&mut d, lane)?;
         let slot = d.slot(lane);
         let at = d.batch.push(slot, OpKind::Record { event, live: true, awaited: false });
         d.count_live(true);
@@ -484,9 +491,7 @@ impl LaneShared {
     /// as before a launch ([`Stream::submit`]).
     pub(crate) fn log_wait(&self, lane: &LaneInner, event: Arc<Event>, rec: Option<(u64, u32)>) -> Result<()> {
         let Some(mut d) = self.log() else { return Ok(()) };
-        if d.segment_due(lane, &self.config) {
-            self.submit_log(&mut d, false, true, SEGMENT)?;
-        }
+        self.segment_if_due(&mut d, lane)?;
         let record = rec.filter(|(generation, _)| *generation == d.batch.generation).map(|(_, at)| at);
         if let Some(at) = record {
             if let Some(OpKind::Record { awaited, .. }) = d.batch.ops.get_mut(at as usize).map(|o| &mut o.kind) {
@@ -956,10 +961,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         let _count = Count(&self.lane.inner.enqueued);
         if self.defers() {
             if let Some(mut d) = self.lane.shared.log() {
-                if d.segment_due(self.lane.inner, &self.lane.shared.config) {
-                    // The lanes logged so far go to the GPU as a segment while this one logs.
-                    self.lane.shared.submit_log(&mut d, false, true, SEGMENT)?;
-                }
+                self.lane.shared.segment_if_due(&mut d, self.lane.inner)?;
                 let slot = d.slot(self.lane.inner);
                 let kind = match work {
                     Work::Launch { func, name, grid, block, shared_mem_bytes, ptrs, sizes } => {
