@@ -1129,13 +1129,21 @@ fn join_order(lanes: Vec<Box<LaneInner>>, sync_all: bool) -> Vec<(Box<LaneInner>
     let (mut pending, mut order): (Vec<_>, Vec<_>) =
         lanes.into_iter().map(|l| (l.covered_by().filter(|_| !sync_all), l)).partition(|(c, _)| c.is_some());
     let mut order: Vec<(Box<LaneInner>, Option<Cover>)> = order.drain(..).map(|(_, l)| (l, None)).collect();
-    // Which lanes are in the order so far (by index; the upload lane last).
+    // Which lanes are in the order so far, by index (lanes are numbered from 0 in a scope; the
+    // upload lane last): one flag each, no hashing — this runs after the GPU is done, where
+    // every instruction is the scope's time.
+    let top = order.iter().map(|(l, _)| l.id).chain(pending.iter().map(|(_, l)| l.id)).fold(0, |top, id| match id {
+        LaneId::Lane(n) => top.max(n + 1),
+        LaneId::Upload => top,
+    });
     let slot = |id: LaneId| match id {
         LaneId::Lane(n) => n,
-        LaneId::Upload => usize::MAX,
+        LaneId::Upload => top,
     };
-    let mut ordered = std::collections::HashSet::with_capacity(order.len() + pending.len());
-    ordered.extend(order.iter().map(|(l, _)| slot(l.id)));
+    let mut ordered = vec![false; top + 1];
+    for (l, _) in &order {
+        ordered[slot(l.id)] = true;
+    }
     // Lanes covered by the host, or by a lane already in the order, follow it; repeat until
     // nothing moves (covers form no cycle: awaiting a fence is an operation of the awaiter,
     // after which its own earlier fences no longer cover it).
@@ -1145,11 +1153,12 @@ fn join_order(lanes: Vec<Box<LaneInner>>, sync_all: bool) -> Vec<(Box<LaneInner>
         for (cover, lane) in pending {
             let known = match cover {
                 Some(Cover::Host) => true,
-                Some(Cover::Lane(id)) => ordered.contains(&slot(id)),
+                // A cover names a lane of this scope (or, if not, one known not idle).
+                Some(Cover::Lane(id)) => ordered.get(slot(id)).copied().unwrap_or(false),
                 None => false,
             };
             if known {
-                ordered.insert(slot(lane.id));
+                ordered[slot(lane.id)] = true;
                 order.push((lane, cover));
             } else {
                 rest.push((cover, lane));
