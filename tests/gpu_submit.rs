@@ -143,7 +143,9 @@ fn the_natural_program_replays_a_graph_with_results_bit_identical_to_direct_subm
     let n = 16;
     let mut case = natural_case(&gpu, 1024, n);
 
-    gpu.set_submit_config(SubmitConfig::default());
+    // One submission at the scope's end (16 lanes would make segments of 4, 4 and 8): the counts
+    // below are the whole scope's.
+    gpu.set_submit_config(unsegmented());
     let before = gpu.submit_stats();
     let paths = case.rounds(&gpu, 5, |_, trace| {
         let end = trace.submissions.last().expect("end");
@@ -178,6 +180,9 @@ fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
     let sources = gpu.upload(&src_host).expect("upload");
     let targets = gpu.upload_matrix(&tgt_host[..rows * n], rows, n).expect("upload");
     let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    // One graph for the whole scope (8 lanes would make two segments of 4): the counts below
+    // are its nodes.
+    gpu.set_submit_config(unsegmented());
     for _ in 0..3 {
         natural(&gpu, &sources, &targets, &mut host, EPS2).expect("warm");
     }
@@ -274,7 +279,7 @@ fn a_changed_program_never_replays_a_stale_graph(gpu: Gpu) {
     common::check_potential(&host, rows, n, &tgt_host, &src_host, EPS2, TOL);
 }
 
-/// Without segments (`SubmitConfig::segment_lanes` 0, the default): a scope's whole log is
+/// Without segments (`SubmitConfig::segment_lanes` 0; 4 is the default): a scope's whole log is
 /// submitted at its end, one plan, one graph — what the tests of that structure count.
 fn unsegmented() -> SubmitConfig {
     SubmitConfig { segment_lanes: 0, ..SubmitConfig::default() }
@@ -783,7 +788,7 @@ fn a_program_alternating_between_buffers_keeps_a_graph_for_each(gpu: Gpu) {
     assert_eq!(last.nodes_updated - after.nodes_updated, 4 * n as u64, "{last:?}");
 }
 
-/// `SubmitConfig::segment_lanes` (off by default) set to `lanes`.
+/// `SubmitConfig::segment_lanes` (4 by default) set to `lanes`.
 fn with_segments(lanes: usize) -> SubmitConfig {
     SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() }
 }

@@ -214,7 +214,7 @@ pub enum Submit {
     /// merging): where the default's size stands among its neighbours.
     Merge(usize),
     /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
-    /// default has none).
+    /// default's are 4; 0: none).
     Segments(usize),
     /// The default with merged copies of at most `columns` columns
     /// (`SubmitConfig::merge_columns`), and segments of `segments` lanes (0: none).
@@ -294,13 +294,14 @@ impl Variant {
         if rows * 4 * 4 <= default {
             v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        v.extend([8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        // Around the default's segments of 4: none, 2, 8 and 16.
+        v.extend([0, 2, 8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
         if rows * 4 * 4 <= default {
             // Chunks of 8 columns (the best C++ chunking at 64 lanes of 64 KiB columns), with
             // and without segments.
-            v.extend([0, 8, 16].map(|segments| Variant::Natural(Submit::Columns { segments, columns: 8 })));
+            v.extend([0, 4, 8].map(|segments| Variant::Natural(Submit::Columns { segments, columns: 8 })));
         }
-        v.push(Variant::Natural(Submit::SegmentsInline(16)));
+        v.push(Variant::Natural(Submit::SegmentsInline(SubmitConfig::default().segment_lanes)));
         let d = SubmitConfig::default();
         for (branches, chain) in [(d.graph_branches, !d.chain_launches), (usize::MAX, false), (64, true)] {
             v.push(Variant::Natural(Submit::Shape { branches, chain }));

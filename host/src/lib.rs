@@ -219,9 +219,9 @@
 //!   and past 64 branches more cost more than they overlap (H200: 128 lanes of small kernels
 //!   ran about a quarter faster folded in pairs). Folding only adds order between lanes; what
 //!   each computes is unchanged;
-//! * **submits in segments**, if asked ([`SubmitConfig::segment_lanes`], off by default: see
-//!   its docs for an open issue): once the lanes that logged work number that many (later:
-//!   at least as many as all earlier segments took together, so 16, 16, 32, 64, ...) and no
+//! * **submits in segments** ([`SubmitConfig::segment_lanes`], 4 by default): once the lanes
+//!   that logged work number that many (later: at least as many as all earlier segments took
+//!   together, so 4, 4, 8, 16, 32, ...) and no
 //!   fence they recorded can
 //!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape

@@ -97,34 +97,35 @@ pub struct SubmitConfig {
     /// stream of batches — keeps the GPU busy. A scope with more operations than this never
     /// runs as a graph. `0` and `1` both submit each operation as it is logged.
     pub max_deferred: usize,
-    /// Segments (`0`, the default: none; none either where [`graphs`](SubmitConfig::graphs)
-    /// or [`defer`](SubmitConfig::defer) is off): when a lane logs its first launch, copy,
-    /// fill, fence record or fence wait since the last submission, and the lanes that logged
-    /// work since then number at least this many and at least as many as all earlier
-    /// segments of the scope took together, and none of the fences they recorded can still
-    /// be awaited (no [`Pending`](crate::Pending), [`Fence`](crate::Fence),
-    /// [`Fenced`](crate::Fenced) or timestamp of theirs held), what they logged is submitted
-    /// first — merged, and as a graph if its shape repeats (directly with
-    /// [`graph_cache`](SubmitConfig::graph_cache) `0`), as at the scope's end. The GPU starts
-    /// on the first lanes while the program still logs the others, and each segment's graph
-    /// is launched by the device's launcher thread
-    /// ([`background_launches`](SubmitConfig::background_launches)). With segments of 16,
-    /// the README's program ran 11% faster than the best hand-written C++ graph with 128
-    /// lanes of small kernels on an H100 host, and 1.10× of it with 64 (against 1.05 and
-    /// 1.22 without; `BENCHMARKS.md`).
+    /// Segments of at least this many lanes (`4`, the default; `0`: none; none either where
+    /// [`graphs`](SubmitConfig::graphs) or [`defer`](SubmitConfig::defer) is off): when a lane
+    /// logs its first launch, copy, fill, fence record or fence wait since the last
+    /// submission, and the lanes that logged work since then number at least this many and at
+    /// least as many as all earlier segments of the scope took together (4, 4, 8, 16, 32, ...),
+    /// and none of the fences they recorded can still be awaited (no
+    /// [`Pending`](crate::Pending), [`Fence`](crate::Fence), [`Fenced`](crate::Fenced) or
+    /// timestamp of theirs held), what they logged is submitted first — merged, and as a graph
+    /// if its shape repeats (directly with [`graph_cache`](SubmitConfig::graph_cache) `0`), as
+    /// at the scope's end. The GPU starts on the first lanes while the program still logs the
+    /// others, and each segment's graph is launched by the device's launcher thread
+    /// ([`background_launches`](SubmitConfig::background_launches)). A scope of at most 4
+    /// lanes forms no segment.
     ///
-    /// **Off by default until a GPU confirms a fix:** a program that switched between segment
-    /// sizes on an H100, freeing and pinning its host matrix again between them, lost its
-    /// CUDA context, or left columns unwritten, in a scope whose segments replayed cached
-    /// graphs. The likely cause — not segments' own: a cached graph's copy node still bound
-    /// to a host registration freed since, at an address pinned again — is fixed (copy nodes
-    /// are set again after memory is given back), but the fix has not run on a GPU yet
-    /// (`BENCHMARKS.md`); the CPU backend never showed the fault.
+    /// On two H100 hosts the README's program with 64 lanes of small kernels ran at 1.03-1.07×
+    /// the best hand-written C++ graph with segments of 4, 1.05-1.08× with 8, 1.09-1.11× with
+    /// 16 and 1.21-1.24× without; with 128 lanes at 0.90-0.92×, 0.90-0.91×, 0.88-0.90× and
+    /// 1.03-1.06×; with 8 lanes of large columns the same with and without (`BENCHMARKS.md`).
+    /// A segment's submission costs the closure's thread a few microseconds, more where the
+    /// launcher thread sleeps (a scope of 8 lanes of a million rows: 14 µs of closure without
+    /// segments, 62 with, the whole scope 1.003 ms against 1.005). Set `0` for one submission
+    /// at the scope's end (one plan, one graph).
     ///
     /// ```
     /// use sluice_host::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
+    /// assert_eq!(gpu.submit_config().segment_lanes, 4);
     /// gpu.set_submit_config(SubmitConfig { segment_lanes: 16, ..SubmitConfig::default() });
+    /// gpu.set_submit_config(SubmitConfig { segment_lanes: 0, ..SubmitConfig::default() }); // none
     /// ```
     pub segment_lanes: usize,
     /// A segment's graph is launched by a thread of the device (started at the first such
@@ -185,7 +186,7 @@ impl Default for SubmitConfig {
             merge_copy_bytes: 512 << 10,
             merge_columns: 0,
             max_deferred: 1024,
-            segment_lanes: 0,
+            segment_lanes: 4,
             background_launches: true,
             graph_branches: 0,
             chain_launches: true,
