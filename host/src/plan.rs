@@ -108,8 +108,18 @@ pub struct SubmitConfig {
     /// if its shape repeats (directly with [`graph_cache`](SubmitConfig::graph_cache) `0`), as
     /// at the scope's end. The GPU starts on the first lanes while the program still logs the
     /// others, and each segment's graph is launched by the device's launcher thread
-    /// ([`background_launches`](SubmitConfig::background_launches)). A scope of at most 4
-    /// lanes forms no segment.
+    /// ([`background_launches`](SubmitConfig::background_launches)). With the default, a
+    /// scope of at most 4 lanes forms no segment (with `1`, every lane after the first starts
+    /// one).
+    ///
+    /// A lane that logs again after its work went out in a segment first waits for the
+    /// stream the segment ran on (one event record and wait, counted in
+    /// [`Submission::operations`]). Its batch then holds a lane with work submitted before,
+    /// which neither forms a segment nor runs as a graph: the rest of the scope goes to the
+    /// driver operation by operation (the trace's reason: "a lane had work submitted earlier
+    /// in the scope"). A program that enters each lane once, as the README's does, keeps its
+    /// graphs; one that enters its lanes round after round gets graphs for the segments of
+    /// its first round only — set `0` for one graph of the whole scope there.
     ///
     /// On two H100 hosts the README's program with 64 lanes of small kernels ran at 1.03-1.07×
     /// the best hand-written C++ graph with segments of 4, 1.05-1.08× with 8, 1.09-1.11× with
@@ -283,8 +293,11 @@ pub struct Submission {
     pub path: SubmitPath,
     /// Why this path (`"first time this shape was seen"`, `"a host wait"`, ...).
     pub reason: &'static str,
-    /// Operations the program asked for in it (launches, copies, fills, fence records,
-    /// fence waits).
+    /// Operations in it: those the program asked for (launches, copies, fills, fence
+    /// records, fence waits), and, after a segment, the record and wait that order a lane's
+    /// next operation after the stream its segment ran on (see
+    /// [`SubmitConfig::segment_lanes`]). Uploads (`Scope::upload`) go to the driver at once
+    /// and are counted in [`Scope::upload_stats`](crate::Scope::upload_stats), not here.
     pub operations: usize,
     /// Kernel launches submitted.
     pub launches: usize,

@@ -114,8 +114,10 @@ pub struct Trace {
     /// Every span, in enqueue order.
     pub spans: Vec<TraceSpan>,
     /// How the scope's work reached the GPU: one entry per submission (each host wait that
-    /// needed pending work, and the scope's end), saying whether it went operation by
-    /// operation or as a graph, and what was merged or left out.
+    /// needed pending work, each segment ([`SubmitConfig::segment_lanes`](crate::SubmitConfig::segment_lanes)),
+    /// each flush at [`SubmitConfig::max_deferred`](crate::SubmitConfig::max_deferred)
+    /// operations, and the scope's end), saying whether it went operation by operation or as
+    /// a graph, and what was merged or left out.
     pub submissions: Vec<Submission>,
 }
 
