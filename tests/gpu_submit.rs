@@ -849,6 +849,8 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
         let subs = &trace.submissions;
         let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
         assert_eq!(lanes, [8, 8, 16, 32], "round {round}: {subs:?}");
+        let segments: Vec<bool> = subs.iter().map(|s| s.segment).collect();
+        assert_eq!(segments, [true, true, true, false], "the scope's end is no segment: {subs:?}");
         let (merged, copies) = subs.iter().fold((0, 0), |(m, c), s| (m + s.merged_copies, c + s.copies));
         assert_eq!(merged, n, "round {round}: every column merged: {subs:?}");
         assert!(copies < n, "{subs:?}");
@@ -1040,6 +1042,58 @@ fn fill_traced(
     trace
 }
 
+/// A program whose 16 lanes work in two rounds (a fill and its copy each, then an add and its
+/// copy each): with segments (the default's 4), the first scope sends its first lanes as
+/// segments and the rest directly (each lane of the second round had work submitted), and
+/// the device learns it — later scopes form no segments, so the whole scope is captured once
+/// and replayed after. A scope of the README's shape that follows forms no segments either
+/// (it follows a scope in rounds), and the one after it does again. Every column exact.
+fn a_scope_in_rounds_makes_the_next_one_unsegmented(gpu: Gpu) {
+    let (rows, n) = (256, 16);
+    let (mut a, mut b) =
+        (gpu.alloc_matrix::<f32>(rows, n).expect("alloc"), gpu.alloc_matrix::<f32>(rows, n).expect("alloc"));
+    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let mut again = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    gpu.set_submit_config(SubmitConfig::default());
+    let cfg = LaunchConfig::for_elements(rows, 64);
+    let mut rounds = |value: f32| {
+        poison(&mut host);
+        poison(&mut again);
+        let ((), trace) = traced_scope(&gpu, |s| {
+            let lanes = s.lanes(n)?;
+            for (round, (m, h)) in [(&mut a, &mut host), (&mut b, &mut again)].into_iter().enumerate() {
+                for ((lane, col), dst) in lanes.iter().zip(m.columns_mut()).zip(h.columns_mut()) {
+                    lane.enter(|st| {
+                        let mut v = st.bind(col);
+                        st.launch(&kernels::fill_column, cfg, (&mut v, value + round as f32))?;
+                        st.copy_to_host(&v, dst).map(drop)
+                    })?;
+                }
+            }
+            Ok(())
+        })
+        .expect("scope");
+        assert!(host.iter().all(|v| *v == value) && again.iter().all(|v| *v == value + 1.0), "value {value}");
+        trace.submissions
+    };
+    let first = rounds(1.0);
+    assert_eq!(first.iter().map(|s| s.launches).collect::<Vec<_>>(), [4, 4, 8, 16], "{first:?}");
+    assert!(first.iter().any(|s| s.reason.contains("had work submitted earlier")), "{first:?}");
+    let later: Vec<_> = (0..3).map(|r| rounds(2.0 + r as f32)).collect();
+    for subs in &later {
+        assert_eq!(subs.len(), 1, "no segments after a scope in rounds: {subs:?}");
+    }
+    let paths: Vec<_> = later.iter().map(|subs| subs[0].path).collect();
+    assert_eq!(paths[1..], [SubmitPath::GraphCaptured, SubmitPath::GraphReplayed], "{paths:?}");
+    // The README's shape after it: one scope without segments, then segments again.
+    let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
+    let launches = |trace: &Trace| trace.submissions.iter().map(|s| s.launches).collect::<Vec<_>>();
+    let next = fill_traced(&gpu, &mut out, &mut host, 7.0, false);
+    assert_eq!(launches(&next), [16], "{:?}", next.submissions);
+    let after = fill_traced(&gpu, &mut out, &mut host, 8.0, false);
+    assert_eq!(launches(&after), [4, 4, 8], "{:?}", after.submissions);
+}
+
 /// Segments form where each lane's first operation is a fence record that nobody awaits
 /// (recorded and dropped): 16 lanes go as two segments of 8, every column exact. (The record
 /// was logged without the segment test that a launch or a wait makes, so such a scope formed
@@ -1073,6 +1127,7 @@ fn merged_copies_take_at_most_merge_columns_columns(gpu: Gpu) {
 }
 
 on_every_backend!(
+    a_scope_in_rounds_makes_the_next_one_unsegmented,
     a_host_matrix_pinned_again_at_the_same_address_gets_every_column,
     merged_copies_take_at_most_merge_columns_columns,
     segments_form_where_each_lane_first_records_a_fence,

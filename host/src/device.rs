@@ -64,6 +64,10 @@ pub(crate) struct GpuInner {
     plan_memos: Mutex<Vec<PlanMemo>>,
     /// How scopes submit their work, and what they submitted.
     submit: Mutex<(SubmitConfig, SubmitStats)>,
+    /// The last deferred scope that ended logged many operations after a lane came back to
+    /// log again after other lanes had (its lanes work in rounds): the next scope forms no
+    /// segments ([`SubmitConfig::segment_lanes`]).
+    rounds: std::sync::atomic::AtomicBool,
     /// Loaded modules and resolved kernel functions.
     pub(crate) modules: ModuleCache,
     /// The stream-ordered allocator behind every device allocation.
@@ -368,6 +372,7 @@ impl Gpu {
                 kept_lanes: Mutex::new(None),
                 graphs: Mutex::new(GraphCache::default()),
                 plan_memos: Mutex::new(Vec::new()),
+                rounds: std::sync::atomic::AtomicBool::new(false),
                 submit: Mutex::new((SubmitConfig::from_env(), SubmitStats::default())),
                 modules: ModuleCache::new(),
                 allocator,
@@ -709,6 +714,18 @@ impl Gpu {
         let mut memos = lock(&self.inner.plan_memos);
         let at = memos.iter().rposition(matches)?;
         Some(memos.remove(at))
+    }
+
+    /// Whether the last deferred scope that ended worked in rounds (many operations logged
+    /// after a lane came back after other lanes had logged): the next one then forms no
+    /// segments.
+    pub(crate) fn last_scope_in_rounds(&self) -> bool {
+        self.inner.rounds.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Notes whether a deferred scope that ended worked in rounds (see `last_scope_in_rounds`).
+    pub(crate) fn note_rounds(&self, rounds: bool) {
+        self.inner.rounds.store(rounds, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Keeps a batch's plan for later batches: the last [`PLAN_MEMOS`] kept.

@@ -28,6 +28,12 @@ use crate::submit::{self, Flush, Work};
 use crate::trace::{Recorder, SpanKind};
 use crate::view::{Brand, ColumnView, ColumnViewMut, Invariant};
 
+/// Most operations a scope may log after a lane came back to log again (after other lanes
+/// had logged) for the next scope to still form segments: beyond them, what a segment before
+/// that point would leave to go direct costs more host time than segments save (see
+/// [`SubmitConfig::segment_lanes`]).
+const ROUNDS_DIRECT: u32 = 16;
+
 /// Why a segment is submitted (see [`SubmitConfig::segment_lanes`]).
 const SEGMENT: &str = "a segment of lanes (SubmitConfig::segment_lanes)";
 
@@ -70,6 +76,14 @@ pub(crate) struct Deferred {
     segments: Vec<Segment>,
     /// This scope may submit segments: the tally is kept (otherwise logging skips it).
     segmenting: bool,
+    /// The batch lane that logged last (`u32::MAX`: none yet).
+    last_slot: u32,
+    /// Per batch lane: whether it logged an operation in this scope.
+    logged: Vec<bool>,
+    /// Operations logged since a lane first logged again after other lanes had logged since
+    /// its last one (`None`: none has): what a segment before it would have left to go
+    /// direct ([`Gpu::note_rounds`]).
+    after_rounds: Option<u32>,
     /// The segment graphs handed to the device's launcher thread and maybe not launched yet
     /// ([`SubmitConfig::background_launches`]): finished before any other driver call of
     /// the scope (`submit::submit`, [`LaneShared::finish_launches`]).
@@ -118,6 +132,14 @@ impl Deferred {
     /// on another lane's stream — made to wait for that graph first.
     fn slot(&mut self, lane: &LaneInner) -> u32 {
         let slot = self.slot_of(lane);
+        let known = std::mem::replace(&mut self.logged[slot as usize], true);
+        // A lane back after others logged: the scope works in rounds; count what follows.
+        match &mut self.after_rounds {
+            Some(n) => *n += 1,
+            None if known && slot != self.last_slot => self.after_rounds = Some(1),
+            None => {}
+        }
+        self.last_slot = slot;
         if self.segmenting {
             self.touch(slot);
         }
@@ -134,6 +156,7 @@ impl Deferred {
         self.batch.lanes.push(BatchLane { stream: NonNull::from(&lane.stream), id: lane.id, submitted: false });
         self.owners.push(NonNull::from(lane));
         self.behind.push(None);
+        self.logged.push(false);
         lane.slot.store(slot, Ordering::Relaxed);
         slot
     }
@@ -232,7 +255,10 @@ impl LaneShared {
         let (timing, fences): (Vec<Arc<Event>>, Vec<Arc<Event>>) = idle.into_iter().partition(|e| e.timing());
         let deferred = (config.defer && capture.is_none()).then(|| {
             let mut d = spare.0.map_or_else(Deferred::default, |d| *d);
-            d.segmenting = config.graphs && config.segment_lanes > 0;
+            // Not after a scope that worked in rounds: a lane logging again after its segment
+            // makes the rest of its scope direct, where one graph would have run it all.
+            d.segmenting = config.graphs && config.segment_lanes > 0 && !gpu.last_scope_in_rounds();
+            (d.last_slot, d.after_rounds) = (u32::MAX, None);
             if d.segmenting && config.background_launches && !gpu.context().is_cpu() {
                 // The launcher thread wakes while the first lanes log, if segments are likely.
                 gpu.launcher().wake_for_scope();
@@ -346,6 +372,9 @@ impl LaneShared {
         if segment {
             d.tally.segmented += lanes;
         }
+        if last {
+            self.gpu.note_rounds(d.after_rounds.is_some_and(|n| n > ROUNDS_DIRECT));
+        }
         if last && d.segmenting && self.config.background_launches {
             // Whether the next scope will likely want the launcher thread awake.
             self.gpu.launcher().note_scope(d.tally.segmented > 0);
@@ -404,6 +433,7 @@ impl LaneShared {
         d.owners.clear();
         d.submissions.clear();
         d.behind.clear();
+        d.logged.clear();
         retired.extend(d.segments.drain(..).map(|s| s.done));
         d.tally = Tally::default();
         (SpareLog(Some(Box::new(std::mem::take(d)))), retired)

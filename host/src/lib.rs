@@ -225,7 +225,7 @@
 //!   fence they recorded can
 //!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape
-//!   repeats, as at the scope's end — when the next lane logs its first launch, copy, fill or fence wait: the GPU
+//!   repeats, as at the scope's end — when the next lane logs its first launch, copy, fill, fence record or fence wait: the GPU
 //!   starts on the first lanes while the closure is still logging the others. The device's
 //!   launcher thread launches each segment's graph ([`SubmitConfig::background_launches`]),
 //!   so that the program's thread goes on logging; the scope waits for those launches

@@ -88,6 +88,23 @@ impl<T> PinnedMatrix<T> {
         self.cols
     }
 
+    /// The columns as slices, in order (to read results back; [`columns_mut`](PinnedMatrix::columns_mut)
+    /// gives them as copy destinations).
+    ///
+    /// ```no_run
+    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// let h = gpu.pinned_matrix::<f32>(4, 3)?;
+    /// for (j, col) in h.columns().enumerate() {
+    ///     assert_eq!(col.len(), 4, "column {j}");
+    /// }
+    /// assert_eq!(h.columns().len(), 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn columns(&self) -> impl ExactSizeIterator<Item = &[T]> + '_ {
+        let rows = self.rows;
+        (0..self.cols).map(move |j| &self[j * rows..(j + 1) * rows])
+    }
+
     /// Column `j` as a slice; `None` if `j >= cols`.
     ///
     /// ```no_run

@@ -118,8 +118,11 @@ pub struct SubmitConfig {
     /// which neither forms a segment nor runs as a graph: the rest of the scope goes to the
     /// driver operation by operation (the trace's reason: "a lane had work submitted earlier
     /// in the scope"). A program that enters each lane once, as the README's does, keeps its
-    /// graphs; one that enters its lanes round after round gets graphs for the segments of
-    /// its first round only — set `0` for one graph of the whole scope there.
+    /// graphs. For one that enters its lanes round after round, the device learns it: where
+    /// a scope logged more than 16 operations after a lane came back to log again (after
+    /// other lanes had logged), the device's next scope forms no segments, and so runs as one
+    /// graph once its shape repeats; the scope after a scope without such rounds forms them
+    /// again. A single lane coming back at the end (a reduction, a check) keeps segments on.
     ///
     /// On two H100 hosts the README's program with 64 lanes of small kernels ran at 1.03-1.07×
     /// the best hand-written C++ graph with segments of 4, 1.05-1.08× with 8, 1.09-1.11× with
@@ -323,6 +326,10 @@ pub struct Submission {
     /// Whether the graph was launched by the device's launcher thread
     /// ([`SubmitConfig::background_launches`]; a segment's, untraced, on a GPU).
     pub background: bool,
+    /// Whether this was a segment: lanes submitted while the closure still logged others
+    /// ([`SubmitConfig::segment_lanes`]), not at a host wait, a
+    /// [`max_deferred`](SubmitConfig::max_deferred) flush or the scope's end.
+    pub segment: bool,
 }
 
 /// What a device's scopes submitted so far, counted ([`Gpu::submit_stats`](crate::Gpu::submit_stats)).

@@ -233,6 +233,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         launch_edges: 0,
         plan_reused,
         background: false,
+        segment: f.segment,
     };
     count(batch, plan, &mut sub);
     let mut events = Vec::new();
@@ -303,6 +304,7 @@ impl Submitted {
             nodes_updated: 0,
             launch_edges: 0,
             plan_reused: false,
+            segment: false,
             background: false,
         };
         Submitted { submission, covers: Vec::new(), graph: None, events }

@@ -117,7 +117,10 @@ pub struct Trace {
     /// needed pending work, each segment ([`SubmitConfig::segment_lanes`](crate::SubmitConfig::segment_lanes)),
     /// each flush at [`SubmitConfig::max_deferred`](crate::SubmitConfig::max_deferred)
     /// operations, and the scope's end), saying whether it went operation by operation or as
-    /// a graph, and what was merged or left out.
+    /// a graph, and what was merged or left out ([`Submission::segment`] marks segments).
+    /// Empty where nothing was deferred ([`SubmitConfig::direct`](crate::SubmitConfig::direct)):
+    /// each operation went to the driver as it was asked for, and [`spans`](Trace::spans)
+    /// shows each.
     pub submissions: Vec<Submission>,
 }
 
