@@ -109,8 +109,8 @@ pub struct SubmitConfig {
     /// at the scope's end. The GPU starts on the first lanes while the program still logs the
     /// others, and each segment's graph is launched by the device's launcher thread
     /// ([`background_launches`](SubmitConfig::background_launches)). With the default, a
-    /// scope of at most 4 lanes forms no segment (with `1`, every lane after the first starts
-    /// one).
+    /// scope of at most 4 lanes forms no segment (with `1`, segments of 1, 1, 2, 4, ... lanes:
+    /// a scope of 2 lanes already forms one).
     ///
     /// A lane that logs again after its work went out in a segment first waits for the
     /// stream the segment ran on (one event record and wait, counted in
@@ -128,9 +128,10 @@ pub struct SubmitConfig {
     /// the best hand-written C++ graph with segments of 4, 1.05-1.08× with 8, 1.09-1.11× with
     /// 16 and 1.21-1.24× without; with 128 lanes at 0.90-0.92×, 0.90-0.91×, 0.88-0.90× and
     /// 1.03-1.06×; with 8 lanes of large columns the same with and without (`BENCHMARKS.md`).
-    /// A segment's submission costs the closure's thread a few microseconds, more where the
-    /// launcher thread sleeps (a scope of 8 lanes of a million rows: 14 µs of closure without
-    /// segments, 62 with, the whole scope 1.003 ms against 1.005). Set `0` for one submission
+    /// A segment's submission costs the closure's thread a few microseconds, and more where
+    /// its graph is launched by that thread (likely while the launcher thread still wakes: a
+    /// scope of 8 lanes of a million rows took 14 µs of closure without segments and 62 with,
+    /// the whole scope 1.003 ms against 1.005). Set `0` for one submission
     /// at the scope's end (one plan, one graph).
     ///
     /// ```
