@@ -1153,7 +1153,8 @@ fn join_order(lanes: Vec<Box<LaneInner>>, sync_all: bool) -> Vec<(Box<LaneInner>
         for (cover, lane) in pending {
             let known = match cover {
                 Some(Cover::Host) => true,
-                // A cover names a lane of this scope (or, if not, one known not idle).
+                // A cover names a lane of this scope; one outside the flags counts as not
+                // known idle (the lane is then synchronized).
                 Some(Cover::Lane(id)) => ordered.get(slot(id)).copied().unwrap_or(false),
                 None => false,
             };
