@@ -130,11 +130,12 @@ impl Capture {
 /// the graph of its recording only (another graph refuses it).
 ///
 /// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut out = gpu.alloc_buffer::<f32>(1024)?;
-/// let (mut graph, fill) = sluice_host::graph(gpu, |s| {
+/// let (mut graph, fill) = sluice::graph(gpu, |s| {
 ///     s.lane()?.enter(|st| {
 ///         let mut v = st.bind(out.as_columns_mut());
 ///         st.launch_node(&FILL, LaunchConfig::for_elements(1024, 256), (&mut v, 1.0))

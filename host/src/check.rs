@@ -20,7 +20,8 @@ use std::sync::OnceLock;
 /// device, whatever the build and the environment.
 ///
 /// ```
-/// use sluice_host::{CpuCheck, Gpu};
+/// # use sluice_host as sluice;
+/// use sluice::{CpuCheck, Gpu};
 /// let gpu = Gpu::cpu();
 /// gpu.set_cpu_check(CpuCheck::On); // even in a release build
 /// assert_eq!(gpu.cpu_check(), CpuCheck::On);
@@ -41,7 +42,8 @@ impl CpuCheck {
     /// project checks every CPU launch and `cargo test --release` does not. Read once.
     ///
     /// ```
-    /// use sluice_host::CpuCheck;
+    /// # use sluice_host as sluice;
+    /// use sluice::CpuCheck;
     /// let mode = CpuCheck::auto();
     /// if std::env::var_os("SLUICE_CPU_CHECK").is_none() {
     ///     assert_eq!(mode == CpuCheck::On, cfg!(debug_assertions));
@@ -76,7 +78,8 @@ impl CpuCheck {
     /// Whether this is [`CpuCheck::On`].
     ///
     /// ```
-    /// assert!(sluice_host::CpuCheck::On.is_on());
+    /// # use sluice_host as sluice;
+    /// assert!(sluice::CpuCheck::On.is_on());
     /// ```
     pub fn is_on(self) -> bool {
         self == CpuCheck::On
@@ -87,7 +90,8 @@ impl CpuCheck {
 /// ([`CpuEntry`](crate::CpuEntry)) is given besides its parameters.
 ///
 /// ```
-/// use sluice_host::{CpuCheck, CpuLaunch};
+/// # use sluice_host as sluice;
+/// use sluice::{CpuCheck, CpuLaunch};
 /// let launch = CpuLaunch { kernel: "saxpy", grid: [4, 1, 1], block: [256, 1, 1], dynamic_shared_bytes: 0, check: CpuCheck::On };
 /// assert_eq!(launch.threads(), 1024);
 /// ```
@@ -117,7 +121,8 @@ impl CpuLaunch {
 /// or the checking mode found a bug ([`CheckReport`]).
 ///
 /// ```
-/// use sluice_host::CpuLaunchError;
+/// # use sluice_host as sluice;
+/// use sluice::CpuLaunchError;
 /// let e = CpuLaunchError::Fault("block (0, 0, 0), thread (3, 0, 0): panicked at k.rs:4:9: boom".into());
 /// assert!(e.to_string().ends_with("boom"));
 /// assert!(e.report().is_none());
@@ -160,7 +165,8 @@ impl From<String> for CpuLaunchError {
 /// The kinds of bug the checking mode reports.
 ///
 /// ```
-/// use sluice_host::CheckKind;
+/// # use sluice_host as sluice;
+/// use sluice::CheckKind;
 /// assert_eq!(CheckKind::SharedRace.to_string(), "data race on shared memory");
 /// ```
 #[non_exhaustive]
@@ -203,7 +209,8 @@ impl fmt::Display for CheckKind {
 /// One thread's part in a [`CheckReport`]: who, where, and what it did there.
 ///
 /// ```
-/// use sluice_host::Access;
+/// # use sluice_host as sluice;
+/// use sluice::Access;
 /// let a = Access { block: [0, 0, 0], thread: [3, 1, 0], site: "src/lib.rs:20:9".into(), what: "writes".into() };
 /// assert_eq!(a.to_string(), "thread (3, 1, 0) writes at src/lib.rs:20:9");
 /// ```
@@ -237,7 +244,8 @@ impl fmt::Display for Access {
 /// what to do about it.
 ///
 /// ```
-/// use sluice_host::{Access, CheckKind, CheckReport};
+/// # use sluice_host as sluice;
+/// use sluice::{Access, CheckKind, CheckReport};
 /// let r = CheckReport {
 ///     kind: CheckKind::SharedRace,
 ///     kernel: "tile_rows".into(),
@@ -271,7 +279,8 @@ impl CheckReport {
     /// What to do about a bug of this report's kind, in one sentence.
     ///
     /// ```
-    /// # use sluice_host::{Access, CheckKind, CheckReport};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Access, CheckKind, CheckReport};
     /// # let a = Access { block: [0; 3], thread: [0; 3], site: String::new(), what: "reads".into() };
     /// let r = CheckReport { kind: CheckKind::UninitShared, kernel: "k".into(), block: [0; 3], location: String::new(), first: a, second: None };
     /// assert!(r.advice().contains("write"));

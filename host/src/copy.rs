@@ -33,8 +33,9 @@ use crate::view::{ColumnViewMut, CopySource};
 /// The std analogue is a `JoinHandle<&mut [T]>`.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<u32>(64)?;
 ///     let host = s.pinned_buffer::<u32>(64)?;
 ///     let pending = s.lane()?.enter(|st| {
@@ -54,8 +55,9 @@ use crate::view::{ColumnViewMut, CopySource};
 /// The destination cannot be read before the copy is awaited: the copy took it.
 ///
 /// ```compile_fail,E0382
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<u32>(64)?;
 ///     let host = s.pinned_buffer::<u32>(64)?;
 ///     let mut dst = host.as_pinned_mut();
@@ -73,8 +75,9 @@ use crate::view::{ColumnViewMut, CopySource};
 /// Read what `wait` returns:
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<u32>(64)?;
 ///     let host = s.pinned_buffer::<u32>(64)?;
 ///     let dst = host.as_pinned_mut();
@@ -98,8 +101,9 @@ impl<'scope, T> Pending<'scope, T> {
     /// Blocks this host thread until the copy is done, then returns its destination.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(8)?;
     ///     let h = s.pinned_buffer::<f32>(8)?;
     ///     let p = s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.copy_to_host(&v, h.as_pinned_mut()) })?;
@@ -116,8 +120,9 @@ impl<'scope, T> Pending<'scope, T> {
     /// The copy's fence (e.g. for another lane to await before reusing the source).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(8)?;
     ///     let h = s.pinned_buffer::<f32>(8)?;
     ///     let p = s.lane()?.enter(|st| { let v = st.bind(m.as_columns_mut()); st.copy_to_host(&v, h.as_pinned_mut()) })?;
@@ -169,9 +174,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Nothing is enqueued on a length error.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut host = gpu.pinned_matrix::<f32>(256, 4)?;
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(256, 4)?;
     ///     let lane = s.lane()?;
     ///     let (first, rest) = host.split_columns_mut(1).unwrap();
@@ -181,7 +187,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     ///         let (c0, others) = v.split_columns(1).unwrap();
     ///         let p0 = st.copy_to_host(&c0, first)?;      // one column
     ///         let p1 = st.copy_to_host(&others, rest)?;   // a column range, one copy
-    ///         Ok::<_, sluice_host::Error>((p0, p1))
+    ///         Ok::<_, sluice::Error>((p0, p1))
     ///     })?;
     ///     Ok(())
     /// })?;
@@ -228,8 +234,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Sets every element of `dst` to zero bits, on this lane (`cuMemsetD2D8Async`).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix_padded::<f32>(100, 3, 128)?;
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -260,9 +267,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// [`Error::LengthMismatch`], [`Error::ZeroSized`], [`Error::Copy`].
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let input = gpu.pinned_buffer::<f32>(1024)?;
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(1024)?;
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -275,9 +283,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// The source cannot change while the scope may still copy from it:
     ///
     /// ```compile_fail,E0502
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut input = gpu.pinned_buffer::<f32>(1024)?;
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(1024)?;
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());

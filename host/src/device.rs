@@ -21,8 +21,9 @@ use crate::plan::{CachedGraph, GraphCache, GraphRules, Key, PlanMemo, Submission
 /// can be allocated here (owned, freed on drop) or in a scope (freed when the scope ends).
 ///
 /// ```no_run
-/// # fn main() -> sluice_host::Result<()> {
-/// use sluice_host::Gpu;
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// use sluice::Gpu;
 /// for d in Gpu::devices()? {
 ///     println!("{}: {} (sm_{}{}), {} SMs, {} GiB",
 ///         d.ordinal, d.name, d.compute_capability.0, d.compute_capability.1,
@@ -142,8 +143,9 @@ impl Allocator {
 /// execution model; see the crate docs, "The CPU backend").
 ///
 /// ```
-/// let gpu = sluice_host::Gpu::cpu();
-/// assert_eq!(gpu.backend(), sluice_host::Backend::Cpu);
+/// # use sluice_host as sluice;
+/// let gpu = sluice::Gpu::cpu();
+/// assert_eq!(gpu.backend(), sluice::Backend::Cpu);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Backend {
@@ -175,8 +177,9 @@ const EVENT_POOL_LIMIT: usize = 4096;
 /// A device's properties, as the driver reports them.
 ///
 /// ```no_run
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpu = sluice_host::Gpu::new(0)?;
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpu = sluice::Gpu::new(0)?;
 /// let info = gpu.info();
 /// assert!(info.max_threads_per_block >= 1024);
 /// # Ok(()) }
@@ -213,10 +216,11 @@ pub struct DeviceInfo {
 /// Free and total device memory (`cuMemGetInfo`).
 ///
 /// ```no_run
-/// let gpu = sluice_host::Gpu::new(0)?;
-/// let sluice_host::MemInfo { free, total } = gpu.mem_info()?;
+/// # use sluice_host as sluice;
+/// let gpu = sluice::Gpu::new(0)?;
+/// let sluice::MemInfo { free, total } = gpu.mem_info()?;
 /// assert!(free <= total);
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemInfo {
@@ -282,9 +286,10 @@ impl Gpu {
     /// an error too, not a silent fall-back to the CPU.
     ///
     /// ```
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// println!("running on {} ({} backend)", gpu.info().name, gpu.backend());
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn new(ordinal: usize) -> Result<Gpu> {
         match std::env::var("SLUICE_BACKEND").ok().filter(|v| !v.is_empty()).as_deref() {
@@ -307,9 +312,10 @@ impl Gpu {
     /// [`Error::DriverTooOld`], [`Error::NoDevice`], or the failing driver call.
     ///
     /// ```
-    /// match sluice_host::Gpu::cuda(0) {
+    /// # use sluice_host as sluice;
+    /// match sluice::Gpu::cuda(0) {
     ///     Ok(gpu) => println!("running on {}", gpu.info().name),
-    ///     Err(sluice_host::Error::NoDriver) => println!("no NVIDIA driver here"),
+    ///     Err(sluice::Error::NoDriver) => println!("no NVIDIA driver here"),
     ///     Err(e) => println!("{e}"),
     /// }
     /// ```
@@ -337,7 +343,8 @@ impl Gpu {
     /// worker thread each); fences are real completion signals between them.
     ///
     /// ```
-    /// let gpu = sluice_host::Gpu::cpu();
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::cpu();
     /// assert!(gpu.info().name.starts_with("CPU"));
     /// ```
     pub fn cpu() -> Gpu {
@@ -409,8 +416,9 @@ impl Gpu {
     /// errors: a faulted lane ends alone ([`Error::KernelFault`]).
     ///
     /// ```no_run
-    /// use sluice_host::{Error, Gpu};
-    /// # fn work(gpu: &Gpu) -> sluice_host::Result<()> { Ok(()) }
+    /// # use sluice_host as sluice;
+    /// use sluice::{Error, Gpu};
+    /// # fn work(gpu: &Gpu) -> sluice::Result<()> { Ok(()) }
     /// let gpu = Gpu::cuda(0)?;
     /// if let Err(Error::ContextLost { .. }) = work(&gpu) {
     ///     drop(gpu);
@@ -444,9 +452,10 @@ impl Gpu {
     /// Which machine this runs on.
     ///
     /// ```
-    /// let gpu = sluice_host::Gpu::new(0)?;   // CUDA when a GPU is present, else the CPU
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;   // CUDA when a GPU is present, else the CPU
     /// println!("sluice: running on {} ({})", gpu.info().name, gpu.backend());
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn backend(&self) -> Backend {
         if self.inner.ctx.is_cpu() {
@@ -464,7 +473,8 @@ impl Gpu {
     /// both source lines. Checked launches are slower (`sluice_device::cpu` says how much).
     ///
     /// ```
-    /// use sluice_host::{CpuCheck, Gpu};
+    /// # use sluice_host as sluice;
+    /// use sluice::{CpuCheck, Gpu};
     /// let gpu = Gpu::cpu_checked();
     /// assert_eq!(gpu.cpu_check(), CpuCheck::On);
     /// ```
@@ -485,10 +495,11 @@ impl Gpu {
     /// instead where it is set.
     ///
     /// ```
-    /// use sluice_host::{CpuCheck, Gpu};
+    /// # use sluice_host as sluice;
+    /// use sluice::{CpuCheck, Gpu};
     /// let gpu = Gpu::new(0)?;
     /// gpu.set_cpu_check(CpuCheck::Off); // a benchmark: unchecked even in a debug build
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn set_cpu_check(&self, check: CpuCheck) {
         if let Some(d) = self.inner.ctx.cpu_device() {
@@ -500,8 +511,9 @@ impl Gpu {
     /// [`CpuCheck::Off`] on a CUDA device.
     ///
     /// ```
-    /// let gpu = sluice_host::Gpu::cpu();
-    /// assert_eq!(gpu.cpu_check(), sluice_host::CpuCheck::auto());
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::cpu();
+    /// assert_eq!(gpu.cpu_check(), sluice::CpuCheck::auto());
     /// ```
     pub fn cpu_check(&self) -> CpuCheck {
         self.inner.ctx.cpu_device().map_or(CpuCheck::Off, |d| d.check())
@@ -510,8 +522,9 @@ impl Gpu {
     /// How many CUDA devices the driver sees.
     ///
     /// ```no_run
-    /// println!("{} GPU(s)", sluice_host::Gpu::count()?);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// println!("{} GPU(s)", sluice::Gpu::count()?);
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn count() -> Result<usize> {
         init()?;
@@ -526,10 +539,11 @@ impl Gpu {
     /// The properties of every device, without creating contexts.
     ///
     /// ```no_run
-    /// for d in sluice_host::Gpu::devices()? {
+    /// # use sluice_host as sluice;
+    /// for d in sluice::Gpu::devices()? {
     ///     println!("{d:?}");
     /// }
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         (0..Gpu::count()?).map(|i| device_info(i, query("cuDeviceGet", driver::device::get(i))?)).collect()
@@ -538,9 +552,10 @@ impl Gpu {
     /// This device's properties.
     ///
     /// ```no_run
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// println!("{} SMs", gpu.info().sm_count);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn info(&self) -> &DeviceInfo {
         &self.inner.info
@@ -549,9 +564,10 @@ impl Gpu {
     /// The driver's CUDA version (`cuDriverGetVersion`: 13000 for CUDA 13.0).
     ///
     /// ```no_run
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// assert!(gpu.driver_version() >= 11040);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn driver_version(&self) -> u32 {
         self.inner.driver_version
@@ -565,10 +581,11 @@ impl Gpu {
     /// [`trim_memory_pool`](Gpu::trim_memory_pool) first to see it as free.
     ///
     /// ```no_run
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// let m = gpu.mem_info()?;
     /// assert!(m.free <= m.total);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn mem_info(&self) -> Result<MemInfo> {
         let (free, total) = self.inner.ctx.mem_info().map_err(|error| Error::Device { call: "cuMemGetInfo", error })?;
@@ -595,11 +612,12 @@ impl Gpu {
     /// [`Error::Stream`] or [`Error::Device`] with the failing driver call.
     ///
     /// ```no_run
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// drop(gpu.alloc_matrix::<f32>(1 << 20, 64)?);  // 256 MiB back in the pool
     /// gpu.trim_memory_pool()?;                      // and back to the driver
     /// println!("{} bytes free", gpu.mem_info()?.free);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn trim_memory_pool(&self) -> Result<()> {
         // What ended scopes kept for later ones goes back to the pool first (on the CPU
@@ -614,8 +632,9 @@ impl Gpu {
     /// graphs, by default (see [`SubmitConfig`]).
     ///
     /// ```
-    /// let gpu = sluice_host::Gpu::cpu();
-    /// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::cpu();
+    /// # gpu.set_submit_config(sluice::SubmitConfig::default());
     /// assert!(gpu.submit_config().defer);
     /// ```
     pub fn submit_config(&self) -> SubmitConfig {
@@ -629,7 +648,8 @@ impl Gpu {
     /// again, and is dropped once its scope gives it back.
     ///
     /// ```
-    /// use sluice_host::{Gpu, SubmitConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
     /// gpu.set_submit_config(SubmitConfig::direct());   // one driver call per operation, as asked
     /// assert!(!gpu.submit_config().defer);
@@ -645,12 +665,13 @@ impl Gpu {
     /// graphs replayed, copies merged, fence records left out).
     ///
     /// ```
-    /// # fn demo() -> sluice_host::Result<()> {
-    /// let gpu = sluice_host::Gpu::cpu();
-    /// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+    /// # use sluice_host as sluice;
+    /// # fn demo() -> sluice::Result<()> {
+    /// let gpu = sluice::Gpu::cpu();
+    /// # gpu.set_submit_config(sluice::SubmitConfig::default());
     /// let mut m = gpu.alloc_matrix::<u32>(64, 2)?;
     /// for _ in 0..3 {
-    ///     sluice_host::scope(&gpu, |s| {
+    ///     sluice::scope(&gpu, |s| {
     ///         for (lane, col) in s.lanes(2)?.into_iter().zip(m.columns_mut()) {
     ///             lane.enter(|st| { let mut v = st.bind(col); st.zero(&mut v) })?;
     ///         }
@@ -768,12 +789,13 @@ impl Gpu {
     /// those of devices whose last `Gpu` handle is already gone).
     ///
     /// ```no_run
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// # use sluice_host as sluice;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// drop(gpu.alloc_buffer::<f32>(16)?);   // a failed free would be recorded, not printed
     /// for e in gpu.take_errors() {
     ///     eprintln!("sluice: {e}");
     /// }
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn take_errors(&self) -> Vec<Error> {
         let mut errors = ORPHANED.take();

@@ -41,7 +41,8 @@ use cudarc::driver::{result, sys};
 /// exactly what the driver said. [`crate::Error`] wraps it with the step that failed.
 ///
 /// ```
-/// use sluice_host::DriverError;
+/// # use sluice_host as sluice;
+/// use sluice::DriverError;
 /// let e = DriverError::from_code(2); // CUDA_ERROR_OUT_OF_MEMORY
 /// assert_eq!(e.code(), 2);
 /// assert_eq!(e.name(), "CUDA_ERROR_OUT_OF_MEMORY");
@@ -54,7 +55,8 @@ impl DriverError {
     /// The raw `CUresult` code.
     ///
     /// ```
-    /// assert_eq!(sluice_host::DriverError::from_code(700).code(), 700); // CUDA_ERROR_ILLEGAL_ADDRESS
+    /// # use sluice_host as sluice;
+    /// assert_eq!(sluice::DriverError::from_code(700).code(), 700); // CUDA_ERROR_ILLEGAL_ADDRESS
     /// ```
     pub fn code(self) -> u32 {
         self.0 as u32
@@ -64,7 +66,8 @@ impl DriverError {
     /// `CUDA_ERROR_UNKNOWN` (999).
     ///
     /// ```
-    /// use sluice_host::DriverError;
+    /// # use sluice_host as sluice;
+    /// use sluice::DriverError;
     /// assert_eq!(DriverError::from_code(1).name(), "CUDA_ERROR_INVALID_VALUE");
     /// assert_eq!(DriverError::from_code(123_456).code(), 999);
     /// ```
@@ -114,7 +117,8 @@ impl DriverError {
     /// The code's name, such as `CUDA_ERROR_OUT_OF_MEMORY` (needs no driver).
     ///
     /// ```
-    /// assert_eq!(sluice_host::DriverError::from_code(600).name(), "CUDA_ERROR_NOT_READY");
+    /// # use sluice_host as sluice;
+    /// assert_eq!(sluice::DriverError::from_code(600).name(), "CUDA_ERROR_NOT_READY");
     /// ```
     pub fn name(self) -> String {
         format!("{:?}", self.0)
@@ -123,8 +127,9 @@ impl DriverError {
     /// The driver's description of the code, when the driver is loaded.
     ///
     /// ```
+    /// # use sluice_host as sluice;
     /// // `None` where no driver is loaded; the driver's sentence otherwise.
-    /// let m = sluice_host::DriverError::from_code(2).message();
+    /// let m = sluice::DriverError::from_code(2).message();
     /// # let _ = m;
     /// ```
     pub fn message(self) -> Option<String> {
@@ -174,7 +179,8 @@ impl DriverError {
     /// on it any more.
     ///
     /// ```
-    /// use sluice_host::DriverError;
+    /// # use sluice_host as sluice;
+    /// use sluice::DriverError;
     /// assert!(DriverError::from_code(700).is_sticky()); // CUDA_ERROR_ILLEGAL_ADDRESS
     /// assert!(DriverError::from_code(719).is_sticky()); // CUDA_ERROR_LAUNCH_FAILED
     /// assert!(!DriverError::from_code(2).is_sticky()); // CUDA_ERROR_OUT_OF_MEMORY
@@ -1636,7 +1642,8 @@ pub(crate) unsafe fn launch(
 /// Whether the driver library can be loaded on this machine (no driver call is made).
 ///
 /// ```
-/// if !sluice_host::driver_present() {
+/// # use sluice_host as sluice;
+/// if !sluice::driver_present() {
 ///     println!("no CUDA driver: GPU work will report Error::NoDriver");
 /// }
 /// ```

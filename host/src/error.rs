@@ -11,7 +11,8 @@ use crate::driver::DriverError;
 /// `Result` with sluice's [`Error`].
 ///
 /// ```no_run
-/// fn columns(gpu: &sluice_host::Gpu) -> sluice_host::Result<usize> {
+/// # use sluice_host as sluice;
+/// fn columns(gpu: &sluice::Gpu) -> sluice::Result<usize> {
 ///     Ok(gpu.alloc_matrix::<f32>(16, 4)?.cols())
 /// }
 /// ```
@@ -21,7 +22,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// size and alignment of its element type (slices, pointers) or value type.
 ///
 /// ```
-/// use sluice_host::{ParamKind, ParamLayout};
+/// # use sluice_host as sluice;
+/// use sluice::{ParamKind, ParamLayout};
 /// // A written slice of `f32` (`DeviceSliceMut<f32>` in the kernel, `Mut<f32>` on the host).
 /// let out = ParamLayout { kind: ParamKind::WrittenSlice, size: 4, align: 4 };
 /// assert_eq!(out.kind, ParamKind::WrittenSlice);
@@ -39,7 +41,8 @@ pub struct ParamLayout {
 /// The kind of a kernel parameter (see [`ParamLayout`]).
 ///
 /// ```
-/// use sluice_host::ParamKind;
+/// # use sluice_host as sluice;
+/// use sluice::ParamKind;
 /// assert_eq!(ParamKind::from_letter(b'r'), Some(ParamKind::ReadSlice));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -80,7 +83,8 @@ impl ParamKind {
 /// driver call and leave nothing half-done.
 ///
 /// ```
-/// use sluice_host::Error;
+/// # use sluice_host as sluice;
+/// use sluice::Error;
 /// let e = Error::LengthMismatch { expected: 1024, got: 1000 };
 /// assert_eq!(e.to_string(), "copy: the source has 1024 elements but the destination 1000");
 /// ```
@@ -246,7 +250,8 @@ pub enum Error {
     /// memory.
     ///
     /// ```
-    /// # use sluice_host::Error;
+    /// # use sluice_host as sluice;
+    /// # use sluice::Error;
     /// let e = Error::KernelLimit { kernel: "gemm_ws_bf16", what: "threads per block", requested: 512, limit: 384 };
     /// assert!(e.to_string().contains("kernel `gemm_ws_bf16`"));
     /// ```
@@ -498,10 +503,11 @@ impl Error {
     /// Match on this to react to what a scope's closure returned, whatever went wrong after.
     ///
     /// ```
-    /// use sluice_host::{DriverError, Error};
+    /// # use sluice_host as sluice;
+    /// use sluice::{DriverError, Error};
     /// let e = Error::Cleanup {
     ///     error: Box::new(Error::NotAdjacent),
-    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice_host::LaneId::Lane(0)), error: DriverError::from_code(700), fault: None, kernels: vec![] }],
+    ///     cleanup: vec![Error::ContextLost { lane: Some(sluice::LaneId::Lane(0)), error: DriverError::from_code(700), fault: None, kernels: vec![] }],
     /// };
     /// assert_eq!(e.primary(), &Error::NotAdjacent);
     /// assert_eq!(Error::ZeroSized.primary(), &Error::ZeroSized);
@@ -516,7 +522,8 @@ impl Error {
     /// Whether this error, or one it chains ([`Error::Cleanup`]), satisfies `f`.
     ///
     /// ```
-    /// use sluice_host::Error;
+    /// # use sluice_host as sluice;
+    /// use sluice::Error;
     /// let e = Error::Cleanup { error: Box::new(Error::NotAdjacent), cleanup: vec![Error::ZeroSized] };
     /// assert!(e.any(|e| matches!(e, Error::ZeroSized)));
     /// assert!(!Error::NotAdjacent.any(|e| matches!(e, Error::ZeroSized)));
@@ -571,13 +578,14 @@ impl Error {
 /// of [`Error::ContextLost`].
 ///
 /// ```
-/// use sluice_host::DeviceFault;
+/// # use sluice_host as sluice;
+/// use sluice::DeviceFault;
 /// let f = DeviceFault {
 ///     block: [2, 0, 0],
 ///     thread: [17, 0, 0],
 ///     message: "kernel failed at src/lib.rs:40:9: n must be even".into(),
 ///     kernel: Some("halve"),
-///     lanes: vec![sluice_host::LaneId::Lane(2)],
+///     lanes: vec![sluice::LaneId::Lane(2)],
 /// };
 /// assert_eq!(f.to_string(), "kernel `halve`, block (2, 0, 0), thread (17, 0, 0): kernel failed at src/lib.rs:40:9: n must be even");
 /// ```
@@ -621,7 +629,8 @@ impl fmt::Display for DeviceFault {
 /// [`Scope::upload`](crate::Scope::upload)'s copies.
 ///
 /// ```
-/// use sluice_host::LaneId;
+/// # use sluice_host as sluice;
+/// use sluice::LaneId;
 /// assert_eq!(LaneId::Lane(3).to_string(), "lane 3");
 /// assert_eq!(LaneId::Upload.to_string(), "the scope's upload lane");
 /// ```

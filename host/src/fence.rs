@@ -45,8 +45,9 @@ use crate::view::{ColumnView, ColumnViewMut};
 /// `JoinHandle` that can be joined by the host or by another lane, any number of times.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let (a, b) = (s.lane()?, s.lane()?);
 ///     let f = a.enter(|st| st.record())?;
 ///     b.enter(|st| st.await_fence(&f))?;   // GPU-side: b waits for a's work so far
@@ -78,8 +79,9 @@ impl<'scope> Fence<'scope> {
     /// (`cuEventSynchronize` on this event only).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let f = s.lane()?.enter(|st| st.record())?;
     ///     f.wait()
     /// })
@@ -170,8 +172,9 @@ impl std::fmt::Debug for Fence<'_> {
 /// read-only data, such as an upload (awaited by reference, by any number of lanes).
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(256)?;
 ///     let (a, b, c) = (s.lane()?, s.lane()?, s.lane()?);
 ///     let written = a.enter(|st| {
@@ -193,10 +196,11 @@ impl std::fmt::Debug for Fence<'_> {
 /// awaited.
 ///
 /// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut, Ref};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut, Ref};
 /// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
-/// # fn demo(gpu: &sluice_host::Gpu, x: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu, x: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let xs = s.upload(x)?;
 ///     let y = s.alloc_buffer::<f32>(x.len())?;
 ///     s.lane()?.enter(|st| {
@@ -219,8 +223,9 @@ impl<'scope, V> Fenced<'scope, V> {
     /// pending work (it can then be bound to any lane without a wait).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(16)?;
     ///     let f = s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -240,8 +245,9 @@ impl<'scope, V> Fenced<'scope, V> {
     /// The fence alone (e.g. to order other work after it as well).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let up = s.upload(&[1u8; 16])?;
     ///     s.lane()?.enter(|st| st.await_fence(up.fence()))?; // order only, no view
     ///     Ok(())
@@ -262,8 +268,9 @@ impl<'scope, T> Fenced<'scope, ColumnsMut<'scope, T>> {
     /// Turns a hand-off into shared read-only data that any number of lanes may await.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(8)?;
     ///     let f = s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.fence(v) })?;
     ///     let shared = f.into_shared();
@@ -281,8 +288,9 @@ impl<V: sealed::Columns> Fenced<'_, V> {
     /// Rows of the fenced columns.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let up = s.upload_matrix(&[0u32; 12], 4, 3)?;
     ///     assert_eq!((up.rows(), up.cols()), (4, 3));
     ///     Ok(())
@@ -351,8 +359,9 @@ use sealed::Token;
 /// read-only).
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let up = s.upload(&[1.0f32; 4])?;                    // &Fenced<ColumnsRef>: shared
 ///     let m = s.alloc_buffer::<f32>(4)?;
 ///     let (a, b) = (s.lane()?, s.lane()?);
@@ -474,8 +483,9 @@ where
 /// A view a lane can fence: its columns leave the lane unbranded, behind the fence.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(4, 2)?;
 ///     let (a, b) = m.split_columns_mut(1).unwrap();
 ///     s.lane()?.enter(|st| {
@@ -522,10 +532,11 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// it is persistent memory uploaded before the scope:
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
     /// let shared = gpu.upload(data)?;                   // once, before a loop of scopes
     /// for _step in 0..100 {
-    ///     sluice_host::scope(gpu, |s| {
+    ///     sluice::scope(gpu, |s| {
     ///         s.lane()?.enter(|st| {
     ///             let view = st.await_fence(&shared)?;  // as for `s.upload`: no wait needed
     ///             assert_eq!(st.stats().waits_enqueued, 0);
@@ -538,8 +549,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// ```
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let shared = s.upload(data)?;                 // Fenced<ColumnsRef>
     ///     s.lane()?.enter(|st| {
     ///         let view = st.await_fence(&shared)?;      // ColumnView on this lane
@@ -563,9 +575,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// scope, so it cannot be awaited on the host (and its matrix freed) meanwhile.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let up = gpu.upload_async(gpu.pinned_buffer::<f32>(256)?)?;
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     for lane in s.lanes(2)? {
     ///         lane.enter(|st| st.await_upload(&up).map(drop))?;   // each lane waits on the GPU
     ///     }
@@ -593,8 +606,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// columns unbranded behind it: the hand-off to another lane or to the host.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(64)?;
     ///     let (a, b) = (s.lane()?, s.lane()?);
     ///     let handed = a.enter(|st| {
@@ -621,9 +635,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// before any wait is enqueued); [`Error::ZeroSized`] if there are none.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut host = gpu.pinned_matrix::<f32>(1024, 8)?;
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     let out = s.alloc_matrix::<f32>(1024, 8)?;
     ///     let mut handed = Vec::new();
     ///     for (lane, col) in s.lanes(8)?.into_iter().zip(out.columns_mut()) {
@@ -655,8 +670,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// some waits may have been.
     ///
     /// ```no_run
-    /// # use sluice_host::{ColumnsMut, Fenced};
-    /// # fn demo<'s>(st: &sluice_host::Stream<'s, '_>, handed: Vec<Fenced<'s, ColumnsMut<'s, f32>>>) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # use sluice::{ColumnsMut, Fenced};
+    /// # fn demo<'s>(st: &sluice::Stream<'s, '_>, handed: Vec<Fenced<'s, ColumnsMut<'s, f32>>>) -> sluice::Result<()> {
     /// match st.try_await_all(handed) {
     ///     Ok(mut all) => st.zero(&mut all),               // one view, one operation
     ///     Err((_, parts)) => {
@@ -699,9 +715,10 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// A timestamp: a timing event recorded on this lane now, for profiling.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let (t0, t1) = s.lane()?.enter(|st| Ok::<_, sluice_host::Error>((st.timestamp()?, st.timestamp()?)))?;
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
+    ///     let (t0, t1) = s.lane()?.enter(|st| Ok::<_, sluice::Error>((st.timestamp()?, st.timestamp()?)))?;
     ///     assert!(t1.elapsed_ms_since(&t0)? >= 0.0);
     ///     Ok(())
     /// })
@@ -715,8 +732,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// later work after everything enqueued here so far.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let (a, b) = (s.lane()?, s.lane()?);
     ///     let f = a.enter(|st| st.record())?;
     ///     b.enter(|st| st.await_fence(&f))?;   // b's later work runs after a's so far
@@ -785,8 +803,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
 /// A point in time on a lane's timeline (a timing-enabled event), for profiling.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let start = s.timestamp()?;
 ///     let end = s.lane()?.enter(|st| st.timestamp())?;
 ///     println!("{:.3} ms", end.elapsed_ms_since(&start)?);
@@ -803,9 +822,10 @@ impl<'scope> Timestamp<'scope> {
     /// host thread until both have been reached.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
-    ///     let (t0, t1) = s.lane()?.enter(|st| Ok::<_, sluice_host::Error>((st.timestamp()?, st.timestamp()?)))?;
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
+    ///     let (t0, t1) = s.lane()?.enter(|st| Ok::<_, sluice::Error>((st.timestamp()?, st.timestamp()?)))?;
     ///     println!("{} ms", t1.elapsed_ms_since(&t0)?);
     ///     Ok(())
     /// })
@@ -823,8 +843,9 @@ impl<'scope> Timestamp<'scope> {
     /// The timestamp as a fence (a timestamp orders work like any fence).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let t = s.timestamp()?;
     ///     s.lane()?.enter(|st| st.await_fence(t.fence()))?;
     ///     Ok(())

@@ -66,7 +66,8 @@ use crate::view::Invariant;
 /// capture or the instantiation.
 ///
 /// ```no_run
-/// use sluice_host::{graph, scope, Gpu, Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{graph, scope, Gpu, Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
 /// let gpu = Gpu::new(0)?;
 /// let mut host = gpu.pinned_matrix::<f32>(4096, 8)?;
@@ -91,7 +92,7 @@ use crate::view::Invariant;
 /// })?;
 /// drop(g);
 /// host[0] = 0.0;                                                  // the graph let go of `host`
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 ///
 /// # Lifetimes
@@ -99,8 +100,9 @@ use crate::view::Invariant;
 /// A buffer the graph captured cannot be dropped while the graph lives:
 ///
 /// ```compile_fail,E0505
-/// # use sluice_host::{graph, Gpu};
-/// # fn demo(gpu: &Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # use sluice::{graph, Gpu};
+/// # fn demo(gpu: &Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_buffer::<f32>(256)?;
 /// let (g, ()) = graph(gpu, |s| {
 ///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
@@ -175,8 +177,9 @@ impl<'g> Graph<'g> {
     /// [`Error::GraphMismatch`] for an index, type or length the recording does not have.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// let (mut g, ()) = sluice_host::graph(gpu, |s| s.upload(&[0.0f32; 64]).map(drop))?;
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// let (mut g, ()) = sluice::graph(gpu, |s| s.upload(&[0.0f32; 64]).map(drop))?;
     /// g.write_input(0, &[1.0f32; 64])?;     // the next replay uploads ones
     /// # Ok(()) }
     /// ```
@@ -212,11 +215,12 @@ impl<'g> Graph<'g> {
     /// a scalar of type `T`; [`Error::Launch`] from the driver.
     ///
     /// ```no_run
-    /// # use sluice_host::{Kernel, LaunchConfig, Mut};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut out = gpu.alloc_buffer::<f32>(256)?;
-    /// let (mut g, fill) = sluice_host::graph(gpu, |s| {
+    /// let (mut g, fill) = sluice::graph(gpu, |s| {
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(out.as_columns_mut());
     ///         st.launch_node(&FILL, LaunchConfig::for_elements(256, 256), (&mut v, 0.5))
@@ -401,8 +405,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// [`Error::Launch`] from the driver.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, g: &sluice_host::Graph<'_>) -> sluice_host::Result<()> {
-    /// let mut lanes = sluice_host::LaneSet::new(gpu);
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, g: &sluice::Graph<'_>) -> sluice::Result<()> {
+    /// let mut lanes = sluice::LaneSet::new(gpu);
     /// for _ in 0..1000 {
     ///     lanes.scope(|s| {
     ///         let replay = s.lane()?.enter(|st| st.replay(g))?;

@@ -34,7 +34,8 @@ use crate::ptx::{self, AbiParam, EntryParams};
 /// Passed as `&mut ColumnViewMut<T>` bound to the launching lane.
 ///
 /// ```
-/// use sluice_host::{Kernel, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, Mut};
 /// // SAFETY: a kernel `fill(out: &mut [f32], v: f32)` that writes only `out`, in bounds.
 /// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("PTX text", "fill") };
 /// # let _ = FILL;
@@ -45,7 +46,8 @@ pub struct Mut<T>(PhantomData<fn() -> T>);
 /// Passed as a [`ColumnView`](crate::ColumnView) (or `&ColumnView`, `&ColumnViewMut`) bound to the lane.
 ///
 /// ```
-/// use sluice_host::{Kernel, Mut, Ref};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, Mut, Ref};
 /// // SAFETY: `saxpy(y: &mut [f32], x: &[f32], a: f32)` writes only `y`, reads `x`, in bounds.
 /// const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("PTX text", "saxpy") };
 /// # let _ = SAXPY;
@@ -58,7 +60,8 @@ pub struct Ref<T>(PhantomData<fn() -> T>);
 /// contract.
 ///
 /// ```
-/// use sluice_host::{Kernel, PtrMut, Unchecked};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, PtrMut, Unchecked};
 /// // `#[kernel(unchecked)] unsafe fn fill_raw(out: *mut f32, n: u32)` on the host:
 /// const FILL: Kernel<(PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "fill_raw");
 /// # let _ = FILL;
@@ -70,7 +73,8 @@ pub struct PtrMut<T>(PhantomData<fn() -> T>);
 /// lane; only the address reaches the kernel.
 ///
 /// ```
-/// use sluice_host::{Kernel, Ptr, PtrMut, Unchecked};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, Ptr, PtrMut, Unchecked};
 /// const ADD: Kernel<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "vecadd");
 /// # let _ = ADD;
 /// ```
@@ -82,7 +86,8 @@ pub struct Ptr<T>(PhantomData<fn() -> T>);
 /// Plain [`Pod`] values need no marker.
 ///
 /// ```
-/// use sluice_host::{ByValue, Kernel, Unchecked};
+/// # use sluice_host as sluice;
+/// use sluice::{ByValue, Kernel, Unchecked};
 /// #[derive(Clone, Copy)]
 /// #[repr(C)]
 /// struct Camera { origin: [f32; 3], pixels: u64 }
@@ -99,7 +104,8 @@ pub struct ByValue<T>(PhantomData<fn() -> T>);
 /// describes that view and nothing else.
 ///
 /// ```
-/// use sluice_host::{Kernel, Mut, Tma};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, Mut, Tma};
 /// // A kernel `k(out: DeviceSliceMut<f32>, a: TmaMatrix<u16, 128, 64>)` on the host.
 /// // SAFETY: declaration only, never launched.
 /// const K: Kernel<(Mut<f32>, Tma<u16, 128, 64>)> = unsafe { Kernel::new("", "k") };
@@ -139,7 +145,8 @@ mod sealed {
 /// One kernel parameter type: [`Mut<T>`], [`Ref<T>`] or a [`Pod`] value.
 ///
 /// ```
-/// use sluice_host::{Kernel, Mut, Ref};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, Mut, Ref};
 /// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 /// #[repr(C)]
 /// struct Params { scale: f32, offset: f32 }
@@ -293,7 +300,8 @@ impl<T: Pod> Param for T {
 /// A kernel's parameter list: a tuple of [`Param`]s (up to 12).
 ///
 /// ```
-/// use sluice_host::{Kernel, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, Mut};
 /// // `()`, `(Mut<f32>,)`, `(Mut<f32>, f32)`, ... up to 12 parameters.
 /// // SAFETY: declaration only, never launched.
 /// const NOTHING: Kernel<()> = unsafe { Kernel::new("", "noop") };
@@ -397,12 +405,13 @@ for_each_tuple!(signature_impls);
 /// `#[kernel] fn(DeviceSliceMut<f32>, f32)` on the device.
 ///
 /// ```no_run
-/// use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, LaunchConfig, Mut};
 /// // SAFETY: `fill_column(out: &mut [f32], value: f32)` writes `out[i]` for `i < len` only.
 /// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(PTX, "fill_column") };
 /// # const PTX: &str = "";
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
 ///     let lane = s.lane()?;
 ///     lane.enter(|st| {
@@ -419,10 +428,11 @@ for_each_tuple!(signature_impls);
 /// a read-only view (here an awaited upload, rule 3):
 ///
 /// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let shared = s.upload(data)?;
 ///     s.lane()?.enter(|st| {
 ///         let src = st.await_fence(&shared)?;
@@ -436,10 +446,11 @@ for_each_tuple!(signature_impls);
 /// Write into memory the lane owns instead, e.g. a scope allocation bound with `bind`:
 ///
 /// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut dst = st.bind(out.as_columns_mut());
@@ -453,10 +464,11 @@ for_each_tuple!(signature_impls);
 /// arguments, is rejected the same way:
 ///
 /// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut dst = st.bind(out.as_columns_mut());
@@ -468,10 +480,11 @@ for_each_tuple!(signature_impls);
 /// ```
 ///
 /// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut dst = st.bind(out.as_columns_mut());
@@ -486,10 +499,11 @@ for_each_tuple!(signature_impls);
 /// A written (`Mut`) parameter needs `&mut view`; a shared borrow is rejected:
 ///
 /// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
 ///     s.lane()?.enter(|st| {
 ///         let dst = st.bind(out.as_columns_mut());
@@ -528,7 +542,8 @@ impl<S, K> Copy for Kernel<S, K> {}
 /// [`Stream::launch_unchecked`](crate::Stream::launch_unchecked). Sealed: these two are all.
 ///
 /// ```
-/// use sluice_host::{Checked, Kernel, Mut, PtrMut, Unchecked};
+/// # use sluice_host as sluice;
+/// use sluice::{Checked, Kernel, Mut, PtrMut, Unchecked};
 /// // SAFETY: `fill` writes only `out`, in bounds.
 /// const FILL: Kernel<(Mut<f32>, f32), Checked> = unsafe { Kernel::new("", "fill") };
 /// const RAW: Kernel<(PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "fill_raw");
@@ -565,7 +580,8 @@ impl<S: Signature> Kernel<S> {
     /// - Its parameters, in order, are those `S` lowers to (see the module's ABI section).
     ///
     /// ```
-    /// use sluice_host::{Kernel, Mut};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Kernel, Mut};
     /// // SAFETY: `fill_column` writes `out[i]` for `i < out.len()` only.
     /// const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("...", "fill_column") };
     /// assert_eq!(FILL.name(), "fill_column");
@@ -597,7 +613,8 @@ impl<S: Signature> Kernel<S, Unchecked> {
     /// for what the kernel does. The parameter sizes are still checked against the PTX.
     ///
     /// ```
-    /// use sluice_host::{Kernel, PtrMut, Unchecked};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Kernel, PtrMut, Unchecked};
     /// const FILL: Kernel<(PtrMut<f32>, u32, f32), Unchecked> = Kernel::new_unchecked("...", "fill_raw");
     /// assert_eq!(FILL.name(), "fill_raw");
     /// ```
@@ -611,7 +628,8 @@ impl<S: Signature> Kernel<S, Unchecked> {
 /// [`Kernel::of`] pairs it with the PTX that holds the entry.
 ///
 /// ```
-/// use sluice_host::{Kernel, KernelDecl, Mut, Ref};
+/// # use sluice_host as sluice;
+/// use sluice::{Kernel, KernelDecl, Mut, Ref};
 /// // What `#[kernel] pub fn saxpy(y: DeviceSliceMut<f32>, x: &[f32], a: f32)` expands to on
 /// // the host (besides `saxpy::args`, the arguments by name). A braced struct lives in the
 /// // type namespace only, so a `const saxpy` handle can share the name.
@@ -622,7 +640,7 @@ impl<S: Signature> Kernel<S, Unchecked> {
 /// unsafe impl KernelDecl for saxpy {
 ///     const NAME: &'static str = "saxpy";
 ///     type Signature = (Mut<f32>, Ref<f32>, f32);
-///     type Kind = sluice_host::Checked;
+///     type Kind = sluice::Checked;
 /// }
 /// # const PTX: &str = "PTX text";
 /// // SAFETY: `PTX` is the module the crate declaring `saxpy` was compiled into.
@@ -670,13 +688,14 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// See [`KernelDecl`] for an example. Calling it outside `unsafe` does not compile:
     ///
     /// ```compile_fail,E0133
-    /// use sluice_host::{Kernel, KernelDecl, Mut};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Kernel, KernelDecl, Mut};
     /// struct Fill;
     /// // SAFETY: (as `#[kernel]` emits it) `fill` writes only `out`, in bounds.
     /// unsafe impl KernelDecl for Fill {
     ///     const NAME: &'static str = "fill";
     ///     type Signature = (Mut<f32>, f32);
-    ///     type Kind = sluice_host::Checked;
+    ///     type Kind = sluice::Checked;
     /// }
     /// const FILL: Kernel<(Mut<f32>, f32)> = Kernel::of::<Fill>("any PTX"); // error[E0133]
     /// ```
@@ -720,7 +739,8 @@ impl<S: Signature, K: KernelKind> Kernel<S, K> {
     /// Checked and unchecked kernels alike.
     ///
     /// ```
-    /// use sluice_host::{Error, Kernel, Mut};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Error, Kernel, Mut};
     /// const PTX: &str = ".visible .entry fill(\n .param .u64 p0,\n .param .u64 p1,\n .param .f32 p2\n)\n{ ret; }";
     /// // SAFETY: only checked here, never launched.
     /// const GOOD: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new(PTX, "fill") };
@@ -779,7 +799,8 @@ impl<S, K> Kernel<S, K> {
     /// The entry's name.
     ///
     /// ```
-    /// # use sluice_host::{Kernel, Mut};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, Mut};
     /// # const K: Kernel<(Mut<f32>,)> = unsafe { Kernel::new("", "k") };
     /// assert_eq!(K.name(), "k");
     /// ```
@@ -790,7 +811,8 @@ impl<S, K> Kernel<S, K> {
     /// The PTX module text.
     ///
     /// ```
-    /// # use sluice_host::{Kernel, Mut};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, Mut};
     /// # const K: Kernel<(Mut<f32>,)> = unsafe { Kernel::new(".version 7.8", "k") };
     /// assert!(K.ptx().starts_with(".version"));
     /// ```
@@ -815,11 +837,12 @@ impl<S, K> std::fmt::Debug for Kernel<S, K> {
 /// last few kernels it launched, found again without a lock.)
 ///
 /// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let fill = gpu.function(&FILL)?; // loads and JIT-compiles the PTX now, not at first launch
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(256)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut v = st.bind(out.as_columns_mut());
@@ -846,8 +869,9 @@ impl<S, K> Function<S, K> {
     /// what bounds how many threads an SM holds at once; 0 on the CPU backend.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// # use sluice_host::{Kernel, Mut};
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// # use sluice::{Kernel, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
     /// let f = gpu.function(&FILL)?;
     /// println!("fill: {} registers per thread", f.registers());
@@ -870,11 +894,12 @@ impl<S, K> std::fmt::Debug for Function<S, K> {
 /// against is always the one the function was resolved (and checked) with.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
 /// let resolved = gpu.function(&FILL)?;
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(64)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut v = st.bind(m.as_columns_mut());
@@ -889,7 +914,8 @@ impl<S, K> std::fmt::Debug for Function<S, K> {
 /// compile:
 ///
 /// ```compile_fail,E0277
-/// use sluice_host::{Launchable, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{Launchable, Mut};
 /// struct Retyped;
 /// // error[E0277]: the trait bound `Retyped: Resolve` is not satisfied (sealed)
 /// impl Launchable for Retyped {
@@ -915,10 +941,11 @@ pub trait Launchable: sealed::Resolve {
 /// (or with [`Kernel::new_unchecked`]) are not: their launches are `unsafe`.
 ///
 /// ```compile_fail,E0277
-/// # use sluice_host::{Kernel, LaunchConfig, PtrMut, Unchecked};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, PtrMut, Unchecked};
 /// const RAW: Kernel<(PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "fill_raw");
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(64)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut v = st.bind(m.as_columns_mut());
@@ -1072,12 +1099,13 @@ impl Gpu {
     /// [`Error::KernelNeedsArch`] (a kernel only the crate's sm_90a build has, on another GPU).
     ///
     /// ```no_run
-    /// # use sluice_host::{Kernel, Mut};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-    /// let gpu = sluice_host::Gpu::new(0)?;
+    /// let gpu = sluice::Gpu::new(0)?;
     /// let fill = gpu.function(&FILL)?;
     /// # let _ = fill;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn function<S: Signature, K: KernelKind>(&self, kernel: &Kernel<S, K>) -> Result<Function<S, K>> {
         let target = self.resolve::<S>(EntryPoint {
@@ -1108,13 +1136,14 @@ impl Gpu {
     /// As [`function`](Gpu::function).
     ///
     /// ```no_run
-    /// use sluice_host::{Gpu, Mut};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, Mut};
     /// let ptx: String = std::fs::read_to_string("fill.ptx").expect("PTX");
     /// let gpu = Gpu::new(0)?;
     /// // SAFETY: `fill` writes out[i] for i < out.len() only, and reads nothing.
-    /// let fill = unsafe { gpu.function_from_ptx::<(Mut<f32>, f32), sluice_host::Checked>(ptx, "fill") }?;
+    /// let fill = unsafe { gpu.function_from_ptx::<(Mut<f32>, f32), sluice::Checked>(ptx, "fill") }?;
     /// # let _ = fill;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub unsafe fn function_from_ptx<S: Signature, K: KernelKind>(
         &self,

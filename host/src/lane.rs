@@ -741,8 +741,9 @@ impl LaneInner {
 /// submitted: [`Submission`]).
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let lane = s.lane()?;
 ///     let fence = lane.enter(|st| st.record())?;
 ///     lane.enter(|st| st.await_fence(&fence))?;     // same lane: nothing enqueued
@@ -775,16 +776,18 @@ pub struct LaneStats {
 /// returned it to the device's pool):
 ///
 /// ```compile_fail
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// let lane = sluice_host::scope(gpu, |s| s.lane())?; // error: lifetime may not live long enough
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// let lane = sluice::scope(gpu, |s| s.lane())?; // error: lifetime may not live long enough
 /// # let _ = lane; Ok(()) }
 /// ```
 ///
 /// Create lanes inside the scope, for the work of that scope.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let lane = s.lane()?;
 ///     let m = s.alloc_buffer::<u32>(64)?;
 ///     lane.enter(|st| {
@@ -831,8 +834,9 @@ impl<'scope> Lane<'scope> {
     /// data on with a fence. Entering does not block and enqueues nothing by itself.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(256)?;
     ///     let lane = s.lane()?;
     ///     let fenced = lane.enter(|st| {
@@ -858,8 +862,9 @@ impl<'scope> Lane<'scope> {
     /// What sluice has enqueued on this lane so far.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let lane = s.lane()?;
     ///     assert_eq!(lane.stats().events_recorded, 0);
     ///     Ok(())
@@ -873,8 +878,9 @@ impl<'scope> Lane<'scope> {
     /// The lane's index in its scope (creation order, from 0).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let lanes = s.lanes(3)?;
     ///     assert_eq!(lanes[2].index(), 2);
     ///     Ok(())
@@ -892,10 +898,11 @@ impl<'scope> Lane<'scope> {
     /// Which lane of its scope this is.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let lanes = s.lanes(2)?;
-    ///     assert_eq!(lanes[1].id(), sluice_host::LaneId::Lane(1));
+    ///     assert_eq!(lanes[1].id(), sluice::LaneId::Lane(1));
     ///     Ok(())
     /// })
     /// # }
@@ -918,10 +925,11 @@ impl<'scope> Lane<'scope> {
 /// [`fence`](Stream::fence), [`await_fence`](Stream::await_fence), ...).
 ///
 /// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut, Ref};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut, Ref};
 /// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
-/// # fn demo(gpu: &sluice_host::Gpu, x: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu, x: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let xs = s.upload(x)?;
 ///     let y = s.alloc_buffer::<f32>(x.len())?;
 ///     s.lane()?.enter(|st| {
@@ -1061,8 +1069,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// The lane this stream belongs to.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let lane = s.lane()?;
     ///     lane.enter(|st| assert_eq!(st.lane().index(), lane.index()));
     ///     Ok(())
@@ -1076,8 +1085,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// What sluice has enqueued on this lane so far.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     s.lane()?.enter(|st| assert_eq!(st.stats().launches, 0));
     ///     Ok(())
     /// })
@@ -1095,8 +1105,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// because work enqueued with the view may run until the scope joins.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(64, 4)?;
     ///     let (a, b) = m.split_columns_mut(2).unwrap();
     ///     let (la, lb) = (s.lane()?, s.lane()?);
@@ -1112,8 +1123,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// The columns must live for `'scope`; a matrix owned inside the closure does not:
     ///
     /// ```compile_fail,E0597
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let mut m = gpu.alloc_matrix::<f32>(64, 1)?; // owned by the closure
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut()); // error[E0597]: `m` does not live long enough
@@ -1128,8 +1140,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// A column can be bound only once — binding takes it by value:
     ///
     /// ```compile_fail,E0382
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(64, 1)?;
     ///     let col = m.column_mut(0).unwrap();
     ///     let (a, b) = (s.lane()?, s.lane()?);
@@ -1149,8 +1162,9 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// no pending work).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, m: &sluice_host::DeviceMatrix<f32>) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, m: &sluice::DeviceMatrix<f32>) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     for lane in s.lanes(2)? {
     ///         lane.enter(|st| assert_eq!(st.bind_ref(m.as_columns()).len(), m.len()));
     ///     }

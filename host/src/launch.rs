@@ -40,7 +40,8 @@ use crate::view::{ColumnView, ColumnViewMut, RowMajor};
 /// | `k<<<g, b, bytes>>>` | `.with_shared_mem(bytes)` |
 ///
 /// ```
-/// use sluice_host::LaunchConfig;
+/// # use sluice_host as sluice;
+/// use sluice::LaunchConfig;
 /// let cfg = LaunchConfig::for_elements(1000, 256);
 /// assert_eq!(cfg.grid, (4, 1, 1));
 /// assert_eq!(cfg.block, (256, 1, 1));
@@ -65,7 +66,8 @@ impl LaunchConfig {
     /// (`n = 0` gives an empty grid, which a launch rejects.)
     ///
     /// ```
-    /// let cfg = sluice_host::LaunchConfig::for_elements(1 << 20, 256);
+    /// # use sluice_host as sluice;
+    /// let cfg = sluice::LaunchConfig::for_elements(1 << 20, 256);
     /// assert_eq!(cfg.grid.0, 4096);
     /// ```
     pub fn for_elements(n: usize, block: u32) -> LaunchConfig {
@@ -78,7 +80,8 @@ impl LaunchConfig {
     /// runs) rejects a zero or an excess.
     ///
     /// ```
-    /// let cfg = sluice_host::LaunchConfig::new((16, 16, 1), (32, 32, 1));
+    /// # use sluice_host as sluice;
+    /// let cfg = sluice::LaunchConfig::new((16, 16, 1), (32, 32, 1));
     /// assert_eq!(cfg.grid, (16, 16, 1));
     /// assert_eq!(cfg.block, (32, 32, 1));
     /// assert_eq!(cfg.shared_mem_bytes, 0);
@@ -94,8 +97,9 @@ impl LaunchConfig {
     /// launch rejects.
     ///
     /// ```
+    /// # use sluice_host as sluice;
     /// // A 1024 x 1024 gemm output in 32 x 32 tiles (CUDA: dim3 g(32, 32), b(32, 32)).
-    /// let cfg = sluice_host::LaunchConfig::for_elements_2d((1024, 1024), (32, 32));
+    /// let cfg = sluice::LaunchConfig::for_elements_2d((1024, 1024), (32, 32));
     /// assert_eq!(cfg.grid, (32, 32, 1));
     /// assert_eq!(cfg.block, (32, 32, 1));
     /// ```
@@ -108,7 +112,8 @@ impl LaunchConfig {
     /// ceil(depth / bz)` blocks.
     ///
     /// ```
-    /// let cfg = sluice_host::LaunchConfig::for_elements_3d((100, 100, 10), (8, 8, 4));
+    /// # use sluice_host as sluice;
+    /// let cfg = sluice::LaunchConfig::for_elements_3d((100, 100, 10), (8, 8, 4));
     /// assert_eq!(cfg.grid, (13, 13, 3));
     /// assert_eq!(cfg.block, (8, 8, 4));
     /// ```
@@ -126,7 +131,8 @@ impl LaunchConfig {
     /// The same launch with `bytes` of dynamic shared memory per block.
     ///
     /// ```
-    /// let cfg = sluice_host::LaunchConfig::for_elements(64, 64).with_shared_mem(256);
+    /// # use sluice_host as sluice;
+    /// let cfg = sluice::LaunchConfig::for_elements(64, 64).with_shared_mem(256);
     /// assert_eq!(cfg.shared_mem_bytes, 256);
     /// ```
     pub fn with_shared_mem(self, bytes: u32) -> LaunchConfig {
@@ -139,7 +145,8 @@ impl LaunchConfig {
     /// [`Stream::launch`]: crate::Stream::launch
     ///
     /// ```no_run
-    /// use sluice_host::{Error, Gpu, LaunchConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Error, Gpu, LaunchConfig};
     /// let gpu = Gpu::new(0)?;
     /// let too_big = LaunchConfig { grid: (1, 1, 1), block: (2048, 1, 1), shared_mem_bytes: 0 };
     /// assert!(matches!(too_big.validate(gpu.info()), Err(Error::LaunchConfig { what: "block.x", .. })));
@@ -420,10 +427,11 @@ impl ParamBuf {
 )]
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// # use sluice_host::{Kernel, LaunchConfig, Mut, Ref};
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// # use sluice::{Kernel, LaunchConfig, Mut, Ref};
 /// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     let (x, y) = (s.alloc_buffer::<f32>(64)?, s.alloc_buffer::<f32>(64)?);
 ///     s.lane()?.enter(|st| {
 ///         let x = st.bind(x.as_columns_mut());
@@ -439,7 +447,8 @@ impl ParamBuf {
 /// passes a view bound to another lane as if it were this lane's:
 ///
 /// ```compile_fail,E0277
-/// use sluice_host::{Arg, ColumnViewMut, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{Arg, ColumnViewMut, Mut};
 /// struct OtherLane<'s, 'other>(ColumnViewMut<'s, 'other, f32>);
 /// // error[E0277]: the trait bound `...: LowerArg<'lane, Mut<f32>>` is not satisfied (sealed)
 /// impl<'lane, 's, 'other> Arg<'lane, Mut<f32>> for &mut OtherLane<'s, 'other> {}
@@ -530,10 +539,11 @@ impl<'lane, T: Pod> sealed::LowerArg<'lane, T> for T {
 )]
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(64)?;
 ///     s.lane()?.enter(|st| {
 ///         let mut v = st.bind(m.as_columns_mut());
@@ -574,10 +584,11 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// the launch is submitted: the host wait that needs it, or the scope's end).
     ///
     /// ```no_run
-    /// # use sluice_host::{Kernel, LaunchConfig, Mut};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(1000)?;
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -615,10 +626,11 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// - Threads of the launch do not write the same element without synchronizing.
     ///
     /// ```no_run
-    /// # use sluice_host::{Kernel, LaunchConfig, Ptr, PtrMut, Unchecked};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, LaunchConfig, Ptr, PtrMut, Unchecked};
     /// const VECADD: Kernel<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, u32), Unchecked> = Kernel::new_unchecked("", "vecadd");
-    /// # fn demo(gpu: &sluice_host::Gpu, a: &[f32], b: &[f32]) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # fn demo(gpu: &sluice::Gpu, a: &[f32], b: &[f32]) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let (a, b) = (s.upload(a)?, s.upload(b)?);
     ///     let c = s.alloc_buffer::<f32>(a.rows())?;
     ///     s.lane()?.enter(|st| {
@@ -723,11 +735,12 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// [`launch`](Stream::launch) otherwise.
     ///
     /// ```no_run
-    /// # use sluice_host::{Kernel, LaunchConfig, Mut};
+    /// # use sluice_host as sluice;
+    /// # use sluice::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut out = gpu.alloc_buffer::<f32>(256)?;
-    /// let (graph, node) = sluice_host::graph(gpu, |s| {
+    /// let (graph, node) = sluice::graph(gpu, |s| {
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(out.as_columns_mut());
     ///         st.launch_node(&FILL, LaunchConfig::for_elements(256, 256), (&mut v, 0.5))

@@ -14,14 +14,15 @@
 //! arguments by name. [`Kernel::new`] declares a kernel of any PTX by hand (`unsafe`).
 //!
 //! ```no_run
-//! use sluice_host::{scope, Gpu, Kernel, LaunchConfig, Mut, Ref};
+//! # use sluice_host as sluice;
+//! use sluice::{scope, Gpu, Kernel, LaunchConfig, Mut, Ref};
 //! # #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)] #[repr(C)] struct Particle { x: f32, y: f32, z: f32, q: f32 }
 //! # const PTX: &str = "";
 //! // SAFETY: `potential` writes only `out`, within its length, and reads the others in bounds.
 //! const POTENTIAL: Kernel<(Mut<f32>, Ref<Particle>, Ref<Particle>, f32)> =
 //!     unsafe { Kernel::new(PTX, "potential") };
 //!
-//! # fn main() -> sluice_host::Result<()> {
+//! # fn main() -> sluice::Result<()> {
 //! # let (rows, n) = (1 << 16, 8);
 //! # let host_sources: Vec<Particle> = vec![];
 //! # let host_targets: Vec<Particle> = vec![];

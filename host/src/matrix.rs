@@ -56,7 +56,8 @@ use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span
 /// lanes (rule 5).
 ///
 /// ```
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_matrix::<f32>(1024, 8)?;        // 1024 rows, 8 columns
 /// let (left, right) = m.split_columns_mut(4).unwrap();  // columns 0..4 and 4..8
 /// assert_eq!((left.cols(), right.cols()), (4, 4));
@@ -72,7 +73,8 @@ use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span
 /// view of the matrix can therefore not outlive it:
 ///
 /// ```compile_fail,E0597
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let col = {
 ///     let mut m = gpu.alloc_matrix::<f32>(16, 2)?;
 ///     m.column_mut(0).unwrap()
@@ -83,7 +85,8 @@ use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span
 /// Keep the matrix alive as long as its columns are used:
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_matrix::<f32>(16, 2)?;
 /// let col = m.column_mut(0).unwrap();
 /// # let _ = col; Ok(()) }
@@ -95,9 +98,10 @@ use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span
 /// joined that lane:
 ///
 /// ```compile_fail,E0505
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_buffer::<f32>(256)?;
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })?;
 ///     drop(m); // error[E0505]: cannot move out of `m` because it is borrowed (until the scope joins)
 ///     Ok(())
@@ -108,9 +112,10 @@ use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span
 /// Drop it after the scope (or allocate it from the scope, which frees it after the join):
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_buffer::<f32>(256)?;
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
 /// })?;
 /// drop(m);
@@ -186,7 +191,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// The whole matrix, mutably.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 2)?;
     /// assert_eq!(m.as_columns_mut().cols(), 2);
     /// # Ok(()) }
@@ -198,7 +204,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// The whole matrix, read-only.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(4, 2)?;
     /// assert_eq!(m.as_columns().len(), 8);
     /// # Ok(()) }
@@ -210,7 +217,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Column `j`, mutably; `None` if `j >= cols`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 2)?;
     /// assert!(m.column_mut(1).is_some() && m.column_mut(2).is_none());
     /// # Ok(()) }
@@ -222,7 +230,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Column `j`, read-only; `None` if `j >= cols`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(4, 2)?;
     /// assert_eq!(m.column(0).unwrap().rows(), 4);
     /// # Ok(()) }
@@ -234,7 +243,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// A range of columns, mutably; `None` if it is out of bounds.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// assert_eq!(m.column_range_mut(1..4).unwrap().cols(), 3);
     /// # Ok(()) }
@@ -246,7 +256,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Columns `[0, at)` and `[at, cols)`, both mutably; `None` if `at > cols`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// let (a, b) = m.split_columns_mut(1).unwrap();
     /// assert_eq!((a.cols(), b.cols()), (1, 5));
@@ -259,7 +270,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Every column on its own, mutably, in order.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// assert_eq!(m.columns_mut().len(), 6);
     /// # Ok(()) }
@@ -271,7 +283,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Every column on its own, read-only, in order.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// assert!(m.columns().all(|c| c.cols() == 1));
     /// # Ok(()) }
@@ -283,7 +296,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Runs of `k` columns (the last may be shorter), mutably; none if `k == 0`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// assert_eq!(m.column_chunks_mut(4).len(), 2);
     /// # Ok(()) }
@@ -297,7 +311,8 @@ impl<T: Pod> DeviceMatrix<T> {
     /// Like `drop`, it only enqueues the free (`cuMemFreeAsync`) and does not wait.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// m.free()?; // returns a driver error; `drop(m)` would record it on the device
     /// # Ok(()) }
@@ -374,7 +389,8 @@ impl<T> std::fmt::Debug for DeviceMatrix<T> {
 /// [`Stream::bind`](crate::Stream::bind).
 ///
 /// ```
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_matrix::<f32>(8, 6)?;
 /// let all = m.as_columns_mut();
 /// let (a, b) = all.split_columns(2).unwrap();
@@ -389,7 +405,8 @@ impl<T> std::fmt::Debug for DeviceMatrix<T> {
 /// Two mutable borrows of the same column cannot coexist:
 ///
 /// ```compile_fail,E0499
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_matrix::<f32>(8, 2)?;
 /// let a = m.column_mut(0).unwrap();
 /// let b = m.column_mut(0).unwrap(); // error[E0499]: `m` is already borrowed mutably by `a`
@@ -399,7 +416,8 @@ impl<T> std::fmt::Debug for DeviceMatrix<T> {
 /// Split instead: the halves are disjoint by construction.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut m = gpu.alloc_matrix::<f32>(8, 2)?;
 /// let (a, b) = m.split_columns_mut(1).unwrap();
 /// # drop((a, b)); Ok(()) }
@@ -414,7 +432,8 @@ pub struct ColumnsMut<'a, T> {
 /// the device's `&'a [T]`. `Copy`; many lanes may read it.
 ///
 /// ```
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let m = gpu.alloc_matrix::<f32>(8, 3)?;
 /// let c = m.column(1).unwrap();
 /// let again = c; // Copy
@@ -453,7 +472,8 @@ impl<'a, T> ColumnsMut<'a, T> {
     /// Gives up write access: the same columns, read-only.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 6)?;
     /// let read_only = m.as_columns_mut().into_ref();
     /// let copy = read_only; // ColumnsRef is Copy
@@ -476,7 +496,8 @@ chunks_iter!(
     /// [`DeviceMatrix::column_chunks_mut`]; like `<[T]>::chunks_mut`.
     ///
     /// ```
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut m = gpu.alloc_matrix::<f32>(4, 5)?;
     /// let widths: Vec<usize> = m.column_chunks_mut(2).map(|c| c.cols()).collect();
     /// assert_eq!(widths, [2, 2, 1]);
@@ -488,7 +509,8 @@ chunks_iter!(
     /// Read-only runs of columns, from [`DeviceMatrix::columns`]; like `<[T]>::chunks`.
     ///
     /// ```
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(4, 3)?;
     /// assert_eq!(m.columns().len(), 3);
     /// # Ok(()) }
@@ -509,7 +531,8 @@ impl Gpu {
     /// [`Error::Alloc`].
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix::<f32>(1 << 20, 8)?;
     /// assert_eq!(m.len(), 8 << 20);
     /// # Ok(()) }
@@ -522,7 +545,8 @@ impl Gpu {
     /// (columns start `ld` elements apart, e.g. to align them).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let m = gpu.alloc_matrix_padded::<f32>(1000, 4, 1024)?;
     /// assert_eq!(m.ld(), 1024);
     /// # Ok(()) }
@@ -534,7 +558,8 @@ impl Gpu {
     /// An owned device buffer of `len` elements: a one-column matrix.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let b = gpu.alloc_buffer::<u32>(4096)?;
     /// assert_eq!((b.rows(), b.cols()), (4096, 1));
     /// # Ok(()) }
@@ -558,10 +583,11 @@ impl Gpu {
     /// [`Error::ZeroSized`], allocation errors, [`Error::Copy`] / [`Error::Stream`].
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, sources: &[[f32; 4]]) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, sources: &[[f32; 4]]) -> sluice::Result<()> {
     /// let sources = gpu.upload(sources)?;               // once
     /// for _step in 0..1000 {
-    ///     sluice_host::scope(gpu, |s| {
+    ///     sluice::scope(gpu, |s| {
     ///         s.lane()?.enter(|st| {
     ///             let src = st.bind_ref(sources.as_columns());  // no upload, no wait
     ///             # let _ = src;
@@ -579,7 +605,8 @@ impl Gpu {
     /// must be `rows * cols`).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, targets: &[f32]) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, targets: &[f32]) -> sluice::Result<()> {
     /// let t = gpu.upload_matrix(targets, 1024, 8)?;
     /// assert_eq!((t.rows(), t.cols()), (1024, 8));
     /// # Ok(()) }

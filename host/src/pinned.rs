@@ -33,7 +33,8 @@ use crate::span::{bounds, check_aligned, matrix_bytes};
 /// no lane is running.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut host = gpu.pinned_matrix::<f32>(1024, 8)?;
 /// host[0] = 1.0;                       // a plain slice on the host
 /// for dst in host.columns_mut() {      // one PinnedMut per column: copy destinations
@@ -92,7 +93,8 @@ impl<T> PinnedMatrix<T> {
     /// gives them as copy destinations).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let h = gpu.pinned_matrix::<f32>(4, 3)?;
     /// for (j, col) in h.columns().enumerate() {
     ///     assert_eq!(col.len(), 4, "column {j}");
@@ -108,7 +110,8 @@ impl<T> PinnedMatrix<T> {
     /// Column `j` as a slice; `None` if `j >= cols`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let h = gpu.pinned_matrix::<f32>(4, 2)?;
     /// assert_eq!(h.column(1).unwrap(), &[0.0; 4]);
     /// # Ok(()) }
@@ -120,7 +123,8 @@ impl<T> PinnedMatrix<T> {
     /// The whole matrix as one copy destination.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_matrix::<f32>(4, 2)?;
     /// assert_eq!(h.as_pinned_mut().len(), 8);
     /// # Ok(()) }
@@ -132,7 +136,8 @@ impl<T> PinnedMatrix<T> {
     /// Column `j` as a copy destination; `None` if `j >= cols`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_matrix::<f32>(4, 2)?;
     /// h.column_mut(1).unwrap()[0] = 5.0;
     /// assert_eq!(h[4], 5.0);
@@ -145,7 +150,8 @@ impl<T> PinnedMatrix<T> {
     /// A range of columns as one copy destination; `None` if out of bounds.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_matrix::<f32>(4, 6)?;
     /// assert_eq!(h.column_range_mut(2..).unwrap().len(), 16);
     /// # Ok(()) }
@@ -160,7 +166,8 @@ impl<T> PinnedMatrix<T> {
     /// Columns `[0, at)` and `[at, cols)` as two destinations; `None` if `at > cols`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_matrix::<f32>(4, 6)?;
     /// let (a, b) = h.split_columns_mut(2).unwrap();
     /// assert_eq!((a.len(), b.len()), (8, 16));
@@ -174,7 +181,8 @@ impl<T> PinnedMatrix<T> {
     /// Every column as its own destination, in order.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_matrix::<f32>(4, 6)?;
     /// assert_eq!(h.columns_mut().len(), 6);
     /// # Ok(()) }
@@ -186,7 +194,8 @@ impl<T> PinnedMatrix<T> {
     /// Runs of `k` columns as destinations (the last may be shorter); none if `k == 0`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_matrix::<f32>(4, 6)?;
     /// assert_eq!(h.column_chunks_mut(4).map(|c| c.len()).collect::<Vec<_>>(), [16, 8]);
     /// # Ok(()) }
@@ -200,7 +209,8 @@ impl<T> PinnedMatrix<T> {
     /// as `drop` does ([`Gpu::take_errors`]).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let h = gpu.pinned_matrix::<f32>(4, 6)?;
     /// h.free()?;
     /// # Ok(()) }
@@ -263,7 +273,8 @@ impl<T> std::fmt::Debug for PinnedMatrix<T> {
 /// copy's `wait` gives it back (rule 4).
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut host = gpu.pinned_matrix::<u32>(4, 2)?;
 /// let mut col = host.column_mut(1).unwrap();
 /// col[0] = 7;
@@ -305,7 +316,8 @@ impl<'a, T> PinnedMut<'a, T> {
     /// Elements `[0, mid)` and `[mid, len)`; `None` if `mid > len`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_buffer::<u8>(10)?;
     /// let (a, b) = h.as_pinned_mut().split_at(3).unwrap();
     /// assert_eq!((a.len(), b.len()), (3, 7));
@@ -323,7 +335,8 @@ impl<'a, T> PinnedMut<'a, T> {
     /// The elements as a plain slice, for the rest of `'a`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_buffer::<u8>(10)?;
     /// let s: &mut [u8] = h.as_pinned_mut().into_slice();
     /// s[0] = 1;
@@ -360,7 +373,8 @@ impl<T> std::fmt::Debug for PinnedMut<'_, T> {
 /// Disjoint runs of columns of a [`PinnedMatrix`], as copy destinations.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut host = gpu.pinned_matrix::<f32>(4, 3)?;
 /// assert_eq!(host.columns_mut().count(), 3);
 /// # Ok(()) }
@@ -410,7 +424,8 @@ impl Gpu {
     /// [`Error::ZeroSized`], [`Error::TooLarge`], [`Error::OverAligned`], [`Error::Alloc`].
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let h = gpu.pinned_matrix::<f64>(256, 4)?;
     /// assert!(h.iter().all(|x| *x == 0.0));
     /// # Ok(()) }
@@ -422,7 +437,8 @@ impl Gpu {
     /// An owned, zeroed, page-locked host buffer of `len` elements (one column).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut h = gpu.pinned_buffer::<f32>(16)?;
     /// h.copy_from_slice(&[1.0; 16]);
     /// # Ok(()) }
@@ -442,7 +458,8 @@ impl Gpu {
 /// leaking it (`mem::forget`) leaks both sides, which is sound.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut staging = gpu.pinned_buffer::<f32>(1 << 20)?;
 /// staging.fill(1.0);
 /// let pending = gpu.upload_async(staging)?;      // returns at once
@@ -509,10 +526,11 @@ impl Gpu {
     /// Allocation errors, [`Error::Copy`], [`Error::Event`].
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let src = gpu.pinned_matrix::<f32>(4096, 8)?;
     /// let up = gpu.upload_async(src)?;
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     s.lane()?.enter(|st| {
     ///         let x = st.await_upload(&up)?;   // GPU-side wait; the host never blocks
     ///         assert_eq!(x.cols(), 8);

@@ -61,7 +61,8 @@ use crate::span::Span;
 /// `graphs` (the default).
 ///
 /// ```
-/// use sluice_host::{Gpu, SubmitConfig};
+/// # use sluice_host as sluice;
+/// use sluice::{Gpu, SubmitConfig};
 /// let gpu = Gpu::cpu();
 /// assert!(gpu.submit_config().graphs);
 /// gpu.set_submit_config(SubmitConfig::direct());           // every operation as it is asked for
@@ -87,7 +88,8 @@ pub struct SubmitConfig {
     /// their copies sooner, each after fewer kernels.
     ///
     /// ```
-    /// use sluice_host::{Gpu, SubmitConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
     /// gpu.set_submit_config(SubmitConfig { merge_columns: 8, ..SubmitConfig::default() });
     /// ```
@@ -135,7 +137,8 @@ pub struct SubmitConfig {
     /// at the scope's end (one plan, one graph).
     ///
     /// ```
-    /// use sluice_host::{Gpu, SubmitConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
     /// assert_eq!(gpu.submit_config().segment_lanes, 4);
     /// gpu.set_submit_config(SubmitConfig { segment_lanes: 16, ..SubmitConfig::default() });
@@ -150,7 +153,8 @@ pub struct SubmitConfig {
     /// CPU backend, or in a traced scope (its trace brackets each launch where it is made).
     ///
     /// ```
-    /// use sluice_host::{Gpu, SubmitConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
     /// gpu.set_submit_config(SubmitConfig { segment_lanes: 8, background_launches: false, ..SubmitConfig::default() });
     /// ```
@@ -165,7 +169,8 @@ pub struct SubmitConfig {
     /// current ones is not replayed.
     ///
     /// ```
-    /// use sluice_host::{Gpu, SubmitConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
     /// gpu.set_submit_config(SubmitConfig { graph_branches: 16, ..SubmitConfig::default() });
     /// ```
@@ -184,7 +189,8 @@ pub struct SubmitConfig {
     /// [`Submission::launch_edges`] counts the edges.
     ///
     /// ```
-    /// use sluice_host::{Gpu, SubmitConfig};
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
     /// let gpu = Gpu::cpu();
     /// gpu.set_submit_config(SubmitConfig { chain_launches: false, ..SubmitConfig::default() });
     /// ```
@@ -213,7 +219,8 @@ impl SubmitConfig {
     /// no graphs (sluice before automatic submission; the opt-out).
     ///
     /// ```
-    /// let cfg = sluice_host::SubmitConfig::direct();
+    /// # use sluice_host as sluice;
+    /// let cfg = sluice::SubmitConfig::direct();
     /// assert!(!cfg.defer && !cfg.graphs && cfg.merge_copy_bytes == 0);
     /// ```
     pub fn direct() -> SubmitConfig {
@@ -223,7 +230,8 @@ impl SubmitConfig {
     /// Deferred submission and merged copies, without graphs.
     ///
     /// ```
-    /// let cfg = sluice_host::SubmitConfig::deferred();
+    /// # use sluice_host as sluice;
+    /// let cfg = sluice::SubmitConfig::deferred();
     /// assert!(cfg.defer && !cfg.graphs);
     /// ```
     pub fn deferred() -> SubmitConfig {
@@ -244,10 +252,11 @@ impl SubmitConfig {
 /// How one submission of a scope reached the GPU.
 ///
 /// ```
-/// # fn demo() -> sluice_host::Result<()> {
-/// use sluice_host::{traced_scope, Gpu, SubmitPath};
+/// # use sluice_host as sluice;
+/// # fn demo() -> sluice::Result<()> {
+/// use sluice::{traced_scope, Gpu, SubmitPath};
 /// let gpu = Gpu::cpu();
-/// # gpu.set_submit_config(sluice_host::SubmitConfig::default());
+/// # gpu.set_submit_config(sluice::SubmitConfig::default());
 /// let mut m = gpu.alloc_matrix::<f32>(256, 2)?;
 /// let mut paths = Vec::new();
 /// for _ in 0..3 {
@@ -280,15 +289,16 @@ pub enum SubmitPath {
 /// lists a traced scope's, [`Scope::submissions`](crate::Scope::submissions) a running scope's.
 ///
 /// ```
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// let ((), trace) = sluice_host::traced_scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// let ((), trace) = sluice::traced_scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<u32>(64)?;
 ///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
 /// })?;
 /// let last = trace.submissions.last().expect("the scope's end submitted the fill");
 /// assert_eq!(last.copies, 1);
 /// # Ok(()) }
-/// # demo(&sluice_host::Gpu::cpu()).unwrap();
+/// # demo(&sluice::Gpu::cpu()).unwrap();
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -339,8 +349,9 @@ pub struct Submission {
 /// [`LaneStats`](crate::LaneStats) count what it enqueued).
 ///
 /// ```
-/// let gpu = sluice_host::Gpu::cpu();
-/// assert_eq!(gpu.submit_stats(), sluice_host::SubmitStats::default());
+/// # use sluice_host as sluice;
+/// let gpu = sluice::Gpu::cpu();
+/// assert_eq!(gpu.submit_stats(), sluice::SubmitStats::default());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[non_exhaustive]

@@ -72,7 +72,8 @@ use crate::view::Invariant;
 /// returning would end the borrows of memory that the lane's work may still be using.
 ///
 /// ```no_run
-/// use sluice_host::{scope, Gpu, Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// use sluice::{scope, Gpu, Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
 /// let gpu = Gpu::new(0)?;
 /// let mut host = gpu.pinned_matrix::<f32>(1024, 4)?;
@@ -88,7 +89,7 @@ use crate::view::Invariant;
 ///     Ok(())
 /// })?;                                              // joins the 4 lanes, frees `out`
 /// assert!(host.iter().all(|x| *x == 1.0));           // the host may read: every copy is done
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 ///
 /// # Lifetimes
@@ -102,8 +103,9 @@ use crate::view::Invariant;
 /// whose copy is pending (rule 4):
 ///
 /// ```compile_fail,E0502
-/// # use sluice_host::{scope, Gpu};
-/// # fn demo(gpu: &Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # use sluice::{scope, Gpu};
+/// # fn demo(gpu: &Gpu) -> sluice::Result<()> {
 /// let mut host = gpu.pinned_matrix::<f32>(16, 1)?;
 /// scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(16, 1)?;
@@ -122,8 +124,9 @@ use crate::view::Invariant;
 /// Read it after awaiting the copy (or after the scope):
 ///
 /// ```no_run
-/// # use sluice_host::{scope, Gpu};
-/// # fn demo(gpu: &Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # use sluice::{scope, Gpu};
+/// # fn demo(gpu: &Gpu) -> sluice::Result<()> {
 /// let mut host = gpu.pinned_matrix::<f32>(16, 1)?;
 /// scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(16, 1)?;
@@ -156,8 +159,9 @@ where
 /// record none.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// let (sum, trace) = sluice_host::traced_scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// let (sum, trace) = sluice::traced_scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<u32>(1024)?;
 ///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })?;
 ///     Ok(0)
@@ -185,9 +189,10 @@ where
 /// (a scope borrows the set mutably). Every ownership rule holds as in [`scope`].
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu, inputs: &[f32]) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu, inputs: &[f32]) -> sluice::Result<()> {
 /// let x = gpu.upload(inputs)?;                 // on the device once, outside any scope
-/// let mut lanes = sluice_host::LaneSet::new(gpu);
+/// let mut lanes = sluice::LaneSet::new(gpu);
 /// for _step in 0..1000 {
 ///     lanes.scope(|s| {
 ///         for lane in s.lanes(8)? {               // the same 8 streams every step
@@ -416,8 +421,9 @@ where
 /// The std analogue is [`std::thread::Scope`].
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let lanes = s.lanes(8)?;                 // 8 streams, joined when the scope ends
 ///     let m = s.alloc_matrix::<f32>(512, 8)?;  // freed when the scope ends
 ///     let shared = s.upload(data)?;            // one upload, awaited by each lane
@@ -487,8 +493,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// joined when the scope ends.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let lane = s.lane()?;
     ///     assert_eq!(lane.index(), 0);
     ///     Ok(())
@@ -514,8 +521,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// Creates `n` lanes.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     assert_eq!(s.lanes(8)?.len(), 8);
     ///     Ok(())
     /// })
@@ -533,8 +541,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// As [`Gpu::alloc_matrix`].
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(1024, 8)?;
     ///     assert_eq!(m.columns_mut().len(), 8);
     ///     Ok(())
@@ -548,8 +557,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// As [`alloc_matrix`](Scope::alloc_matrix) with leading dimension `ld >= rows`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix_padded::<f32>(1000, 8, 1024)?;
     ///     assert_eq!(m.ld(), 1024);
     ///     Ok(())
@@ -568,8 +578,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// A device buffer of `len` elements (one column) that lives until the scope ends.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let b = s.alloc_buffer::<u64>(100)?;
     ///     assert_eq!(b.len(), 100);
     ///     Ok(())
@@ -589,8 +600,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// matrix once outside and reuse it.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let h = s.pinned_matrix::<f32>(256, 2)?;
     ///     assert_eq!(h.len(), 512);
     ///     Ok(())
@@ -609,8 +621,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// scope ends.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let h = s.pinned_buffer::<u8>(4096)?;
     ///     assert_eq!(h.cols(), 1);
     ///     Ok(())
@@ -639,14 +652,15 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// [`Error::ZeroSized`] for empty `data`; allocation and copy errors.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, sources: &[[f32; 4]]) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, sources: &[[f32; 4]]) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let shared = s.upload(sources)?;
     ///     for lane in s.lanes(4)? {
     ///         lane.enter(|st| {
     ///             let src = st.await_fence(&shared)?;
     ///             assert_eq!(src.len(), sources.len());
-    ///             Ok::<_, sluice_host::Error>(())
+    ///             Ok::<_, sluice::Error>(())
     ///         })?;
     ///     }
     ///     Ok(())
@@ -657,9 +671,10 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// The host may change `data` as soon as `upload` returns: the lanes read the copy.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut data = vec![1.0f32; 1024];
-    /// sluice_host::scope(gpu, |s| {
+    /// sluice::scope(gpu, |s| {
     ///     let first = s.upload(&data)?;
     ///     data[0] = 2.0;                  // the upload took its copy already
     ///     let second = s.upload(&data)?;  // another buffer, with the new value
@@ -677,8 +692,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// call only, as by [`upload`](Scope::upload).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, targets: &[f32]) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, targets: &[f32]) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let t = s.upload_matrix(targets, 1024, 8)?;
     ///     s.lane()?.enter(|st| {
     ///         let all = st.await_fence(&t)?;
@@ -719,8 +735,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// For a start that precedes a lane's work, take the timestamp on that lane.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let start = s.timestamp()?;
     ///     let end = s.lane()?.enter(|st| st.timestamp())?;
     ///     println!("{} ms", end.elapsed_ms_since(&start)?);
@@ -735,8 +752,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// What the scope's upload lane has enqueued (uploads and their fences).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let _ = s.upload(&[1u32, 2, 3])?;
     ///     assert_eq!(s.upload_stats().copies, 1);
     ///     Ok(())
@@ -759,8 +777,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// operation as it is asked for ([`SubmitConfig::direct`]).
     ///
     /// ```
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(256)?;
     ///     let h = s.pinned_buffer::<f32>(256)?;
     ///     let pending = s.lane()?.enter(|st| {
@@ -774,7 +793,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     ///     Ok(())
     /// })
     /// # }
-    /// # demo(&sluice_host::Gpu::cpu()).unwrap();
+    /// # demo(&sluice::Gpu::cpu()).unwrap();
     /// ```
     pub fn submissions(&self) -> Vec<Submission> {
         self.shared.lanes.submissions()
@@ -783,8 +802,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// The device this scope runs on.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     println!("{}", s.gpu().info().name);
     ///     Ok(())
     /// })

@@ -99,14 +99,15 @@ pub struct TraceSpan {
 /// A traced scope's timeline: every span of every lane.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu) -> Result<(), Box<dyn std::error::Error>> {
-/// let ((), trace) = sluice_host::traced_scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> Result<(), Box<dyn std::error::Error>> {
+/// let ((), trace) = sluice::traced_scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(1 << 20)?;
 ///     s.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
 /// })?;
 /// std::fs::write("scope.json", trace.to_chrome_json())?;  // open in ui.perfetto.dev
 /// std::fs::write("scope.svg", trace.to_svg())?;
-/// assert_eq!(trace.lanes(), vec![sluice_host::LaneId::Lane(0)]);
+/// assert_eq!(trace.lanes(), vec![sluice::LaneId::Lane(0)]);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]

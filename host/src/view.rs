@@ -31,15 +31,16 @@ pub(crate) type Brand<'lane> = Invariant<'lane>;
 /// e.g. an upload), from [`Stream::bind_ref`](crate::Stream::bind_ref), or from a mutable view.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let shared = s.upload_matrix(data, 256, 4)?;   // 4 columns of 256, uploaded once
 ///     for lane in s.lanes(4)? {
 ///         lane.enter(|st| {
 ///             let all = st.await_fence(&shared)?;      // GPU-side wait; the host goes on
 ///             let col = all.column(0).unwrap();        // still bound to this lane
 ///             assert_eq!(col.rows(), 256);
-///             Ok::<_, sluice_host::Error>(())
+///             Ok::<_, sluice::Error>(())
 ///         })?;
 ///     }
 ///     Ok(())
@@ -54,8 +55,9 @@ pub(crate) type Brand<'lane> = Invariant<'lane>;
 /// A view cannot leave the closure:
 ///
 /// ```compile_fail
-/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let shared = s.upload(data)?;
 ///     let lane = s.lane()?;
 ///     let escaped = lane.enter(|st| st.await_fence(&shared))?;
@@ -69,8 +71,9 @@ pub(crate) type Brand<'lane> = Invariant<'lane>;
 /// Fence it to hand it on, or await the shared fence again where it is needed:
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu, data: &[f32]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let shared = s.upload(data)?;
 ///     let (a, b) = (s.lane()?, s.lane()?);
 ///     a.enter(|st| st.await_fence(&shared).map(drop))?;
@@ -102,10 +105,11 @@ pub struct ColumnView<'scope, 'lane, T> {
 /// unbranded, wrapped in a [`Fenced`](crate::Fenced) that the other lane awaits.
 ///
 /// ```no_run
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(1024, 2)?;
 ///     let (producer, consumer) = (s.lane()?, s.lane()?);
 ///     let handed = producer.enter(|st| {
@@ -124,10 +128,11 @@ pub struct ColumnView<'scope, 'lane, T> {
 /// # Rule 1: no use on another lane before a fence
 ///
 /// ```compile_fail
-/// # use sluice_host::{Kernel, LaunchConfig, Mut};
+/// # use sluice_host as sluice;
+/// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(1024, 1)?;
 ///     let (a, b) = (s.lane()?, s.lane()?);
 ///     a.enter(|sa| {
@@ -232,13 +237,14 @@ view_join!(ColumnViewMut, "st.bind(m.as_columns_mut())");
 /// holds the matrix and that Hopper's tensor-memory accelerator can read it.
 ///
 /// ```no_run
-/// # fn demo(gpu: &sluice_host::Gpu, a: &[u16]) -> sluice_host::Result<()> {
-/// sluice_host::scope(gpu, |s| {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu, a: &[u16]) -> sluice::Result<()> {
+/// sluice::scope(gpu, |s| {
 ///     let a = s.upload(a)?;                       // 256 x 64, row-major
 ///     s.lane()?.enter(|st| {
 ///         let a = st.await_fence(&a)?.row_major(256, 64)?;
 ///         assert_eq!((a.rows(), a.cols()), (256, 64));
-///         Ok::<_, sluice_host::Error>(())
+///         Ok::<_, sluice::Error>(())
 ///     })
 /// })
 /// # }
@@ -375,8 +381,9 @@ impl<'scope, 'lane, T> ColumnView<'scope, 'lane, T> {
     /// Column `j`; `None` if out of range.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind_ref(m.as_columns());
@@ -393,8 +400,9 @@ impl<'scope, 'lane, T> ColumnView<'scope, 'lane, T> {
     /// A range of columns; `None` if out of range.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind_ref(m.as_columns());
@@ -412,8 +420,9 @@ impl<'scope, 'lane, T> ColumnView<'scope, 'lane, T> {
     /// `None` if out of range or if the view has more than one column.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind_ref(m.as_columns());
@@ -434,8 +443,9 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// The same columns, read-only, for as long as `self` is borrowed.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind(m.as_columns_mut());
@@ -453,8 +463,9 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// Gives up write access: the same columns, read-only, still bound to this lane.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind(m.as_columns_mut());
@@ -472,8 +483,9 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// Column `j`, mutably, for as long as `self` is borrowed; `None` if out of range.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -491,8 +503,9 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// A range of columns, mutably, for as long as `self` is borrowed.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -510,8 +523,9 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// view has more than one column (a row split of several columns would interleave).
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 6)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind(m.as_columns_mut());
@@ -532,8 +546,9 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
     /// [`split_rows`](Self::split_rows), giving `self` back when `at > rows`.
     ///
     /// ```no_run
-    /// # fn demo(gpu: &sluice_host::Gpu, k: usize) -> sluice_host::Result<()> {
-    /// sluice_host::scope(gpu, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn demo(gpu: &sluice::Gpu, k: usize) -> sluice::Result<()> {
+    /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_matrix::<f32>(4, 1)?;
     ///     s.lane()?.enter(|st| {
     ///         let v = st.bind(m.as_columns_mut());
@@ -558,9 +573,10 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
 /// or an upload is awaited on the lane first, which gives such a view. Sealed.
 ///
 /// ```
-/// # fn demo(gpu: &sluice_host::Gpu) -> sluice_host::Result<()> {
+/// # use sluice_host as sluice;
+/// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut host = gpu.pinned_buffer::<f32>(4)?;
-/// sluice_host::scope(gpu, |s| {
+/// sluice::scope(gpu, |s| {
 ///     let x = s.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
 ///     s.lane()?.enter(|st| {
 ///         let x = st.await_fence(&x)?; // a view of this lane
@@ -569,7 +585,7 @@ impl<'scope, 'lane, T> ColumnViewMut<'scope, 'lane, T> {
 /// })?;
 /// assert_eq!(host[..], [1.0, 2.0, 3.0, 4.0]);
 /// # Ok(()) }
-/// # demo(&sluice_host::Gpu::cpu()).unwrap();
+/// # demo(&sluice::Gpu::cpu()).unwrap();
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be copied from on this lane",

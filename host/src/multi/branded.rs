@@ -20,10 +20,11 @@ use crate::view::{Brand, ColumnView, ColumnViewMut};
 /// ([`Fenced`]) of columns.
 ///
 /// ```
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpus = [sluice_host::Gpu::cpu()];
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpus = [sluice::Gpu::cpu()];
 /// let m = gpus[0].alloc_buffer::<u8>(8)?;
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { d.adopt(&m)?; d.adopt(m.as_columns())?; Ok(()) }))
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| { d.adopt(&m)?; d.adopt(m.as_columns())?; Ok(()) }))
 /// # }
 /// ```
 #[diagnostic::on_unimplemented(
@@ -79,15 +80,16 @@ impl<T> Adoptable for Fenced<'_, ColumnsRef<'_, T>> {
 /// its methods split and convert it, keeping the brand.
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
 ///     let m = d.alloc_matrix::<f32>(8, 6)?;          // OnDevice<&mut DeviceMatrix<f32>>
 ///     assert_eq!(m.cols(), 6);                        // through deref
 ///     let (a, b) = m.split_columns_mut(2).unwrap();  // OnDevice<ColumnsMut>, both
 ///     assert_eq!((a.cols(), b.cols(), a.device()), (2, 4, 0));
 ///     Ok(())
 /// }))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 pub struct OnDevice<'dev, X> {
     pub(super) value: X,
@@ -125,9 +127,10 @@ impl<'dev, X> OnDevice<'dev, X> {
     /// The index of the value's device in its scope.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(1, |d| { assert_eq!(d.alloc_buffer::<u8>(1)?.device(), 1); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(1, |d| { assert_eq!(d.alloc_buffer::<u8>(1)?.device(), 1); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn device(&self) -> usize {
         self.device
@@ -138,12 +141,13 @@ impl<'dev, X> OnDevice<'dev, X> {
     /// at run time instead ([`Error::WrongDevice`](crate::Error::WrongDevice)). [`Device::adopt`](crate::Device::adopt) brands it again.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let cols = s.device(0, |d| Ok(d.alloc_buffer::<f32>(4)?.into_unbranded().as_columns_mut()))?;
     ///     s.device(0, |d| { let again = d.adopt(cols)?; assert_eq!(again.len(), 4); Ok(()) })
     /// })?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn into_unbranded(self) -> X {
         self.value
@@ -154,9 +158,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope mut DeviceMatrix<T>> {
     /// The whole matrix, mutably ([`DeviceMatrix::as_columns_mut`]), for the scope.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_matrix::<f32>(4, 2)?.as_columns_mut().cols(), 2); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_matrix::<f32>(4, 2)?.as_columns_mut().cols(), 2); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn as_columns_mut(self) -> OnDevice<'dev, ColumnsMut<'scope, T>> {
         self.map(|m| m.as_columns_mut())
@@ -165,9 +170,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope mut DeviceMatrix<T>> {
     /// Every column on its own, mutably, in order ([`DeviceMatrix::columns_mut`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_matrix::<f32>(4, 6)?.columns_mut().len(), 6); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_matrix::<f32>(4, 6)?.columns_mut().len(), 6); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn columns_mut(self) -> OnDeviceIter<'dev, ColumnChunksMut<'scope, T>> {
         let device = self.device;
@@ -177,9 +183,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope mut DeviceMatrix<T>> {
     /// Runs of `k` columns, mutably ([`DeviceMatrix::column_chunks_mut`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_matrix::<f32>(4, 6)?.column_chunks_mut(4).len(), 2); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_matrix::<f32>(4, 6)?.column_chunks_mut(4).len(), 2); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn column_chunks_mut(self, k: usize) -> OnDeviceIter<'dev, ColumnChunksMut<'scope, T>> {
         let device = self.device;
@@ -189,9 +196,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope mut DeviceMatrix<T>> {
     /// Column `j`, mutably; `None` if out of range.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert!(d.alloc_matrix::<f32>(4, 2)?.column_mut(1).is_some()); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert!(d.alloc_matrix::<f32>(4, 2)?.column_mut(1).is_some()); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn column_mut(self, j: usize) -> Option<OnDevice<'dev, ColumnsMut<'scope, T>>> {
         let device = self.device;
@@ -201,9 +209,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope mut DeviceMatrix<T>> {
     /// Columns `[0, at)` and `[at, cols)`, both mutably; `None` if `at > cols`.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert!(d.alloc_matrix::<f32>(4, 2)?.split_columns_mut(1).is_some()); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert!(d.alloc_matrix::<f32>(4, 2)?.split_columns_mut(1).is_some()); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     #[allow(clippy::type_complexity)]
     pub fn split_columns_mut(
@@ -216,9 +225,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope mut DeviceMatrix<T>> {
     /// The matrix read-only, for the scope (many lanes of the device may then read it).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 2)?.into_ref(); assert_eq!(m.as_columns().len(), 8); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 2)?.into_ref(); assert_eq!(m.as_columns().len(), 8); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn into_ref(self) -> OnDevice<'dev, &'scope DeviceMatrix<T>> {
         self.map(|m| &*m)
@@ -229,9 +239,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope DeviceMatrix<T>> {
     /// The whole matrix, read-only ([`DeviceMatrix::as_columns`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 2)?.into_ref(); assert_eq!(m.as_columns().cols(), 2); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 2)?.into_ref(); assert_eq!(m.as_columns().cols(), 2); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn as_columns(self) -> OnDevice<'dev, ColumnsRef<'scope, T>> {
         self.map(|m| m.as_columns())
@@ -240,9 +251,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope DeviceMatrix<T>> {
     /// Every column on its own, read-only ([`DeviceMatrix::columns`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 3)?.into_ref(); assert_eq!(m.columns().len(), 3); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 3)?.into_ref(); assert_eq!(m.columns().len(), 3); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn columns(self) -> OnDeviceIter<'dev, ColumnChunks<'scope, T>> {
         let device = self.device;
@@ -252,9 +264,10 @@ impl<'scope, 'dev, T: Pod> OnDevice<'dev, &'scope DeviceMatrix<T>> {
     /// Column `j`, read-only; `None` if out of range.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 3)?.into_ref(); assert!(m.column(3).is_none()); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { let m = d.alloc_matrix::<f32>(4, 3)?.into_ref(); assert!(m.column(3).is_none()); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn column(self, j: usize) -> Option<OnDevice<'dev, ColumnsRef<'scope, T>>> {
         let device = self.device;
@@ -269,14 +282,15 @@ macro_rules! branded_columns {
             /// Columns `[0, at)` and `[at, cols)`, both of this device; `None` if `at > cols`.
             ///
             /// ```
-            /// # let gpus = [sluice_host::Gpu::cpu()];
-            /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+            /// # use sluice_host as sluice;
+            /// # let gpus = [sluice::Gpu::cpu()];
+            /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
             ///     let all = d.alloc_matrix::<f32>(4, 3)?.as_columns_mut();
             ///     let (a, b) = all.split_columns(1).unwrap();
             ///     assert_eq!((a.cols(), b.cols()), (1, 2));
             ///     Ok(())
             /// }))?;
-            /// # Ok::<(), sluice_host::Error>(())
+            /// # Ok::<(), sluice::Error>(())
             /// ```
             #[allow(clippy::type_complexity)]
             pub fn split_columns(
@@ -294,13 +308,14 @@ macro_rules! branded_columns {
             /// Runs of `k` columns (the last may be shorter), of this device.
             ///
             /// ```
-            /// # let gpus = [sluice_host::Gpu::cpu()];
-            /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+            /// # use sluice_host as sluice;
+            /// # let gpus = [sluice::Gpu::cpu()];
+            /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
             ///     let all = d.alloc_matrix::<f32>(4, 5)?.as_columns_mut();
             ///     assert_eq!(all.column_chunks(2).len(), 3);
             ///     Ok(())
             /// }))?;
-            /// # Ok::<(), sluice_host::Error>(())
+            /// # Ok::<(), sluice::Error>(())
             /// ```
             pub fn column_chunks(self, k: usize) -> OnDeviceIter<'dev, $chunks<'scope, T>> {
                 let device = self.device;
@@ -310,13 +325,14 @@ macro_rules! branded_columns {
             /// Each column on its own, of this device.
             ///
             /// ```
-            /// # let gpus = [sluice_host::Gpu::cpu()];
-            /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+            /// # use sluice_host as sluice;
+            /// # let gpus = [sluice::Gpu::cpu()];
+            /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
             ///     let all = d.alloc_matrix::<f32>(4, 5)?.as_columns_mut();
             ///     assert_eq!(all.into_columns().len(), 5);
             ///     Ok(())
             /// }))?;
-            /// # Ok::<(), sluice_host::Error>(())
+            /// # Ok::<(), sluice::Error>(())
             /// ```
             pub fn into_columns(self) -> OnDeviceIter<'dev, $chunks<'scope, T>> {
                 self.column_chunks(1)
@@ -331,14 +347,15 @@ impl<'scope, 'dev, T> OnDevice<'dev, ColumnsMut<'scope, T>> {
     /// Gives up write access: the same columns, read-only, still of this device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let r = d.alloc_matrix::<f32>(4, 2)?.as_columns_mut().into_ref();
     ///     let copy = r;                                // Copy
     ///     assert_eq!(copy.len(), r.len());
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn into_ref(self) -> OnDevice<'dev, ColumnsRef<'scope, T>> {
         self.map(ColumnsMut::into_ref)
@@ -350,14 +367,15 @@ impl<'scope, 'dev, T> OnDevice<'dev, Fenced<'scope, ColumnsMut<'scope, T>>> {
     /// columns, still of this device ([`Fenced::wait`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_buffer::<u8>(8)?;
     ///     let handed = d.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.fence(v) })?;
     ///     let cols = handed.wait()?;
     ///     d.lane()?.enter(|st| { let mut v = st.bind(cols); st.zero(&mut v) })
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn wait(self) -> Result<OnDevice<'dev, ColumnsMut<'scope, T>>> {
         let device = self.device;
@@ -368,14 +386,15 @@ impl<'scope, 'dev, T> OnDevice<'dev, Fenced<'scope, ColumnsMut<'scope, T>>> {
     /// lanes may await ([`Fenced::into_shared`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_buffer::<u8>(8)?;
     ///     let shared = d.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.fence(v) })?.into_shared();
     ///     for lane in d.lanes(2)? { lane.enter(|st| st.await_fence(&shared).map(drop))?; }
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn into_shared(self) -> OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>> {
         self.map(Fenced::into_shared)
@@ -387,14 +406,15 @@ impl<'scope, 'dev, T> OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>> {
     /// columns, still of this device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
     /// let data = [7u32; 4];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let cols = d.upload(&data)?.wait()?;
     ///     d.lane()?.enter(|st| assert_eq!(st.bind_ref(cols).len(), 4));
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn wait(self) -> Result<OnDevice<'dev, ColumnsRef<'scope, T>>> {
         let device = self.device;
@@ -406,13 +426,14 @@ impl<'scope, 'dev, T> OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>> {
 /// of branded matrices and columns.
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
 ///     let cols: Vec<_> = d.alloc_matrix::<f32>(4, 3)?.columns_mut().rev().collect();
 ///     assert_eq!(cols.len(), 3);
 ///     Ok(())
 /// }))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 pub struct OnDeviceIter<'dev, I> {
     inner: I,
@@ -452,9 +473,10 @@ impl<I: std::fmt::Debug> std::fmt::Debug for OnDeviceIter<'_, I> {
 /// or a plain `&Fence` of any device (ordering only).
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu()];
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu()];
 /// let data = [1.0f32; 4];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
 ///     let up = d.upload(&data)?;                       // &OnDevice<Fenced<ColumnsRef>>: shared
 ///     let m = d.alloc_buffer::<f32>(4)?;
 ///     let f = d.lane()?.enter(|st| st.fence(st.bind(m.as_columns_mut())))?; // a hand-off
@@ -465,7 +487,7 @@ impl<I: std::fmt::Debug> std::fmt::Debug for OnDeviceIter<'_, I> {
 ///         st.await_fence(t.fence())
 ///     })
 /// }))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be awaited by this device's lane",

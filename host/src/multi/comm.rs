@@ -20,7 +20,8 @@ use crate::view::{ColumnView, ColumnViewMut};
 /// element by element over the ranks.
 ///
 /// ```
-/// assert_eq!(sluice_host::ReduceOp::Max.to_string(), "max");
+/// # use sluice_host as sluice;
+/// assert_eq!(sluice::ReduceOp::Max.to_string(), "max");
 /// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,7 +63,8 @@ impl std::fmt::Display for ReduceOp {
 /// (they move bytes).
 ///
 /// ```
-/// fn sums<T: sluice_host::Reducible>() {}
+/// # use sluice_host as sluice;
+/// fn sums<T: sluice::Reducible>() {}
 /// sums::<f32>();
 /// sums::<u64>();
 /// ```
@@ -113,9 +115,10 @@ reducible!(add, mul: f32 => FLOAT32, f64 => FLOAT64);
 /// sets it.
 ///
 /// ```
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// let comm = sluice_host::Communicator::new(&gpus)?;
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// let comm = sluice::Communicator::new(&gpus)?;
 /// assert_eq!(comm.ranks(), 2);
 /// # Ok(()) }
 /// ```
@@ -139,10 +142,11 @@ impl Communicator {
     /// cannot be loaded; [`Error::Nccl`] if NCCL fails; [`Error::ContextLost`].
     ///
     /// ```no_run
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus: Vec<_> = (0..sluice_host::Gpu::count()?).map(sluice_host::Gpu::cuda).collect::<Result<_, _>>()?;
-    /// let comm = sluice_host::Communicator::new(&gpus)?;
-    /// println!("{} ranks, NCCL {}", comm.ranks(), sluice_host::Communicator::nccl_version()?);
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus: Vec<_> = (0..sluice::Gpu::count()?).map(sluice::Gpu::cuda).collect::<Result<_, _>>()?;
+    /// let comm = sluice::Communicator::new(&gpus)?;
+    /// println!("{} ranks, NCCL {}", comm.ranks(), sluice::Communicator::nccl_version()?);
     /// # Ok(()) }
     /// ```
     pub fn new(gpus: &[Gpu]) -> Result<Communicator> {
@@ -171,9 +175,10 @@ impl Communicator {
     /// How many ranks (devices).
     ///
     /// ```
-    /// # let comm = sluice_host::Communicator::new(&[sluice_host::Gpu::cpu()])?;
+    /// # use sluice_host as sluice;
+    /// # let comm = sluice::Communicator::new(&[sluice::Gpu::cpu()])?;
     /// assert_eq!(comm.ranks(), 1);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn ranks(&self) -> usize {
         self.gpus.len()
@@ -182,9 +187,10 @@ impl Communicator {
     /// The devices, rank order.
     ///
     /// ```
-    /// # let comm = sluice_host::Communicator::new(&[sluice_host::Gpu::cpu()])?;
+    /// # use sluice_host as sluice;
+    /// # let comm = sluice::Communicator::new(&[sluice::Gpu::cpu()])?;
     /// assert_eq!(comm.gpus().len(), 1);
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
@@ -194,9 +200,10 @@ impl Communicator {
     /// backend).
     ///
     /// ```
-    /// # let comm = sluice_host::Communicator::new(&[sluice_host::Gpu::cpu()])?;
+    /// # use sluice_host as sluice;
+    /// # let comm = sluice::Communicator::new(&[sluice::Gpu::cpu()])?;
     /// assert!(!comm.uses_nccl());
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn uses_nccl(&self) -> bool {
         matches!(self.kind, CommKind::Cuda { .. })
@@ -214,7 +221,8 @@ impl Communicator {
     /// [`Error::NcclUnavailable`] with every place tried.
     ///
     /// ```
-    /// match sluice_host::Communicator::nccl_version() {
+    /// # use sluice_host as sluice;
+    /// match sluice::Communicator::nccl_version() {
     ///     Ok(v) => println!("NCCL {}.{}.{}", v / 10000, v / 100 % 100, v % 100),
     ///     Err(e) => println!("{e}"), // says where it looked
     /// }
@@ -230,7 +238,8 @@ impl Communicator {
     /// [`Error::NcclUnavailable`] with every place tried.
     ///
     /// ```
-    /// if let Ok(path) = sluice_host::Communicator::nccl_path() {
+    /// # use sluice_host as sluice;
+    /// if let Ok(path) = sluice::Communicator::nccl_path() {
     ///     println!("NCCL from {path}");
     /// }
     /// ```
@@ -273,8 +282,9 @@ pub(super) fn nccl_error(e: nccl::NcclError) -> Error {
 /// output back behind a fence recorded after it.
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
 ///     let m = d.alloc_buffer::<f32>(16)?;
 ///     let rank = d.lane()?.enter(|st| {
 ///         let mut v = st.bind(m.as_columns_mut());
@@ -284,7 +294,7 @@ pub(super) fn nccl_error(e: nccl::NcclError) -> Error {
 ///     assert_eq!(rank.len(), 16);
 ///     Ok(())
 /// }))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 pub struct Rank<'scope, T> {
     pub(super) lane: Lane<'scope>,
@@ -302,13 +312,14 @@ impl<T> Rank<'_, T> {
     /// Elements of the output.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// # sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// # sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     /// # let m = d.alloc_buffer::<u8>(3)?;
     /// let rank = d.lane()?.enter(|st| st.rank_receive(st.bind(m.as_columns_mut())))?;
     /// assert_eq!(rank.len(), 3);
     /// # Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn len(&self) -> usize {
         self.recv.len()
@@ -317,13 +328,14 @@ impl<T> Rank<'_, T> {
     /// Always false: ranks of zero elements are refused.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// # sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// # sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     /// # let m = d.alloc_buffer::<u8>(3)?;
     /// let rank = d.lane()?.enter(|st| st.rank_receive(st.bind(m.as_columns_mut())))?;
     /// assert!(!rank.is_empty());
     /// # Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn is_empty(&self) -> bool {
         self.recv.len() == 0
@@ -372,11 +384,12 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// [`Error::WrongDevice`] for memory of another device than this lane's.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// let comm = sluice_host::Communicator::new(&gpus)?;
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// let comm = sluice::Communicator::new(&gpus)?;
     /// let x = [1.5f32; 8];
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let ranks = s.each_device(|d| {
     ///         let (input, out) = (d.upload(&x)?, d.alloc_buffer::<f32>(8)?);
     ///         d.lane()?.enter(|st| {
@@ -384,7 +397,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     ///             st.rank(send, st.bind(out.as_columns_mut()))
     ///         })
     ///     })?;
-    ///     let _sums = s.all_reduce(&comm, sluice_host::ReduceOp::Sum, ranks)?; // 3.0 everywhere
+    ///     let _sums = s.all_reduce(&comm, sluice::ReduceOp::Sum, ranks)?; // 3.0 everywhere
     ///     Ok(())
     /// })
     /// # }
@@ -407,14 +420,15 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// As [`rank`](Stream::rank).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_buffer::<u32>(4)?;
     ///     let rank = d.lane()?.enter(|st| st.rank_in_place(st.bind(m.as_columns_mut())))?;
     ///     assert_eq!(rank.len(), 4);
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn rank_in_place<T: Pod>(&self, data: ColumnViewMut<'scope, 'lane, T>) -> Result<Rank<'scope, T>> {
         let d = data.span();
@@ -428,13 +442,14 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// As [`rank`](Stream::rank).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_buffer::<u32>(4)?;
     ///     d.lane()?.enter(|st| st.rank_receive(st.bind(m.as_columns_mut())))?;
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn rank_receive<T: Pod>(&self, recv: ColumnViewMut<'scope, 'lane, T>) -> Result<Rank<'scope, T>> {
         let r = recv.span();

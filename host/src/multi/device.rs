@@ -28,9 +28,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// [`Error::NoDevice`] if `index` is not a device of the scope; otherwise `f`'s result.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| {
     ///     s.device(0, |dev| {
     ///         let m = dev.alloc_buffer::<f32>(256)?;
     ///         dev.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
@@ -45,9 +46,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// Memory of one device bound on a lane of another does not compile:
     ///
     /// ```compile_fail
-    /// # fn main() -> sluice_host::Result<()> {
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| {
     ///     s.device(0, |d0| {
     ///         let m = d0.alloc_buffer::<f32>(256)?;
     ///         s.device(1, |d1| {
@@ -77,9 +79,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// collects what `f` returns for each.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// let names = sluice_host::scope_multi(&gpus, |s| s.each_device(|dev| Ok(dev.index())))?;
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// let names = sluice::scope_multi(&gpus, |s| s.each_device(|dev| Ok(dev.index())))?;
     /// assert_eq!(names, [0, 1]);
     /// # Ok(()) }
     /// ```
@@ -96,9 +99,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
 /// one, for the duration of their closure.
 ///
 /// ```
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| {
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| {
 ///     s.device(1, |dev| {
 ///         let lanes = dev.lanes(2)?;                 // on device 1
 ///         let m = dev.alloc_matrix::<f32>(64, 2)?;   // on device 1
@@ -138,9 +142,10 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// The device's index in its scope (the position in the `gpus` given).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(1, |d| { assert_eq!(d.index(), 1); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(1, |d| { assert_eq!(d.index(), 1); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn index(&self) -> usize {
         self.index
@@ -149,9 +154,10 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// The device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { println!("{}", d.gpu().info().name); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { println!("{}", d.gpu().info().name); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn gpu(&self) -> &'scope Gpu {
         &self.multi.shared.gpus[self.index]
@@ -162,14 +168,15 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// so its misuse across devices is caught at run time ([`Error::WrongDevice`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let host = d.scope().pinned_buffer::<f32>(16)?;
     ///     let t0 = d.scope().timestamp()?;
     ///     # let _ = (host, t0);
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn scope(&self) -> &'scope Scope<'scope, 'env> {
         &self.multi.scopes[self.index]
@@ -178,9 +185,10 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// A new lane on this device, joined when the multi-GPU scope ends.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lane()?.index(), 0); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lane()?.index(), 0); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn lane(&self) -> Result<DeviceLane<'scope, 'dev>> {
         let lane = self.scope().lane()?;
@@ -190,9 +198,10 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// `n` new lanes on this device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lanes(4)?.len(), 4); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lanes(4)?.len(), 4); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn lanes(&self, n: usize) -> Result<Vec<DeviceLane<'scope, 'dev>>> {
         (0..n).map(|_| self.lane()).collect()
@@ -205,13 +214,14 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// As [`Gpu::alloc_matrix`].
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_matrix::<f32>(1024, 8)?;
     ///     assert_eq!((m.rows(), m.cols()), (1024, 8));
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn alloc_matrix<T: Pod>(
         &self,
@@ -224,12 +234,13 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// As [`alloc_matrix`](Device::alloc_matrix) with a leading dimension `ld >= rows`.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     assert_eq!(d.alloc_matrix_padded::<f32>(1000, 4, 1024)?.ld(), 1024);
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn alloc_matrix_padded<T: Pod>(
         &self,
@@ -243,9 +254,10 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// A device buffer of `len` elements (one column) on this device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_buffer::<u8>(7)?.len(), 7); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.alloc_buffer::<u8>(7)?.len(), 7); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn alloc_buffer<T: Pod>(&self, len: usize) -> Result<OnDevice<'dev, &'scope mut DeviceMatrix<T>>> {
         self.alloc_matrix(len, 1)
@@ -256,16 +268,17 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// for this call only, as by [`Scope::upload`](crate::Scope::upload).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
     /// let data = [1.0f32; 64];
-    /// sluice_host::scope_multi(&gpus, |s| s.each_device(|d| {
+    /// sluice::scope_multi(&gpus, |s| s.each_device(|d| {
     ///     let shared = d.upload(&data)?;            // one upload per device
     ///     for lane in d.lanes(2)? {
     ///         lane.enter(|st| st.await_fence(&shared).map(drop))?;
     ///     }
     ///     Ok(())
     /// }).map(drop))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<OnDevice<'dev, Fenced<'scope, ColumnsRef<'scope, T>>>> {
         Ok(self.brand(self.scope().upload(data)?))
@@ -274,14 +287,15 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// Uploads `data` as a `rows` x `cols` column-major matrix to this device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
     /// let data = [0u32; 12];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let t = d.upload_matrix(&data, 4, 3)?;
     ///     assert_eq!((t.rows(), t.cols()), (4, 3));
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn upload_matrix<T: Pod>(
         &self,
@@ -300,10 +314,11 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
     /// [`Error::WrongDevice`] (`what: "adopt"`) if the memory belongs to another device.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu()];
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu()];
     /// let mut owned = gpus[0].alloc_buffer::<f32>(32)?;   // outside the scope: no brand
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let cols = d.adopt(owned.as_columns_mut())?;     // checked: device 0's memory
     ///     d.lane()?.enter(|st| { let mut v = st.bind(cols); st.zero(&mut v) })
     /// }))
@@ -321,15 +336,16 @@ impl<'scope, 'env, 'dev> Device<'scope, 'env, 'dev> {
 /// work there. `Copy`; the device's [`Lane`], plus the brand.
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
 ///     let lane = d.lane()?;
 ///     let m = d.alloc_buffer::<u32>(64)?;
 ///     lane.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })?;
 ///     assert_eq!(lane.stats().copies, 1);
 ///     Ok(())
 /// }))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 pub struct DeviceLane<'scope, 'dev> {
     pub(super) lane: Lane<'scope>,
@@ -358,8 +374,9 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// brand `'lane` as [`Lane::enter`] does, and with the device brand `'dev`.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_buffer::<f32>(8)?;
     ///     let handed = d.lane()?.enter(|st| {
     ///         let mut v = st.bind(m.as_columns_mut());
@@ -368,7 +385,7 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     ///     })?;
     ///     d.lane()?.enter(|st| st.await_fence(handed).map(drop))
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     ///
     /// # Lifetimes
@@ -377,9 +394,10 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// not await here.
     ///
     /// ```compile_fail
-    /// # fn main() -> sluice_host::Result<()> {
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d0| {
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d0| {
     ///     let m = d0.alloc_buffer::<f32>(8)?;
     ///     let handed = d0.lane()?.enter(|st| { let v = st.bind(m.as_columns_mut()); st.fence(v) })?;
     ///     s.device(1, |d1| d1.lane()?.enter(|st| st.await_fence(handed).map(drop))) // error: device 0's hand-off
@@ -398,9 +416,10 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// The lane without its device brand: a plain [`Lane`] of the device's scope.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lane()?.lane().index(), 0); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lane()?.lane().index(), 0); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn lane(&self) -> Lane<'scope> {
         self.lane
@@ -409,9 +428,10 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// The index of the lane's device in its scope.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(1, |d| { assert_eq!(d.lane()?.device(), 1); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(1, |d| { assert_eq!(d.lane()?.device(), 1); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn device(&self) -> usize {
         self.device
@@ -420,9 +440,10 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// The lane's index among its device's lanes (creation order, from 0).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lanes(2)?[1].index(), 1); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lanes(2)?[1].index(), 1); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn index(&self) -> usize {
         self.lane.index()
@@ -431,9 +452,10 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
     /// What sluice has enqueued on this lane so far.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lane()?.stats().launches, 0); Ok(()) }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| { assert_eq!(d.lane()?.stats().launches, 0); Ok(()) }))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn stats(&self) -> LaneStats {
         self.lane.stats()
@@ -448,9 +470,10 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
 /// [`copy_to_peer`](DeviceStream::copy_to_peer) moves data to another device.
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu()];
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu()];
 /// let x = [1.0f32; 256];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
 ///     let xs = d.upload(&x)?;
 ///     let y = d.alloc_buffer::<f32>(256)?;
 ///     d.lane()?.enter(|st| {
@@ -461,7 +484,7 @@ impl<'scope, 'dev> DeviceLane<'scope, 'dev> {
 ///         Ok(())
 ///     })
 /// }))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 pub struct DeviceStream<'scope, 'lane, 'dev> {
     pub(super) stream: Stream<'scope, 'lane>,
@@ -488,9 +511,10 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// The index of this lane's device in its scope.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(1, |d| d.lane()?.enter(|st| { assert_eq!(st.device(), 1); Ok(()) })))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(1, |d| d.lane()?.enter(|st| { assert_eq!(st.device(), 1); Ok(()) })))?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn device(&self) -> usize {
         self.device
@@ -500,15 +524,16 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// checked at compile time).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_matrix::<f32>(16, 2)?;
     ///     let (a, b) = m.split_columns_mut(1).unwrap();
     ///     let (la, lb) = (d.lane()?, d.lane()?);
     ///     la.enter(|st| { let mut v = st.bind(a); st.zero(&mut v) })?;
     ///     lb.enter(|st| { let mut v = st.bind(b); st.zero(&mut v) })
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn bind<T: Pod>(&self, cols: OnDevice<'dev, ColumnsMut<'scope, T>>) -> ColumnViewMut<'scope, 'lane, T> {
         self.stream.bind(cols.value)
@@ -517,15 +542,16 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// Binds this device's read-only columns to this lane.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_matrix::<f32>(16, 2)?.into_ref();
     ///     for lane in d.lanes(2)? {
     ///         lane.enter(|st| assert_eq!(st.bind_ref(m.as_columns()).len(), 32));
     ///     }
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn bind_ref<T: Pod>(&self, cols: OnDevice<'dev, ColumnsRef<'scope, T>>) -> ColumnView<'scope, 'lane, T> {
         self.stream.bind_ref(cols.value)
@@ -536,15 +562,16 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// (or the host) can await.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_buffer::<u8>(8)?;
     ///     let handed = d.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v)?; st.fence(v) })?;
     ///     let cols = handed.wait()?;               // or await it on another lane of device 0
     ///     # let _ = cols;
     ///     Ok(())
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn fence<V: Fenceable<'scope, 'lane>>(&self, view: V) -> Result<OnDevice<'dev, Fenced<'scope, V::Unbranded>>> {
         let fenced = self.stream.fence(view)?;
@@ -556,12 +583,13 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// returns what it guards bound to this lane.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let done = s.device(0, |d0| d0.lane()?.enter(|st| st.record()))?; // a fence on device 0
     ///     s.device(1, |d1| d1.lane()?.enter(|st| st.await_fence(&done)))   // device 1 waits for it
     /// })?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn await_fence<A: DeviceAwaitable<'scope, 'dev>>(&self, a: A) -> Result<A::Output<'lane>> {
         a.await_on(&self.stream, Token(()))
@@ -571,8 +599,9 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// ([`Stream::await_all`]).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d| {
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d| {
     ///     let m = d.alloc_matrix::<f32>(8, 4)?;
     ///     let mut handed = Vec::new();
     ///     for (lane, col) in d.lanes(4)?.into_iter().zip(m.columns_mut()) {
@@ -580,7 +609,7 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     ///     }
     ///     d.lane()?.enter(|st| { assert_eq!(st.await_all(handed)?.cols(), 4); Ok(()) })
     /// }))?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn await_all<T>(
         &self,

@@ -27,8 +27,9 @@
 //! lane of any device may await.
 //!
 //! ```
-//! use sluice_host::{scope_multi, Communicator, Gpu, ReduceOp};
-//! # fn main() -> sluice_host::Result<()> {
+//! # use sluice_host as sluice;
+//! use sluice::{scope_multi, Communicator, Gpu, ReduceOp};
+//! # fn main() -> sluice::Result<()> {
 //! let gpus = [Gpu::cpu(), Gpu::cpu()];            // or [Gpu::cuda(0)?, Gpu::cuda(1)?]
 //! let comm = Communicator::new(&gpus)?;           // NCCL on GPUs; host loops on the CPU backend
 //! let data = [vec![1u32; 4], vec![2u32; 4]];      // one input per device

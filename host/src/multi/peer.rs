@@ -9,10 +9,11 @@ use crate::handle::PeerAccess;
 /// [`MultiScope::peer_links`](crate::MultiScope::peer_links) report it.
 ///
 /// ```
-/// use sluice_host::{Gpu, PeerPath};
+/// # use sluice_host as sluice;
+/// use sluice::{Gpu, PeerPath};
 /// assert_eq!(Gpu::cpu().peer_path(&Gpu::cpu())?, PeerPath::SameDevice);
 /// assert_eq!(PeerPath::Direct.to_string(), "direct");
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,8 +50,9 @@ impl Gpu {
     /// [`Error::Device`] with the failing driver call.
     ///
     /// ```no_run
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let (g0, g1) = (sluice_host::Gpu::cuda(0)?, sluice_host::Gpu::cuda(1)?);
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let (g0, g1) = (sluice::Gpu::cuda(0)?, sluice::Gpu::cuda(1)?);
     /// println!("device 0 to 1: {}", g0.peer_path(&g1)?);   // "direct" on NVLink machines
     /// # Ok(()) }
     /// ```
@@ -71,7 +73,8 @@ impl Gpu {
 /// ([`MultiScope::peer_links`](crate::MultiScope::peer_links)).
 ///
 /// ```
-/// let l = sluice_host::PeerLink { from: 0, to: 1, path: sluice_host::PeerPath::Direct, copies: 2, bytes: 1 << 20 };
+/// # use sluice_host as sluice;
+/// let l = sluice::PeerLink { from: 0, to: 1, path: sluice::PeerPath::Direct, copies: 2, bytes: 1 << 20 };
 /// assert_eq!(l.bytes / l.copies, 1 << 19);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

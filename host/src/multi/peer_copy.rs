@@ -40,11 +40,12 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
     /// Nothing is enqueued on a check's error.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
     /// let mut host = gpus[1].pinned_buffer::<u32>(64)?;
     /// let ones = vec![1u32; 64];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d0| {
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d0| {
     ///     let src = d0.alloc_buffer::<u32>(64)?;
     ///     s.device(1, |d1| {
     ///         let dst = d1.alloc_buffer::<u32>(64)?;
@@ -136,8 +137,9 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
 /// hand-off comes back unbranded; the device is found at run time).
 ///
 /// ```
-/// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| s.device(0, |d0| s.device(1, |d1| {
+/// # use sluice_host as sluice;
+/// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| s.device(0, |d0| s.device(1, |d1| {
 ///     let (a, b) = (d0.alloc_buffer::<u8>(4)?, d1.alloc_buffer::<u8>(4)?);
 ///     let handed = d0.lane()?.enter(|st| {
 ///         let mut v = st.bind(a.as_columns_mut());
@@ -147,7 +149,7 @@ impl<'scope, 'lane, 'dev> DeviceStream<'scope, 'lane, 'dev> {
 ///     assert_eq!(handed.device(), 1);
 ///     Ok(())
 /// })))?;
-/// # Ok::<(), sluice_host::Error>(())
+/// # Ok::<(), sluice::Error>(())
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a destination for `copy_to_peer`",

@@ -28,9 +28,10 @@ use crate::view::Invariant;
 /// [`scope`](crate::scope): `f`'s error, then what ending the scope found, chained.
 ///
 /// ```
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// let lanes = sluice_host::scope_multi(&gpus, |s| {
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// let lanes = sluice::scope_multi(&gpus, |s| {
 ///     let per_device = s.each_device(|dev| Ok(dev.lanes(2)?.len()))?;
 ///     Ok(per_device.iter().sum::<usize>())
 /// })?;                                             // joins 4 lanes on 2 devices
@@ -45,9 +46,10 @@ use crate::view::Invariant;
 /// lanes, memory and hand-offs; nothing branded leaves the entry's closure:
 ///
 /// ```compile_fail
-/// # fn main() -> sluice_host::Result<()> {
-/// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| {
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| {
 ///     let lane = s.device(0, |dev| dev.lane())?; // error: lifetime may not live long enough
 ///     # let _ = lane;
 ///     Ok(())
@@ -67,9 +69,10 @@ where
 /// compare events of two devices).
 ///
 /// ```
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// let ((), traces) = sluice_host::traced_scope_multi(&gpus, |s| {
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// let ((), traces) = sluice::traced_scope_multi(&gpus, |s| {
 ///     s.each_device(|dev| {
 ///         let m = dev.alloc_buffer::<u8>(64)?;
 ///         dev.lane()?.enter(|st| { let mut v = st.bind(m.as_columns_mut()); st.zero(&mut v) })
@@ -184,9 +187,10 @@ where
 /// collectives over their lanes ([`all_reduce`](MultiScope::all_reduce), ...).
 ///
 /// ```
-/// # fn main() -> sluice_host::Result<()> {
-/// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-/// sluice_host::scope_multi(&gpus, |s| {
+/// # use sluice_host as sluice;
+/// # fn main() -> sluice::Result<()> {
+/// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+/// sluice::scope_multi(&gpus, |s| {
 ///     assert_eq!(s.len(), 2);
 ///     s.device(1, |dev| { assert_eq!(dev.index(), 1); Ok(()) })
 /// })
@@ -233,9 +237,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// How many devices the scope has (the `gpus` given, repeats included).
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| { assert_eq!(s.len(), 1); Ok(()) })?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| { assert_eq!(s.len(), 1); Ok(()) })?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn len(&self) -> usize {
         self.scopes.len()
@@ -244,9 +249,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// Always false: a multi-GPU scope has at least one device.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| { assert!(!s.is_empty()); Ok(()) })?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| { assert!(!s.is_empty()); Ok(()) })?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn is_empty(&self) -> bool {
         self.scopes.is_empty()
@@ -255,9 +261,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// The devices, in the order given.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| { println!("{}", s.gpus()[0].info().name); Ok(()) })?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| { println!("{}", s.gpus()[0].info().name); Ok(()) })?;
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn gpus(&self) -> &[Gpu] {
         &self.shared.gpus
@@ -269,12 +276,13 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// [`Error::NoDevice`] for an index out of range; the driver's error.
     ///
     /// ```
-    /// # let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| {
-    ///     assert_eq!(s.peer_path(0, 1)?, sluice_host::PeerPath::SameDevice); // the CPU backend
+    /// # use sluice_host as sluice;
+    /// # let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| {
+    ///     assert_eq!(s.peer_path(0, 1)?, sluice::PeerPath::SameDevice); // the CPU backend
     ///     Ok(())
     /// })?;
-    /// # Ok::<(), sluice_host::Error>(())
+    /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn peer_path(&self, from: usize, to: usize) -> Result<PeerPath> {
         let n = self.shared.gpus.len();
@@ -286,9 +294,10 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// order first used: how many, how many bytes, and which [`PeerPath`] they took.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// sluice_host::scope_multi(&gpus, |s| s.device(0, |d0| s.device(1, |d1| {
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// sluice::scope_multi(&gpus, |s| s.device(0, |d0| s.device(1, |d1| {
     ///     let (src, dst) = (d0.alloc_buffer::<u32>(16)?, d1.alloc_buffer::<u32>(16)?);
     ///     d0.lane()?.enter(|st| {
     ///         let mut v = st.bind(src.as_columns_mut());

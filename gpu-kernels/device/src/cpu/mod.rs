@@ -340,8 +340,9 @@ pub fn launch(
 /// What a `#[kernel]`'s CPU entry calls.
 ///
 /// ```
+/// # use sluice_host as sluice;
 /// use sluice_device::{cpu, shared_array, sync, thread};
-/// use sluice_host::{CheckKind, CpuCheck, CpuLaunch};
+/// use sluice::{CheckKind, CpuCheck, CpuLaunch};
 ///
 /// let launch = CpuLaunch { kernel: "rotate", grid: [1, 1, 1], block: [32, 1, 1], dynamic_shared_bytes: 0, check: CpuCheck::On };
 /// let err = cpu::run(&launch, &|| {

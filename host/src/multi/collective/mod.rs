@@ -37,12 +37,13 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// enqueued); [`Error::Nccl`].
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// let comm = sluice_host::Communicator::new(&gpus)?;
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// let comm = sluice::Communicator::new(&gpus)?;
     /// let data = [vec![1i64, 5], vec![4, -2]];
     /// let mut host = gpus[1].pinned_buffer::<i64>(2)?;
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let ranks = s.each_device(|d| {
     ///         let m = d.alloc_buffer::<i64>(2)?;
     ///         d.lane()?.enter(|st| {
@@ -51,7 +52,7 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     ///             st.rank_in_place(v)
     ///         })
     ///     })?;
-    ///     let mut out = s.all_reduce(&comm, sluice_host::ReduceOp::Max, ranks)?;
+    ///     let mut out = s.all_reduce(&comm, sluice::ReduceOp::Max, ranks)?;
     ///     let last = out.pop().unwrap();
     ///     s.device(1, |d| {
     ///         let v = d.adopt(last)?;
@@ -78,11 +79,12 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// As [`all_reduce`](MultiScope::all_reduce); a root out of range or without an input.
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// let comm = sluice_host::Communicator::new(&gpus)?;
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// let comm = sluice::Communicator::new(&gpus)?;
     /// let data = [9u16; 8];
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let ranks = s.each_device(|d| {
     ///         let m = d.alloc_buffer::<u16>(8)?;
     ///         d.lane()?.enter(|st| {
@@ -118,12 +120,13 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// As [`all_reduce`](MultiScope::all_reduce).
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// let comm = sluice_host::Communicator::new(&gpus)?;
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// let comm = sluice::Communicator::new(&gpus)?;
     /// let parts = [[1u8, 2], [3, 4]];
     /// let mut host = gpus[0].pinned_buffer::<u8>(4)?;
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let ranks = s.each_device(|d| {
     ///         let (input, out) = (d.upload(&parts[d.index()])?, d.alloc_buffer::<u8>(4)?);
     ///         d.lane()?.enter(|st| st.rank(st.await_fence(&input)?, st.bind(out.as_columns_mut())))
@@ -153,17 +156,18 @@ impl<'scope, 'env> MultiScope<'scope, 'env> {
     /// As [`all_reduce`](MultiScope::all_reduce).
     ///
     /// ```
-    /// # fn main() -> sluice_host::Result<()> {
-    /// let gpus = [sluice_host::Gpu::cpu(), sluice_host::Gpu::cpu()];
-    /// let comm = sluice_host::Communicator::new(&gpus)?;
+    /// # use sluice_host as sluice;
+    /// # fn main() -> sluice::Result<()> {
+    /// let gpus = [sluice::Gpu::cpu(), sluice::Gpu::cpu()];
+    /// let comm = sluice::Communicator::new(&gpus)?;
     /// let inputs = [[1u32, 2, 3, 4], [10, 20, 30, 40]];
     /// let mut host = gpus[1].pinned_buffer::<u32>(2)?;
-    /// sluice_host::scope_multi(&gpus, |s| {
+    /// sluice::scope_multi(&gpus, |s| {
     ///     let ranks = s.each_device(|d| {
     ///         let (input, out) = (d.upload(&inputs[d.index()])?, d.alloc_buffer::<u32>(2)?);
     ///         d.lane()?.enter(|st| st.rank(st.await_fence(&input)?, st.bind(out.as_columns_mut())))
     ///     })?;
-    ///     let mut blocks = s.reduce_scatter(&comm, sluice_host::ReduceOp::Sum, ranks)?;
+    ///     let mut blocks = s.reduce_scatter(&comm, sluice::ReduceOp::Sum, ranks)?;
     ///     let second = blocks.pop().unwrap();
     ///     s.device(1, |d| d.lane()?.enter(|st| {
     ///         st.copy_to_host(&st.await_fence(d.adopt(second)?)?, host.as_pinned_mut()).map(drop)
