@@ -825,37 +825,47 @@ fn segments_mean_what_the_whole_scope_means(gpu: Gpu) {
 }
 
 /// Segments grow: 64 lanes with segments of 8 go as 8, 8, 16 and 32 lanes (each at least
-/// as many as all earlier ones together), every one's columns merged, every column exact.
+/// as many as all earlier ones together); 128 lanes as 8, 8, 16, 32, 32 and 32 (growth
+/// stops at 32 lanes or a quarter of the lanes made, whichever is more). Every segment's
+/// columns merged, every column exact.
 fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
-    let (rows, n) = (1024, 64);
-    let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+    let rows = 1024;
     gpu.set_submit_config(with_segments(8));
-    for round in 0..3 {
-        poison(&mut host);
-        let ((), trace) = traced_scope(&gpu, |s| {
-            let out = s.alloc_matrix::<f32>(rows, n)?;
-            for (j, ((lane, col), dst)) in
-                s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
-            {
-                lane.enter(|st| {
-                    let mut col = st.bind(col);
-                    st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
-                    st.copy_to_host(&col, dst).map(drop)
-                })?;
+    for (n, expected) in [(64, &[8, 8, 16, 32][..]), (128, &[8, 8, 16, 32, 32, 32][..])] {
+        let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
+        for round in 0..3 {
+            poison(&mut host);
+            let ((), trace) = traced_scope(&gpu, |s| {
+                let out = s.alloc_matrix::<f32>(rows, n)?;
+                for (j, ((lane, col), dst)) in
+                    s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+                {
+                    lane.enter(|st| {
+                        let mut col = st.bind(col);
+                        st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
+                        st.copy_to_host(&col, dst).map(drop)
+                    })?;
+                }
+                Ok(())
+            })
+            .expect("scope");
+            let subs = &trace.submissions;
+            let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
+            assert_eq!(lanes, expected, "{n} lanes, round {round}: {subs:?}");
+            let segments: Vec<bool> = subs.iter().map(|s| s.segment).collect();
+            assert!(
+                !segments[segments.len() - 1] && segments[..segments.len() - 1].iter().all(|s| *s),
+                "the scope's end is no segment: {subs:?}"
+            );
+            let (merged, copies) = subs.iter().fold((0, 0), |(m, c), s| (m + s.merged_copies, c + s.copies));
+            assert_eq!(merged, n, "{n} lanes, round {round}: every column merged: {subs:?}");
+            assert!(copies < n, "{subs:?}");
+            for j in 0..n {
+                assert!(
+                    host.column(j).expect("column").iter().all(|v| *v == j as f32),
+                    "{n} lanes, round {round}, column {j}"
+                );
             }
-            Ok(())
-        })
-        .expect("scope");
-        let subs = &trace.submissions;
-        let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
-        assert_eq!(lanes, [8, 8, 16, 32], "round {round}: {subs:?}");
-        let segments: Vec<bool> = subs.iter().map(|s| s.segment).collect();
-        assert_eq!(segments, [true, true, true, false], "the scope's end is no segment: {subs:?}");
-        let (merged, copies) = subs.iter().fold((0, 0), |(m, c), s| (m + s.merged_copies, c + s.copies));
-        assert_eq!(merged, n, "round {round}: every column merged: {subs:?}");
-        assert!(copies < n, "{subs:?}");
-        for j in 0..n {
-            assert!(host.column(j).expect("column").iter().all(|v| *v == j as f32), "round {round}, column {j}");
         }
     }
     gpu.set_submit_config(SubmitConfig::default());

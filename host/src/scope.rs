@@ -513,6 +513,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         self.shared.join_capture(unsafe { inner.0.as_ref() })?;
         let ptr = inner.0;
         st.lanes.push(inner);
+        self.shared.lanes.made.store(st.lanes.len() as u32, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: the box stays allocated until `finish`, which runs after every
         // `'scope` borrow has ended; it is only read (atomics) meanwhile.
         Ok(Lane::new(&self.shared.lanes, unsafe { ptr.as_ref() }))
