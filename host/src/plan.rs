@@ -132,6 +132,9 @@ pub struct SubmitConfig {
     /// the best hand-written C++ graph with segments of 4, 1.05-1.08× with 8, 1.09-1.11× with
     /// 16 and 1.21-1.24× without; with 128 lanes at 0.90-0.92×, 0.90-0.91×, 0.88-0.90× and
     /// 1.03-1.06×; with 8 lanes of large columns the same with and without (`BENCHMARKS.md`).
+    /// On a third host, 128 lanes ran at 0.82× with segments of 4 that stop growing at 32
+    /// lanes, against 0.91× where they grew to 64; 64 lanes, whose segments the cap does not
+    /// change, ran at 1.05-1.08× there, and at 1.10× where they stopped at 16.
     /// A segment's submission costs the closure's thread a few microseconds, and more where
     /// its graph is launched by that thread (likely while the launcher thread still wakes: a
     /// scope of 8 lanes of a million rows took 14 µs of closure without segments and 62 with,
