@@ -45,10 +45,16 @@ impl CpuCheck {
     /// # use sluice_host as sluice;
     /// use sluice::CpuCheck;
     /// let mode = CpuCheck::auto();
-    /// if std::env::var_os("SLUICE_CPU_CHECK").is_none() {
-    ///     assert_eq!(mode == CpuCheck::On, cfg!(debug_assertions));
+    /// match std::env::var("SLUICE_CPU_CHECK").as_deref() {
+    ///     Ok("0") => assert_eq!(mode, CpuCheck::Off),
+    ///     Ok("1") => assert_eq!(mode, CpuCheck::On),
+    ///     // On where sluice was built with debug assertions, off where it was not.
+    ///     _ => println!("this build's default: {mode:?}"),
     /// }
     /// ```
+    ///
+    /// (The build that decides is the library's: a doctest's own `cfg!(debug_assertions)`
+    /// can differ from it under `cargo test --release`.)
     pub fn auto() -> CpuCheck {
         static AUTO: OnceLock<CpuCheck> = OnceLock::new();
         *AUTO.get_or_init(|| match std::env::var("SLUICE_CPU_CHECK") {
