@@ -133,6 +133,7 @@ impl Capture {
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let mut out = gpu.alloc_buffer::<f32>(1024)?;
 /// let (mut graph, fill) = sluice::graph(gpu, |s| {

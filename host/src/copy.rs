@@ -260,7 +260,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// Copies host memory into a view, on this lane: later work on this lane sees the data.
     ///
     /// `src` stays borrowed (shared) until the scope ends, so the host cannot change or free
-    /// it while the copy may still read it (rule 4). Pinned sources copy asynchronously;
+    /// it while the copy may still read it ([rule 4](crate#safety-model)). Pinned sources copy asynchronously;
     /// pageable ones are staged by the driver.
     ///
     /// # Errors

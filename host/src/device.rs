@@ -24,7 +24,8 @@ use crate::plan::{CachedGraph, GraphCache, GraphRules, Key, PlanMemo, Submission
 /// # use sluice_host as sluice;
 /// # fn main() -> sluice::Result<()> {
 /// use sluice::Gpu;
-/// for d in Gpu::devices()? {
+/// // Without a CUDA driver there are none to list, and `Gpu::new` runs on the CPU backend.
+/// for d in Gpu::devices().unwrap_or_default() {
 ///     println!("{}: {} (sm_{}{}), {} SMs, {} GiB",
 ///         d.ordinal, d.name, d.compute_capability.0, d.compute_capability.1,
 ///         d.sm_count, d.total_memory >> 30);
@@ -83,7 +84,7 @@ pub(crate) struct GpuInner {
 /// each repeated scope's segments (`SubmitConfig::segment_lanes`).
 const PLAN_MEMOS: usize = 16;
 
-/// Device memory, stream-ordered, without device-wide synchronization (rule 6).
+/// Device memory, stream-ordered, without device-wide synchronization ([rule 6](crate#safety-model)).
 ///
 /// `cuMemFree` waits for the whole device and `cuMemAlloc` can serialise streams, so
 /// sluice uses neither. Every device allocation is `cuMemAllocFromPoolAsync` from the
@@ -140,7 +141,7 @@ impl Allocator {
 
 /// Which machine a [`Gpu`] runs on: an NVIDIA GPU through the CUDA driver, or the CPU (the
 /// same kernels compiled for the host, run over the grid by a rayon thread pool with CUDA's
-/// execution model; see the crate docs, "The CPU backend").
+/// execution model; see [`Gpu::cpu`]).
 ///
 /// ```
 /// # use sluice_host as sluice;
@@ -519,7 +520,12 @@ impl Gpu {
         self.inner.ctx.cpu_device().map_or(CpuCheck::Off, |d| d.check())
     }
 
-    /// How many CUDA devices the driver sees.
+    /// How many CUDA devices the driver sees: 0 where a driver is installed and sees none.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`] where no CUDA driver is installed (this machine has no NVIDIA
+    /// GPU to use; [`Gpu::new`] then runs on the CPU backend); [`Error::Device`] if the
+    /// driver fails.
     ///
     /// ```no_run
     /// # use sluice_host as sluice;
@@ -537,6 +543,9 @@ impl Gpu {
     }
 
     /// The properties of every device, without creating contexts.
+    ///
+    /// # Errors
+    /// As [`Gpu::count`]: [`Error::NoDriver`] without a CUDA driver.
     ///
     /// ```no_run
     /// # use sluice_host as sluice;
@@ -561,12 +570,15 @@ impl Gpu {
         &self.inner.info
     }
 
-    /// The driver's CUDA version (`cuDriverGetVersion`: 13000 for CUDA 13.0).
+    /// The driver's CUDA version (`cuDriverGetVersion`: 13000 for CUDA 13.0); 0 on the CPU
+    /// backend, which has no driver.
     ///
     /// ```no_run
     /// # use sluice_host as sluice;
     /// let gpu = sluice::Gpu::new(0)?;
-    /// assert!(gpu.driver_version() >= 11040);
+    /// if gpu.backend() == sluice::Backend::Cuda {
+    ///     assert!(gpu.driver_version() >= 11040);
+    /// }
     /// # Ok::<(), sluice::Error>(())
     /// ```
     pub fn driver_version(&self) -> u32 {

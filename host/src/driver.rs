@@ -610,7 +610,7 @@ pub(crate) mod mem {
     /// may be used by other streams only once `stream` has passed the allocation).
     ///
     /// Device memory is allocated and freed only this way, never with the synchronous
-    /// allocator, whose free waits for the whole device (rule 6).
+    /// allocator, whose free waits for the whole device ([rule 6](crate#safety-model)).
     ///
     /// # Safety
     /// - `ctx` is retained, `pool` is one of its device's pools, `stream` alive in `ctx`.

@@ -199,6 +199,7 @@ impl std::fmt::Debug for Fence<'_> {
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut, Ref};
 /// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
+/// // SAXPY: y = a·x + y, a `#[kernel]` of yours, or `sluice::kernels::saxpy` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu, x: &[f32]) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let xs = s.upload(x)?;

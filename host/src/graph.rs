@@ -69,6 +69,7 @@ use crate::view::Invariant;
 /// # use sluice_host as sluice;
 /// use sluice::{graph, scope, Gpu, Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// let gpu = Gpu::new(0)?;
 /// let mut host = gpu.pinned_matrix::<f32>(4096, 8)?;
 /// let (g, ()) = graph(&gpu, |s| {
@@ -218,6 +219,7 @@ impl<'g> Graph<'g> {
     /// # use sluice_host as sluice;
     /// # use sluice::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
     /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut out = gpu.alloc_buffer::<f32>(256)?;
     /// let (mut g, fill) = sluice::graph(gpu, |s| {

@@ -144,6 +144,10 @@ mod sealed {
 
 /// One kernel parameter type: [`Mut<T>`], [`Ref<T>`] or a [`Pod`] value.
 ///
+/// A struct passed by value derives `Pod` and `Zeroable`, which needs
+/// `bytemuck = { version = "1.16", features = ["derive"] }` among your own dependencies
+/// (the derive names the `bytemuck` crate).
+///
 /// ```
 /// # use sluice_host as sluice;
 /// use sluice::{Kernel, Mut, Ref};
@@ -425,12 +429,13 @@ for_each_tuple!(signature_impls);
 /// # Compile-time checks
 ///
 /// A launch whose arguments do not fit the parameters does not compile. Writing through
-/// a read-only view (here an awaited upload, rule 3):
+/// a read-only view (here an awaited upload, [rule 3](crate#safety-model)):
 ///
 /// ```compile_fail,E0277
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu, data: &[f32]) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let shared = s.upload(data)?;
@@ -449,6 +454,7 @@ for_each_tuple!(signature_impls);
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
@@ -467,6 +473,7 @@ for_each_tuple!(signature_impls);
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
@@ -483,6 +490,7 @@ for_each_tuple!(signature_impls);
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
@@ -502,6 +510,7 @@ for_each_tuple!(signature_impls);
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let out = s.alloc_buffer::<f32>(1024)?;
@@ -840,6 +849,7 @@ impl<S, K> std::fmt::Debug for Kernel<S, K> {
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// let fill = gpu.function(&FILL)?; // loads and JIT-compiles the PTX now, not at first launch
 /// sluice::scope(gpu, |s| {
@@ -873,6 +883,7 @@ impl<S, K> Function<S, K> {
     /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// # use sluice::{Kernel, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
+    /// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
     /// let f = gpu.function(&FILL)?;
     /// println!("fill: {} registers per thread", f.registers());
     /// # Ok(())
@@ -898,6 +909,7 @@ impl<S, K> std::fmt::Debug for Function<S, K> {
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// let resolved = gpu.function(&FILL)?;
 /// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(64)?;
@@ -1102,6 +1114,7 @@ impl Gpu {
     /// # use sluice_host as sluice;
     /// # use sluice::{Kernel, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
     /// let gpu = sluice::Gpu::new(0)?;
     /// let fill = gpu.function(&FILL)?;
     /// # let _ = fill;

@@ -752,7 +752,7 @@ impl LaneInner {
     }
 }
 
-/// What the program asked this lane to enqueue so far (rule 7: no hidden work). Every event
+/// What the program asked this lane to enqueue so far ([rule 7](crate#safety-model): no hidden work). Every event
 /// and every wait counted here was asked for by the program: a fence, a pending copy, a
 /// timestamp, an await of another lane's fence. Awaiting a fence on the lane that recorded
 /// it enqueues nothing and counts nothing. They are counted as they are asked for; a deferred
@@ -822,7 +822,7 @@ pub struct Lane<'scope> {
     pub(crate) shared: &'scope LaneShared,
     pub(crate) inner: &'scope LaneInner,
     /// Invariant in 'scope: a covariant lane could shrink to a shorter `'scope`, and its
-    /// stream would then accept borrows that end before the scope joins (rule 5).
+    /// stream would then accept borrows that end before the scope joins ([rule 5](crate#safety-model)).
     _scope: Invariant<'scope>,
 }
 
@@ -947,6 +947,7 @@ impl<'scope> Lane<'scope> {
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut, Ref};
 /// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
+/// // SAXPY: y = a·x + y, a `#[kernel]` of yours, or `sluice::kernels::saxpy` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu, x: &[f32]) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let xs = s.upload(x)?;

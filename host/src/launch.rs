@@ -431,6 +431,7 @@ impl ParamBuf {
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// # use sluice::{Kernel, LaunchConfig, Mut, Ref};
 /// # const SAXPY: Kernel<(Mut<f32>, Ref<f32>, f32)> = unsafe { Kernel::new("", "saxpy") };
+/// // SAXPY: y = a·x + y, a `#[kernel]` of yours, or `sluice::kernels::saxpy` (feature "kernels")
 /// sluice::scope(gpu, |s| {
 ///     let (x, y) = (s.alloc_buffer::<f32>(64)?, s.alloc_buffer::<f32>(64)?);
 ///     s.lane()?.enter(|st| {
@@ -543,6 +544,7 @@ impl<'lane, T: Pod> sealed::LowerArg<'lane, T> for T {
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_buffer::<f32>(64)?;
 ///     s.lane()?.enter(|st| {
@@ -587,6 +589,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// # use sluice_host as sluice;
     /// # use sluice::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
     /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// sluice::scope(gpu, |s| {
     ///     let m = s.alloc_buffer::<f32>(1000)?;
@@ -738,6 +741,7 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
     /// # use sluice_host as sluice;
     /// # use sluice::{Kernel, LaunchConfig, Mut};
     /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+    /// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
     /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
     /// let mut out = gpu.alloc_buffer::<f32>(256)?;
     /// let (graph, node) = sluice::graph(gpu, |s| {

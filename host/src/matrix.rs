@@ -53,7 +53,7 @@ use crate::span::{check_aligned, chunks_iter, matrix_bytes, span_accessors, Span
 /// bound to a lane inside a [`scope`](crate::scope), and binding requires the borrow to
 /// last as long as the scope. So while any lane may still use the matrix it stays
 /// borrowed: it cannot be dropped, moved or split again until the scope has joined its
-/// lanes (rule 5).
+/// lanes ([rule 5](crate#safety-model)).
 ///
 /// ```
 /// # use sluice_host as sluice;

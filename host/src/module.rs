@@ -298,7 +298,7 @@ fn load(ctx: &Arc<Context>, driver_version: u32, ptx: &str, optin_shared: usize)
 /// A kernel that can print and trap, never doing either: launched once when a CUDA `Gpu` is
 /// made, so that the context's printf and trap machinery is set up then — not at the first
 /// launch of a user kernel that can print or panic, where it would wait for every running
-/// lane (a hidden device-wide synchronization, rule 6).
+/// lane (a hidden device-wide synchronization, [rule 6](crate#safety-model)).
 const WARM_UP_PTX: &str = "\
 .version 7.0
 .target sm_70

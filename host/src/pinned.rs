@@ -27,7 +27,7 @@ use crate::span::{bounds, check_aligned, matrix_bytes};
 /// calls that page-lock (or unlock) and map host memory, and the driver may serialize them
 /// with the device: freeing in particular can wait for work running on any stream, like a
 /// device-wide synchronization. There is no stream-ordered form, so this is the one place
-/// where sluice cannot keep rule 6 by itself. Allocate pinned matrices once, outside the
+/// where sluice cannot keep [rule 6](crate#safety-model) by itself. Allocate pinned matrices once, outside the
 /// hot path — before a loop of scopes, not in every scope — and reuse them:
 /// [`Gpu::pinned_matrix`] outside scopes, passed into each scope by `&mut`, dropped when
 /// no lane is running.
@@ -270,7 +270,7 @@ impl<T> std::fmt::Debug for PinnedMatrix<T> {
 /// device-to-host copy. The pinned `&'a mut [T]`; derefs to `[T]`.
 ///
 /// A copy consumes it and hands back a [`Pending`](crate::Pending); only the pending
-/// copy's `wait` gives it back (rule 4).
+/// copy's `wait` gives it back ([rule 4](crate#safety-model)).
 ///
 /// ```no_run
 /// # use sluice_host as sluice;
@@ -450,7 +450,7 @@ impl Gpu {
 
 /// A host-to-device upload in flight, outside any scope ([`Gpu::upload_async`]): it owns
 /// both sides until the copy is done — the pinned source (so the host cannot change or free
-/// it, rule 4) and the device matrix (so no lane reads it early). [`wait`](PendingUpload::wait)
+/// it, [rule 4](crate#safety-model)) and the device matrix (so no lane reads it early). [`wait`](PendingUpload::wait)
 /// gives both back; a lane can instead wait on the GPU
 /// ([`Stream::await_upload`](crate::Stream::await_upload)).
 ///

@@ -52,7 +52,7 @@ use crate::view::Invariant;
 ///
 /// The join happens here, in `scope`'s own frame, after `f` returns — also when `f`
 /// returns an error or panics (the panic is resumed after the join). First what the closure
-/// logged is submitted (see the crate docs, "Submission": merged copies, or a cached graph if
+/// logged is submitted (see [the host crate's docs, "Submission"](crate#submission-when-the-work-reaches-the-gpu): merged copies, or a cached graph if
 /// the scope repeats an earlier one's shape); then each lane is joined (`cuStreamSynchronize`,
 /// or known idle through the lane that awaited its last fence or ran its graph), never the
 /// whole device. A fresh scope starts from the lanes and events the device kept from the
@@ -75,6 +75,7 @@ use crate::view::Invariant;
 /// # use sluice_host as sluice;
 /// use sluice::{scope, Gpu, Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// let gpu = Gpu::new(0)?;
 /// let mut host = gpu.pinned_matrix::<f32>(1024, 4)?;
 /// scope(&gpu, |s| {
@@ -100,7 +101,7 @@ use crate::view::Invariant;
 /// borrowed from outside, which outlives `'scope`.
 ///
 /// The host cannot touch memory that a lane may still use — here a pinned destination
-/// whose copy is pending (rule 4):
+/// whose copy is pending ([rule 4](crate#safety-model)):
 ///
 /// ```compile_fail,E0502
 /// # use sluice_host as sluice;
@@ -636,7 +637,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 
     /// Uploads `data` once into a new device buffer, for any number of lanes to read
-    /// (rule 3). The copy runs on the scope's upload lane; each reader awaits the returned
+    /// ([rule 3](crate#safety-model)). The copy runs on the scope's upload lane; each reader awaits the returned
     /// fence with [`Stream::await_fence`] (a GPU-side wait — the host never blocks) and
     /// gets a read-only [`ColumnView`](crate::ColumnView) on its own lane.
     ///
@@ -647,7 +648,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     /// owns, since a copy from it would run later. In a recorded [`graph`](crate::graph) the
     /// data is staged into the graph's own buffer, which [`Graph::write_input`](crate::Graph::write_input)
     /// rewrites between replays, so the recording does not keep `data` borrowed either. (A
-    /// lane's own [`Stream::copy_to_device`] borrows its source until the scope ends, rule 4.)
+    /// lane's own [`Stream::copy_to_device`] borrows its source until the scope ends, [rule 4](crate#safety-model).)
     ///
     /// # Errors
     /// [`Error::ZeroSized`] for empty `data`; allocation and copy errors.
@@ -1279,7 +1280,7 @@ fn same_file(a: &str, b: &str) -> bool {
 /// memory. Any other failure is retried a few times; if the join still cannot be confirmed
 /// the process aborts, because returning would end borrows (of memory the caller owns,
 /// `'env`) that the lane's kernels and copies may still be using — a use-after-free the
-/// borrow checker was promised cannot happen (rule 5).
+/// borrow checker was promised cannot happen ([rule 5](crate#safety-model)).
 fn join_stream(stream: &StreamHandle, lane: LaneId) -> std::result::Result<(), DriverError> {
     let mut last = None;
     for attempt in 0..JOIN_ATTEMPTS {

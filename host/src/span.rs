@@ -118,7 +118,7 @@ impl Span {
     ///
     /// Row ranges never join, not even the same rows of two adjacent columns: their join
     /// would start in one column and end in the next, and its flat extent (what a kernel is
-    /// given) would cover the rows in between, which other views own (rule 2).
+    /// given) would cover the rows in between, which other views own ([rule 2](crate#safety-model)).
     pub fn join(self, next: Span) -> Option<Span> {
         let adjacent = self.whole_columns
             && next.whole_columns
@@ -505,7 +505,7 @@ mod tests {
 
         proptest! {
             /// Splitting gives two disjoint spans that cover exactly the original, and
-            /// joining them back gives the original (rule 2's arithmetic).
+            /// joining them back gives the original ([rule 2](crate#safety-model)'s arithmetic).
             #[test]
             fn split_then_join_is_identity(s in matrix(), at in 0usize..20) {
                 match s.split_at(at) {

@@ -108,6 +108,7 @@ pub struct ColumnView<'scope, 'lane, T> {
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(1024, 2)?;
@@ -131,6 +132,7 @@ pub struct ColumnView<'scope, 'lane, T> {
 /// # use sluice_host as sluice;
 /// # use sluice::{Kernel, LaunchConfig, Mut};
 /// # const FILL: Kernel<(Mut<f32>, f32)> = unsafe { Kernel::new("", "fill_column") };
+/// // FILL writes a value into a column: a `#[kernel]` of yours, or `sluice::kernels::fill_column` (feature "kernels")
 /// # fn demo(gpu: &sluice::Gpu) -> sluice::Result<()> {
 /// sluice::scope(gpu, |s| {
 ///     let m = s.alloc_matrix::<f32>(1024, 1)?;
