@@ -60,9 +60,8 @@ pub(crate) struct LaneShared {
     /// A submission failed part way: some logged waits may never have been submitted, so the
     /// scope's end trusts no lane's cover and synchronizes every lane.
     failed: AtomicBool,
-    /// Lanes the scope has made so far ([`Scope::lane`](crate::Scope::lane)): where more were
-    /// made than have logged, segments stop growing at a quarter of them
-    /// ([`Deferred::segment_due`]).
+    /// Lanes the scope has made so far ([`Scope::lane`](crate::Scope::lane)), for
+    /// [`SEGMENT_CAP`].
     pub(crate) made: AtomicU32,
 }
 
@@ -223,10 +222,9 @@ impl Deferred {
     /// (see [`SubmitConfig::segment_lanes`]): graphs are on, the batch holds at least as many
     /// lanes as the segment size and as earlier segments took, none of them had work
     /// submitted before, no fence recorded in it can be awaited any more, and `lane` has
-    /// nothing in it yet. Where the scope made more lanes (`made`) than have logged, the
-    /// growth stops at [`SEGMENT_CAP`] lanes or a quarter of them, whichever is more, so that
-    /// the lanes still to log do not all end up in the last submission, which starts on the
-    /// GPU only after the closure ends.
+    /// nothing in it yet. The growth stops at [`SEGMENT_CAP`] while lanes the scope made
+    /// (`made`) have not logged yet, so that they do not all end up in the last submission,
+    /// which starts on the GPU only after the closure ends.
     fn segment_due(&mut self, lane: &LaneInner, config: &SubmitConfig, made: usize) -> bool {
         if !self.segmenting || self.batch.is_empty() {
             return false;
