@@ -223,8 +223,8 @@
 //! * **submits in segments** ([`SubmitConfig::segment_lanes`], 4 by default): once the lanes
 //!   that logged work number that many (later: at least as many as all earlier segments took
 //!   together, so 4, 4, 8, 16, 32, ..., but no more than 32 or a quarter of the lanes the
-//!   scope made, whichever is more, while some of them have not logged yet) and no fence
-//!   they recorded can
+//!   scope made, whichever is more, while another of them has logged nothing yet) and no
+//!   fence they recorded can
 //!   still be awaited (every [`Pending`], [`Fence`], [`Fenced`] and timestamp of theirs
 //!   dropped), what they logged goes to the GPU — merged, and as a graph if its shape
 //!   repeats, as at the scope's end — when the next lane logs its first launch, copy, fill, fence record or fence wait: the GPU

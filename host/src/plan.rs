@@ -104,9 +104,10 @@ pub struct SubmitConfig {
     /// logs its first launch, copy, fill, fence record or fence wait since the last
     /// submission, and the lanes that logged work since then number at least this many and at
     /// least as many as all earlier segments of the scope took together (4, 4, 8, 16, 32, ...),
-    /// but, while lanes the scope made have not logged yet, no more than 32 or a quarter of
-    /// the lanes it made, whichever is more (a scope that makes its 128 lanes first: 4, 4, 8,
-    /// 16, 32, 32, and the last 32 at its end), and none of the fences they recorded can still be awaited (no
+    /// but, while a lane the scope made (other than the one about to log) has logged nothing
+    /// yet, no more than 32 or a quarter of the lanes it made, whichever is more, and never
+    /// fewer than `segment_lanes` (a scope that makes its 128 lanes first: 4, 4, 8, 16, 32,
+    /// 32, and the last 32 at its end; 129 lanes end with 32, 32, 33), and none of the fences they recorded can still be awaited (no
     /// [`Pending`](crate::Pending), [`Fence`](crate::Fence), [`Fenced`](crate::Fenced) or
     /// timestamp of theirs held), what they logged is submitted first — merged, and as a graph
     /// if its shape repeats (directly with [`graph_cache`](SubmitConfig::graph_cache) `0`), as
