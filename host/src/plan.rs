@@ -841,11 +841,12 @@ fn split_run(groups: &mut Vec<Vec<Candidate>>, run: Vec<Candidate>, merge: Merge
     }
 }
 
-/// A plan's shape: what must be equal for a cached graph to run it.
+/// A plan's shape: what must be equal for a cached graph to run it. (The hash first: the
+/// derived comparison compares fields in order, and two keys mostly differ in it.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Key {
-    words: Vec<u64>,
     hash: u64,
+    words: Vec<u64>,
 }
 
 /// Why a plan cannot run as a graph (or `Ok` with its key and its values): an operation a
@@ -940,10 +941,12 @@ pub(crate) fn key(batch: &Batch, plan: &Plan) -> Result<(Key, Values), &'static 
 /// between buffer sets alternates it, one whose scalars change does not).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Values {
+    /// Compared first (the derived comparison goes in field order): values that differ
+    /// mostly differ in it.
+    pub(crate) buffers: u64,
     /// `(step, range in words)` per node.
     pub(crate) nodes: Vec<(u32, Range<u32>)>,
     pub(crate) words: Vec<u64>,
-    pub(crate) buffers: u64,
 }
 
 impl Values {
@@ -1111,47 +1114,6 @@ impl GraphCache {
     }
 }
 
-/// An operation as the plan and the key read it (everything but a fence's event, whose
-/// place in the batch is what they use, and an allocation's id, of which they use only which
-/// spans share one: [`Allocs`]), to tell a batch equal to an earlier one.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum OpImage {
-    Launch {
-        lane: u32,
-        func: u64,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        shared_mem_bytes: u32,
-        words: (u32, u32),
-        sizes: (u32, u32),
-    },
-    Copy {
-        lane: u32,
-        dir: Direction,
-        device: u64,
-        host: usize,
-        span: Span2d,
-        elem: usize,
-        merge: Option<(Span, usize)>,
-    },
-    Zero {
-        lane: u32,
-        dst: u64,
-        pitch: usize,
-        width_bytes: usize,
-        height: usize,
-    },
-    Record {
-        lane: u32,
-        live: bool,
-        awaited: bool,
-    },
-    Wait {
-        lane: u32,
-        record: Option<u32>,
-    },
-}
-
 /// Allocation ids by first appearance in a batch: a repeated scope's scope memory comes back
 /// at the same addresses under a new allocation id, and what the plan reads of an id is only
 /// which spans share one (whether columns are adjacent in one allocation).
@@ -1174,35 +1136,120 @@ impl Allocs {
     }
 }
 
-impl OpImage {
-    fn of(op: &Op, allocs: &mut Allocs) -> OpImage {
-        let lane = op.lane;
-        match &op.kind {
-            OpKind::Launch { func, grid, block, shared_mem_bytes, words, sizes, .. } => OpImage::Launch {
-                lane,
-                func: func_word(func),
-                grid: *grid,
-                block: *block,
-                shared_mem_bytes: *shared_mem_bytes,
-                words: (words.start, words.end),
-                sizes: (sizes.start, sizes.end),
-            },
-            OpKind::Copy { dir, device, host, span, elem, merge } => OpImage::Copy {
-                lane,
-                dir: *dir,
-                device: *device,
-                host: *host,
-                span: *span,
-                elem: *elem,
-                merge: merge.map(|m| (Span { alloc: allocs.ordinal(m.src.alloc), ..m.src }, m.host_alloc)),
-            },
-            OpKind::Zero { dst, pitch, width_bytes, height } => {
-                OpImage::Zero { lane, dst: *dst, pitch: *pitch, width_bytes: *width_bytes, height: *height }
-            }
-            OpKind::Record { live, awaited, .. } => OpImage::Record { lane, live: *live, awaited: *awaited },
-            OpKind::Wait { record, .. } => OpImage::Wait { lane, record: *record },
-        }
+/// A batch's operations as the plan and the key read them, flat, to tell a batch equal to an
+/// earlier one: everything but a fence's event (whose place in the batch is what they use)
+/// and an allocation's id (of which they use only which spans share one: [`Allocs`]). Each
+/// operation is a header word (its kind in the low byte, its flags in the next, its lane in
+/// the high half), then a number of words fixed by its kind and flags: two batches have
+/// equal images exactly when their operations are equal in all that.
+struct Image(Vec<u64>);
+
+impl Image {
+    /// The image of `batch`'s operations.
+    fn of(batch: &Batch) -> Image {
+        // 17 words at most an operation (a copy that may merge): never grown.
+        let mut w = Write(Vec::with_capacity(batch.ops.len() * 17));
+        encode(batch, &mut w);
+        Image(w.0)
     }
+
+    /// Whether this is the image of `batch`'s operations: compared as they are encoded, up to
+    /// the first difference, with nothing stored.
+    fn is_of(&self, batch: &Batch) -> bool {
+        let mut check = Check { image: &self.0, at: 0 };
+        encode(batch, &mut check) && check.at == self.0.len()
+    }
+}
+
+/// Where [`encode`] puts an operation's words; `false`: stop.
+trait Put {
+    fn put<const N: usize>(&mut self, words: [u64; N]) -> bool;
+}
+
+/// Stores the words ([`Image::of`]).
+struct Write(Vec<u64>);
+
+impl Put for Write {
+    fn put<const N: usize>(&mut self, words: [u64; N]) -> bool {
+        self.0.extend_from_slice(&words);
+        true
+    }
+}
+
+/// Compares the words with an image's, from `at` on ([`Image::is_of`]).
+struct Check<'a> {
+    image: &'a [u64],
+    at: usize,
+}
+
+impl Put for Check<'_> {
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, words: [u64; N]) -> bool {
+        let Some(Ok(stored)) =
+            self.image.get(self.at..).map(|rest| <&[u64; N]>::try_from(rest.get(..N).unwrap_or(&[])))
+        else {
+            return false;
+        };
+        self.at += N;
+        // Word by word without a branch; `N` is fixed, so the loop unrolls.
+        let mut d = 0;
+        for i in 0..N {
+            d |= stored[i] ^ words[i];
+        }
+        d == 0
+    }
+}
+
+/// Hands `batch`'s [`Image`] to `out`, one operation's words at a time, until it says stop;
+/// returns whether it never did.
+#[inline(always)]
+fn encode(batch: &Batch, out: &mut impl Put) -> bool {
+    let mut allocs = Allocs::default();
+    let head = |kind: u64, flags: u64, lane: u32| kind | flags << 8 | (lane as u64) << 32;
+    let pair = |a: u32, b: u32| a as u64 | (b as u64) << 32;
+    batch.ops.iter().all(|op| match &op.kind {
+        OpKind::Launch { func, grid, block, shared_mem_bytes, words, sizes, .. } => out.put([
+            head(1, 0, op.lane),
+            func_word(func),
+            pair(grid.0, grid.1),
+            pair(grid.2, block.0),
+            pair(block.1, block.2),
+            *shared_mem_bytes as u64,
+            pair(words.start, words.end),
+            pair(sizes.start, sizes.end),
+        ]),
+        OpKind::Copy { dir, device, host, span, elem, merge } => {
+            let flags = matches!(dir, Direction::HostToDevice) as u64 | (merge.is_some() as u64) << 1;
+            out.put([
+                head(2, flags, op.lane),
+                *device,
+                *host as u64,
+                span.width_bytes as u64,
+                span.height as u64,
+                span.device_pitch as u64,
+                span.host_pitch as u64,
+                *elem as u64,
+            ]) && merge.is_none_or(|m| {
+                let s = m.src;
+                out.put([
+                    s.ptr,
+                    s.rows as u64,
+                    s.cols as u64,
+                    s.ld as u64,
+                    s.elem_size as u64,
+                    allocs.ordinal(s.alloc),
+                    s.ctx as u64,
+                    s.whole_columns as u64,
+                    m.host_alloc as u64,
+                ])
+            })
+        }
+        OpKind::Zero { dst, pitch, width_bytes, height } => {
+            out.put([head(3, 0, op.lane), *dst, *pitch as u64, *width_bytes as u64, *height as u64])
+        }
+        OpKind::Record { live, awaited, .. } => out.put([head(4, *live as u64 | (*awaited as u64) << 1, op.lane)]),
+        OpKind::Wait { record, .. } => out.put([head(5, record.is_some() as u64, op.lane), record.unwrap_or(0) as u64]),
+    })
 }
 
 /// The plan of a batch, and its key once worked out, kept with what they were made from: a
@@ -1211,7 +1258,7 @@ impl OpImage {
 /// instead of worked out again (about a third of a repeated scope's host work per lane). Used
 /// only where the batch is equal in everything [`plan`] and [`key`] read.
 pub(crate) struct PlanMemo {
-    ops: Vec<OpImage>,
+    image: Image,
     lanes: Vec<LaneId>,
     words: Vec<u64>,
     sizes: Vec<u32>,
@@ -1226,10 +1273,7 @@ impl PlanMemo {
     /// Plans `batch` ([`plan`]) and keeps what the plan was made from.
     pub(crate) fn new(batch: &Batch, last: bool, merge: Merge) -> PlanMemo {
         PlanMemo {
-            ops: {
-                let mut allocs = Allocs::default();
-                batch.ops.iter().map(|op| OpImage::of(op, &mut allocs)).collect()
-            },
+            image: Image::of(batch),
             lanes: batch.lanes.iter().map(|l| l.id).collect(),
             words: batch.words.clone(),
             sizes: batch.sizes.clone(),
@@ -1244,15 +1288,11 @@ impl PlanMemo {
     pub(crate) fn matches(&self, batch: &Batch, last: bool, merge: Merge) -> bool {
         self.last == last
             && self.merge == merge
-            && self.ops.len() == batch.ops.len()
             && self.lanes.len() == batch.lanes.len()
             && self.words == batch.words
             && self.sizes == batch.sizes
             && self.lanes.iter().zip(&batch.lanes).all(|(&id, l)| id == l.id)
-            && {
-                let mut allocs = Allocs::default();
-                self.ops.iter().zip(&batch.ops).all(|(image, op)| *image == OpImage::of(op, &mut allocs))
-            }
+            && self.image.is_of(batch)
     }
 }
 
@@ -1400,15 +1440,16 @@ mod tests {
     fn a_plan_memo_is_reused_only_for_the_same_batch() {
         let a = seed(6, 256, &[]);
         let memo = PlanMemo::new(&a, true, Merge::bytes(1 << 20));
+        let matches = |b: &Batch, last, merge| memo.matches(b, last, merge);
         assert_eq!(memo.plan.steps, plan(&a, true, Merge::bytes(1 << 20)).steps);
         // Another scope's batch of the same program (its own events, the same everything else).
         let b = seed(6, 256, &[]);
-        assert!(memo.matches(&b, true, Merge::bytes(1 << 20)));
-        assert!(!memo.matches(&b, false, Merge::bytes(1 << 20)), "not the last submission");
-        assert!(!memo.matches(&b, true, Merge::NONE), "another merge size");
+        assert!(matches(&b, true, Merge::bytes(1 << 20)));
+        assert!(!matches(&b, false, Merge::bytes(1 << 20)), "not the last submission");
+        assert!(!matches(&b, true, Merge::NONE), "another merge size");
         // Each change a plan or a key reads: not the memo's batch.
         type Change = fn(&mut Batch);
-        let changes: [(&str, Change); 10] = [
+        let changes: [(&str, Change); 12] = [
             ("a scalar", |b| b.words[1] ^= 1),
             ("an argument's size", |b| b.sizes[0] = 4),
             ("a launch's grid", |b| {
@@ -1436,6 +1477,16 @@ mod tests {
                     *awaited = true;
                 }
             }),
+            ("a copy's direction", |b| {
+                if let OpKind::Copy { dir, .. } = &mut b.ops[4].kind {
+                    *dir = Direction::HostToDevice;
+                }
+            }),
+            ("a copy that may not merge", |b| {
+                if let OpKind::Copy { merge, .. } = &mut b.ops[4].kind {
+                    *merge = None;
+                }
+            }),
             ("an operation on another lane", |b| b.ops[0].lane = 1),
             ("another lane's id", |b| b.lanes[2].id = LaneId::Lane(9)),
             ("one operation more", |b| b.ops.truncate(b.ops.len() - 1)),
@@ -1443,7 +1494,7 @@ mod tests {
         for (what, change) in changes {
             let mut c = seed(6, 256, &[]);
             change(&mut c);
-            assert!(!memo.matches(&c, true, Merge::bytes(1 << 20)), "{what}");
+            assert!(!matches(&c, true, Merge::bytes(1 << 20)), "{what}");
         }
         // The same memory under a new allocation id (a repeated scope's scope memory): the
         // same batch; one column in another allocation than its neighbours: not.
@@ -1458,10 +1509,10 @@ mod tests {
         };
         let mut c = seed(6, 256, &[]);
         realloc(&mut c, None);
-        assert!(memo.matches(&c, true, Merge::bytes(1 << 20)), "the same allocation under another id");
+        assert!(matches(&c, true, Merge::bytes(1 << 20)), "the same allocation under another id");
         let mut c = seed(6, 256, &[]);
         realloc(&mut c, Some(4));
-        assert!(!memo.matches(&c, true, Merge::bytes(1 << 20)), "one column in another allocation");
+        assert!(!matches(&c, true, Merge::bytes(1 << 20)), "one column in another allocation");
         assert_ne!(plan(&c, true, Merge::bytes(1 << 20)).steps, memo.plan.steps, "and its plan differs");
     }
 
