@@ -1002,6 +1002,30 @@ impl<'scope, 'lane> Stream<'scope, 'lane> {
         unsafe { self.submit_then_record(work, merge, None) }.map(drop)
     }
 
+    /// [`submit`](Stream::submit) of one launch of `f`, where the lane neither logs nor traces
+    /// (a direct, untraced scope: the path the launch overhead is measured on), handed to the
+    /// driver here without the [`Work`] the other paths pass along. `None`: the lane logs or
+    /// traces; the caller submits the launch.
+    ///
+    /// # Safety
+    /// As [`submit`](Stream::submit), for this launch of `f` with `ptrs` and `sizes`.
+    #[inline]
+    pub(crate) unsafe fn launch_now(
+        &self,
+        f: &LaunchTarget,
+        (grid, block, shared_mem_bytes): ((u32, u32, u32), (u32, u32, u32), u32),
+        ptrs: &mut [*mut std::ffi::c_void],
+        sizes: &[usize],
+    ) -> Option<Result<()>> {
+        if self.defers() || self.lane.shared.trace.is_some() {
+            return None;
+        }
+        let _count = Count(&self.lane.inner.enqueued);
+        // SAFETY: the caller's duties are `launch`'s.
+        let launched = unsafe { self.handle().launch(f.func, grid, block, shared_mem_bytes, ptrs, sizes) };
+        Some(launched.map_err(|error| Error::Launch { kernel: f.name, error }))
+    }
+
     /// [`submit`](Stream::submit), then (with `event`) a record of `event` after it — both
     /// logged together in a deferred scope (one lock), or both handed to the driver now.
     /// Returns where the record is in the log (`None`: submitted already).

@@ -800,6 +800,10 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
         return Err(e);
     }
     let (ptrs, sizes) = buf.pointers();
+    // SAFETY: as for `submit` below.
+    if let Some(launched) = unsafe { st.launch_now(f, (cfg.grid, cfg.block, cfg.shared_mem_bytes), ptrs, sizes) } {
+        return launched;
+    }
     let work = Work::Launch {
         func: f.func,
         name: f.name,
