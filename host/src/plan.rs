@@ -1436,6 +1436,26 @@ mod tests {
 
     /// A memo is reused only for a batch equal in everything the plan and the key read; the
     /// reused plan is the one a fresh plan would be.
+    /// The image tells zero fills and waits apart in each field, and a wait for the batch's
+    /// first record from a wait for one outside it (`Some(0)` against `None`).
+    #[test]
+    fn a_plan_memo_tells_fills_and_waits_apart() {
+        let with = |dst: u64, height: usize, record: Option<u32>| {
+            let mut b = seed(2, 256, &[]);
+            b.push(1, OpKind::Zero { dst, pitch: 1024, width_bytes: 1024, height });
+            let ctx = Context::cpu();
+            let event = Arc::new(Event::create(&ctx, false).expect("event"));
+            b.push(1, OpKind::Wait { event, record });
+            b
+        };
+        let memo = PlanMemo::new(&with(0x4000, 8, Some(0)), true, Merge::NONE);
+        assert!(memo.matches(&with(0x4000, 8, Some(0)), true, Merge::NONE), "the same batch");
+        assert!(!memo.matches(&with(0x8000, 8, Some(0)), true, Merge::NONE), "another fill address");
+        assert!(!memo.matches(&with(0x4000, 9, Some(0)), true, Merge::NONE), "another fill height");
+        assert!(!memo.matches(&with(0x4000, 8, None), true, Merge::NONE), "a wait for a record outside");
+        assert!(!memo.matches(&with(0x4000, 8, Some(2)), true, Merge::NONE), "a wait for another record");
+    }
+
     #[test]
     fn a_plan_memo_is_reused_only_for_the_same_batch() {
         let a = seed(6, 256, &[]);
