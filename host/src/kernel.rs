@@ -1190,13 +1190,6 @@ impl Gpu {
         let info = self.info();
         let shared = (info.max_shared_memory_per_block as usize, info.max_shared_memory_per_block_optin as usize);
         let target = self.inner.modules.resolve(self.context(), self.driver_version(), shared, entry, check)?;
-        let shared_limit = info.max_shared_memory_per_block_optin.max(info.max_shared_memory_per_block);
-        let target = target.with_device_limits(
-            info.max_block_dims,
-            info.max_grid_dims,
-            info.max_threads_per_block,
-            shared_limit,
-        );
         Ok((target, checked))
     }
 }
@@ -1374,15 +1367,7 @@ mod tests {
         assert!(recent::find(&key_of(&good, &gpu)).is_none());
         let first = good.resolve(&gpu).unwrap();
         assert!(recent::find(&key_of(&good, &gpu)).is_some(), "kept once checked");
-        let again = good.resolve(&gpu).unwrap();
-        assert_eq!(again.name, first.name);
-        // Resolved and kept with the device's limits folded in, for the one-pass launch check.
-        let info = gpu.info();
-        for f in [first, again] {
-            assert_eq!((f.fit.block, f.fit.grid), (info.max_block_dims, info.max_grid_dims));
-            assert_eq!(f.fit.threads, info.max_threads_per_block.min(f.max_threads_per_block));
-            assert!(f.fit.threads > 0 && f.fit.shared > 0);
-        }
+        assert_eq!(good.resolve(&gpu).unwrap().name, first.name);
         // The same entry under another signature type: checked (and refused) every time,
         // although the entry's resolution is kept for the first.
         let bad = declared::<(Mut<f32>, f64)>(PTX);

@@ -1261,7 +1261,6 @@ mod tests {
             one_d: false,
             block: (0, 0, 0),
             declared_threads: 0,
-            fit: crate::module::Fit::default(),
         };
         let stream = StreamHandle::create(&crate::handle::Context::cpu()).unwrap();
         let lane = LaneInner::new(stream, LaneId::Lane(0));

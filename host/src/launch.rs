@@ -788,7 +788,7 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
     args: &A,
 ) -> Result<()> {
     let gpu = st.gpu();
-    if !fits(&cfg, f) {
+    if !fits(&cfg, gpu.info(), f) {
         check_launch(&cfg, gpu.info(), f)?;
     }
     let mut buf = ParamBuf::new(gpu.ctx_id(), gpu.backend() == crate::device::Backend::Cpu);
@@ -822,27 +822,28 @@ pub(crate) unsafe fn launch_raw<'lane, S: Signature, A: LaunchArgs<'lane, S>>(
 }
 
 /// Whether `cfg` passes every check of a launch of `f` — [`LaunchConfig::validate`] against
-/// the device, then the kernel's own limits — computed without a branch per check, from the
-/// limits folded into `f` when it was resolved (`Fit`): the common case. `false` exactly
-/// when [`check_launch`] refuses it (and always for a target whose limits were not folded).
+/// the device, then the kernel's own limits — computed without a branch per check: the
+/// common case. `false` exactly when [`check_launch`] refuses it.
 #[inline]
-fn fits(cfg: &LaunchConfig, f: &LaunchTarget) -> bool {
-    let (g, b, l) = (cfg.grid, cfg.block, &f.fit);
+fn fits(cfg: &LaunchConfig, info: &DeviceInfo, f: &LaunchTarget) -> bool {
+    let (g, b) = (cfg.grid, cfg.block);
     // `1 <= v <= limit` in one comparison: `v - 1` wraps to `u32::MAX` for 0, which no
     // limit exceeds.
     let within = |v: u32, limit: u32| v.wrapping_sub(1) < limit;
     let threads = b.0 as u64 * b.1 as u64 * b.2 as u64;
-    within(b.0, l.block[0])
-        & within(b.1, l.block[1])
-        & within(b.2, l.block[2])
-        & within(g.0, l.grid[0])
-        & within(g.1, l.grid[1])
-        & within(g.2, l.grid[2])
-        & (threads <= l.threads as u64)
+    let max_threads = info.max_threads_per_block.min(f.max_threads_per_block) as u64;
+    let max_shared = info.max_shared_memory_per_block_optin.max(info.max_shared_memory_per_block);
+    within(b.0, info.max_block_dims[0])
+        & within(b.1, info.max_block_dims[1])
+        & within(b.2, info.max_block_dims[2])
+        & within(g.0, info.max_grid_dims[0])
+        & within(g.1, info.max_grid_dims[1])
+        & within(g.2, info.max_grid_dims[2])
+        & (threads <= max_threads)
         & ((f.exact_threads == 0) | (threads == f.exact_threads as u64))
         & (!f.one_d | ((g.1 == 1) & (g.2 == 1) & (b.1 == 1) & (b.2 == 1)))
         & ((f.block.0 == 0) | ((b.0 == f.block.0) & (b.1 == f.block.1) & (b.2 == f.block.2)))
-        & (cfg.shared_mem_bytes <= l.shared)
+        & (cfg.shared_mem_bytes <= max_shared.min(f.dynamic_shared_limit))
 }
 
 /// The checks of a launch of `f`, one by one, each refusal naming what it broke: `cfg`
@@ -925,11 +926,8 @@ mod tests {
         assert!(matches!(huge.validate(&info), Err(Error::LaunchConfig { what: "grid.x", .. })));
     }
 
-    /// A launch target on the CPU backend with these limits, and `test_info`'s device limits
-    /// folded in as a resolution folds them (its function is never called).
+    /// A launch target on the CPU backend with these limits (its function is never called).
     fn target(name: &'static str, max_threads: u32, shared: u32, exact_threads: u32, one_d: bool) -> LaunchTarget {
-        let info = test_info();
-        let shared_limit = info.max_shared_memory_per_block_optin.max(info.max_shared_memory_per_block);
         // SAFETY: never called; a function of `CpuEntry`'s type for the target.
         unsafe fn never(
             _: *const *mut c_void,
@@ -948,9 +946,7 @@ mod tests {
             one_d,
             block: (0, 0, 0),
             declared_threads: max_threads,
-            fit: crate::module::Fit::default(),
         }
-        .with_device_limits(info.max_block_dims, info.max_grid_dims, info.max_threads_per_block, shared_limit)
     }
 
     /// A launch past the kernel's own limits names the kernel and the limit.
@@ -989,10 +985,10 @@ mod tests {
         let mut f = target("transpose", 1024, 1000, 0, false);
         f.block = (32, 8, 1);
         let good = LaunchConfig { grid: (4, 4, 1), block: (32, 8, 1), shared_mem_bytes: 0 };
-        assert!(fits(&good, &f));
+        assert!(fits(&good, &info, &f));
         for block in [(16, 16, 1), (256, 1, 1), (32, 8, 2), (8, 32, 1)] {
             let cfg = LaunchConfig { block, ..good };
-            assert!(!fits(&cfg, &f));
+            assert!(!fits(&cfg, &info, &f));
             let e = check_launch(&cfg, &info, &f).unwrap_err();
             assert_eq!(e, Error::LaunchBlockShape { kernel: "transpose", block, required: (32, 8, 1) });
             let text = e.to_string();
@@ -1088,7 +1084,7 @@ mod tests {
                 let mut f = target("k", kernel_threads, kernel_shared, if exact { kernel_threads } else { 0 }, one_d);
                 f.block = [(0, 0, 0), b, (32, 8, 1)][fixed as usize];
                 let cfg = LaunchConfig { grid: g, block: b, shared_mem_bytes: shmem };
-                prop_assert_eq!(fits(&cfg, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);
+                prop_assert_eq!(fits(&cfg, &info, &f), check_launch(&cfg, &info, &f).is_ok(), "{:?}", cfg);
             }
 
             /// `for_elements` covers every element with whole blocks and no empty block.

@@ -43,41 +43,6 @@ pub struct LaunchTarget {
     /// The most threads per block the kernel declares (`.maxntid`, `#[kernel(max_threads =
     /// N)]`), 0 for none: tells a limit it set from one its registers set, for the error.
     pub(crate) declared_threads: u32,
-    /// The device's limits and the kernel's, folded together for the one-pass check of a
-    /// launch (`launch::fits`); all zero, so that nothing passes that check and the
-    /// detailed checks decide, until [`with_device_limits`](LaunchTarget::with_device_limits).
-    pub(crate) fit: Fit,
-}
-
-/// The limits a launch of one target is checked against in one pass, the device's and the
-/// kernel's folded together when the target is resolved: a launch then reads its target
-/// alone, not the device's description.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Fit {
-    /// The device's largest block along x, y and z.
-    pub(crate) block: [u32; 3],
-    /// The device's largest grid along x, y and z.
-    pub(crate) grid: [u32; 3],
-    /// The most threads per block: the device's limit or the kernel's, the lower.
-    pub(crate) threads: u32,
-    /// The most dynamic shared memory per block: the device's opt-in limit or the kernel's,
-    /// the lower.
-    pub(crate) shared: u32,
-}
-
-impl LaunchTarget {
-    /// This target with its [`Fit`] folded from the device's limits: its largest block and
-    /// grid, its threads per block, and its dynamic shared memory per block (the opt-in limit
-    /// where that is higher).
-    pub(crate) fn with_device_limits(self, block: [u32; 3], grid: [u32; 3], threads: u32, shared: u32) -> LaunchTarget {
-        let fit = Fit {
-            block,
-            grid,
-            threads: threads.min(self.max_threads_per_block),
-            shared: shared.min(self.dynamic_shared_limit),
-        };
-        LaunchTarget { fit, ..self }
-    }
 }
 
 /// A `#[kernel]`'s source lines: file (as `file!()` names it), first and last line.
@@ -235,7 +200,6 @@ impl ModuleCache {
             one_d: params.launch.one_d,
             block: params.launch.block.unwrap_or((0, 0, 0)),
             declared_threads: limits.max_threads.unwrap_or(0),
-            fit: Fit::default(),
         };
         drop(modules);
         // Cached before the check: the entry is what it is, whichever declaration asked.
@@ -278,7 +242,6 @@ impl ModuleCache {
             one_d: matches!(&params, Ok(p) if p.launch.one_d),
             block: params.as_ref().ok().and_then(|p| p.launch.block).unwrap_or((0, 0, 0)),
             declared_threads: limits.max_threads.unwrap_or(0),
-            fit: Fit::default(),
         };
         // Without the entry in the PTX, the host declaration is all there is to check. Cached
         // either way: the text is read once per entry, not at every launch.
