@@ -1434,8 +1434,6 @@ mod tests {
         assert_eq!(merged(&plan(&b, true, Merge::bytes(1 << 20))), [(2, 3)]);
     }
 
-    /// A memo is reused only for a batch equal in everything the plan and the key read; the
-    /// reused plan is the one a fresh plan would be.
     /// The image tells zero fills and waits apart in each field, and a wait for the batch's
     /// first record from a wait for one outside it (`Some(0)` against `None`).
     #[test]
@@ -1456,6 +1454,8 @@ mod tests {
         assert!(!memo.matches(&with(0x4000, 8, Some(2)), true, Merge::NONE), "a wait for another record");
     }
 
+    /// A memo is reused only for a batch equal in everything the plan and the key read; the
+    /// reused plan is the one a fresh plan would be.
     #[test]
     fn a_plan_memo_is_reused_only_for_the_same_batch() {
         let a = seed(6, 256, &[]);

@@ -4,12 +4,12 @@
 //! the tiled gemm through cuda_std's `#[kernel]` and `#[address_space(shared)]`,
 //! the API sweeps as raw entries.
 //!
-//! SAFETY (every `unsafe` block below): these kernels are compiled and
-//! assembled, never launched, except `selftest`, whose contract is
-//! `sluice_device::selftest::run`'s. Each block keeps the shape of the
-//! Rust-CUDA original it ports (pointers valid for the launch's index range,
-//! warps converged at every `.sync` call, block-scope atomics touched by one
-//! block only), which is what a launch of them would have to guarantee.
+//! These kernels are compiled and assembled, never launched, except
+//! `selftest`, whose contract is `sluice_device::selftest::run`'s. Each
+//! `unsafe` block keeps the shape of the Rust-CUDA original it ports, and its
+//! `// SAFETY:` comment names what a launch would have to guarantee (pointers
+//! valid for the launch's index range, warps converged at every `.sync` call,
+//! block-scope atomics touched by one block only).
 
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
 #![allow(clippy::missing_safety_doc)]
@@ -29,6 +29,8 @@ mod device {
     pub unsafe fn vecadd(a: &[f32], b: &[f32], c: *mut f32) {
         let idx = thread::index_1d() as usize;
         if idx < a.len() {
+            // SAFETY: `c` holds `a.len()` floats and `idx < a.len()` (the caller's duty for
+            // `c`; the test above for `idx`); each thread writes its own element only.
             let elem = unsafe { &mut *c.add(idx) };
             *elem = a[idx] + b[idx]; // a natural bounds check on `b`
         }
@@ -39,6 +41,8 @@ mod device {
     pub unsafe fn vecadd_unchecked(a: &[f32], b: &[f32], c: *mut f32) {
         let idx = thread::index_1d() as usize;
         if idx < a.len() {
+            // SAFETY: `c` and `b` hold `a.len()` floats (the caller's duty) and `idx < a.len()`
+            // (the test above); each thread writes its own element only.
             unsafe { *c.add(idx) = a[idx] + *b.get_unchecked(idx) };
         }
     }
@@ -62,6 +66,9 @@ mod device {
         let col = thread::block_idx_y() as usize * TILE_SIZE + tx;
         let mut sum = 0.0f32;
         for kk in (0..k).step_by(TILE_SIZE) {
+            // SAFETY (the four tile writes): a block of 16 x 16 threads (the caller's duty)
+            // gives each thread its own slot `ty * 16 + tx` of each shared tile, indexed in
+            // bounds, and the barriers below keep these writes apart from the reads.
             if row < m && (kk + tx) < k {
                 unsafe { TILE_A[ty * TILE_SIZE + tx].write(mat_a[row * k + (kk + tx)]) };
             } else {
@@ -74,12 +81,17 @@ mod device {
             }
             thread::sync_threads();
             for i in 0..TILE_SIZE {
+                // SAFETY: every slot was written above by its thread before the barrier, and
+                // none is written again before the next one.
                 sum += unsafe { TILE_A[ty * TILE_SIZE + i].assume_init() * TILE_B[i * TILE_SIZE + tx].assume_init() };
             }
             thread::sync_threads();
         }
         if row < m && col < n {
+            // SAFETY: `mat_c` holds `m * n` floats (the caller's duty), `row < m` and
+            // `col < n` (the test above); each thread reads and writes its own element only.
             let c = unsafe { mat_c.add(row * n + col) };
+            // SAFETY: as above.
             unsafe { *c = alpha * sum + beta * *c };
         }
     }
@@ -88,6 +100,8 @@ mod device {
     /// optimised away.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn compat_api(out: *mut u32, f: *mut f32, d: *mut f64, cells: *mut u64) {
+        // SAFETY: `out` holds 64 words per thread of the launch (the caller's duty); each
+        // thread writes its own 64.
         let put = |i: usize, v: u32| unsafe { *out.add(thread::index() as usize * 64 + i) = v };
         let (ti, bi, bd, gd) = (thread::thread_idx(), thread::block_idx(), thread::block_dim(), thread::grid_dim());
         put(0, ti.x + bi.y + bd.z + gd.x + thread::index_2d().y + thread::index_3d().z + thread::warp_size());
@@ -105,6 +119,8 @@ mod device {
         let s: *mut u32 = cuda_std::shared_array![u32; N];
         let dynamic: *mut f32 = shared::dynamic_shared_mem();
         let lane = warp::lane_id();
+        // SAFETY: `s` is this block's 32 shared words and `lane < 32`, each lane writing its
+        // own; the address-space conversions take and give back a shared pointer.
         unsafe {
             *s.add(lane as usize) = lane;
             put(5, ptr::is_in_address_space(s, ptr::AddressSpace::Shared) as u32
@@ -115,6 +131,8 @@ mod device {
         }
 
         // Warp operations (blocks of whole warps).
+        // SAFETY: every lane of each warp reaches these calls together with the full mask
+        // (whole warps, no divergence before them: the caller's duty for the block shape).
         unsafe {
             warp::sync_warp(u32::MAX);
             let (v, p) = warp::warp_shuffle_down(u32::MAX, 3.5f32, 1, 32);
@@ -135,26 +153,36 @@ mod device {
         }
 
         // Atomics (device, block, system scope; every method of one type).
+        // SAFETY (the atomics below): `f` holds 4 floats, `d` one double, `cells` 2 words and
+        // `out` is aligned (the caller's duty); those words are accessed only atomically here
+        // until the reads of `f[2]` and `*d`, and the block-scope one by one block only.
         let af = unsafe { AtomicF32::from_ptr(f) };
         let old = af.fetch_add(1.0, Relaxed) + af.fetch_sub(0.5, AcqRel) + af.load(SeqCst);
         af.store(old, Release);
+        // SAFETY: as above.
         let ad = unsafe { AtomicF64::from_ptr(d) };
         let _ = ad.fetch_add(1.0, SeqCst) + ad.swap(2.0, Acquire);
         let _ = ad.compare_exchange(2.0, 3.0, AcqRel, Relaxed);
         let _ = ad.fetch_and(-1.0, Relaxed) + ad.fetch_or(0.0, Relaxed) + ad.fetch_xor(0.0, Relaxed);
+        // SAFETY: as above.
         let au = unsafe { AtomicU32::from_ptr(out) };
         let _ = au.fetch_min(3, Relaxed) + au.fetch_max(4, Acquire) + au.fetch_and(7, Release) + au.fetch_or(1, AcqRel);
+        // SAFETY: as above.
         let ai = unsafe { AtomicI64::from_ptr(cells as *mut i64) };
         let _ = ai.fetch_add(-1, SeqCst) + ai.fetch_min(-5, Relaxed) + ai.fetch_sub(2, Relaxed);
+        // SAFETY: as above.
         let sys = unsafe { SystemAtomicU64::from_ptr(cells.add(1)) };
         let _ = sys.compare_exchange(0, 1, SeqCst, SeqCst);
+        // SAFETY: as above.
         let blk = unsafe { BlockAtomicF32::from_ptr(f.add(1)) };
+        // SAFETY: `f[1]` is used by this block only (the caller's duty), as block scope needs.
         let _ = unsafe { blk.fetch_add(1.0, Relaxed) + blk.load(Acquire) };
         cuda_std::atomic::mid::device_thread_fence(SeqCst);
         cuda_std::atomic::mid::block_thread_fence(Acquire);
         cuda_std::atomic::mid::system_thread_fence(Relaxed);
 
         // Float traits and raw intrinsics.
+        // SAFETY: `f` holds 4 floats (the caller's duty); `f[2]` is only read.
         let x = unsafe { *f.add(2) };
         let g = x.floor() + x.ceil() + x.round() + x.trunc() + x.fract() + GpuFloat::abs(x) + GpuFloat::signum(x)
             + GpuFloat::copysign(x, -1.0) + GpuFloat::mul_add(x, 2.0, 1.0) + GpuFloat::div_euclid(x, 3.0)
@@ -167,10 +195,13 @@ mod device {
             + x.unbiased_exp() as f32 + x.j0() + x.j1() + x.jn(2) + FloatExt::ldexp(x, 2) + x.log_gamma()
             + x.log1p() + x.norm_cdf() + x.inv_norm_cdf() + x.rcbrt() + x.saturate() + x.scale_by_n(3)
             + x.sincospi().1 + x.sinpi() + FloatExt::gamma(x) + x.y0() + x.y1() + x.yn(2);
+        // SAFETY: `d` points to a double (the caller's duty), read after the atomics above.
         let y = unsafe { *d };
         let k = y.j0() + y.yn(3) + y.saturate() + y.sincospi().0 + y.fract() + GpuFloat::signum(y) + y.log(2.0);
         let r = intrinsics::erfcxf(x) + intrinsics::fast_expf(x) + intrinsics::normcdfinvf(x) + intrinsics::jnf(3, x);
         let v = Vec3::new(g, h, r).normalize_or_zero();
+        // SAFETY: `f` holds 4 floats; every thread stores the same value to `f[3]`, which
+        // nothing reads in this launch.
         unsafe { *f.add(3) = v.x + v.y + v.z + k as f32 };
 
         if thread::first() {
@@ -195,6 +226,8 @@ mod native {
         use sluice_device::{atomic, misc, shared, thread as t, warp as w, MemoryScope};
         use sluice_device::math::DeviceFloat;
         let i = t::index_1d_u32() as usize;
+        // SAFETY: `out` holds 16 words per thread of a 1-D launch (the caller's duty); each
+        // thread writes its own 16.
         let put = |k: usize, v: u32| unsafe { *out.add(i * 16 + k) = v };
         let _ = MemoryScope::Device;
         let d2 = t::index_2d_u32();
@@ -206,7 +239,11 @@ mod native {
         tile.set(i % LOCAL, x);
         sluice_device::sync::sync_threads();
         let raw: *mut f64 = sluice_device::shared_array![f64; LOCAL / 2];
+        // SAFETY: `raw` is this block's 24 shared doubles, indexed below 24. Threads of a
+        // block may store to the same slot, and any of their values is read: this kernel is
+        // only assembled, never launched (see the crate's doc).
         unsafe { *raw.add(i % (LOCAL / 2)) = x as f64 };
+        // SAFETY: as above.
         put(1, tile.get((i + 1) % LOCAL).to_bits() ^ unsafe { *raw } as u32);
         atomic::fence(core::sync::atomic::Ordering::AcqRel, MemoryScope::Block);
         let (m, e) = x.frexp();
@@ -237,6 +274,8 @@ mod native {
         if unsafe { flag.read() } != 7 {
             misc::trap();
         }
+        // SAFETY: whole warps reach the shuffles and the match together with the full mask
+        // (the caller's duty for the block shape; no divergence before them).
         unsafe {
             let (a, p) = w::shfl_idx_width(w::FULL_MASK, i as u64, 3, 16);
             let (b, q) = w::shfl_up_width(w::FULL_MASK, i as i8, 1, 32);
@@ -247,6 +286,8 @@ mod native {
     /// sluice-device's self-test as a kernel (grid 1, block 64, LEN words).
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn selftest(out: *mut u32, len: usize) {
+        // SAFETY: `run`'s contract, passed to the launch's caller: `out` valid for `len >= LEN`
+        // words, 8-byte aligned and unshared, one block of `THREADS` threads, each calling it.
         unsafe { sluice_device::selftest::run(out, len) }
     }
 }
