@@ -66,17 +66,21 @@ mod device {
         let col = thread::block_idx_y() as usize * TILE_SIZE + tx;
         let mut sum = 0.0f32;
         for kk in (0..k).step_by(TILE_SIZE) {
-            // SAFETY (the four tile writes): a block of 16 x 16 threads (the caller's duty)
-            // gives each thread its own slot `ty * 16 + tx` of each shared tile, indexed in
-            // bounds, and the barriers below keep these writes apart from the reads.
+            // The four tile writes: a block of 16 x 16 threads (the caller's duty) gives each
+            // thread its own slot `ty * 16 + tx` of each shared tile, indexed in bounds, and the
+            // barriers below keep these writes apart from the reads.
             if row < m && (kk + tx) < k {
+                // SAFETY: this thread's own slot of TILE_A, in bounds (above).
                 unsafe { TILE_A[ty * TILE_SIZE + tx].write(mat_a[row * k + (kk + tx)]) };
             } else {
+                // SAFETY: as above.
                 unsafe { TILE_A[ty * TILE_SIZE + tx].write(0.0f32) };
             }
             if col < n && (kk + ty) < k {
+                // SAFETY: this thread's own slot of TILE_B, in bounds (above).
                 unsafe { TILE_B[ty * TILE_SIZE + tx].write(mat_b[(kk + ty) * n + col]) };
             } else {
+                // SAFETY: as above.
                 unsafe { TILE_B[ty * TILE_SIZE + tx].write(0.0f32) };
             }
             thread::sync_threads();
@@ -153,9 +157,10 @@ mod device {
         }
 
         // Atomics (device, block, system scope; every method of one type).
-        // SAFETY (the atomics below): `f` holds 4 floats, `d` one double, `cells` 2 words and
-        // `out` is aligned (the caller's duty); those words are accessed only atomically here
-        // until the reads of `f[2]` and `*d`, and the block-scope one by one block only.
+        // SAFETY: for this atomic and those below: `f` holds 4 floats, `d` one double,
+        // `cells` 2 words, and `out` is aligned (the caller's duty); those words are accessed
+        // only atomically here until the reads of `f[2]` and `*d`, and the block-scope one by
+        // one block only.
         let af = unsafe { AtomicF32::from_ptr(f) };
         let old = af.fetch_add(1.0, Relaxed) + af.fetch_sub(0.5, AcqRel) + af.load(SeqCst);
         af.store(old, Release);
