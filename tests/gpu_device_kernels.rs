@@ -592,6 +592,112 @@ fn device_selftest_v2_reports_what_cuda_prescribes(gpu: Gpu) {
 }
 
 // ---------------------------------------------------------------------------------------
+// float-to-integer conversions: the device std's `to_u32`/`to_i32`, one `cvt.rzi` each
+
+/// `DeviceFloat::to_u32` and `to_i32` equal Rust's `as` for every input: the edges (NaN,
+/// infinities, each side of 0 and of every saturation bound, subnormals) and values from
+/// fresh random bits (every exponent, NaNs among them), in `f32` and `f64`.
+fn float_to_int_conversions_equal_rusts_as(gpu: Gpu) {
+    let mut rng = common::rng();
+    let edges32 = [
+        0.0f32,
+        -0.0,
+        0.5,
+        0.999_999_9,
+        1.0,
+        -0.5,
+        -0.999_999_9,
+        -1.0,
+        -1.5,
+        2.9,
+        -2.9,
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+        f32::MAX,
+        f32::MIN,
+        2_147_483_520.0,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        -2_147_483_904.0,
+        4_294_967_040.0,
+        4_294_967_296.0,
+    ];
+    let edges64 = [
+        0.0f64,
+        -0.0,
+        0.5,
+        0.999_999_999_999,
+        -0.999_999_999_999,
+        -1.0,
+        -1.5,
+        2.9,
+        -2.9,
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MIN_POSITIVE,
+        5e-324,
+        -5e-324,
+        f64::MAX,
+        f64::MIN,
+        2_147_483_647.0,
+        2_147_483_647.999,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        -2_147_483_648.999,
+        -2_147_483_649.0,
+        4_294_967_295.0,
+        4_294_967_295.999,
+        4_294_967_296.0,
+        1e300,
+        -1e300,
+    ];
+    let n = 5000;
+    let x: Vec<f32> = edges32.iter().copied().chain((edges32.len()..n).map(|_| f32::from_bits(rng.random()))).collect();
+    let y: Vec<f64> = edges64.iter().copied().chain((edges64.len()..n).map(|_| f64::from_bits(rng.random()))).collect();
+    let poison = vec![POISON_U32; 4 * n + TAIL];
+    let mut host = gpu.pinned_buffer::<u32>(4 * n + TAIL).expect("pinned");
+    host.fill(POISON_U32);
+    scope(&gpu, |s| {
+        let (xd, yd) = (s.upload(&x)?, s.upload(&y)?);
+        let out = s.alloc_buffer::<u32>(4 * n + TAIL)?;
+        let (head_dst, tail_dst) = host.as_pinned_mut().split_at(4 * n).expect("4 n <= 4 n + TAIL");
+        s.lane()?.enter(|st| {
+            let (xd, yd) = (st.await_fence(&xd)?, st.await_fence(&yd)?);
+            let mut all = st.bind(out.as_columns_mut());
+            st.copy_to_device(&poison, &mut all)?;
+            let (mut head, tail) = all.split_rows(4 * n).expect("4 n <= 4 n + TAIL");
+            // 7 blocks of 256: fewer threads than outputs, so the grid-stride loop goes round.
+            st.launch(&kernels::device_selftest_convert, cfg_1d(7, 256), (&mut head, &xd, &yd))?;
+            st.copy_to_host(&head, head_dst)?.wait()?;
+            st.copy_to_host(&tail, tail_dst)?.wait().map(drop)
+        })
+    })
+    .expect("device_selftest_convert");
+    assert!(host[4 * n..].iter().all(|&v| v == POISON_U32), "device_selftest_convert wrote past its output");
+    let mut wrong = Vec::new();
+    for i in 0..n {
+        let want = [x[i] as u32, x[i] as i32 as u32, y[i] as u32, y[i] as i32 as u32];
+        for (k, (&got, want)) in host[4 * i..4 * i + 4].iter().zip(want).enumerate() {
+            if got != want {
+                let what = ["f32 to_u32", "f32 to_i32", "f64 to_u32", "f64 to_i32"][k];
+                let input = if k < 2 { format!("{:e}", x[i]) } else { format!("{:e}", y[i]) };
+                wrong.push(format!("{what}({input}) = {got:#x}, `as` gives {want:#x}"));
+            }
+        }
+    }
+    println!("device_selftest_convert: {} conversions, {} differ from `as`", 4 * n, wrong.len());
+    assert!(wrong.is_empty(), "conversions that differ from Rust's `as`:\n{}", wrong.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------
 // column_sums: a bounds check of stride `cols` in a loop (the range-check pass's case)
 
 /// Runs `column_sums` over `m` (`rows × cols`, row-major; `m` may be shorter) with `grid`
@@ -632,6 +738,7 @@ fn column_sums_match_the_f64_reference(gpu: Gpu) {
 
 on_every_backend!(
     column_sums_match_the_f64_reference,
+    float_to_int_conversions_equal_rusts_as,
     device_selftest_v2_reports_what_cuda_prescribes,
     potential_tiled_matches_the_f64_reference_and_the_naive_kernel,
     sum_reduce_matches_the_f64_sum,

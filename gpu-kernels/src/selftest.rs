@@ -172,3 +172,22 @@ pub fn device_selftest_v2(out: DeviceSliceMut<u32>) {
     // checked above), this launch's alone; `run` writes each element from one thread.
     unsafe { sluice_device::selftest::run(out.as_mut_ptr(), out.len()) }
 }
+
+/// The device std's float-to-integer conversions (`DeviceFloat::to_u32`, `to_i32`: one
+/// `cvt.rzi` each): for `i < min(x.len(), y.len())`, `out[4 i ..][..4]` =
+/// `x[i].to_u32()`, `x[i].to_i32()`, `y[i].to_u32()`, `y[i].to_i32()` (the `i32`s as their
+/// bits). The host compares them with Rust's `as`, which they must equal for every input
+/// (NaN, infinities, out of range, negative, subnormal). Any 1-D launch.
+#[kernel]
+pub fn device_selftest_convert(mut out: DeviceSliceMut<u32>, x: &[f32], y: &[f64]) {
+    for (j, o) in out.grid_stride() {
+        if let (Some(&a), Some(&b)) = (x.get(j / 4), y.get(j / 4)) {
+            *o = match j % 4 {
+                0 => a.to_u32(),
+                1 => a.to_i32() as u32,
+                2 => b.to_u32(),
+                _ => b.to_i32() as u32,
+            };
+        }
+    }
+}
