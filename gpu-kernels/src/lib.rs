@@ -35,7 +35,7 @@
 //! | `spin_then_fail(out: Mut<u32>, cycles: u64, fail_at: u32)` | spins `cycles` clock cycles, then `out[i] = 1`; thread `fail_at` fails with `dfail!` instead (`u32::MAX`: none). For the fault and overlap tests | 1-D, any |
 //! | `tag_and_print(out: Mut<u32>, tag: u32)` | `out[i] = tag`; thread 0 prints the tag (`dprintln!`). For the first-launch overlap test | 1-D, any grid |
 //! | `device_selftest(out: Mut<u32>)` | exercises the device std (shuffles, votes, match, `redux`, predicate barriers, shared/global atomics of every kind, dynamic shared memory, libdevice math, `dprintln!`) and records the results; `reference::check_selftest` (host) says which operation is wrong, if any | grid 1, block [`SELFTEST_THREADS`] (64), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] (256 B), `out.len() >= SELFTEST_LEN` |
-//! | `device_selftest_convert(out: Mut<u32>, x: &[f32], y: &[f64])` | `out[4i..4i+4]` = `x[i].to_u32()`, `x[i].to_i32()`, `y[i].to_u32()`, `y[i].to_i32()`: the device std's one-instruction conversions, which must equal Rust's `as` | 1-D, any grid |
+//! | `device_selftest_convert(out: Mut<u32>, x: &[f32], y: &[f64])` | `out[4i..4i+4]` = `x[i].to_u32()`, `x[i].to_i32()`, `y[i].to_u32()`, `y[i].to_i32()`: the device std's conversions (one instruction from `f32`), which must equal Rust's `as` | 1-D, any grid |
 //!
 //! # ABI
 //!

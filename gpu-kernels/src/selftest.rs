@@ -174,7 +174,7 @@ pub fn device_selftest_v2(out: DeviceSliceMut<u32>) {
 }
 
 /// The device std's float-to-integer conversions (`DeviceFloat::to_u32`, `to_i32`: one
-/// `cvt.rzi` each): for `i < min(x.len(), y.len())`, `out[4 i ..][..4]` =
+/// `cvt.rzi` each from `f32`, Rust's `as` from `f64`): for `i < min(x.len(), y.len())`, `out[4 i ..][..4]` =
 /// `x[i].to_u32()`, `x[i].to_i32()`, `y[i].to_u32()`, `y[i].to_i32()` (the `i32`s as their
 /// bits). The host compares them with Rust's `as`, which they must equal for every input
 /// (NaN, infinities, out of range, negative, subnormal). Any 1-D launch.

@@ -79,28 +79,8 @@ macro_rules! float_impl {
 macro_rules! float_extra {
     ($t:ty, $m:ident, $trunc:ident, $fmod:ident, $log:ident, $frexp:ident, $sincospi:ident, $jn:ident, $yn:ident,
      { $($name:ident($($a:ident: $at:ty),*) -> $r:ty => $f:ident;)* }, |$x:ident| $saturate:expr,
-     $ptx:literal, $reg:ident) => {
-        #[inline(always)]
-        fn to_u32(self) -> u32 {
-            let r: u32;
-            // SAFETY: a conversion between registers: no memory, no precondition (the
-            // instruction saturates and maps NaN to 0, exactly Rust's `as`).
-            unsafe {
-                asm!(concat!("cvt.rzi.u32.", $ptx, " {r}, {x};"), r = out(reg32) r, x = in($reg) self,
-                     options(pure, nomem, nostack, preserves_flags))
-            };
-            r
-        }
-        #[inline(always)]
-        fn to_i32(self) -> i32 {
-            let r: i32;
-            // SAFETY: as in `to_u32`.
-            unsafe {
-                asm!(concat!("cvt.rzi.s32.", $ptx, " {r}, {x};"), r = out(reg32) r, x = in($reg) self,
-                     options(pure, nomem, nostack, preserves_flags))
-            };
-            r
-        }
+     { $($conv:tt)* }) => {
+        $($conv)*
         #[inline(always)]
         fn fract(self) -> Self {
             self - intrinsics::$trunc(self)
@@ -171,7 +151,29 @@ float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
     scalbn(n: i32) -> f32 => __nv_scalbnf; erfcx() -> f32 => __nv_erfcxf; ilogb() -> i32 => __nv_ilogbf;
     j0() -> f32 => __nv_j0f; j1() -> f32 => __nv_j1f; y0() -> f32 => __nv_y0f; y1() -> f32 => __nv_y1f;
     normcdf() -> f32 => __nv_normcdff; normcdfinv() -> f32 => __nv_normcdfinvf; rcbrt() -> f32 => __nv_rcbrtf;
-}, |x| __nv_saturatef(x), "f32", reg32););
+}, |x| __nv_saturatef(x), {
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        let r: u32;
+        // SAFETY: a conversion between registers: no memory, no precondition. From an `f32`
+        // the instruction saturates and gives 0 for NaN (PTX ISA, `cvt`): Rust's `as`.
+        unsafe {
+            asm!("cvt.rzi.u32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        r
+    }
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        let r: i32;
+        // SAFETY: as in `to_u32`.
+        unsafe {
+            asm!("cvt.rzi.s32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self,
+                 options(pure, nomem, nostack, preserves_flags))
+        };
+        r
+    }
+}););
 
 float_impl!(f64, sqrtf64, fmaf64, floorf64, ceilf64, truncf64, copysignf64, {
     rsqrt() => __nv_rsqrt; cbrt() => __nv_cbrt;
@@ -191,7 +193,18 @@ float_impl!(f64, sqrtf64, fmaf64, floorf64, ceilf64, truncf64, copysignf64, {
     scalbn(n: i32) -> f64 => __nv_scalbn; erfcx() -> f64 => __nv_erfcx; ilogb() -> i32 => __nv_ilogb;
     j0() -> f64 => __nv_j0; j1() -> f64 => __nv_j1; y0() -> f64 => __nv_y0; y1() -> f64 => __nv_y1;
     normcdf() -> f64 => __nv_normcdf; normcdfinv() -> f64 => __nv_normcdfinv; rcbrt() -> f64 => __nv_rcbrt;
-}, |x| euclid::f64::saturate(x), "f64", reg64););
+}, |x| euclid::f64::saturate(x), {
+    // From an `f64`, `cvt` gives `1 << 31` (u32) or `i32::MIN` for NaN (PTX ISA, `cvt`), not
+    // Rust's 0: LLVM's lowering of `as`, which tests for NaN, is the one that is right.
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self as i32
+    }
+}););
 
 impl FastFloat for f32 {
     #[inline(always)]

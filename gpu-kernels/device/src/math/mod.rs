@@ -274,25 +274,28 @@ pub trait DeviceFloat: Copy {
     /// `(sin(πx), cos(πx))`, computed together (`sincospi`).
     fn sin_cos_pi(self) -> (Self, Self);
     /// `self as u32`: truncated towards zero, saturating at `0` and `u32::MAX`, NaN to `0`
-    /// (Rust's `as`; CUDA's `__float2uint_rz`), in one `cvt.rzi.u32` instruction. The
-    /// instruction saturates by itself, but LLVM does not know it and lowers `as u32` to
-    /// it plus two compares and two selects that clamp again (four instructions more in the
-    /// histogram's inner loop). Same result as `as u32` on both backends.
+    /// (Rust's `as`; CUDA's `__float2uint_rz`). For `f32`, one `cvt.rzi.u32.f32`: the
+    /// instruction saturates and maps NaN to 0 by itself, but LLVM does not know it and lowers
+    /// `as u32` to it plus two compares and two selects (four instructions more in the
+    /// histogram's inner loop). For `f64` it is `as u32`, compares included: from an `f64`
+    /// the instruction gives `1 << 31` for NaN, so LLVM's test for NaN is needed there. Same
+    /// result as `as u32` on both backends.
     ///
     /// ```
     /// use sluice_device::math::DeviceFloat;
     /// assert_eq!((2.9f32.to_u32(), (-1.5f32).to_u32(), f32::NAN.to_u32(), 1e10f32.to_u32()), (2, 0, 0, u32::MAX));
-    /// assert_eq!(7.5f64.to_u32(), 7);
+    /// assert_eq!((7.5f64.to_u32(), f64::NAN.to_u32()), (7, 0));
     /// ```
     fn to_u32(self) -> u32;
     /// `self as i32`: truncated towards zero, saturating at `i32::MIN` and `i32::MAX`, NaN
-    /// to `0` (Rust's `as`; CUDA's `__float2int_rz`), in one `cvt.rzi.s32` instruction, where
-    /// LLVM adds compares and selects to `as i32` (see [`to_u32`](Self::to_u32)).
+    /// to `0` (Rust's `as`; CUDA's `__float2int_rz`). For `f32`, one `cvt.rzi.s32.f32` where
+    /// LLVM adds compares and selects to `as i32`; for `f64`, `as i32` (see
+    /// [`to_u32`](Self::to_u32)).
     ///
     /// ```
     /// use sluice_device::math::DeviceFloat;
     /// assert_eq!(((-2.9f32).to_i32(), f32::NAN.to_i32(), f32::INFINITY.to_i32()), (-2, 0, i32::MAX));
-    /// assert_eq!((-1e300f64).to_i32(), i32::MIN);
+    /// assert_eq!(((-1e300f64).to_i32(), f64::NAN.to_i32()), (i32::MIN, 0));
     /// ```
     fn to_i32(self) -> i32;
 }
