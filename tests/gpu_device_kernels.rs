@@ -592,72 +592,51 @@ fn device_selftest_v2_reports_what_cuda_prescribes(gpu: Gpu) {
 }
 
 // ---------------------------------------------------------------------------------------
-// float-to-integer conversions: the device std's `to_u32`/`to_i32`, one `cvt.rzi` each
+// float-to-integer conversions: the device std's `to_u32_sat`/`to_i32_sat`, one `cvt.rzi` each
 
-/// `DeviceFloat::to_u32` and `to_i32` equal Rust's `as` for every input: the edges (NaN,
-/// infinities, each side of 0 and of every saturation bound, subnormals) and values from
-/// fresh random bits (every exponent, NaNs among them), in `f32` and `f64`.
+/// What the conversions compile to, read from the embedded PTX (no GPU needed): from `f32`,
+/// `to_u32_sat` and `to_i32_sat` are one `cvt.rzi` each, with no compare or select of an `f32`
+/// (which `as` adds), and `histogram`'s bin has no select at all; from `f64` they are `as`, whose
+/// `i32` form keeps LLVM's NaN test (the bare instruction gives `i32::MIN` for an `f64` NaN).
+#[test]
+fn float_to_int_conversions_from_f32_are_one_instruction() {
+    let ptx = sluice::kernels::PTX;
+    let body = |name: &str| {
+        let at = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no entry {name}"));
+        let rest = &ptx[at..];
+        &rest[..rest.find("\n}").expect("the entry's end")]
+    };
+    let convert = body("device_selftest_convert");
+    for insn in ["cvt.rzi.u32.f32", "cvt.rzi.s32.f32", "cvt.rzi.u32.f64", "cvt.rzi.s32.f64", "setp.nan.f64"] {
+        assert_eq!(convert.matches(insn).count(), 1, "{insn} in device_selftest_convert:\n{convert}");
+    }
+    let f32_tests = convert.lines().filter(|l| l.contains("setp") && l.contains(".f32")).count();
+    assert_eq!((f32_tests, convert.matches("selp").count()), (0, 1), "device_selftest_convert:\n{convert}");
+    let histogram = body("histogram");
+    assert!(histogram.contains("cvt.rzi.u32.f32") && !histogram.contains("selp"), "histogram:\n{histogram}");
+}
+
+/// `DeviceFloat::to_u32_sat` and `to_i32_sat` equal Rust's `as` for every input: the edges (quiet
+/// and signaling NaNs of both signs, infinities, each side of 0, of 1 and of every saturation
+/// bound, subnormals) and values from fresh random bits (every exponent, NaNs among them), in
+/// `f32` and `f64`.
 fn float_to_int_conversions_equal_rusts_as(gpu: Gpu) {
     let mut rng = common::rng();
+    let (below_1_32, below_1_64) = (1.0 - f32::EPSILON / 2.0, 1.0 - f64::EPSILON / 2.0);
+    #[rustfmt::skip]
     let edges32 = [
-        0.0f32,
-        -0.0,
-        0.5,
-        0.999_999_9,
-        1.0,
-        -0.5,
-        -0.999_999_9,
-        -1.0,
-        -1.5,
-        2.9,
-        -2.9,
-        f32::NAN,
-        -f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        f32::MIN_POSITIVE,
-        -f32::MIN_POSITIVE,
-        1e-45,
-        -1e-45,
-        f32::MAX,
-        f32::MIN,
-        2_147_483_520.0,
-        2_147_483_648.0,
-        -2_147_483_648.0,
-        -2_147_483_904.0,
-        4_294_967_040.0,
-        4_294_967_296.0,
+        0.0f32, -0.0, 0.5, below_1_32, 1.0, -0.5, -below_1_32, -1.0, -1.5, 2.9, -2.9,
+        f32::NAN, -f32::NAN, f32::from_bits(0x7f80_0001), f32::from_bits(0xff80_0001), f32::from_bits(0x7fbf_ffff),
+        f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, -f32::MIN_POSITIVE, 1e-45, -1e-45, f32::MAX, f32::MIN,
+        2_147_483_520.0, 2_147_483_648.0, -2_147_483_648.0, -2_147_483_904.0, 4_294_967_040.0, 4_294_967_296.0,
     ];
+    #[rustfmt::skip]
     let edges64 = [
-        0.0f64,
-        -0.0,
-        0.5,
-        0.999_999_999_999,
-        -0.999_999_999_999,
-        -1.0,
-        -1.5,
-        2.9,
-        -2.9,
-        f64::NAN,
-        -f64::NAN,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::MIN_POSITIVE,
-        5e-324,
-        -5e-324,
-        f64::MAX,
-        f64::MIN,
-        2_147_483_647.0,
-        2_147_483_647.999,
-        2_147_483_648.0,
-        -2_147_483_648.0,
-        -2_147_483_648.999,
-        -2_147_483_649.0,
-        4_294_967_295.0,
-        4_294_967_295.999,
-        4_294_967_296.0,
-        1e300,
-        -1e300,
+        0.0f64, -0.0, 0.5, below_1_64, -below_1_64, -1.0, -1.5, 2.9, -2.9,
+        f64::NAN, -f64::NAN, f64::from_bits(0x7ff0_0000_0000_0001), f64::from_bits(0xfff0_0000_0000_0001),
+        f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 5e-324, -5e-324, f64::MAX, f64::MIN,
+        2_147_483_647.0, 2_147_483_647.999, 2_147_483_648.0, -2_147_483_648.0, -2_147_483_648.999, -2_147_483_649.0,
+        4_294_967_295.0, 4_294_967_295.999, 4_294_967_296.0, 1e300, -1e300,
     ];
     let n = 5000;
     let x: Vec<f32> = edges32.iter().copied().chain((edges32.len()..n).map(|_| f32::from_bits(rng.random()))).collect();
@@ -687,7 +666,7 @@ fn float_to_int_conversions_equal_rusts_as(gpu: Gpu) {
         let want = [x[i] as u32, x[i] as i32 as u32, y[i] as u32, y[i] as i32 as u32];
         for (k, (&got, want)) in host[4 * i..4 * i + 4].iter().zip(want).enumerate() {
             if got != want {
-                let what = ["f32 to_u32", "f32 to_i32", "f64 to_u32", "f64 to_i32"][k];
+                let what = ["f32 to_u32_sat", "f32 to_i32_sat", "f64 to_u32_sat", "f64 to_i32_sat"][k];
                 let input = if k < 2 { format!("{:e}", x[i]) } else { format!("{:e}", y[i]) };
                 wrong.push(format!("{what}({input}) = {got:#x}, `as` gives {want:#x}"));
             }

@@ -35,7 +35,7 @@
 //! | `spin_then_fail(out: Mut<u32>, cycles: u64, fail_at: u32)` | spins `cycles` clock cycles, then `out[i] = 1`; thread `fail_at` fails with `dfail!` instead (`u32::MAX`: none). For the fault and overlap tests | 1-D, any |
 //! | `tag_and_print(out: Mut<u32>, tag: u32)` | `out[i] = tag`; thread 0 prints the tag (`dprintln!`). For the first-launch overlap test | 1-D, any grid |
 //! | `device_selftest(out: Mut<u32>)` | exercises the device std (shuffles, votes, match, `redux`, predicate barriers, shared/global atomics of every kind, dynamic shared memory, libdevice math, `dprintln!`) and records the results; `reference::check_selftest` (host) says which operation is wrong, if any | grid 1, block [`SELFTEST_THREADS`] (64), dynamic shared memory [`SELFTEST_DYNAMIC_SHARED`] (256 B), `out.len() >= SELFTEST_LEN` |
-//! | `device_selftest_convert(out: Mut<u32>, x: &[f32], y: &[f64])` | `out[4i..4i+4]` = `x[i].to_u32()`, `x[i].to_i32()`, `y[i].to_u32()`, `y[i].to_i32()`: the device std's conversions (one instruction from `f32`), which must equal Rust's `as` | 1-D, any grid |
+//! | `device_selftest_convert(out: Mut<u32>, x: &[f32], y: &[f64])` | `out[4i..4i+4]` = `x[i].to_u32_sat()`, `x[i].to_i32_sat()`, `y[i].to_u32_sat()`, `y[i].to_i32_sat()`: the device std's conversions (one instruction from `f32`), which must equal Rust's `as` | 1-D, any grid |
 //!
 //! # ABI
 //!
@@ -192,8 +192,8 @@ pub fn histogram_bin(v: f32, lo: f32, hi: f32, n_bins: u32) -> Option<u32> {
         return None;
     }
     let scale = n_bins as f32 / (hi - lo);
-    // `to_u32` is `as u32` in one `cvt.rzi.u32.f32`, without the clamps LLVM adds to `as`.
-    let b = ((v - lo) * scale).to_u32();
+    // `to_u32_sat` is `as u32` in one `cvt.rzi.u32.f32`, without the clamps LLVM adds to `as`.
+    let b = ((v - lo) * scale).to_u32_sat();
     // `min`, not `if b < n_bins { b } else { n_bins - 1 }` (the same value): with `n_bins >= 1`
     // known from above, LLVM sees that the bin is below `n_bins`, and a caller's bounds
     // check against it folds away.

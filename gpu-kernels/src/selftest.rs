@@ -173,9 +173,9 @@ pub fn device_selftest_v2(out: DeviceSliceMut<u32>) {
     unsafe { sluice_device::selftest::run(out.as_mut_ptr(), out.len()) }
 }
 
-/// The device std's float-to-integer conversions (`DeviceFloat::to_u32`, `to_i32`: one
+/// The device std's float-to-integer conversions (`DeviceFloat::to_u32_sat`, `to_i32_sat`: one
 /// `cvt.rzi` each from `f32`, Rust's `as` from `f64`): for `i < min(x.len(), y.len())`, `out[4 i ..][..4]` =
-/// `x[i].to_u32()`, `x[i].to_i32()`, `y[i].to_u32()`, `y[i].to_i32()` (the `i32`s as their
+/// `x[i].to_u32_sat()`, `x[i].to_i32_sat()`, `y[i].to_u32_sat()`, `y[i].to_i32_sat()` (the `i32`s as their
 /// bits). The host compares them with Rust's `as`, which they must equal for every input
 /// (NaN, infinities, out of range, negative, subnormal). Any 1-D launch.
 #[kernel]
@@ -183,10 +183,10 @@ pub fn device_selftest_convert(mut out: DeviceSliceMut<u32>, x: &[f32], y: &[f64
     for (j, o) in out.grid_stride() {
         if let (Some(&a), Some(&b)) = (x.get(j / 4), y.get(j / 4)) {
             *o = match j % 4 {
-                0 => a.to_u32(),
-                1 => a.to_i32() as u32,
-                2 => b.to_u32(),
-                _ => b.to_i32() as u32,
+                0 => a.to_u32_sat(),
+                1 => a.to_i32_sat() as u32,
+                2 => b.to_u32_sat(),
+                _ => b.to_i32_sat() as u32,
             };
         }
     }

@@ -441,10 +441,10 @@ macro_rules! impls {
             fn sin_cos_pi(self) -> (Self, Self) {
                 (sinpi(self as f64) as $t, cospi(self as f64) as $t)
             }
-            fn to_u32(self) -> u32 {
+            fn to_u32_sat(self) -> u32 {
                 self as u32
             }
-            fn to_i32(self) -> i32 {
+            fn to_i32_sat(self) -> i32 {
                 self as i32
             }
         }

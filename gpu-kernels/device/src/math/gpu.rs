@@ -153,10 +153,12 @@ float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
     normcdf() -> f32 => __nv_normcdff; normcdfinv() -> f32 => __nv_normcdfinvf; rcbrt() -> f32 => __nv_rcbrtf;
 }, |x| __nv_saturatef(x), {
     #[inline(always)]
-    fn to_u32(self) -> u32 {
+    fn to_u32_sat(self) -> u32 {
         let r: u32;
         // SAFETY: a conversion between registers: no memory, no precondition. From an `f32`
-        // the instruction saturates and gives 0 for NaN (PTX ISA, `cvt`): Rust's `as`.
+        // to a 32-bit integer the instruction clamps and gives 0 for NaN (PTX ISA 9.0+, `cvt`,
+        // "Integer Notes"; older texts said 0 for every NaN): Rust's `as`. A 64-bit target
+        // must not reuse this: NaN gives `1 << 63` there.
         unsafe {
             asm!("cvt.rzi.u32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self,
                  options(pure, nomem, nostack, preserves_flags))
@@ -164,9 +166,9 @@ float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
         r
     }
     #[inline(always)]
-    fn to_i32(self) -> i32 {
+    fn to_i32_sat(self) -> i32 {
         let r: i32;
-        // SAFETY: as in `to_u32`.
+        // SAFETY: as in `to_u32_sat`.
         unsafe {
             asm!("cvt.rzi.s32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self,
                  options(pure, nomem, nostack, preserves_flags))
@@ -195,13 +197,14 @@ float_impl!(f64, sqrtf64, fmaf64, floorf64, ceilf64, truncf64, copysignf64, {
     normcdf() -> f64 => __nv_normcdf; normcdfinv() -> f64 => __nv_normcdfinv; rcbrt() -> f64 => __nv_rcbrt;
 }, |x| euclid::f64::saturate(x), {
     // From an `f64`, `cvt` gives `1 << 31` (u32) or `i32::MIN` for NaN (PTX ISA, `cvt`), not
-    // Rust's 0: LLVM's lowering of `as`, which tests for NaN, is the one that is right.
+    // Rust's 0: `as`, which LLVM clamps with `max`/`min` first (and for `i32` tests for NaN),
+    // is right where the bare instruction is not.
     #[inline(always)]
-    fn to_u32(self) -> u32 {
+    fn to_u32_sat(self) -> u32 {
         self as u32
     }
     #[inline(always)]
-    fn to_i32(self) -> i32 {
+    fn to_i32_sat(self) -> i32 {
         self as i32
     }
 }););

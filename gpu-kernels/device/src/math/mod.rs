@@ -58,7 +58,7 @@
 //! | `normcdff`, `normcdfinvf` | `normcdf`, `normcdfinv` | | `rcbrtf` | `rcbrt` |
 //! | `__saturatef` | `saturate` | | `sincospif` | `sin_cos_pi` |
 //! | `x - truncf(x)` | `fract` | | `logf(x) / logf(b)` | `log(b)` |
-//! | (Rust) | `div_euclid`, `rem_euclid` | | `__float2uint_rz`, `__float2int_rz` (Rust's `as`) | `to_u32`, `to_i32` |
+//! | (Rust) | `div_euclid`, `rem_euclid` | | `__float2uint_rz`, `__float2int_rz` (as Rust's `as`, for `f32`) | `to_u32_sat`, `to_i32_sat` |
 //!
 //! # Exact and approximate, side by side
 //!
@@ -274,30 +274,36 @@ pub trait DeviceFloat: Copy {
     /// `(sin(πx), cos(πx))`, computed together (`sincospi`).
     fn sin_cos_pi(self) -> (Self, Self);
     /// `self as u32`: truncated towards zero, saturating at `0` and `u32::MAX`, NaN to `0`
-    /// (Rust's `as`; CUDA's `__float2uint_rz`). For `f32`, one `cvt.rzi.u32.f32`: the
-    /// instruction saturates and maps NaN to 0 by itself, but LLVM does not know it and lowers
-    /// `as u32` to it plus two compares and two selects (four instructions more in the
-    /// histogram's inner loop). For `f64` it is `as u32`, compares included: from an `f64`
-    /// the instruction gives `1 << 31` for NaN, so LLVM's test for NaN is needed there. Same
-    /// result as `as u32` on both backends.
+    /// (Rust's `as`). For `f32` it is one `cvt.rzi.u32.f32`, the instruction nvcc emits for
+    /// `__float2uint_rz(x)` and `(unsigned)x`: PTX's float-to-integer `cvt` clamps to the
+    /// destination's range, and from an `f32` turns NaN into 0 (PTX ISA, `cvt`, "Integer
+    /// Notes"). LLVM does not rely on that: it lowers `as u32` to the same instruction plus
+    /// two compares and two selects (four instructions more per element in the histogram's
+    /// loop). For `f64` it is `as u32`, which LLVM clamps with `max`/`min` first: from an
+    /// `f64`, `cvt` turns NaN into `1 << 31`, where Rust (unlike CUDA's `__double2uint_rz`)
+    /// wants 0. Same result as `as u32` on both backends.
+    ///
+    /// Not `num_traits::ToPrimitive::to_u32`, which returns an `Option` (`None` for NaN or
+    /// out of range): hence the `_sat` in the name.
     ///
     /// ```
     /// use sluice_device::math::DeviceFloat;
-    /// assert_eq!((2.9f32.to_u32(), (-1.5f32).to_u32(), f32::NAN.to_u32(), 1e10f32.to_u32()), (2, 0, 0, u32::MAX));
-    /// assert_eq!((7.5f64.to_u32(), f64::NAN.to_u32()), (7, 0));
+    /// let sat = (2.9f32.to_u32_sat(), (-1.5f32).to_u32_sat(), f32::NAN.to_u32_sat(), 1e10f32.to_u32_sat());
+    /// assert_eq!(sat, (2, 0, 0, u32::MAX));
+    /// assert_eq!((7.5f64.to_u32_sat(), f64::NAN.to_u32_sat()), (7, 0));
     /// ```
-    fn to_u32(self) -> u32;
+    fn to_u32_sat(self) -> u32;
     /// `self as i32`: truncated towards zero, saturating at `i32::MIN` and `i32::MAX`, NaN
-    /// to `0` (Rust's `as`; CUDA's `__float2int_rz`). For `f32`, one `cvt.rzi.s32.f32` where
-    /// LLVM adds compares and selects to `as i32`; for `f64`, `as i32` (see
-    /// [`to_u32`](Self::to_u32)).
+    /// to `0` (Rust's `as`). For `f32` one `cvt.rzi.s32.f32` (nvcc's `__float2int_rz(x)` and
+    /// `(int)x`), where LLVM adds three compares and three selects to `as i32`; for `f64`,
+    /// `as i32`, which LLVM clamps and tests for NaN (see [`to_u32_sat`](Self::to_u32_sat)).
     ///
     /// ```
     /// use sluice_device::math::DeviceFloat;
-    /// assert_eq!(((-2.9f32).to_i32(), f32::NAN.to_i32(), f32::INFINITY.to_i32()), (-2, 0, i32::MAX));
-    /// assert_eq!(((-1e300f64).to_i32(), f64::NAN.to_i32()), (i32::MIN, 0));
+    /// assert_eq!(((-2.9f32).to_i32_sat(), f32::NAN.to_i32_sat(), f32::INFINITY.to_i32_sat()), (-2, 0, i32::MAX));
+    /// assert_eq!(((-1e300f64).to_i32_sat(), f64::NAN.to_i32_sat()), (i32::MIN, 0));
     /// ```
-    fn to_i32(self) -> i32;
+    fn to_i32_sat(self) -> i32;
 }
 
 /// Fast, approximate `f32` math (the `__expf` family of CUDA, and what
