@@ -133,6 +133,27 @@ macro_rules! float_extra {
     };
 }
 
+/// `fn $name(self) -> $t` of `f32` as the one instruction `$insn` (`cvt.rzi` to a 32-bit
+/// integer), which is Rust's `as`: see the SAFETY comment.
+macro_rules! f32_to_int {
+    ($name:ident, $t:ty, $insn:literal) => {
+        #[inline(always)]
+        fn $name(self) -> $t {
+            let r: $t;
+            // SAFETY: a conversion between registers: no memory, no precondition. From an
+            // `f32` to a 32-bit integer the instruction clamps and gives 0 for NaN (PTX ISA
+            // 9.0+, `cvt`, "Integer Notes"; older texts said 0 for every NaN): Rust's `as`.
+            // A 64-bit destination or an `f64` source must not use this: NaN gives
+            // `1 << (bits - 1)` there.
+            unsafe {
+                asm!(concat!($insn, " {r}, {x};"), r = out(reg32) r, x = in(reg32) self,
+                     options(pure, nomem, nostack, preserves_flags))
+            };
+            r
+        }
+    };
+}
+
 float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
     rsqrt() => __nv_rsqrtf; cbrt() => __nv_cbrtf;
     exp() => __nv_expf; exp2() => __nv_exp2f; exp10() => __nv_exp10f; exp_m1() => __nv_expm1f;
@@ -152,29 +173,8 @@ float_impl!(f32, sqrtf32, fmaf32, floorf32, ceilf32, truncf32, copysignf32, {
     j0() -> f32 => __nv_j0f; j1() -> f32 => __nv_j1f; y0() -> f32 => __nv_y0f; y1() -> f32 => __nv_y1f;
     normcdf() -> f32 => __nv_normcdff; normcdfinv() -> f32 => __nv_normcdfinvf; rcbrt() -> f32 => __nv_rcbrtf;
 }, |x| __nv_saturatef(x), {
-    #[inline(always)]
-    fn to_u32_sat(self) -> u32 {
-        let r: u32;
-        // SAFETY: a conversion between registers: no memory, no precondition. From an `f32`
-        // to a 32-bit integer the instruction clamps and gives 0 for NaN (PTX ISA 9.0+, `cvt`,
-        // "Integer Notes"; older texts said 0 for every NaN): Rust's `as`. A 64-bit target
-        // must not reuse this: NaN gives `1 << 63` there.
-        unsafe {
-            asm!("cvt.rzi.u32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self,
-                 options(pure, nomem, nostack, preserves_flags))
-        };
-        r
-    }
-    #[inline(always)]
-    fn to_i32_sat(self) -> i32 {
-        let r: i32;
-        // SAFETY: as in `to_u32_sat`.
-        unsafe {
-            asm!("cvt.rzi.s32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) self,
-                 options(pure, nomem, nostack, preserves_flags))
-        };
-        r
-    }
+    f32_to_int!(to_u32_sat, u32, "cvt.rzi.u32.f32");
+    f32_to_int!(to_i32_sat, i32, "cvt.rzi.s32.f32");
 }););
 
 float_impl!(f64, sqrtf64, fmaf64, floorf64, ceilf64, truncf64, copysignf64, {
