@@ -483,15 +483,23 @@ fn main() -> ExitCode {
             a_short_slice_traps_in_a_loop_whose_checks_were_hoisted,
         ),
     ];
-    let (mut passed, mut failed, mut ignored) = (0, 0, 0);
-    let mut run = |tests: &[Test], enabled: bool| {
+    let (mut passed, mut failed, mut ignored, mut filtered) = (0, 0, 0, 0);
+    // A test that does not run is `ignored` (with the reason) where it needs a GPU, and
+    // filtered out where `--ignored` asked for the ignored tests alone, as libtest does.
+    let mut run = |tests: &[Test], enabled: bool, ignored_because: Option<&str>| {
         for (name, test) in tests {
             if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+                filtered += 1;
                 continue;
             }
             if !enabled {
-                println!("test {name} ... ignored, needs an NVIDIA GPU: run with --ignored on a GPU machine");
-                ignored += 1;
+                match ignored_because {
+                    Some(why) => {
+                        println!("test {name} ... ignored, {why}");
+                        ignored += 1;
+                    }
+                    None => filtered += 1,
+                }
                 continue;
             }
             match std::panic::catch_unwind(test) {
@@ -510,11 +518,11 @@ fn main() -> ExitCode {
             }
         }
     };
-    run(cpu, cpu_tests);
-    run(cuda, gpu_tests);
+    run(cpu, cpu_tests, None);
+    run(cuda, gpu_tests, Some("needs an NVIDIA GPU: run with --ignored on a GPU machine"));
     let verdict = if failed == 0 { "ok" } else { "FAILED" };
     println!(
-        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; 0 measured; 0 filtered out"
+        "\ntest result: {verdict}. {passed} passed; {failed} failed; {ignored} ignored; 0 measured; {filtered} filtered out"
     );
     if failed == 0 {
         ExitCode::SUCCESS
