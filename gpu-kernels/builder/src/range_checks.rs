@@ -397,11 +397,27 @@ mod tests {
     }
 
     /// An executable shell script `name` in `dir` running `body`: a stand-in C++ compiler.
+    ///
+    /// Run once here until it starts: a test thread that forks while this one holds the file
+    /// open for writing leaves the file open in its child until the child's `exec`, and
+    /// running it meanwhile fails with "Text file busy" (`ETXTBSY`). Every `body` of these
+    /// tests may run more than once.
     fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
+        const ETXTBSY: i32 = 26;
         let path = dir.join(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for _ in 0..500 {
+            let run = std::process::Command::new(&path)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+            match run {
+                Err(e) if e.raw_os_error() == Some(ETXTBSY) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                _ => break,
+            }
+        }
         path
     }
 
