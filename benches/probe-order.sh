@@ -37,16 +37,18 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 tar czf "$out/probe-order.tgz" -C "$work" csv stderr.log
-python3 - "$work/csv" "$rounds" <<'PY'
+python3 - "$work/csv" "$rounds" "$bundle/benches" <<'PY'
 import os, sys
 d, rounds = sys.argv[1], int(sys.argv[2])
-not_programs = ("kernels-1", "kernels-n", "copy-only")  # parts of the overlap bound (benches/join.py)
+sys.dont_write_bytecode = True  # leave no __pycache__ in the bundle
+sys.path.insert(0, sys.argv[3])
+from join import CPP_NOT_A_PROGRAM as not_programs  # parts of the overlap bound, not programs
 def rows(name):
     path = os.path.join(d, name)
     if not os.path.exists(path):
         return []
     return [l.split(",") for l in open(path) if l.startswith(("cuda,", "rust,"))]
-print(f"{'round':5}  {'connections':11}  {'best C++ ms':>16}  {'alone ms':>8}  {'ratio':>5}  {'after balanced ms':>17}  {'ratio':>5}")
+print(f"{'round':5}  {'connections':11}  {'best C++':18}  {'ms':>7}  {'alone ms':>8}  {'ratio':>5}  {'after balanced ms':>17}  {'ratio':>5}")
 for r in range(1, rounds + 1):
     for conns in ("default", "32"):
         tag = f"r{r}-{conns}"
@@ -60,5 +62,5 @@ for r in range(1, rounds + 1):
             print(f"{r:5}  {conns:11}  missing rows")
             continue
         best, which = min(cpp)
-        print(f"{r:5}  {conns:11}  {best:7.4f} {which[:8]:>8}  {nat['alone']:8.4f}  {nat['alone'] / best:5.3f}  {nat['after']:17.4f}  {nat['after'] / best:5.3f}")
+        print(f"{r:5}  {conns:11}  {which:18}  {best:7.4f}  {nat['alone']:8.4f}  {nat['alone'] / best:5.3f}  {nat['after']:17.4f}  {nat['after'] / best:5.3f}")
 PY
