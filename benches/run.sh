@@ -10,7 +10,8 @@
 #            graphs included (cuda/seed.cu), and sluice's paths (bin/bench_seed: the
 #            hand-written schedules, and the README's natural program as a user runs it),
 #            interleaved rounds; the streaming example against the bidirectional copy bound
-#            (bin/stream_batches); the per-scope cost against a raw-driver loop
+#            (bin/stream_batches); the per-scope cost against a raw-driver loop, and the
+#            natural program against raw-driver graphs of the chunked fan-in in one process
 #            (bin/bench_scopes); traces of sluice's fastest hand-written path and of the natural
 #            program for many-small and copy-bound. The headline table (the natural program
 #            against the best C++) is printed last;

@@ -45,6 +45,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if gpu.backend() != sluice::Backend::Cuda {
+        // The raw side calls the CUDA driver itself.
+        eprintln!("bench_launch: needs an NVIDIA GPU; sluice fell back to its {} backend here", gpu.backend());
+        return ExitCode::FAILURE;
+    }
     match run(&gpu, launches, rounds, batch) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -3,7 +3,8 @@
 //! event records and waits, and stream synchronizations (`cargo xtask bench seed`).
 //!
 //! ```text
-//! bench_scopes [CONFIG...] [--scopes N] [--rounds R] [--seed S]     (default: many-small many-small-128, 1000, 3)
+//! bench_scopes [CONFIG...] [--scopes N] [--rounds R] [--seed S] [--natural VARIANT]...
+//!                                               (default: many-small many-small-128, 1000, 3)
 //! ```
 //!
 //! Per configuration and pattern, one iteration is:
@@ -24,6 +25,15 @@
 //!   matrix allocated in it, per-lane copies) with the default submission (deferred, merged
 //!   copies, a cached graph from the second scope on), against the raw per-lane loop: what the
 //!   natural program costs, or saves, beyond the calls a hand-written per-stream program makes.
+//!
+//! * `natural-vs-graph-kK` — the natural program as above, against a raw CUDA graph of the
+//!   chunked fan-in in chunks of K columns (K = 8, 16, 32, 64; `seed.cu`'s `graph-chunked-kK`,
+//!   the best hand-written schedule at these sizes): captured once from the raw streams (they
+//!   fork from an origin stream and join it again), instantiated, and replayed with
+//!   `cuGraphLaunch` and one `cuStreamSynchronize` per iteration. The same comparison as
+//!   `benches/join.py`'s natural-program table, in one process and with one kernel: two
+//!   processes of the same program can differ by 10-25% on a shared host, which no ratio
+//!   across processes can tell from the programs' own difference.
 //!
 //! The first three run with `SubmitConfig::direct()`: one driver call per operation, as the
 //! raw loop makes them, so the difference is what sluice adds around each call.
@@ -50,7 +60,7 @@ use sluice::{kernels, Gpu, LaneSet, LaunchConfig, Particle, SubmitConfig};
 mod bench_common;
 use bench_common::{device_line, enqueue, poison, verify, Args, Bench, Config, Inputs, Submit, Variant, BLOCK, EPS2};
 
-const USAGE: &str = "usage: bench_scopes [CONFIG...] [--scopes N] [--rounds R] [--seed S]";
+const USAGE: &str = "usage: bench_scopes [CONFIG...] [--scopes N] [--rounds R] [--seed S] [--natural VARIANT]...";
 
 type Fail = String;
 
@@ -60,7 +70,7 @@ fn fail(what: &'static str) -> impl Fn(result::DriverError) -> Fail {
 
 fn main() -> ExitCode {
     let explicit = std::env::args().skip(1).any(|a| bench_common::parse_config(&a).is_some() || a == "all");
-    let mut args = match Args::parse(USAGE, &["scopes", "rounds"]) {
+    let mut args = match Args::parse(USAGE, &["scopes", "rounds", "natural"]) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("{e}");
@@ -77,6 +87,24 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // `--natural NAME` (repeatable): more of bench_seed's natural variants against the
+    // fastest raw graph.
+    let mut extra = Vec::new();
+    for name in args.flags("natural") {
+        let known =
+            args.configs.iter().flat_map(|c| Variant::naturals(c.rows).into_iter().map(|v| (v, v.name(c.cols))));
+        let found: Vec<Variant> = known.filter(|(_, n)| n == name).map(|(v, _)| v).collect();
+        match found.first() {
+            Some(&v) if !extra.contains(&v) => extra.push(v),
+            Some(_) => {}
+            None => {
+                let names: Vec<String> =
+                    Variant::naturals(args.configs[0].rows).iter().map(|v| v.name(args.configs[0].cols)).collect();
+                eprintln!("--natural {name}: not one of bench_seed's natural variants ({})\n{USAGE}", names.join(", "));
+                return ExitCode::from(2);
+            }
+        }
+    }
     let gpu = match Gpu::new(0) {
         Ok(g) => g,
         Err(e) => {
@@ -84,12 +112,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if gpu.backend() != sluice::Backend::Cuda {
+        // The raw side calls the CUDA driver itself.
+        eprintln!("bench_scopes: needs an NVIDIA GPU; sluice fell back to its {} backend here", gpu.backend());
+        return ExitCode::FAILURE;
+    }
     println!("{}", device_line(&gpu));
     println!("# scopes,config,pattern,lanes,scopes_per_round,raw_us,sluice_us,verified");
     let mut lanes = LaneSet::new(&gpu);
     let mut all_ok = true;
     for c in &args.configs {
-        match run_config(&gpu, &mut lanes, c, args.seed, scopes, rounds) {
+        match run_config(&gpu, &mut lanes, c, args.seed, scopes, rounds, &extra) {
             Ok(ok) => all_ok &= ok,
             Err(e) => {
                 eprintln!("bench_scopes: {}: {e}", c.name);
@@ -106,9 +139,18 @@ fn main() -> ExitCode {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pattern {
+    /// Per stream the launch and the copy of its column; every stream synchronized.
     PerLane,
-    FanIn,
+    /// The chunked fan-in in chunks of this many columns (the fan-in where it is every
+    /// column): the chunk's last stream waits for the others' kernels and copies the chunk;
+    /// the chunks' last streams are synchronized.
+    Chunked(usize),
+    /// `Chunked(k)` captured once into a graph, replayed from the origin stream.
+    Graph(usize),
 }
+
+/// The chunk sizes of the raw graphs the natural program is measured against.
+const GRAPH_CHUNKS: [usize; 4] = [8, 16, 32, 64];
 
 /// Where a sluice pattern's scopes come from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -126,51 +168,95 @@ fn run_config(
     seed: u64,
     scopes: usize,
     rounds: usize,
+    extra: &[Variant],
 ) -> Result<bool, Fail> {
     let mut b = Bench::new(gpu, c, seed).map_err(|e| e.to_string())?;
     let mut raw = Raw::new(c, &b.inputs)?;
     let mut all_ok = true;
-    for (pattern, name, v, scopes_of) in [
-        (Pattern::PerLane, "per-lane", Variant::PerLane, Scopes::Kept),
-        (Pattern::FanIn, "fan-in", Variant::Chunked(c.cols), Scopes::Kept),
-        (Pattern::PerLane, "per-lane-fresh", Variant::PerLane, Scopes::Fresh),
-        (Pattern::PerLane, "natural", Variant::Natural(Submit::Auto), Scopes::Fresh),
-    ] {
-        let scopes_kind = scopes_of;
-        let (mut raw_us, mut sluice_us) = (Vec::new(), Vec::new());
-        let mut problems = Vec::new();
-        gpu.set_submit_config(v.submit_config());
-        sluice_loop(gpu, lanes, &mut b, v, scopes_kind, 50)?;
-        raw.iterations(pattern, 50)?;
-        for round in 0..rounds {
-            for side in [round % 2, 1 - round % 2] {
-                if side == 0 {
-                    raw.poison()?;
-                    raw_us.push(raw.iterations(pattern, scopes)?);
-                    if let Err(e) = verify(raw.host(), &b.inputs) {
-                        problems.push(format!("raw_round_{round}_{e}"));
-                    }
-                } else {
-                    b.poison_device(lanes).map_err(|e| e.to_string())?;
-                    poison(&mut b.host);
-                    sluice_us.push(sluice_loop(gpu, lanes, &mut b, v, scopes_kind, scopes)?);
-                    if let Err(e) = verify(&b.host, &b.inputs) {
-                        problems.push(format!("sluice_round_{round}_{e}"));
-                    }
-                }
+    let natural = Variant::Natural(Submit::Auto);
+    let mut patterns = vec![
+        (Pattern::PerLane, "per-lane".to_string(), Variant::PerLane, Scopes::Kept),
+        (Pattern::Chunked(c.cols), "fan-in".to_string(), Variant::Chunked(c.cols), Scopes::Kept),
+        (Pattern::PerLane, "per-lane-fresh".to_string(), Variant::PerLane, Scopes::Fresh),
+        (Pattern::PerLane, "natural".to_string(), natural, Scopes::Fresh),
+    ];
+    for k in GRAPH_CHUNKS.into_iter().filter(|&k| k <= c.cols) {
+        patterns.push((Pattern::Graph(k), format!("natural-vs-graph-k{k}"), natural, Scopes::Fresh));
+    }
+    // The fastest raw graph (median of its rounds): the one the `--natural` variants meet.
+    let mut fastest: Option<(f64, usize)> = None;
+    for (pattern, name, v, scopes_of) in patterns {
+        let (raw_us, ok) = row(gpu, lanes, &mut b, &mut raw, c, (pattern, &name, v, scopes_of), scopes, rounds)?;
+        all_ok &= ok;
+        if let Pattern::Graph(k) = pattern {
+            let med = median(raw_us);
+            if fastest.is_none_or(|(f, _)| med < f) {
+                fastest = Some((med, k));
             }
         }
-        let list = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(";");
-        let verdict = if problems.is_empty() { "ok".to_string() } else { format!("FAIL:{}", problems.join("+")) };
-        println!("scopes,{},{name},{},{scopes},{},{},{verdict}", c.name, c.cols, list(&raw_us), list(&sluice_us));
-        if !problems.is_empty() {
-            eprintln!("bench_scopes: {} {name}: {}", c.name, problems.join(", "));
-            all_ok = false;
+    }
+    if let Some((_, k)) = fastest {
+        for &x in extra {
+            let name = format!("{}-vs-graph-k{k}", x.name(c.cols));
+            all_ok &=
+                row(gpu, lanes, &mut b, &mut raw, c, (Pattern::Graph(k), &name, x, Scopes::Fresh), scopes, rounds)?.1;
         }
     }
     gpu.set_submit_config(SubmitConfig::direct());
     raw.free()?;
     Ok(all_ok)
+}
+
+/// One row: `rounds` rounds of `scopes` iterations of the raw `pattern` and of the sluice
+/// variant, the order alternating, both outputs poisoned before and checked after each loop;
+/// prints the row's line and returns the raw side's µs per iteration and whether every check
+/// passed.
+#[allow(clippy::too_many_arguments)]
+fn row(
+    gpu: &Gpu,
+    lanes: &mut LaneSet,
+    b: &mut Bench,
+    raw: &mut Raw,
+    c: &Config,
+    (pattern, name, v, scopes_kind): (Pattern, &str, Variant, Scopes),
+    scopes: usize,
+    rounds: usize,
+) -> Result<(Vec<f64>, bool), Fail> {
+    let (mut raw_us, mut sluice_us) = (Vec::new(), Vec::new());
+    let mut problems = Vec::new();
+    gpu.set_submit_config(v.submit_config());
+    sluice_loop(gpu, lanes, b, v, scopes_kind, 50)?;
+    raw.iterations(pattern, 50)?;
+    for round in 0..rounds {
+        for side in [round % 2, 1 - round % 2] {
+            if side == 0 {
+                raw.poison()?;
+                raw_us.push(raw.iterations(pattern, scopes)?);
+                if let Err(e) = verify(raw.host(), &b.inputs) {
+                    problems.push(format!("raw_round_{round}_{e}"));
+                }
+            } else {
+                b.poison_device(lanes).map_err(|e| e.to_string())?;
+                poison(&mut b.host);
+                sluice_us.push(sluice_loop(gpu, lanes, b, v, scopes_kind, scopes)?);
+                if let Err(e) = verify(&b.host, &b.inputs) {
+                    problems.push(format!("sluice_round_{round}_{e}"));
+                }
+            }
+        }
+    }
+    let list = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(";");
+    let verdict = if problems.is_empty() { "ok".to_string() } else { format!("FAIL:{}", problems.join("+")) };
+    println!("scopes,{},{name},{},{scopes},{},{},{verdict}", c.name, c.cols, list(&raw_us), list(&sluice_us));
+    if !problems.is_empty() {
+        eprintln!("bench_scopes: {} {name}: {}", c.name, problems.join(", "));
+    }
+    Ok((raw_us, problems.is_empty()))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// `n` scopes of `v` (on `lanes`, or fresh); µs per scope.
@@ -211,6 +297,12 @@ struct Raw {
     module: sys::CUmodule,
     streams: Vec<sys::CUstream>,
     events: Vec<sys::CUevent>,
+    /// The stream a captured graph forks from and joins again, and its events.
+    origin: sys::CUstream,
+    fork: sys::CUevent,
+    joins: Vec<sys::CUevent>,
+    /// Instantiated graphs of `Pattern::Graph(k)`, by k, captured at first use.
+    graphs: Vec<(usize, sys::CUgraphExec)>,
     d_src: sys::CUdeviceptr,
     d_tgt: sys::CUdeviceptr,
     d_out: sys::CUdeviceptr,
@@ -241,10 +333,11 @@ impl Raw {
             .map(|_| result::stream::create(result::stream::StreamKind::NonBlocking))
             .collect::<Result<Vec<_>, _>>()
             .map_err(fail("stream"))?;
-        let events = (0..cols)
-            .map(|_| result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(fail("event"))?;
+        let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let events = (0..cols).map(|_| event()).collect::<Result<Vec<_>, _>>().map_err(fail("event"))?;
+        let joins = (0..cols).map(|_| event()).collect::<Result<Vec<_>, _>>().map_err(fail("event"))?;
+        let fork = event().map_err(fail("event"))?;
+        let origin = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(fail("stream"))?;
         let psize = std::mem::size_of::<Particle>();
         // SAFETY: fresh allocations of the sizes used below, freed in `free` after every stream
         // is idle; each upload is synchronous and reads a live slice of exactly that size.
@@ -278,6 +371,10 @@ impl Raw {
             module,
             streams,
             events,
+            origin,
+            fork,
+            joins,
+            graphs: Vec::new(),
             d_src,
             d_tgt,
             d_out,
@@ -342,9 +439,81 @@ impl Raw {
         .map_err(fail("copy"))
     }
 
+    /// Enqueues the chunked fan-in in chunks of `k` columns (what `Pattern::Chunked` runs and
+    /// `Pattern::Graph` captures); waits for nothing.
+    fn enqueue_chunked(&mut self, k: usize) -> Result<(), Fail> {
+        for j in 0..self.cols {
+            self.launch(j, self.streams[j])?;
+            let first = j / k * k;
+            let last = (first + k).min(self.cols) - 1;
+            if j != last {
+                // SAFETY: a live event and stream (destroyed only in `free`).
+                unsafe { result::event::record(self.events[j], self.streams[j]) }.map_err(fail("record"))?;
+                continue;
+            }
+            for i in first..last {
+                // SAFETY: live stream and event; the event was recorded above.
+                unsafe {
+                    result::stream::wait_event(
+                        self.streams[j],
+                        self.events[i],
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                }
+                .map_err(fail("wait event"))?;
+            }
+            self.copy(first, last + 1 - first, self.streams[j])?;
+        }
+        Ok(())
+    }
+
+    /// The instantiated graph of the chunked fan-in in chunks of `k`, captured at first use:
+    /// every stream forks from `origin` and joins it again, as `seed.cu` captures its graphs.
+    fn graph(&mut self, k: usize) -> Result<sys::CUgraphExec, Fail> {
+        if let Some(&(_, exec)) = self.graphs.iter().find(|g| g.0 == k) {
+            return Ok(exec);
+        }
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        // SAFETY: a live stream, not capturing; the capture is ended below before any other
+        // use of these streams (an error on the way leaves the bench failing as a whole).
+        unsafe { result::stream::begin_capture(self.origin, mode) }.map_err(fail("begin capture"))?;
+        // SAFETY: live events and streams (destroyed only in `free`); the streams join the
+        // capture through the fork event and leave it through their join events.
+        unsafe {
+            result::event::record(self.fork, self.origin).map_err(fail("record"))?;
+            for &s in &self.streams {
+                result::stream::wait_event(s, self.fork, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                    .map_err(fail("wait event"))?;
+            }
+        }
+        self.enqueue_chunked(k)?;
+        // SAFETY: as above.
+        let graph = unsafe {
+            for (&s, &e) in self.streams.iter().zip(&self.joins) {
+                result::event::record(e, s).map_err(fail("record"))?;
+                result::stream::wait_event(self.origin, e, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                    .map_err(fail("wait event"))?;
+            }
+            result::stream::end_capture(self.origin).map_err(fail("end capture"))?
+        };
+        // SAFETY: `graph` was just captured; the executable graph is its own copy, so the
+        // graph is destroyed right after. Its nodes read the buffers freed only in `free`,
+        // after the graph's execs are destroyed and every stream is synchronized.
+        let exec = unsafe {
+            let exec = result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)).map_err(fail("instantiate"));
+            result::graph::destroy(graph).map_err(fail("graph destroy"))?;
+            exec?
+        };
+        self.graphs.push((k, exec));
+        Ok(exec)
+    }
+
     /// `n` iterations of `pattern`; µs per iteration.
     fn iterations(&mut self, pattern: Pattern, n: usize) -> Result<f64, Fail> {
-        let last = self.cols - 1;
+        let exec = match pattern {
+            Pattern::Graph(k) => Some(self.graph(k)?),
+            _ => None,
+        };
         let t0 = Instant::now();
         for _ in 0..n {
             match pattern {
@@ -358,29 +527,23 @@ impl Raw {
                         unsafe { result::stream::synchronize(s) }.map_err(fail("synchronize"))?;
                     }
                 }
-                Pattern::FanIn => {
-                    for j in 0..self.cols {
-                        self.launch(j, self.streams[j])?;
-                        if j < last {
-                            // SAFETY: a live event and stream (destroyed only in `free`).
-                            unsafe { result::event::record(self.events[j], self.streams[j]) }
-                                .map_err(fail("record"))?;
-                        }
+                Pattern::Chunked(k) => {
+                    self.enqueue_chunked(k)?;
+                    for j in
+                        (k - 1..self.cols).step_by(k).chain((!self.cols.is_multiple_of(k)).then_some(self.cols - 1))
+                    {
+                        // SAFETY: a live stream: a chunk's last, which waited for the chunk's kernels.
+                        unsafe { result::stream::synchronize(self.streams[j]) }.map_err(fail("synchronize"))?;
                     }
-                    for i in 0..last {
-                        // SAFETY: live stream and event; the event was recorded above.
-                        unsafe {
-                            result::stream::wait_event(
-                                self.streams[last],
-                                self.events[i],
-                                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                            )
-                        }
-                        .map_err(fail("wait event"))?;
+                }
+                Pattern::Graph(_) => {
+                    let exec = exec.expect("made above for a graph pattern");
+                    // SAFETY: a live executable graph and stream (destroyed only in `free`);
+                    // the origin stream is synchronized before the next launch.
+                    unsafe {
+                        result::graph::launch(exec, self.origin).map_err(fail("graph launch"))?;
+                        result::stream::synchronize(self.origin).map_err(fail("synchronize"))?;
                     }
-                    self.copy(0, self.cols, self.streams[last])?;
-                    // SAFETY: a live stream; it waited for every other stream's kernel.
-                    unsafe { result::stream::synchronize(self.streams[last]) }.map_err(fail("synchronize"))?;
                 }
             }
         }
@@ -389,14 +552,18 @@ impl Raw {
 
     /// Frees everything, every stream synchronized first.
     fn free(self) -> Result<(), Fail> {
-        for &s in &self.streams {
+        for &s in self.streams.iter().chain([&self.origin]) {
             // SAFETY: a live stream, synchronized then destroyed; nothing uses it after.
             unsafe {
                 result::stream::synchronize(s).map_err(fail("synchronize"))?;
                 result::stream::destroy(s).map_err(fail("stream destroy"))?;
             }
         }
-        for &e in &self.events {
+        for &(_, exec) in &self.graphs {
+            // SAFETY: every stream is synchronized above: no launch of it is pending.
+            unsafe { result::graph::exec_destroy(exec) }.map_err(fail("graph exec destroy"))?;
+        }
+        for &e in self.events.iter().chain(&self.joins).chain([&self.fork]) {
             // SAFETY: no stream is left to wait on it.
             unsafe { result::event::destroy(e) }.map_err(fail("event destroy"))?;
         }
