@@ -27,13 +27,17 @@
 //!   natural program costs, or saves, beyond the calls a hand-written per-stream program makes.
 //!
 //! * `natural-vs-graph-kK` — the natural program as above, against a raw CUDA graph of the
-//!   chunked fan-in in chunks of K columns (K = 8, 16, 32, 64; `seed.cu`'s `graph-chunked-kK`,
-//!   the best hand-written schedule at these sizes): captured once from the raw streams (they
-//!   fork from an origin stream and join it again), instantiated, and replayed with
+//!   chunked fan-in in chunks of K columns (K = all columns, a half, a quarter and an eighth
+//!   of them: `seed.cu`'s `graph-fan-in` and `graph-chunked-kK`, among which is the best
+//!   hand-written schedule at these sizes): captured once from the raw streams (they fork
+//!   from an origin stream and join it again), instantiated, and replayed with
 //!   `cuGraphLaunch` and one `cuStreamSynchronize` per iteration. The same comparison as
 //!   `benches/join.py`'s natural-program table, in one process and with one kernel: two
 //!   processes of the same program can differ by 10-25% on a shared host, which no ratio
 //!   across processes can tell from the programs' own difference.
+//! * `VARIANT-vs-graph-kK` (with `--natural VARIANT`, repeatable: one of `bench_seed`'s
+//!   natural variants, such as `natural-seg8`) — that variant against the fastest raw graph
+//!   of the rows above whose checks passed.
 //!
 //! The first three run with `SubmitConfig::direct()`: one driver call per operation, as the
 //! raw loop makes them, so the difference is what sluice adds around each call.
@@ -95,6 +99,8 @@ fn main() -> ExitCode {
             args.configs.iter().flat_map(|c| Variant::naturals(c.rows).into_iter().map(|v| (v, v.name(c.cols))));
         let found: Vec<Variant> = known.filter(|(_, n)| n == name).map(|(v, _)| v).collect();
         match found.first() {
+            // The default is measured against every graph already.
+            Some(&Variant::Natural(Submit::Auto)) => {}
             Some(&v) if !extra.contains(&v) => extra.push(v),
             Some(_) => {}
             None => {
@@ -149,8 +155,15 @@ enum Pattern {
     Graph(usize),
 }
 
-/// The chunk sizes of the raw graphs the natural program is measured against.
-const GRAPH_CHUNKS: [usize; 4] = [8, 16, 32, 64];
+/// The chunk sizes of the raw graphs the natural program is measured against: `seed.cu`'s
+/// graphs of the chunked fan-in (`graph-fan-in`, and `graph-chunked-kK` for a half, a
+/// quarter and an eighth of the columns), as `Variant::all` names their plain forms.
+fn graph_chunks(cols: usize) -> impl Iterator<Item = usize> {
+    Variant::all(cols).into_iter().filter_map(|v| match v {
+        Variant::Chunked(k) => Some(k),
+        _ => None,
+    })
+}
 
 /// Where a sluice pattern's scopes come from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -180,15 +193,16 @@ fn run_config(
         (Pattern::PerLane, "per-lane-fresh".to_string(), Variant::PerLane, Scopes::Fresh),
         (Pattern::PerLane, "natural".to_string(), natural, Scopes::Fresh),
     ];
-    for k in GRAPH_CHUNKS.into_iter().filter(|&k| k <= c.cols) {
+    for k in graph_chunks(c.cols) {
         patterns.push((Pattern::Graph(k), format!("natural-vs-graph-k{k}"), natural, Scopes::Fresh));
     }
-    // The fastest raw graph (median of its rounds): the one the `--natural` variants meet.
+    // The fastest raw graph whose checks passed (median of its rounds, as `join.py` takes
+    // it): the one the `--natural` variants meet.
     let mut fastest: Option<(f64, usize)> = None;
     for (pattern, name, v, scopes_of) in patterns {
         let (raw_us, ok) = row(gpu, lanes, &mut b, &mut raw, c, (pattern, &name, v, scopes_of), scopes, rounds)?;
         all_ok &= ok;
-        if let Pattern::Graph(k) = pattern {
+        if let (Pattern::Graph(k), true) = (pattern, ok) {
             let med = median(raw_us);
             if fastest.is_none_or(|(f, _)| med < f) {
                 fastest = Some((med, k));
@@ -254,9 +268,16 @@ fn row(
     Ok((raw_us, problems.is_empty()))
 }
 
+/// The median, the mean of the middle two for an even count (as Python's `statistics.median`,
+/// which `join.py` uses).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// `n` scopes of `v` (on `lanes`, or fresh); µs per scope.
@@ -396,9 +417,13 @@ impl Raw {
     /// NaN in the device and host outputs.
     fn poison(&mut self) -> Result<(), Fail> {
         let bytes = self.rows * self.cols * 4;
-        // SAFETY: `d_out` holds `bytes` bytes; the memset is synchronous and no stream is
-        // running (every iteration ends synchronized).
-        unsafe { result::memset_d8_sync(self.d_out, 0xff, bytes) }.map_err(fail("memset"))?;
+        // SAFETY: `d_out` holds `bytes` bytes and no stream is running (every iteration ends
+        // synchronized); the memset runs on `origin` (not the legacy stream, which the
+        // non-blocking streams would not wait for) and is finished before this returns.
+        unsafe {
+            result::memset_d8_async(self.d_out, 0xff, bytes, self.origin).map_err(fail("memset"))?;
+            result::stream::synchronize(self.origin).map_err(fail("synchronize"))?;
+        }
         // SAFETY: as in `host`, mutably: no copy is pending and `&mut self` is exclusive.
         poison(unsafe { std::slice::from_raw_parts_mut(self.host, self.rows * self.cols) });
         Ok(())
@@ -467,18 +492,10 @@ impl Raw {
         Ok(())
     }
 
-    /// The instantiated graph of the chunked fan-in in chunks of `k`, captured at first use:
-    /// every stream forks from `origin` and joins it again, as `seed.cu` captures its graphs.
-    fn graph(&mut self, k: usize) -> Result<sys::CUgraphExec, Fail> {
-        if let Some(&(_, exec)) = self.graphs.iter().find(|g| g.0 == k) {
-            return Ok(exec);
-        }
-        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
-        // SAFETY: a live stream, not capturing; the capture is ended below before any other
-        // use of these streams (an error on the way leaves the bench failing as a whole).
-        unsafe { result::stream::begin_capture(self.origin, mode) }.map_err(fail("begin capture"))?;
-        // SAFETY: live events and streams (destroyed only in `free`); the streams join the
-        // capture through the fork event and leave it through their join events.
+    /// Between `begin_capture` and `end_capture` on `origin`: the streams fork from it, run
+    /// the chunked fan-in in chunks of `k`, and join it again.
+    fn capture_chunked(&mut self, k: usize) -> Result<(), Fail> {
+        // SAFETY: live events and streams (destroyed only in `free`); `origin` is capturing.
         unsafe {
             result::event::record(self.fork, self.origin).map_err(fail("record"))?;
             for &s in &self.streams {
@@ -488,13 +505,41 @@ impl Raw {
         }
         self.enqueue_chunked(k)?;
         // SAFETY: as above.
-        let graph = unsafe {
+        unsafe {
             for (&s, &e) in self.streams.iter().zip(&self.joins) {
                 result::event::record(e, s).map_err(fail("record"))?;
                 result::stream::wait_event(self.origin, e, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
                     .map_err(fail("wait event"))?;
             }
-            result::stream::end_capture(self.origin).map_err(fail("end capture"))?
+        }
+        Ok(())
+    }
+
+    /// The instantiated graph of the chunked fan-in in chunks of `k`, captured at first use:
+    /// every stream forks from `origin` and joins it again, as `seed.cu` captures its graphs.
+    fn graph(&mut self, k: usize) -> Result<sys::CUgraphExec, Fail> {
+        if let Some(&(_, exec)) = self.graphs.iter().find(|g| g.0 == k) {
+            return Ok(exec);
+        }
+        let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        // SAFETY: a live stream, not capturing; the capture is ended below, on every path,
+        // before this returns.
+        unsafe { result::stream::begin_capture(self.origin, mode) }.map_err(fail("begin capture"))?;
+        let captured = self.capture_chunked(k);
+        // SAFETY: `origin` is capturing (begun above); ending it ends the streams' part too
+        // (they joined it through the fork event and left it through their join events). A
+        // failed capture's graph, if any, is destroyed unused.
+        let graph = unsafe {
+            let ended = result::stream::end_capture(self.origin).map_err(fail("end capture"));
+            match (captured, ended) {
+                (Ok(()), ended) => ended?,
+                (Err(e), ended) => {
+                    if let Ok(g) = ended {
+                        let _ = result::graph::destroy(g);
+                    }
+                    return Err(e);
+                }
+            }
         };
         // SAFETY: `graph` was just captured; the executable graph is its own copy, so the
         // graph is destroyed right after. Its nodes read the buffers freed only in `free`,
