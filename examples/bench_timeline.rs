@@ -17,7 +17,8 @@
 //! freed before each scope, outside the timed span: after memory is given back, sluice sets
 //! a cached graph's copy nodes again before its next replay (an address may then name
 //! another allocation), which this prices.
-//! Prints the medians over the untraced scopes, then the last two traced scopes' graphs as
+//! Prints the medians over the untraced scopes (the closure, the whole scope, and when each
+//! segment left the program: `Submission::submitted_after`), then the last two traced scopes' graphs as
 //! `[host START+ENQUEUE gpu START-END]` in µs from the scope's start. On the CPU backend (no
 //! GPU) the numbers say little: its kernels run on the host's cores.
 
@@ -30,6 +31,7 @@ fn body<'scope, 'env>(
     host: &'scope mut PinnedMatrix<f32>,
     cfg: LaunchConfig,
     t1: &mut Instant,
+    segments: &mut Vec<f64>,
 ) -> sluice::Result<()> {
     let (rows, n) = (host.rows(), host.cols());
     let out = s.alloc_matrix::<f32>(rows, n)?;
@@ -43,6 +45,8 @@ fn body<'scope, 'env>(
         })?;
     }
     *t1 = Instant::now();
+    // When each segment so far left the program (the scope's end submits after this).
+    *segments = s.submissions().iter().map(|x| x.submitted_after.as_secs_f64() * 1e6).collect();
     Ok(())
 }
 fn main() {
@@ -70,6 +74,7 @@ fn main() {
     let mut host = gpu.pinned_matrix::<f32>(rows, n).unwrap();
     let cfg = LaunchConfig::for_elements(rows, 256);
     let (mut log, mut total, mut launch_at) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut segments, mut handed) = (Vec::new(), Vec::<Vec<f64>>::new());
     for r in 0..reps {
         if poison {
             host.fill(f32::NAN);
@@ -80,7 +85,8 @@ fn main() {
         let t0 = Instant::now();
         let mut t1 = t0;
         if r % 10 == 9 {
-            let ((), tr) = traced_scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1)).unwrap();
+            let ((), tr) =
+                traced_scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1, &mut segments)).unwrap();
             let g: Vec<String> = tr
                 .spans
                 .iter()
@@ -98,13 +104,27 @@ fn main() {
             launch_at.push(((t1 - t0).as_secs_f64() * 1e6, tr.spans.len(), g.join(" ")));
             continue;
         }
-        scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1)).unwrap();
+        scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1, &mut segments)).unwrap();
+        for (i, at) in segments.iter().enumerate() {
+            if handed.len() <= i {
+                handed.push(Vec::new());
+            }
+            handed[i].push(*at);
+        }
         log.push((t1 - t0).as_secs_f64() * 1e6);
         total.push(t0.elapsed().as_secs_f64() * 1e6);
     }
     log.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
     println!("{n} lanes x {rows} rows, segments {seg} (background {background}, poison {poison}, churn {churn}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
+    let handed: Vec<String> = handed
+        .into_iter()
+        .map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            format!("{:.1}", v[v.len() / 2])
+        })
+        .collect();
+    println!("   untraced: segments left the program at [{}] us (medians)", handed.join(", "));
     for (closure, spans, g) in launch_at.iter().rev().take(2) {
         println!("   traced: closure ends {closure:.1} us, {spans} spans, graphs {g}");
     }

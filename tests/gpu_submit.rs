@@ -13,6 +13,7 @@ use sluice::{
     kernels, scope, traced_scope, DeviceMatrix, Gpu, LaneSet, LaunchConfig, Particle, PinnedMatrix, Result, Scope,
     SpanKind, SubmitConfig, SubmitPath, Trace,
 };
+use std::time::{Duration, Instant};
 
 const EPS2: f32 = 1e-3;
 const TOL: f64 = 1e-4;
@@ -827,7 +828,8 @@ fn segments_mean_what_the_whole_scope_means(gpu: Gpu) {
 /// Segments grow: 64 lanes with segments of 8 go as 8, 8, 16 and 32 lanes (each at least
 /// as many as all earlier ones together); 128 lanes as 8, 8, 16, 32, 32 and 32 (growth
 /// stops at 32 lanes or a quarter of the lanes made, whichever is more). Every segment's
-/// columns merged, every column exact.
+/// columns merged, every column exact; the submissions left the program in order, within the
+/// scope's time (`Submission::submitted_after`).
 fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
     let rows = 1024;
     gpu.set_submit_config(with_segments(8));
@@ -835,6 +837,7 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
         let mut host = gpu.pinned_matrix::<f32>(rows, n).expect("pinned");
         for round in 0..3 {
             poison(&mut host);
+            let started = Instant::now();
             let ((), trace) = traced_scope(&gpu, |s| {
                 let out = s.alloc_matrix::<f32>(rows, n)?;
                 for (j, ((lane, col), dst)) in
@@ -849,9 +852,15 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
                 Ok(())
             })
             .expect("scope");
+            let took = started.elapsed();
             let subs = &trace.submissions;
             let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
             assert_eq!(lanes, expected, "{n} lanes, round {round}: {subs:?}");
+            let at: Vec<Duration> = subs.iter().map(|s| s.submitted_after).collect();
+            assert!(
+                at[0] > Duration::ZERO && at.windows(2).all(|w| w[0] <= w[1]) && at[at.len() - 1] <= took,
+                "{n} lanes, round {round}: submitted after {at:?}, the scope took {took:?}"
+            );
             let segments: Vec<bool> = subs.iter().map(|s| s.segment).collect();
             assert!(
                 !segments[segments.len() - 1] && segments[..segments.len() - 1].iter().all(|s| *s),

@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use bytemuck::Pod;
 
@@ -63,6 +64,8 @@ pub(crate) struct LaneShared {
     /// Lanes the scope has made so far ([`Scope::lane`](crate::Scope::lane)), for
     /// [`SEGMENT_CAP`].
     pub(crate) made: AtomicU32,
+    /// When the scope started: [`Submission::submitted_after`] counts from here.
+    started: Instant,
 }
 
 /// A deferred scope's log: the batch not yet submitted, the lanes it names (a batch lane's
@@ -290,6 +293,7 @@ impl LaneShared {
             deferred,
             failed: AtomicBool::new(false),
             made: AtomicU32::new(0),
+            started: Instant::now(),
         }
     }
 
@@ -370,7 +374,7 @@ impl LaneShared {
             let empty = s.is_empty();
             self.recycle_events(s.events);
             if !empty {
-                d.submissions.push(s.submission);
+                d.submissions.push(Submission { submitted_after: self.started.elapsed(), ..s.submission });
             }
             if let Some((g, _)) = s.graph {
                 d.graphs.push(g);

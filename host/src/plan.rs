@@ -303,6 +303,7 @@ pub enum SubmitPath {
 /// })?;
 /// let last = trace.submissions.last().expect("the scope's end submitted the fill");
 /// assert_eq!(last.copies, 1);
+/// println!("the fill left the program {:?} after the scope started", last.submitted_after);
 /// # Ok(()) }
 /// # demo(&sluice::Gpu::cpu()).unwrap();
 /// ```
@@ -347,6 +348,11 @@ pub struct Submission {
     /// ([`SubmitConfig::segment_lanes`]), not at a host wait, a
     /// [`max_deferred`](SubmitConfig::max_deferred) flush or the scope's end.
     pub segment: bool,
+    /// Host time from the scope's start until this submission had reached the driver, or
+    /// the device's launcher thread where [`background`](Submission::background): when each
+    /// part of a scope left the program, without tracing's timing events. It differs from
+    /// run to run, so two submissions of equal work compare unequal.
+    pub submitted_after: std::time::Duration,
 }
 
 /// What a device's scopes submitted so far, counted ([`Gpu::submit_stats`](crate::Gpu::submit_stats)).

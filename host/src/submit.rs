@@ -33,6 +33,7 @@
 
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::device::Gpu;
 use crate::driver::mem::{Direction, Span2d};
@@ -234,6 +235,8 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         plan_reused,
         background: false,
         segment: f.segment,
+        // Set where the scope keeps it (`LaneShared::submit_log`).
+        submitted_after: Duration::ZERO,
     };
     count(batch, plan, &mut sub);
     let mut events = Vec::new();
@@ -305,6 +308,7 @@ impl Submitted {
             launch_edges: 0,
             plan_reused: false,
             segment: false,
+            submitted_after: Duration::ZERO,
             background: false,
         };
         Submitted { submission, covers: Vec::new(), graph: None, events }
