@@ -18,7 +18,9 @@
 //! a cached graph's copy nodes again before its next replay (an address may then name
 //! another allocation), which this prices.
 //! Prints the medians over the untraced scopes (the closure, the whole scope, and when each
-//! segment left the program: `Submission::submitted_after`), then the last two traced scopes' graphs as
+//! segment left the program: `Submission::submitted_after`, the median of the k-th segments of
+//! the scopes that had a k-th, which a scope's segment sizes make the same from scope to
+//! scope), then the last two traced scopes' graphs as
 //! `[host START+ENQUEUE gpu START-END]` in µs from the scope's start. On the CPU backend (no
 //! GPU) the numbers say little: its kernels run on the host's cores.
 

@@ -876,6 +876,37 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
                 );
             }
         }
+        // Untraced, on kept lanes: each scope's segments are stamped from that scope's start.
+        let mut kept = LaneSet::new(&gpu);
+        for round in 0..2 {
+            let started = Instant::now();
+            let at = kept
+                .scope(|s| {
+                    let out = s.alloc_matrix::<f32>(rows, n)?;
+                    for (j, ((lane, col), dst)) in
+                        s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
+                    {
+                        lane.enter(|st| {
+                            let mut col = st.bind(col);
+                            st.launch(
+                                &kernels::fill_column,
+                                LaunchConfig::for_elements(rows, 256),
+                                (&mut col, j as f32),
+                            )?;
+                            st.copy_to_host(&col, dst).map(drop)
+                        })?;
+                    }
+                    let took = started.elapsed();
+                    Ok((s.submissions().iter().map(|x| x.submitted_after).collect::<Vec<_>>(), took))
+                })
+                .expect("scope");
+            let (at, took) = at;
+            assert_eq!(at.len(), expected.len() - 1, "{n} lanes, kept round {round}: the segments so far: {at:?}");
+            assert!(
+                at[0] > Duration::ZERO && at.windows(2).all(|w| w[0] <= w[1]) && at[at.len() - 1] <= took,
+                "{n} lanes, kept round {round}: submitted after {at:?}, the scope had run {took:?}"
+            );
+        }
     }
     gpu.set_submit_config(SubmitConfig::default());
 }

@@ -64,7 +64,8 @@ pub(crate) struct LaneShared {
     /// Lanes the scope has made so far ([`Scope::lane`](crate::Scope::lane)), for
     /// [`SEGMENT_CAP`].
     pub(crate) made: AtomicU32,
-    /// When the scope started: [`Submission::submitted_after`] counts from here.
+    /// When the scope started (its trace's host start, if traced):
+    /// [`Submission::submitted_after`] counts from here.
     started: Instant,
 }
 
@@ -271,6 +272,7 @@ impl LaneShared {
         config: SubmitConfig,
         spare: SpareLog,
     ) -> LaneShared {
+        let started = trace.as_ref().map_or_else(Instant::now, Recorder::host_start);
         let (timing, fences): (Vec<Arc<Event>>, Vec<Arc<Event>>) = idle.into_iter().partition(|e| e.timing());
         let deferred = (config.defer && capture.is_none()).then(|| {
             let mut d = spare.0.map_or_else(Deferred::default, |d| *d);
@@ -293,7 +295,7 @@ impl LaneShared {
             deferred,
             failed: AtomicBool::new(false),
             made: AtomicU32::new(0),
-            started: Instant::now(),
+            started,
         }
     }
 
@@ -374,7 +376,8 @@ impl LaneShared {
             let empty = s.is_empty();
             self.recycle_events(s.events);
             if !empty {
-                d.submissions.push(Submission { submitted_after: self.started.elapsed(), ..s.submission });
+                let submitted_after = s.at.saturating_duration_since(self.started);
+                d.submissions.push(Submission { submitted_after, ..s.submission });
             }
             if let Some((g, _)) = s.graph {
                 d.graphs.push(g);

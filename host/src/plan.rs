@@ -348,10 +348,13 @@ pub struct Submission {
     /// ([`SubmitConfig::segment_lanes`]), not at a host wait, a
     /// [`max_deferred`](SubmitConfig::max_deferred) flush or the scope's end.
     pub segment: bool,
-    /// Host time from the scope's start until this submission had reached the driver, or
-    /// the device's launcher thread where [`background`](Submission::background): when each
-    /// part of a scope left the program, without tracing's timing events. It differs from
-    /// run to run, so two submissions of equal work compare unequal.
+    /// Host time from the scope's start (the host start of its trace's spans, if traced)
+    /// until this submission's driver calls had returned — the work enqueued, not run — or,
+    /// where [`background`](Submission::background), its graph was handed to the device's
+    /// launcher thread, which launches it soon after (the trace's graph span says when). It
+    /// shows when each part of a scope left the program without tracing's timing events.
+    /// Only deferred scopes log submissions ([`SubmitConfig::direct`] logs none). It differs
+    /// from run to run, so two submissions of equal work compare equal only with it zeroed.
     pub submitted_after: std::time::Duration,
 }
 

@@ -33,7 +33,7 @@
 
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::device::Gpu;
 use crate::driver::mem::{Direction, Span2d};
@@ -190,6 +190,9 @@ pub(crate) struct Submitted {
     pub(crate) graph: Option<(CachedGraph, u32)>,
     /// Events the submission used, idle again (waits already enqueued keep their record).
     pub(crate) events: Vec<Arc<Event>>,
+    /// When its driver calls had returned, or its graph was handed to the launcher thread
+    /// (the scope stamps [`Submission::submitted_after`] from it).
+    pub(crate) at: Instant,
 }
 
 /// Submits a deferred scope's batch: planned, then direct or as a graph (see the module
@@ -235,7 +238,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         plan_reused,
         background: false,
         segment: f.segment,
-        // Set where the scope keeps it (`LaneShared::submit_log`).
+        // Set where the scope keeps it (`LaneShared::submit_log`), from `Submitted::at`.
         submitted_after: Duration::ZERO,
     };
     count(batch, plan, &mut sub);
@@ -261,6 +264,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         }
         Err(e) => Err(e),
     };
+    let at = Instant::now();
     let result = match (finished, result) {
         (Ok(()), r) => r,
         (Err(e), Ok(())) => Err(e),
@@ -274,7 +278,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
     }
     f.gpu.note_submission(&sub);
     events.extend(batch.clear());
-    (result, Some(Submitted { submission: sub, covers, graph, events }))
+    (result, Some(Submitted { submission: sub, covers, graph, events, at }))
 }
 
 /// Waits for the launches the scope handed to the launcher thread ([`Flush::launches`]); a
@@ -311,7 +315,7 @@ impl Submitted {
             submitted_after: Duration::ZERO,
             background: false,
         };
-        Submitted { submission, covers: Vec::new(), graph: None, events }
+        Submitted { submission, covers: Vec::new(), graph: None, events, at: Instant::now() }
     }
 
     /// Whether anything was submitted.

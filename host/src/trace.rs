@@ -327,6 +327,11 @@ impl Recorder {
         Ok(Recorder { start, host_start, marks: Mutex::new(Vec::new()) })
     }
 
+    /// The host time the trace's spans count from.
+    pub(crate) fn host_start(&self) -> Instant {
+        self.host_start
+    }
+
     /// Records the begin event of an operation about to be enqueued on `stream`.
     pub(crate) fn begin(&self, gpu: &Gpu, stream: &StreamHandle) -> Result<Open> {
         let host_begin = Instant::now();
