@@ -95,13 +95,12 @@ fn main() -> ExitCode {
     // fastest raw graph.
     let mut extra = Vec::new();
     for name in args.flags("natural") {
-        let known =
+        let mut known =
             args.configs.iter().flat_map(|c| Variant::naturals(c.rows).into_iter().map(|v| (v, v.name(c.cols))));
-        let found: Vec<Variant> = known.filter(|(_, n)| n == name).map(|(v, _)| v).collect();
-        match found.first() {
+        match known.find(|(_, n)| n == name).map(|(v, _)| v) {
             // The default is measured against every graph already.
-            Some(&Variant::Natural(Submit::Auto)) => {}
-            Some(&v) if !extra.contains(&v) => extra.push(v),
+            Some(Variant::Natural(Submit::Auto)) => {}
+            Some(v) if !extra.contains(&v) => extra.push(v),
             Some(_) => {}
             None => {
                 let names: Vec<String> =

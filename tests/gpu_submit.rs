@@ -838,29 +838,13 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
         for round in 0..3 {
             poison(&mut host);
             let started = Instant::now();
-            let ((), trace) = traced_scope(&gpu, |s| {
-                let out = s.alloc_matrix::<f32>(rows, n)?;
-                for (j, ((lane, col), dst)) in
-                    s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
-                {
-                    lane.enter(|st| {
-                        let mut col = st.bind(col);
-                        st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
-                        st.copy_to_host(&col, dst).map(drop)
-                    })?;
-                }
-                Ok(())
-            })
-            .expect("scope");
+            let ((), trace) = traced_scope(&gpu, |s| fill_columns(s, &mut host)).expect("scope");
             let took = started.elapsed();
             let subs = &trace.submissions;
             let lanes: Vec<usize> = subs.iter().map(|s| s.launches).collect();
             assert_eq!(lanes, expected, "{n} lanes, round {round}: {subs:?}");
             let at: Vec<Duration> = subs.iter().map(|s| s.submitted_after).collect();
-            assert!(
-                at[0] > Duration::ZERO && at.windows(2).all(|w| w[0] <= w[1]) && at[at.len() - 1] <= took,
-                "{n} lanes, round {round}: submitted after {at:?}, the scope took {took:?}"
-            );
+            assert_stamped(&at, took, &format!("{n} lanes, round {round}"));
             let segments: Vec<bool> = subs.iter().map(|s| s.segment).collect();
             assert!(
                 !segments[segments.len() - 1] && segments[..segments.len() - 1].iter().all(|s| *s),
@@ -880,35 +864,41 @@ fn segments_grow_and_each_merges_its_copies(gpu: Gpu) {
         let mut kept = LaneSet::new(&gpu);
         for round in 0..2 {
             let started = Instant::now();
-            let at = kept
+            let (at, took) = kept
                 .scope(|s| {
-                    let out = s.alloc_matrix::<f32>(rows, n)?;
-                    for (j, ((lane, col), dst)) in
-                        s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate()
-                    {
-                        lane.enter(|st| {
-                            let mut col = st.bind(col);
-                            st.launch(
-                                &kernels::fill_column,
-                                LaunchConfig::for_elements(rows, 256),
-                                (&mut col, j as f32),
-                            )?;
-                            st.copy_to_host(&col, dst).map(drop)
-                        })?;
-                    }
-                    let took = started.elapsed();
-                    Ok((s.submissions().iter().map(|x| x.submitted_after).collect::<Vec<_>>(), took))
+                    fill_columns(s, &mut host)?;
+                    Ok((s.submissions().iter().map(|x| x.submitted_after).collect::<Vec<_>>(), started.elapsed()))
                 })
                 .expect("scope");
-            let (at, took) = at;
             assert_eq!(at.len(), expected.len() - 1, "{n} lanes, kept round {round}: the segments so far: {at:?}");
-            assert!(
-                at[0] > Duration::ZERO && at.windows(2).all(|w| w[0] <= w[1]) && at[at.len() - 1] <= took,
-                "{n} lanes, kept round {round}: submitted after {at:?}, the scope had run {took:?}"
-            );
+            assert_stamped(&at, took, &format!("{n} lanes, kept round {round}"));
         }
     }
     gpu.set_submit_config(SubmitConfig::default());
+}
+
+/// A scope's body: lane `j` fills column `j` of a scope matrix with `j` and copies it to
+/// `host`'s column `j`.
+fn fill_columns<'scope, 'env>(s: &'scope Scope<'scope, 'env>, host: &'scope mut PinnedMatrix<f32>) -> Result<()> {
+    let (rows, n) = (host.rows(), host.cols());
+    let out = s.alloc_matrix::<f32>(rows, n)?;
+    for (j, ((lane, col), dst)) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+        lane.enter(|st| {
+            let mut col = st.bind(col);
+            st.launch(&kernels::fill_column, LaunchConfig::for_elements(rows, 256), (&mut col, j as f32))?;
+            st.copy_to_host(&col, dst).map(drop)
+        })?;
+    }
+    Ok(())
+}
+
+/// Submission times (`Submission::submitted_after`) are set, in order, and within `took`, the
+/// host time the scope had run when they were read.
+fn assert_stamped(at: &[Duration], took: Duration, what: &str) {
+    assert!(
+        at[0] > Duration::ZERO && at.windows(2).all(|w| w[0] <= w[1]) && at[at.len() - 1] <= took,
+        "{what}: submitted after {at:?}, the scope had run {took:?}"
+    );
 }
 
 /// A scope's body: lane `j` fills column `j` of a scope matrix with `first + j` and copies it
