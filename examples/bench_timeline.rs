@@ -17,10 +17,13 @@
 //! freed before each scope, outside the timed span: after memory is given back, sluice sets
 //! a cached graph's copy nodes again before its next replay (an address may then name
 //! another allocation), which this prices.
-//! Prints the medians over the untraced scopes (the closure, the whole scope, and when each
-//! segment left the program: `Submission::submitted_after`, the median of the k-th segments of
-//! the scopes that had a k-th, which a scope's segment sizes make the same from scope to
-//! scope), then the last two traced scopes' graphs as
+//! Prints the medians over the untraced scopes: the closure, the whole scope, when each
+//! segment left the program (`Submission::submitted_after`, the median of the k-th segments
+//! of the scopes that had a k-th, which a scope's segment sizes make the same from scope to
+//! scope), when the closure started, allocated its matrix and made its lanes, and when each
+//! lane's `enter` returned (a segment's hand-off shows as the wait before the lane that formed
+//! it); then how the last untraced scope's submissions went (path, operations, graph nodes
+//! set, who launched) and the last two traced scopes' graphs as
 //! `[host START+ENQUEUE gpu START-END]` in µs from the scope's start. On the CPU backend (no
 //! GPU) the numbers say little: its kernels run on the host's cores.
 
@@ -32,12 +35,16 @@ fn body<'scope, 'env>(
     targets: &'scope DeviceMatrix<Particle>,
     host: &'scope mut PinnedMatrix<f32>,
     cfg: LaunchConfig,
-    t1: &mut Instant,
-    segments: &mut Vec<f64>,
+    t0: Instant,
+    seen: &mut Seen,
 ) -> sluice::Result<()> {
     let (rows, n) = (host.rows(), host.cols());
+    seen.setup[0] = t0.elapsed().as_secs_f64() * 1e6;
     let out = s.alloc_matrix::<f32>(rows, n)?;
-    for (j, ((lane, col), dst)) in s.lanes(n)?.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
+    seen.setup[1] = t0.elapsed().as_secs_f64() * 1e6;
+    let lanes = s.lanes(n)?;
+    seen.setup[2] = t0.elapsed().as_secs_f64() * 1e6;
+    for (j, ((lane, col), dst)) in lanes.into_iter().zip(out.columns_mut()).zip(host.columns_mut()).enumerate() {
         lane.enter(|st| {
             let src = st.await_fence(sources)?;
             let tgt = st.await_fence(targets)?.column(j).ok_or(Error::NotAdjacent)?;
@@ -45,11 +52,48 @@ fn body<'scope, 'env>(
             st.launch(&kernels::potential_tiled_rsqrt, cfg, (&mut col, &tgt, &src, 1e-3f32))?;
             st.copy_to_host(&col, dst)
         })?;
+        seen.lanes[j] = t0.elapsed().as_secs_f64() * 1e6;
     }
-    *t1 = Instant::now();
+    seen.closed = Instant::now();
     // When each segment so far left the program (the scope's end submits after this).
-    *segments = s.submissions().iter().map(|x| x.submitted_after.as_secs_f64() * 1e6).collect();
+    let subs = s.submissions();
+    seen.segments = subs.iter().map(|x| x.submitted_after.as_secs_f64() * 1e6).collect();
+    seen.how = subs
+        .iter()
+        .map(|x| {
+            format!(
+                "{:?} {} ops, {} nodes set, {}",
+                x.path,
+                x.operations,
+                x.nodes_updated,
+                if x.background { "launcher" } else { "inline" }
+            )
+        })
+        .collect();
     Ok(())
+}
+
+/// What one scope's closure saw: when it started, allocated its matrix and made its lanes, when
+/// each lane's `enter` returned and each segment left the program (µs from before the scope),
+/// how each segment was submitted, and when the closure ended.
+struct Seen {
+    setup: [f64; 3],
+    lanes: Vec<f64>,
+    segments: Vec<f64>,
+    how: Vec<String>,
+    closed: Instant,
+}
+
+/// The median of each position over the scopes that had it.
+fn medians(rows: &[Vec<f64>]) -> Vec<String> {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..width)
+        .map(|i| {
+            let mut v: Vec<f64> = rows.iter().filter_map(|r| r.get(i).copied()).collect();
+            v.sort_by(f64::total_cmp);
+            format!("{:.1}", v[v.len() / 2])
+        })
+        .collect()
 }
 fn main() {
     let a: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -76,7 +120,9 @@ fn main() {
     let mut host = gpu.pinned_matrix::<f32>(rows, n).unwrap();
     let cfg = LaunchConfig::for_elements(rows, 256);
     let (mut log, mut total, mut launch_at) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut segments, mut handed) = (Vec::new(), Vec::<Vec<f64>>::new());
+    let mut seen =
+        Seen { setup: [0.0; 3], lanes: vec![0.0; n], segments: Vec::new(), how: Vec::new(), closed: Instant::now() };
+    let (mut handed, mut lanes, mut how, mut setups) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for r in 0..reps {
         if poison {
             host.fill(f32::NAN);
@@ -85,10 +131,8 @@ fn main() {
             drop(gpu.alloc_matrix::<f32>(256, 1).unwrap());
         }
         let t0 = Instant::now();
-        let mut t1 = t0;
         if r % 10 == 9 {
-            let ((), tr) =
-                traced_scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1, &mut segments)).unwrap();
+            let ((), tr) = traced_scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, t0, &mut seen)).unwrap();
             let g: Vec<String> = tr
                 .spans
                 .iter()
@@ -103,30 +147,27 @@ fn main() {
                     )
                 })
                 .collect();
-            launch_at.push(((t1 - t0).as_secs_f64() * 1e6, tr.spans.len(), g.join(" ")));
+            launch_at.push(((seen.closed - t0).as_secs_f64() * 1e6, tr.spans.len(), g.join(" ")));
             continue;
         }
-        scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, &mut t1, &mut segments)).unwrap();
-        for (i, at) in segments.iter().enumerate() {
-            if handed.len() <= i {
-                handed.push(Vec::new());
-            }
-            handed[i].push(*at);
-        }
-        log.push((t1 - t0).as_secs_f64() * 1e6);
+        scope(&gpu, |s| body(s, &sources, &targets, &mut host, cfg, t0, &mut seen)).unwrap();
+        handed.push(seen.segments.clone());
+        lanes.push(seen.lanes.clone());
+        setups.push(seen.setup.to_vec());
+        how = seen.how.clone();
+        log.push((seen.closed - t0).as_secs_f64() * 1e6);
         total.push(t0.elapsed().as_secs_f64() * 1e6);
     }
     log.sort_by(f64::total_cmp);
     total.sort_by(f64::total_cmp);
     println!("{n} lanes x {rows} rows, segments {seg} (background {background}, poison {poison}, churn {churn}): closure (alloc + logging) {:.1} us ({:.2} us/lane), whole scope {:.1} us", log[log.len() / 2], log[log.len() / 2] / n as f64, total[total.len() / 2]);
-    let handed: Vec<String> = handed
-        .into_iter()
-        .map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            format!("{:.1}", v[v.len() / 2])
-        })
-        .collect();
-    println!("   untraced: segments left the program at [{}] us (medians)", handed.join(", "));
+    println!("   untraced: segments left the program at [{}] us (medians)", medians(&handed).join(", "));
+    println!(
+        "   untraced: closure started, matrix allocated, lanes made at [{}] us (medians)",
+        medians(&setups).join(", ")
+    );
+    println!("   untraced: lanes' enter returned at [{}] us (medians)", medians(&lanes).join(", "));
+    println!("   last untraced scope's submissions: [{}]", how.join("; "));
     for (closure, spans, g) in launch_at.iter().rev().take(2) {
         println!("   traced: closure ends {closure:.1} us, {spans} spans, graphs {g}");
     }

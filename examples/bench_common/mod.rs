@@ -291,12 +291,15 @@ impl Variant {
         let mut v =
             vec![Variant::Natural(Submit::Auto), Variant::Natural(Submit::NoGraph), Variant::Natural(Submit::Direct)];
         let default = SubmitConfig::default().merge_copy_bytes;
-        if rows * 4 * 4 <= default {
-            v.extend([0, 128 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
+        // Columns that merge (at most half a merged copy): with none, 128 KiB, the earlier
+        // default's 512 KiB and 4 MiB chunks.
+        let merges = rows * 4 * 2 <= default;
+        if merges {
+            v.extend([0, 128 << 10, 512 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));
         }
-        // Around the default's segments of 4: none, 2, 8 and 16.
-        v.extend([0, 2, 8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
-        if rows * 4 * 4 <= default {
+        // Around the default's segments of 4: none, 1, 2, 8 and 16.
+        v.extend([0, 1, 2, 8, 16].map(|n| Variant::Natural(Submit::Segments(n))));
+        if merges {
             // Chunks of 8 columns (the best C++ chunking at 64 lanes of 64 KiB columns), with
             // and without segments.
             v.extend([0, 4, 8].map(|segments| Variant::Natural(Submit::Columns { segments, columns: 8 })));

@@ -81,7 +81,24 @@ pub struct SubmitConfig {
     /// (every scope is submitted directly, as without [`graphs`](SubmitConfig::graphs)).
     pub graph_cache: usize,
     /// Merge adjacent column copies of lanes with the same work into copies of about this
-    /// many bytes (columns larger than a quarter of this are never merged); `0`: never.
+    /// many bytes (columns larger than half of this are never merged); `0`: never.
+    ///
+    /// The default, 256 KiB, is where the copies of many small columns ran fastest on an H100
+    /// host: a copy costs the copy engine a microsecond or two beside its bytes, and a merged
+    /// copy starts only once the kernels of all its columns are done, so smaller chunks start
+    /// the copies sooner and larger ones pay fewer copies. The README's program with 64 lanes of
+    /// 64 KiB columns ran at 1.04× a hand-written graph of the best chunked fan-in with chunks
+    /// of 256 KiB, 1.06× with 512 KiB and 1.56× unmerged; with 128 lanes of 16 KiB columns,
+    /// 64 of 32 KiB and 32 of 128 KiB, 256 KiB was as fast or faster than 512 KiB
+    /// (`BENCHMARKS.md`).
+    ///
+    /// ```
+    /// # use sluice_host as sluice;
+    /// use sluice::{Gpu, SubmitConfig};
+    /// let gpu = Gpu::cpu();
+    /// assert_eq!(gpu.submit_config().merge_copy_bytes, 256 << 10);
+    /// gpu.set_submit_config(SubmitConfig { merge_copy_bytes: 1 << 20, ..SubmitConfig::default() });
+    /// ```
     pub merge_copy_bytes: usize,
     /// Most columns one merged copy takes, whatever their size (`0`: as many as
     /// [`merge_copy_bytes`](SubmitConfig::merge_copy_bytes) holds). Smaller chunks start
@@ -209,7 +226,7 @@ impl Default for SubmitConfig {
             defer: true,
             graphs: true,
             graph_cache: 32,
-            merge_copy_bytes: 512 << 10,
+            merge_copy_bytes: 256 << 10,
             merge_columns: 0,
             max_deferred: 1024,
             segment_lanes: 4,
@@ -665,9 +682,12 @@ fn op_shape(h: &mut Fx, kind: &OpKind) {
     }
 }
 
-/// Columns merge only where at least this many fit a merged copy: merging two or three large
-/// copies saves little, and delays the first column's copy by the last one's kernel.
-const MIN_PARTS: usize = 4;
+/// Columns merge only where at least this many fit a merged copy (columns larger than half of
+/// [`SubmitConfig::merge_copy_bytes`] are copied one by one). Two already pay: on an H100 host,
+/// 32 lanes of 128 KiB columns ran at 143 µs a scope merged in pairs (chunks of 256 KiB),
+/// 147 in fours (512 KiB) and 165 unmerged, each copy costing the copy engine about a
+/// microsecond and a half beside its bytes (`BENCHMARKS.md`).
+const MIN_PARTS: usize = 2;
 
 /// A copy that may merge: its op, lane, columns, destination and the shape of its lane's work.
 #[derive(Clone, Copy)]
