@@ -216,8 +216,9 @@ pub enum Submit {
     /// The default with segments of this many lanes (`SubmitConfig::segment_lanes`; the
     /// default's are 4; 0: none).
     Segments(usize),
-    /// The default with merged copies of at most `columns` columns
-    /// (`SubmitConfig::merge_columns`), and segments of `segments` lanes (0: none).
+    /// The default with merged copies of `columns` columns (`SubmitConfig::merge_columns`,
+    /// with `merge_copy_bytes` at 4 MiB so that the bytes do not cut them shorter), and
+    /// segments of `segments` lanes (0: none; a segment's copies merge only among its lanes).
     Columns { segments: usize, columns: usize },
     /// Segments of this many lanes, each graph launched by the program's thread
     /// (`SubmitConfig::background_launches` off).
@@ -236,9 +237,12 @@ impl Submit {
             Submit::Direct => SubmitConfig::direct(),
             Submit::Merge(bytes) => SubmitConfig { merge_copy_bytes: bytes, ..SubmitConfig::default() },
             Submit::Segments(lanes) => SubmitConfig { segment_lanes: lanes, ..SubmitConfig::default() },
-            Submit::Columns { segments, columns } => {
-                SubmitConfig { segment_lanes: segments, merge_columns: columns, ..SubmitConfig::default() }
-            }
+            Submit::Columns { segments, columns } => SubmitConfig {
+                segment_lanes: segments,
+                merge_columns: columns,
+                merge_copy_bytes: 4 << 20,
+                ..SubmitConfig::default()
+            },
             Submit::SegmentsInline(lanes) => {
                 SubmitConfig { segment_lanes: lanes, background_launches: false, ..SubmitConfig::default() }
             }
@@ -291,8 +295,8 @@ impl Variant {
         let mut v =
             vec![Variant::Natural(Submit::Auto), Variant::Natural(Submit::NoGraph), Variant::Natural(Submit::Direct)];
         let default = SubmitConfig::default().merge_copy_bytes;
-        // Columns that merge (at most half a merged copy): with none, 128 KiB, the earlier
-        // default's 512 KiB and 4 MiB chunks.
+        // Columns that merge (at most half a merged copy): with none, 128 KiB (as none where
+        // the columns are over 64 KiB), the earlier default's 512 KiB and 4 MiB chunks.
         let merges = rows * 4 * 2 <= default;
         if merges {
             v.extend([0, 128 << 10, 512 << 10, 4 << 20].map(|b| Variant::Natural(Submit::Merge(b))));

@@ -89,8 +89,13 @@ pub struct SubmitConfig {
     /// the copies sooner and larger ones pay fewer copies. The README's program with 64 lanes of
     /// 64 KiB columns ran at 1.04× a hand-written graph of the best chunked fan-in with chunks
     /// of 256 KiB, 1.06× with 512 KiB and 1.56× unmerged; with 128 lanes of 16 KiB columns,
-    /// 64 of 32 KiB and 32 of 128 KiB, 256 KiB was as fast or faster than 512 KiB
-    /// (`BENCHMARKS.md`).
+    /// 64 of 32 KiB and 32 of 128 KiB, 256 KiB was as fast as 512 KiB or faster, within the
+    /// noise of a run (`BENCHMARKS.md`).
+    ///
+    /// A merged copy takes only columns submitted together: a segment's
+    /// ([`segment_lanes`](SubmitConfig::segment_lanes)) copies merge among its own lanes, so
+    /// the first segments' copies may be smaller than this ([`Submission::merged_copies`]
+    /// counts the columns merged, per submission).
     ///
     /// ```
     /// # use sluice_host as sluice;
@@ -101,8 +106,8 @@ pub struct SubmitConfig {
     /// ```
     pub merge_copy_bytes: usize,
     /// Most columns one merged copy takes, whatever their size (`0`: as many as
-    /// [`merge_copy_bytes`](SubmitConfig::merge_copy_bytes) holds). Smaller chunks start
-    /// their copies sooner, each after fewer kernels.
+    /// [`merge_copy_bytes`](SubmitConfig::merge_copy_bytes) holds; `1`: no merging). Smaller
+    /// chunks start their copies sooner, each after fewer kernels.
     ///
     /// ```
     /// # use sluice_host as sluice;
@@ -1428,6 +1433,39 @@ mod tests {
         // limit above what the bytes allow changes nothing.
         assert_eq!(merged(&plan(&b, true, Merge { bytes: 16 << 10, columns: 2 })), [(1, 2), (3, 2), (5, 2), (7, 2)]);
         assert_eq!(merged(&plan(&b, true, Merge { bytes: 16 << 10, columns: 8 })), [(3, 4), (7, 4)]);
+    }
+
+    /// `MIN_PARTS` is 2: columns up to half of `merge_copy_bytes` merge, in chunks of two
+    /// (or three) where that is all a chunk holds; a run of three splits 2 + 1, the last
+    /// column copied alone; a column one byte over half never merges.
+    #[test]
+    fn columns_up_to_half_a_merged_copy_merge_in_pairs() {
+        let b = seed(8, 1024, &[]); // 4 KiB columns
+        let p = plan(&b, true, Merge::bytes(8 << 10));
+        assert_eq!(merged(&p), [(1, 2), (3, 2), (5, 2), (7, 2)]);
+        assert_eq!((p.merged_copies, p.fan_ins), (8, 4));
+        assert_eq!(p.covers, [(0, 1), (2, 3), (4, 5), (6, 7)]);
+        let waits = p.steps.iter().filter(|s| matches!(s, Step::FanInWait { lane: 1, .. })).count();
+        assert_eq!(waits, 1);
+        let Some(Step::Merged { span, device, host, .. }) =
+            p.steps.iter().find(|s| matches!(s, Step::Merged { lane: 3, .. }))
+        else {
+            panic!("no merged copy")
+        };
+        assert_eq!(
+            (span.width_bytes, span.height, *device, *host),
+            (4096, 2, 0x10_0000 + 2 * 4096, 0x9000_0000 + 2 * 4096)
+        );
+        assert!(key(&b, &p).is_ok());
+        assert_eq!(plan(&b, true, Merge::bytes((8 << 10) - 1)).merged_copies, 0);
+        assert_eq!(merged(&plan(&b, true, Merge::bytes(12 << 10))), [(2, 3), (5, 3), (7, 2)]);
+        let b3 = seed(3, 1024, &[]);
+        let p = plan(&b3, true, Merge::bytes(8 << 10));
+        assert_eq!(merged(&p), [(1, 2)]);
+        assert_eq!((p.merged_copies, p.fan_ins, p.covers.as_slice()), (2, 1, &[(0u32, 1u32)][..]));
+        assert!(p.steps.iter().any(|s| matches!(s, Step::Op(i) if b3.ops[*i as usize].lane == 2
+            && matches!(b3.ops[*i as usize].kind, OpKind::Copy { .. }))));
+        assert_eq!(plan(&b, true, Merge { bytes: 8 << 10, columns: 1 }).merged_copies, 0);
     }
 
     #[test]
