@@ -1152,7 +1152,8 @@ fn segments_form_where_each_lane_first_records_a_fence(gpu: Gpu) {
 }
 
 /// `SubmitConfig::merge_columns`: 32 adjacent columns of 1 KiB, which `merge_copy_bytes`
-/// alone would copy as one, go as copies of at most 8 columns; every column exact.
+/// alone would copy as one, go as copies of at most 8 columns (`Submission::merges` counts
+/// them); every column exact.
 fn merged_copies_take_at_most_merge_columns_columns(gpu: Gpu) {
     let (rows, n) = (256, 32);
     let mut out = gpu.alloc_matrix::<f32>(rows, n).expect("alloc");
@@ -1161,7 +1162,12 @@ fn merged_copies_take_at_most_merge_columns_columns(gpu: Gpu) {
         gpu.set_submit_config(SubmitConfig { merge_columns: columns, ..unsegmented() });
         let trace = fill_traced(&gpu, &mut out, &mut host, 2.0 + columns as f32, false);
         let sub = trace.submissions.last().expect("a submission");
-        assert_eq!((sub.merged_copies, sub.copies), (n, copies), "merge_columns {columns}: {sub:?}");
+        // Every column merged: each copy submitted is a merged one.
+        assert_eq!(
+            (sub.merged_copies, sub.copies, sub.merges),
+            (n, copies, copies),
+            "merge_columns {columns}: {sub:?}"
+        );
     }
     gpu.set_submit_config(SubmitConfig::default());
 }

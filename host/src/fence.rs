@@ -23,7 +23,7 @@
 //! for the lanes whose copies it does — the edges the copies had to their kernels), and in a
 //! graph the same records and waits are the graph's edges. Each
 //! [`Submission`](crate::Submission) counts what it submitted (`events_recorded`, `waits`,
-//! `fences_elided`, `merged_copies`).
+//! `fences_elided`, `merged_copies`, `merges`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -94,8 +94,9 @@ pub struct SubmitConfig {
     ///
     /// A merged copy takes only columns submitted together: a segment's
     /// ([`segment_lanes`](SubmitConfig::segment_lanes)) copies merge among its own lanes, so
-    /// the first segments' copies may be smaller than this ([`Submission::merged_copies`]
-    /// counts the columns merged, per submission).
+    /// the first segments' copies may be smaller than this (per submission,
+    /// [`Submission::merges`] counts the merged copies and [`Submission::merged_copies`] the
+    /// columns in them).
     ///
     /// ```
     /// # use sluice_host as sluice;
@@ -348,6 +349,9 @@ pub struct Submission {
     pub copies: usize,
     /// Program copies that went into merged ones.
     pub merged_copies: usize,
+    /// Merged copies submitted (each counted once in [`copies`](Submission::copies)): the
+    /// [`merged_copies`](Submission::merged_copies) program copies went into this many.
+    pub merges: usize,
     /// Events recorded (fences someone awaits, and the fan-ins of merged copies).
     pub events_recorded: usize,
     /// Waits for events submitted (fence waits on other lanes, fan-ins of merged copies).

@@ -230,6 +230,7 @@ pub(crate) unsafe fn submit(batch: &mut Batch, f: &Flush<'_>) -> (Result<()>, Op
         launches: 0,
         copies: 0,
         merged_copies: plan.merged_copies,
+        merges: 0,
         events_recorded: 0,
         waits: 0,
         fences_elided: plan.elided,
@@ -305,6 +306,7 @@ impl Submitted {
             launches: 0,
             copies: 0,
             merged_copies: 0,
+            merges: 0,
             events_recorded: 0,
             waits: 0,
             fences_elided: 0,
@@ -336,7 +338,10 @@ fn count(batch: &Batch, plan: &Plan, sub: &mut Submission) {
             },
             Step::FanInRecord { .. } => sub.events_recorded += 1,
             Step::FanInWait { .. } => sub.waits += 1,
-            Step::Merged { .. } => sub.copies += 1,
+            Step::Merged { .. } => {
+                sub.copies += 1;
+                sub.merges += 1;
+            }
         }
     }
 }
