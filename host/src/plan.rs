@@ -1391,6 +1391,19 @@ mod tests {
             .collect()
     }
 
+    /// The merged copy collected by `lane`: (bytes a column, columns, device address, host
+    /// address), and how many fan-in waits that lane makes.
+    fn merged_on(p: &Plan, lane: u32) -> ((usize, usize, u64, usize), usize) {
+        let waits = p.steps.iter().filter(|s| matches!(s, Step::FanInWait { lane: l, .. } if *l == lane)).count();
+        let copy = p.steps.iter().find_map(|s| match s {
+            Step::Merged { lane: l, span, device, host, .. } if *l == lane => {
+                Some((span.width_bytes, span.height, *device, *host))
+            }
+            _ => None,
+        });
+        (copy.expect("no merged copy on the lane"), waits)
+    }
+
     #[test]
     fn a_plan_names_the_lanes_its_steps_run_on_in_order() {
         for (merge, alive) in [(0, &[][..]), (1 << 20, &[][..]), (1 << 20, &[2usize][..])] {
@@ -1422,14 +1435,7 @@ mod tests {
         assert_eq!((p.merged_copies, p.fan_ins), (8, 6));
         assert_eq!(p.covers, [(0, 3), (1, 3), (2, 3), (4, 7), (5, 7), (6, 7)]);
         // The collector waits for every fan-in of its chunk, after its own launch.
-        let waits = p.steps.iter().filter(|s| matches!(s, Step::FanInWait { lane: 3, .. })).count();
-        assert_eq!(waits, 3);
-        let Some(Step::Merged { span, device, host, .. }) =
-            p.steps.iter().find(|s| matches!(s, Step::Merged { lane: 3, .. }))
-        else {
-            panic!("no merged copy")
-        };
-        assert_eq!((span.width_bytes, span.height, *device, *host), (4096, 4, 0x10_0000, 0x9000_0000));
+        assert_eq!(merged_on(&p, 3), ((4096, 4, 0x10_0000, 0x9000_0000), 3));
         // Columns too large for a chunk of two, or merging off: per-column copies.
         assert_eq!(plan(&b, true, Merge::bytes(4096)).merged_copies, 0);
         assert_eq!(plan(&b, true, Merge::bytes(0)).merged_copies, 0);
@@ -1449,17 +1455,8 @@ mod tests {
         assert_eq!(merged(&p), [(1, 2), (3, 2), (5, 2), (7, 2)]);
         assert_eq!((p.merged_copies, p.fan_ins), (8, 4));
         assert_eq!(p.covers, [(0, 1), (2, 3), (4, 5), (6, 7)]);
-        let waits = p.steps.iter().filter(|s| matches!(s, Step::FanInWait { lane: 1, .. })).count();
-        assert_eq!(waits, 1);
-        let Some(Step::Merged { span, device, host, .. }) =
-            p.steps.iter().find(|s| matches!(s, Step::Merged { lane: 3, .. }))
-        else {
-            panic!("no merged copy")
-        };
-        assert_eq!(
-            (span.width_bytes, span.height, *device, *host),
-            (4096, 2, 0x10_0000 + 2 * 4096, 0x9000_0000 + 2 * 4096)
-        );
+        assert_eq!(merged_on(&p, 1), ((4096, 2, 0x10_0000, 0x9000_0000), 1));
+        assert_eq!(merged_on(&p, 3), ((4096, 2, 0x10_0000 + 2 * 4096, 0x9000_0000 + 2 * 4096), 1));
         assert!(key(&b, &p).is_ok());
         assert_eq!(plan(&b, true, Merge::bytes((8 << 10) - 1)).merged_copies, 0);
         assert_eq!(merged(&plan(&b, true, Merge::bytes(12 << 10))), [(2, 3), (5, 3), (7, 2)]);
