@@ -27,8 +27,8 @@
 //!   natural program costs, or saves, beyond the calls a hand-written per-stream program makes.
 //!
 //! * `natural-vs-graph-kK` — the natural program as above, against a raw CUDA graph of the
-//!   chunked fan-in in chunks of K columns (K = all columns, a half, a quarter and an eighth
-//!   of them: `seed.cu`'s `graph-fan-in` and `graph-chunked-kK`, among which is the best
+//!   chunked fan-in in chunks of K columns (K = all columns, a half, a quarter, an eighth and
+//!   a sixteenth of them: `seed.cu`'s `graph-fan-in` and `graph-chunked-kK`, among which is the best
 //!   hand-written schedule at these sizes): captured once from the raw streams (they fork
 //!   from an origin stream and join it again), instantiated, and replayed with
 //!   `cuGraphLaunch` and one `cuStreamSynchronize` per iteration. The same comparison as
@@ -156,7 +156,7 @@ enum Pattern {
 
 /// The chunk sizes of the raw graphs the natural program is measured against: `seed.cu`'s
 /// graphs of the chunked fan-in (`graph-fan-in`, and `graph-chunked-kK` for a half, a
-/// quarter and an eighth of the columns), as `Variant::all` names their plain forms.
+/// quarter, an eighth and a sixteenth of the columns), as `Variant::all` names their plain forms.
 fn graph_chunks(cols: usize) -> impl Iterator<Item = usize> {
     Variant::all(cols).into_iter().filter_map(|v| match v {
         Variant::Chunked(k) => Some(k),

@@ -25,8 +25,9 @@
 //   per-stream        kernel j and the copy of column j on stream j; sync every stream
 //   fan-in            kernel j on stream j, an event after it; stream n-1 waits for every
 //                     event, copies the whole matrix; sync stream n-1
-//   chunked-kK        fan-in per chunk of K adjacent columns: the chunk's last stream waits
-//                     for the chunk's events and copies the K columns; sync those streams
+//   chunked-kK        fan-in per chunk of K adjacent columns (K = n/2, n/4, n/8, n/16, where
+//                     at least 2): the chunk's last stream waits for the chunk's events and
+//                     copies the K columns; sync those streams
 //   kernels-1         every kernel on one stream, no copy (for the overlap bound)
 //   kernels-n         kernel j on stream j, no copy (for the overlap bound)
 //   copy-only         one copy of the whole matrix on one stream (for the overlap bound)
@@ -388,7 +389,7 @@ int main(int argc, char** argv) {
             variants.push_back({"devsync", Kind::DevSync, 0, Kind::Graph, nullptr});
             variants.push_back({"per-stream", Kind::PerStream, 0, Kind::Graph, nullptr});
             variants.push_back({"fan-in", Kind::Chunked, b.n, Kind::Graph, nullptr});
-            for (int parts : {2, 4, 8}) {
+            for (int parts : {2, 4, 8, 16}) {
                 int k = b.n / parts;
                 if (k >= 2 && b.n % parts == 0)
                     variants.push_back({"chunked-k" + std::to_string(k), Kind::Chunked, k, Kind::Graph, nullptr});
@@ -400,7 +401,7 @@ int main(int argc, char** argv) {
         if (only != "plain") {
             variants.push_back({"graph-per-stream", Kind::Graph, 0, Kind::PerStream, b.capture(Kind::PerStream, 0)});
             variants.push_back({"graph-fan-in", Kind::Graph, b.n, Kind::Chunked, b.capture(Kind::Chunked, b.n)});
-            for (int parts : {2, 4, 8}) {
+            for (int parts : {2, 4, 8, 16}) {
                 int k = b.n / parts;
                 if (k >= 2 && b.n % parts == 0)
                     variants.push_back({"graph-chunked-k" + std::to_string(k), Kind::Graph, k, Kind::Chunked,

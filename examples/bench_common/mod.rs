@@ -276,10 +276,11 @@ pub enum Variant {
 
 impl Variant {
     /// The variants for `cols` columns: per-lane, fan-in, chunks of cols/2, cols/4, cols/8
-    /// columns (where at least 2), kernels-only.
+    /// and cols/16 columns (where at least 2; a sixteenth is 4 columns of many-small's 64,
+    /// the 256 KiB sluice's default merges), kernels-only.
     pub fn all(cols: usize) -> Vec<Variant> {
         let mut v = vec![Variant::PerLane, Variant::Chunked(cols)];
-        for parts in [2, 4, 8] {
+        for parts in [2, 4, 8, 16] {
             let k = cols / parts;
             if k >= 2 && cols.is_multiple_of(parts) {
                 v.push(Variant::Chunked(k));
