@@ -44,6 +44,10 @@ const SEGMENT_CAP: usize = 32;
 /// Why a segment is submitted (see [`SubmitConfig::segment_lanes`]).
 const SEGMENT: &str = "a segment of lanes (SubmitConfig::segment_lanes)";
 
+/// Idle events by kind, `[fence events, timing events]` (`Event::timing` as the index): kept
+/// so from scope to scope, so that a scope's start sorts none.
+pub(crate) type IdleEvents = [Vec<Arc<Event>>; 2];
+
 /// What the lanes of one scope share: the device, the scope's idle events (fences dropped
 /// in this scope are reused by its later fences before the device's pool is asked), the
 /// trace recorder when the scope is traced, and — in a deferred scope — the operations not
@@ -51,7 +55,7 @@ const SEGMENT: &str = "a segment of lanes (SubmitConfig::segment_lanes)";
 pub(crate) struct LaneShared {
     pub(crate) gpu: Gpu,
     /// Idle events: `[fence events, timing events]`.
-    idle: Mutex<[Vec<Arc<Event>>; 2]>,
+    idle: Mutex<IdleEvents>,
     trace: Option<Recorder>,
     capture: Option<Capture>,
     /// How this scope submits (fixed when it starts).
@@ -266,14 +270,13 @@ impl LaneShared {
     /// scope if `config.defer` (recordings and multi-GPU scopes submit as asked).
     pub(crate) fn new(
         gpu: Gpu,
-        idle: Vec<Arc<Event>>,
+        idle: IdleEvents,
         trace: Option<Recorder>,
         capture: Option<Capture>,
         config: SubmitConfig,
         spare: SpareLog,
     ) -> LaneShared {
         let started = trace.as_ref().map_or_else(Instant::now, Recorder::host_start);
-        let (timing, fences): (Vec<Arc<Event>>, Vec<Arc<Event>>) = idle.into_iter().partition(|e| e.timing());
         let deferred = (config.defer && capture.is_none()).then(|| {
             let mut d = spare.0.map_or_else(Deferred::default, |d| *d);
             // Not after a scope that worked in rounds: a lane logging again after its segment
@@ -288,7 +291,7 @@ impl LaneShared {
         });
         LaneShared {
             gpu,
-            idle: Mutex::new([fences, timing]),
+            idle: Mutex::new(idle),
             trace,
             capture,
             config,
@@ -570,23 +573,9 @@ impl LaneShared {
         }
     }
 
-    /// The events the log still holds (segments' `done` events, fences retired while logged),
-    /// taken out: for a scope whose context is lost, which leaks them rather than destroying
-    /// them in a dead context.
-    pub(crate) fn take_log_events(&self) -> Vec<Arc<Event>> {
-        let Some(mut d) = self.log() else { return Vec::new() };
-        let mut events = std::mem::take(&mut d.batch.retired);
-        events.extend(d.segments.drain(..).map(|s| s.done));
-        events
-    }
-
     /// The idle events, for the next scope once this one has joined.
-    pub(crate) fn take_idle_events(&self) -> Vec<Arc<Event>> {
-        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        let [fences, timing] = &mut *idle;
-        let mut all = std::mem::take(fences);
-        all.append(timing);
-        all
+    pub(crate) fn take_idle_events(&self) -> IdleEvents {
+        std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The trace recorder, if the scope is traced.

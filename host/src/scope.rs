@@ -37,12 +37,12 @@ use crate::device::{lock, Gpu};
 use crate::driver::DriverError;
 use crate::error::{Error, LaneId, Result};
 use crate::fence::{Fenced, Timestamp};
-use crate::handle::{Event, GraphExec, StreamHandle};
-use crate::lane::{Cover, Lane, LaneInner, LaneShared, LaneStats, SpareLog, Stream};
+use crate::handle::{GraphExec, StreamHandle};
+use crate::lane::{Cover, IdleEvents, Lane, LaneInner, LaneShared, LaneStats, SpareLog, Stream};
 use crate::matrix::{ColumnsRef, DeviceMatrix};
 use crate::module::SourceSpan;
 use crate::pinned::PinnedMatrix;
-use crate::plan::{Submission, SubmitConfig};
+use crate::plan::{CachedGraph, Submission, SubmitConfig};
 use crate::trace::{Recorder, Trace};
 use crate::view::Invariant;
 
@@ -277,7 +277,7 @@ pub(crate) struct LaneCache {
     /// Idle lanes, the one to hand out first last (`pop`).
     lanes: Vec<Box<LaneInner>>,
     upload: Option<Box<LaneInner>>,
-    events: Vec<Arc<Event>>,
+    events: IdleEvents,
     /// The last scope's log, emptied (its vectors' capacity, for the next scope's).
     log: SpareLog,
 }
@@ -289,7 +289,7 @@ impl LaneCache {
             gpu.recycle_stream(lane.stream);
         }
         // Every event is idle (its scope joined): no one else holds it.
-        gpu.recycle_events(self.events.into_iter().filter_map(|e| Arc::try_unwrap(e).ok()));
+        gpu.recycle_events(self.events.into_iter().flatten().filter_map(|e| Arc::try_unwrap(e).ok()));
     }
 
     /// The idle lanes and events the device kept from the last scope that ended (so that a
@@ -897,7 +897,7 @@ impl ScopeShared {
                 started.map(|rec| trace = Some(rec))
             }
             Mode::Record => gpu.take_stream().and_then(|origin| {
-                let pooled = events.iter().position(|e| !e.timing()).map(|i| events.swap_remove(i));
+                let pooled = events[0].pop();
                 let fork = match pooled.map(Arc::try_unwrap) {
                     Some(Ok(e)) => e,
                     _ => gpu.take_event(false)?,
@@ -976,7 +976,8 @@ impl ScopeShared {
         // the launcher thread are launched.
         let mut errors: Vec<Error> = shared.finish_launches().err().into_iter().collect();
         // Join: one stream at a time, the host blocks on each in turn (rule 6: never the device).
-        let mut joined: Vec<Box<LaneInner>> = Vec::with_capacity(st.lanes.len());
+        // With their ids, read while each box is at hand (sorting by them then reads no box).
+        let mut joined: Vec<(LaneId, Box<LaneInner>)> = Vec::with_capacity(st.lanes.len());
         let mut joined_upload = None;
         let mut lost: Option<DriverError> = None;
         // What each lane launched, for naming the lane of a fault.
@@ -993,7 +994,16 @@ impl ScopeShared {
         // A lane is joined through a fence's awaiter only if every wait the scope logged was
         // submitted (a submission that failed part way may have left some out).
         let sync_all = shared.gpu.context().is_cpu() || shared.submission_failed();
-        for (inner, through) in join_order(all, sync_all) {
+        let order = join_order(all, sync_all);
+        // The end's host-only bookkeeping (idle events, the graphs to put back, the log kept for
+        // the next scope) is done before the last join that blocks, while the GPU still runs:
+        // once it is done, the scope returns sooner. Nothing is given back before the joins.
+        let last_block = order.iter().rposition(|(_, through)| through.is_none());
+        let mut books = None;
+        for (i, (inner, through)) in order.into_iter().enumerate() {
+            if Some(i) == last_block {
+                books = Some(EndBooks::take(shared));
+            }
             // A lane whose last operation was awaited by the host, or by a lane joined before
             // it, is idle: no need to synchronize its stream (one call per lane saved).
             let result = match through {
@@ -1002,7 +1012,7 @@ impl ScopeShared {
             };
             match result {
                 Ok(()) if inner.id == LaneId::Upload => joined_upload = Some(inner),
-                Ok(()) => joined.push(inner),
+                Ok(()) => joined.push((inner.id, inner)),
                 // The CPU backend: a kernel of this lane panicked or failed the checking
                 // mode ([`Error::KernelCheck`]); the lane has stopped (its
                 // later work was skipped), the other lanes are fine. The faulted stream is
@@ -1031,8 +1041,8 @@ impl ScopeShared {
                 }
             }
         }
-        let (gpu, events) = (&shared.gpu, shared.take_idle_events());
-        let graphs = shared.take_graphs();
+        let gpu = &shared.gpu;
+        let EndBooks { events, graphs, log, submissions } = books.unwrap_or_else(|| EndBooks::take(shared));
         if lost.is_some() {
             // The graphs' executables go with the context (destroying them would only fail).
             std::mem::forget(graphs);
@@ -1040,23 +1050,18 @@ impl ScopeShared {
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
-            std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload, shared.take_log_events()));
+            std::mem::forget((joined, joined_upload, events, log, st.kept, st.kept_upload));
             std::mem::forget(st.owned);
             return (errors, LaneCache::default(), None, None);
         }
         // Every lane is joined: no launch of the scope's graphs is pending any more.
-        for g in graphs {
-            gpu.put_graph(g);
-        }
+        gpu.put_graphs(graphs);
         let faulted = errors.iter().any(|e| matches!(e, Error::KernelFault { .. } | Error::KernelCheck { .. }));
         let trace = shared.recorder().map(|r| r.finish(gpu, faulted)).transpose().unwrap_or_else(|e| {
             errors.push(e);
             None
         });
-        let trace = trace.map(|t| Trace { submissions: shared.submissions(), ..t });
-        let (log, retired) = shared.spare_log();
-        let mut events = events;
-        events.extend(retired);
+        let trace = trace.map(|t| Trace { submissions: submissions.unwrap_or_default(), ..t });
         let memory = ScopeMemory(
             st.owned
                 .into_iter()
@@ -1072,8 +1077,8 @@ impl ScopeShared {
         // work, or its last operation was awaited by the host or by an idle lane) and nothing
         // uses it any more: kept for the next scope, in lane order. Lane 0 is handed out first.
         let mut lanes = st.kept;
-        joined.sort_by_key(|l| l.id);
-        lanes.extend(joined.into_iter().rev());
+        joined.sort_unstable_by_key(|&(id, _)| id);
+        lanes.extend(joined.into_iter().rev().map(|(_, lane)| lane));
         let kept = LaneCache { lanes, upload: joined_upload.or(st.kept_upload), events, log };
         (errors, kept, trace, Some(memory))
     }
@@ -1095,7 +1100,7 @@ impl ScopeShared {
             let joined = gpu.take_event(false).and_then(|e| {
                 e.record(&inner.stream).map_err(|error| Error::Event { call: "cuEventRecord", error })?;
                 capture.origin.wait(&e).map_err(|error| Error::Event { call: "cuStreamWaitEvent", error })?;
-                events.push(Arc::new(e));
+                events[0].push(Arc::new(e));
                 Ok(())
             });
             if let Err(e) = joined {
@@ -1136,6 +1141,34 @@ impl ScopeShared {
                 (Err(Error::chain(errors).expect("an error")), kept, Ended::Ran(None))
             }
         }
+    }
+}
+
+/// What a scope's end takes from its shared state before the last join that blocks (see
+/// [`ScopeShared::join_lanes`]): host bookkeeping only, given back after the joins.
+struct EndBooks {
+    /// The scope's idle events, with those its log held.
+    events: IdleEvents,
+    /// The graphs its submissions launched, for the device's cache.
+    graphs: Vec<CachedGraph>,
+    /// Its log, emptied, for the next scope.
+    log: SpareLog,
+    /// Its submissions, for the trace (traced scopes only).
+    submissions: Option<Vec<Submission>>,
+}
+
+impl EndBooks {
+    /// Takes them once the scope's last submission is made (nothing is logged after it).
+    fn take(shared: &LaneShared) -> EndBooks {
+        // Read before the log is emptied.
+        let submissions = shared.recorder().map(|_| shared.submissions());
+        let graphs = shared.take_graphs();
+        let (log, retired) = shared.spare_log();
+        let mut events = shared.take_idle_events();
+        for e in retired {
+            events[e.timing() as usize].push(e);
+        }
+        EndBooks { events, graphs, log, submissions }
     }
 }
 
