@@ -748,10 +748,19 @@ impl Gpu {
             return;
         }
         let rules = self.graph_rules(&config);
-        let dropped: usize = {
+        // Stale ones are destroyed after the cache's lock is released.
+        let mut stale = Vec::new();
+        let mut dropped = 0;
+        {
             let mut cache = lock(&self.inner.graphs);
-            graphs.into_iter().filter(|g| g.rules == rules).map(|g| cache.put(g, config.graph_cache)).sum()
-        };
+            for g in graphs {
+                match g.rules == rules {
+                    true => dropped += cache.put(g, config.graph_cache),
+                    false => stale.push(g),
+                }
+            }
+        }
+        drop(stale);
         if dropped > 0 {
             lock(&self.inner.submit).1.graphs_evicted += dropped as u64;
         }

@@ -449,7 +449,9 @@ impl LaneShared {
     }
 
     /// The log, emptied, for the next scope to reuse (`SpareLog`), and the idle events it
-    /// still held; call once every lane is joined, the graph taken and the submissions read.
+    /// still held; call once the scope's last submission is made (nothing is logged after
+    /// it), the graphs taken and the submissions read. Its lanes may still run: it only
+    /// empties host vectors, and the events go back only with the scope's lanes.
     pub(crate) fn spare_log(&self) -> (SpareLog, Vec<Arc<Event>>) {
         let Some(mut d) = self.log() else { return (SpareLog::default(), Vec::new()) };
         let d = &mut *d;
@@ -573,7 +575,8 @@ impl LaneShared {
         }
     }
 
-    /// The idle events, for the next scope once this one has joined.
+    /// The idle events, taken out for the next scope (given to it only once this one has
+    /// joined).
     pub(crate) fn take_idle_events(&self) -> IdleEvents {
         std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()))
     }

@@ -1050,7 +1050,9 @@ impl ScopeShared {
             // The context is lost: nothing runs in it any more, every driver call would fail
             // with the same error, and the memory goes when the context does. Leak the
             // streams, events and memory (leaking is always sound); the caller gets the error.
-            std::mem::forget((joined, joined_upload, events, log, st.kept, st.kept_upload));
+            std::mem::forget((joined, joined_upload, events, st.kept, st.kept_upload));
+            // The emptied log holds no event any more (they are in `events`): dropped as before.
+            drop(log);
             std::mem::forget(st.owned);
             return (errors, LaneCache::default(), None, None);
         }
@@ -1343,6 +1345,43 @@ fn join_stream(stream: &StreamHandle, lane: LaneId) -> std::result::Result<(), D
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The idle events a scope leaves stay split by kind (`[fences, timestamps]`), so that the
+    /// next scope's start sorts none: timestamps and fences dropped while still logged come
+    /// back through the log, and land in their own kind's list.
+    #[test]
+    fn idle_events_stay_split_by_kind_across_scopes() {
+        let gpu = Gpu::cpu();
+        let mut set = LaneSet::new(&gpu);
+        let mut host = gpu.pinned_matrix::<u32>(64, 8).unwrap();
+        for round in 0..3 {
+            set.scope(|s| {
+                let m = s.alloc_matrix::<u32>(64, 8)?;
+                // 8 lanes form segments (of 4 by default): their `done` events come back
+                // through the log at the scope's end.
+                for ((lane, col), dst) in s.lanes(8)?.into_iter().zip(m.columns_mut()).zip(host.columns_mut()) {
+                    lane.enter(|st| {
+                        let t0 = st.timestamp()?;
+                        let mut v = st.bind(col);
+                        st.zero(&mut v)?;
+                        drop((st.copy_to_host(&v, dst)?, t0));
+                        Ok(())
+                    })?;
+                }
+                Ok(())
+            })
+            .unwrap();
+            let [fences, timing] = &set.kept.events;
+            assert!(
+                !fences.is_empty() && !timing.is_empty(),
+                "round {round}: {} fences, {} timing",
+                fences.len(),
+                timing.len()
+            );
+            assert!(fences.iter().all(|e| !e.timing()), "round {round}: a timing event among the fences");
+            assert!(timing.iter().all(|e| e.timing()), "round {round}: a fence among the timing events");
+        }
+    }
 
     #[test]
     fn scopes_are_send_and_sync() {
