@@ -245,6 +245,14 @@ pub(crate) fn trim() {
     });
 }
 
+/// A place in the queue for the budget: blocks are served in the order they took these.
+fn take_ticket() -> u64 {
+    let mut b = budget_state();
+    let ticket = b.next_ticket;
+    b.next_ticket += 1;
+    ticket
+}
+
 /// Stacks a block reserved from the budget; given back on drop.
 #[derive(Default)]
 pub(crate) struct Reservation(usize);
@@ -257,10 +265,14 @@ impl Reservation {
         if self.0 > 0 {
             return;
         }
+        self.reserve_in_turn(take_ticket(), n);
+    }
+
+    /// [`reserve`](Reservation::reserve) for the block that took `ticket` ([`take_ticket`]):
+    /// waits until every earlier ticket has been served and `n` stacks are free.
+    fn reserve_in_turn(&mut self, ticket: u64, n: usize) {
         let n = n.min(budget());
         let mut b = budget_state();
-        let ticket = b.next_ticket;
-        b.next_ticket += 1;
         while b.serving != ticket || b.reserved + n > budget() {
             b = RETURNED.wait(b).unwrap_or_else(|p| p.into_inner());
         }
@@ -329,16 +341,20 @@ mod tests {
         first.reserve(b - 10);
         let order = Arc::new(AtomicU32::new(0));
         let (o1, o2) = (order.clone(), order.clone());
-        // A large block that does not fit now, then a small one that would.
+        // A large block that does not fit now asks first, then a small one that would (6 of
+        // the 10 free stacks) but does not fit beside the large one: so it is served only once
+        // the large block has counted itself and given its stacks back. Their tickets are taken
+        // here, in that order, whenever their threads get to run (on a loaded machine a thread
+        // can take longer than any sleep to start).
+        let (large_turn, small_turn) = (take_ticket(), take_ticket());
         let large = std::thread::spawn(move || {
             let mut r = Reservation::default();
-            r.reserve(b - 5);
+            r.reserve_in_turn(large_turn, b - 5);
             o1.fetch_add(1, SeqCst) // 0 if first
         });
-        std::thread::sleep(std::time::Duration::from_millis(50));
         let small = std::thread::spawn(move || {
             let mut r = Reservation::default();
-            r.reserve(1);
+            r.reserve_in_turn(small_turn, 6);
             o2.fetch_add(1, SeqCst)
         });
         std::thread::sleep(std::time::Duration::from_millis(50));
