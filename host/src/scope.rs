@@ -1347,8 +1347,8 @@ mod tests {
     use super::*;
 
     /// The idle events a scope leaves stay split by kind (`[fences, timestamps]`), so that the
-    /// next scope's start sorts none: timestamps and fences dropped while still logged come
-    /// back through the log, and land in their own kind's list.
+    /// next scope's start sorts none: the segments' `done` events, which come back through the
+    /// log at the scope's end, land among the fences, and the timestamps among their own.
     #[test]
     fn idle_events_stay_split_by_kind_across_scopes() {
         let gpu = Gpu::cpu();
