@@ -748,19 +748,12 @@ impl Gpu {
             return;
         }
         let rules = self.graph_rules(&config);
-        // Stale ones are destroyed after the cache's lock is released.
-        let mut stale = Vec::new();
-        let mut dropped = 0;
-        {
+        // Stale ones are destroyed after the cache's lock is released, at the end of this call.
+        let (fresh, _stale): (Vec<_>, Vec<_>) = graphs.into_iter().partition(|g| g.rules == rules);
+        let dropped: usize = {
             let mut cache = lock(&self.inner.graphs);
-            for g in graphs {
-                match g.rules == rules {
-                    true => dropped += cache.put(g, config.graph_cache),
-                    false => stale.push(g),
-                }
-            }
-        }
-        drop(stale);
+            fresh.into_iter().map(|g| cache.put(g, config.graph_cache)).sum()
+        };
         if dropped > 0 {
             lock(&self.inner.submit).1.graphs_evicted += dropped as u64;
         }
