@@ -748,8 +748,7 @@ impl Gpu {
             return;
         }
         let rules = self.graph_rules(&config);
-        // Stale ones are destroyed after the cache's lock is released, at the end of this call.
-        let (fresh, _stale): (Vec<_>, Vec<_>) = graphs.into_iter().partition(|g| g.rules == rules);
+        let (fresh, stale): (Vec<_>, Vec<_>) = graphs.into_iter().partition(|g| g.rules == rules);
         let dropped: usize = {
             let mut cache = lock(&self.inner.graphs);
             fresh.into_iter().map(|g| cache.put(g, config.graph_cache)).sum()
@@ -757,6 +756,8 @@ impl Gpu {
         if dropped > 0 {
             lock(&self.inner.submit).1.graphs_evicted += dropped as u64;
         }
+        // Stale ones are destroyed (`cuGraphExecDestroy`) only now, with no lock held.
+        drop(stale);
     }
 
     /// A kept plan for which `matches` holds, taken out (the caller keeps one again).
